@@ -1,0 +1,30 @@
+//! One module per command. `CliError` is the one error type commands return; it maps to exit codes.
+
+use std::process::ExitCode;
+
+/// An error for people: what went wrong and what to do. Never holds a secret.
+#[derive(Debug)]
+pub struct CliError {
+    pub message: String,
+    pub code: u8,
+}
+
+impl CliError {
+    /// Bad input from the user (flags, files): exit code 2.
+    pub fn usage(message: impl Into<String>) -> Self {
+        Self { message: message.into(), code: 2 }
+    }
+    /// The request was understood but failed: exit code 1.
+    pub fn failed(message: impl Into<String>) -> Self {
+        Self { message: message.into(), code: 1 }
+    }
+    pub fn exit_code(&self) -> ExitCode {
+        ExitCode::from(self.code)
+    }
+}
+
+impl std::fmt::Display for CliError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}

@@ -1,0 +1,40 @@
+//! `gpuctl`: the command-line face of the engine, the signer, the local cloud and the provisioner.
+//! This file only parses arguments and dispatches; each command lives in `cmd/<name>.rs`.
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+mod cmd;
+
+#[derive(Parser)]
+#[command(name = "gpuctl", version, about = "Rent GPUs on Tencent, Alibaba and JD Cloud at the lowest cost for the job")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    // Each command adds one variant here and one arm in `run` below.
+}
+
+fn run(cli: Cli) -> anyhow_free::Result {
+    match cli.command {}
+}
+
+/// Exit codes shared by every command (documented in README "Exit codes").
+mod anyhow_free {
+    pub type Result = std::result::Result<std::process::ExitCode, crate::cmd::CliError>;
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e}");
+            e.exit_code()
+        }
+    }
+}

@@ -1,0 +1,1 @@
+//! gpuctl-core (skeleton; see ARCHITECTURE.md)

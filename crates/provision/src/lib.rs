@@ -1,0 +1,1 @@
+//! gpuctl-provision (skeleton; see ARCHITECTURE.md)

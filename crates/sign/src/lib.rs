@@ -1,0 +1,1 @@
+//! gpuctl-sign (skeleton; see ARCHITECTURE.md)

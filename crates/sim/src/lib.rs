@@ -1,0 +1,1 @@
+//! gpuctl-sim (skeleton; see ARCHITECTURE.md)

@@ -1,0 +1,1 @@
+//! gpuctl-simkit (skeleton; see ARCHITECTURE.md)

@@ -1,0 +1,1 @@
+//! gpuctl-alibaba (skeleton; see ARCHITECTURE.md)

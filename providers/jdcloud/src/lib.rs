@@ -1,0 +1,1 @@
+//! gpuctl-jdcloud (skeleton; see ARCHITECTURE.md)

@@ -1,0 +1,1 @@
+//! gpuctl-tencent (skeleton; see ARCHITECTURE.md)

@@ -1,0 +1,1 @@
+//! Workspace end-to-end tests live in tests/tests/*.rs; this library holds shared helpers.

@@ -1,0 +1,1 @@
+//! gpuctl-web: the browser calculator (skeleton)
