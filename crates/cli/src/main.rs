@@ -17,10 +17,14 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     // Each command adds one variant here and one arm in `run` below.
+    /// Serve the browser calculator (web/dist) locally
+    Web(cmd::web::WebArgs),
 }
 
 fn run(cli: Cli) -> anyhow_free::Result {
-    match cli.command {}
+    match cli.command {
+        Command::Web(args) => cmd::web::run(args),
+    }
 }
 
 /// Exit codes shared by every command (documented in README "Exit codes").

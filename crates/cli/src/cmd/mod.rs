@@ -2,6 +2,8 @@
 
 use std::process::ExitCode;
 
+pub mod web;
+
 /// An error for people: what went wrong and what to do. Never holds a secret.
 #[derive(Debug)]
 pub struct CliError {
