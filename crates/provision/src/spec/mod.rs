@@ -1,0 +1,243 @@
+//! The deployment spec: what a user asks gpuctl to rent, as read from a TOML file.
+//!
+//! `parse` turns text into a [`Spec`] or a list of [`SpecError`]s, each with `file:line:column`, and never
+//! panics. It checks everything that needs no catalog: shapes, unknown keys (with the closest allowed
+//! name), ranges, and what each cloud's API can buy. [`check_catalog`] then checks instance types against
+//! the catalog (closest names for typos). The file format is documented in `infra/stage1.toml`.
+
+mod parse;
+mod read;
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+pub use parse::{parse, parse_file, Limits};
+pub use read::{closest, Spanned};
+
+use crate::provider::{BillingMode, Provider};
+
+/// A position in the spec file, 1-based; columns count characters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Loc {
+    pub line: usize,
+    pub column: usize,
+}
+
+/// One problem in a spec, printed as `file:line:column: message`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SpecError {
+    pub file: String,
+    pub line: usize,
+    pub column: usize,
+    pub message: String,
+}
+
+impl fmt::Display for SpecError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}:{}: {}", self.file, self.line, self.column, self.message)
+    }
+}
+
+/// Every problem found in one spec, in file order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SpecErrors(pub Vec<SpecError>);
+
+impl fmt::Display for SpecErrors {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, e) in self.0.iter().enumerate() {
+            if i > 0 {
+                writeln!(f)?;
+            }
+            write!(f, "{e}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for SpecErrors {}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Spec {
+    /// The file the spec was read from, as given (for messages).
+    pub file: String,
+    /// Names the deployment in state, tags and client tokens: `[a-z][a-z0-9-]*`, at most 40 characters.
+    pub deployment: Spanned<String>,
+    /// How long the deployment is expected to run, for totals, budget and the default auto-release.
+    pub hours: Option<Spanned<f64>>,
+    pub budget: Budget,
+    pub pools: Vec<Pool>,
+}
+
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Budget {
+    /// Cap on the whole deployment's cost over `hours` (or over the prepaid terms bought), in CNY.
+    pub total_cny: Option<Spanned<f64>>,
+    /// Cap on what all pools cost together per hour while running, in CNY.
+    pub per_hour_cny: Option<Spanned<f64>>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Pool {
+    pub name: Spanned<String>,
+    pub loc: Loc,
+    pub count: Spanned<u32>,
+    pub placement: Placement,
+    pub billing: Spanned<BillingMode>,
+    /// Number of prepaid units (weeks, months, years) for prepaid modes; 1 otherwise.
+    pub term: u32,
+    /// Highest ¥/hour a spot instance may cost; `None` = follow the market price (Alibaba SpotAsPriceGo).
+    pub spot_max_price: Option<f64>,
+    pub image: PerProvider<String>,
+    pub system_disk: Disk,
+    pub data_disks: Vec<Disk>,
+    pub network: Network,
+    /// Key pair id to log in with (per provider when the pool spans clouds). No passwords: a spec is not a secret store.
+    pub login_key: Option<PerProvider<String>>,
+    pub auto_release: AutoRelease,
+    pub snapshot: SnapshotPolicy,
+    /// User tags; gpuctl adds its own `gpuctl-*` tags (reserved) to find its resources without state.
+    pub tags: BTreeMap<String, String>,
+    /// cloud-init user data (inline, or the contents of `user_data_file`).
+    pub user_data: Option<String>,
+}
+
+/// Where a pool's instances come from.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Placement {
+    /// Tried in order; a stock-out moves to the next.
+    Candidates(Vec<Candidate>),
+    /// The engine picks the cheapest fitting offers (in cost order, as fallback candidates).
+    Requirement(Requirement),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Candidate {
+    pub loc: Loc,
+    pub provider: Provider,
+    pub region: Spanned<String>,
+    pub zone: Spanned<String>,
+    pub instance_type: Spanned<String>,
+}
+
+/// "Any instance with this GPU", resolved against the catalog by gpuctl-core.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Requirement {
+    pub loc: Loc,
+    /// GPU model as the catalog names it (e.g. "A10", "T4"); `None` = any GPU with enough memory.
+    pub gpu: Option<Spanned<String>>,
+    pub gpus: u32,
+    pub min_vram_gb: Option<f64>,
+    /// Only these providers (all when empty).
+    pub providers: Vec<Provider>,
+    /// Only these regions (all when empty).
+    pub regions: Vec<String>,
+}
+
+/// A value that may differ per cloud (image ids, key ids, network ids are per-cloud names).
+#[derive(Debug, Clone, PartialEq)]
+pub enum PerProvider<T> {
+    All(T),
+    Each(BTreeMap<Provider, T>),
+}
+
+impl<T> PerProvider<T> {
+    pub fn for_provider(&self, p: Provider) -> Option<&T> {
+        match self {
+            PerProvider::All(t) => Some(t),
+            PerProvider::Each(m) => m.get(&p),
+        }
+    }
+}
+
+/// Disk categories in the users' words; each client maps them (e.g. `ssd` → Tencent CLOUD_SSD,
+/// Alibaba cloud_essd, JD ssd.gp1; `premium` → CLOUD_PREMIUM, cloud_efficiency, hdd.std1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DiskCategory {
+    Ssd,
+    Premium,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Disk {
+    pub category: DiskCategory,
+    pub size_gb: u32,
+    /// Create the disk from this snapshot (used by `clone --from-snapshot`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub snapshot_id: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct NetworkIds {
+    pub vpc: String,
+    pub subnet: String,
+    pub security_groups: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Network {
+    /// The account's default VPC/subnet/security group (Tencent, Alibaba).
+    Default,
+    Ids(PerProvider<NetworkIds>),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum AutoRelease {
+    /// Release this many hours after the instance is created.
+    After { hours: f64, defaulted: bool },
+    /// Release at this time.
+    At(jiff::Timestamp),
+    /// Explicit `auto_release = false`: keep running until released by hand.
+    Off,
+    /// Prepaid modes: the term ends on its own.
+    NotApplicable,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct SnapshotPolicy {
+    /// Snapshot the cloud disks before `release`/`destroy` terminates an instance.
+    pub before_release: bool,
+}
+
+/// Default auto-release for pay-as-you-go pools when the spec gives neither `auto_release` nor `hours`:
+/// a forgotten instance stops billing within a day.
+pub const DEFAULT_AUTO_RELEASE_HOURS: f64 = 24.0;
+
+/// What gpuctl-core's catalog knows, as the spec checker needs it. Kept as a trait so the checker can be
+/// tested with a small catalog and the CLI passes the real one.
+pub trait CatalogNames {
+    /// Instance type names the catalog has for this provider (any region).
+    fn instance_types(&self, provider: Provider) -> Vec<String>;
+}
+
+/// Checks names that need the catalog: unknown instance types get the closest catalogued names.
+pub fn check_catalog(spec: &Spec, catalog: &dyn CatalogNames) -> Result<(), SpecErrors> {
+    let mut errors = Vec::new();
+    for pool in &spec.pools {
+        let Placement::Candidates(cands) = &pool.placement else { continue };
+        for c in cands {
+            let known = catalog.instance_types(c.provider);
+            if known.iter().any(|k| k == &c.instance_type.value) {
+                continue;
+            }
+            let mut near: Vec<(usize, &String)> = known
+                .iter()
+                .map(|k| (strsim::damerau_levenshtein(&c.instance_type.to_ascii_uppercase(), &k.to_ascii_uppercase()), k))
+                .collect();
+            near.sort();
+            let names: Vec<&str> = near.iter().take(3).map(|(_, k)| k.as_str()).collect();
+            let hint = if names.is_empty() {
+                format!("the catalog has no {} instance types", c.provider)
+            } else {
+                format!("closest in the catalog: {}", names.join(", "))
+            };
+            errors.push(SpecError {
+                file: spec.file.clone(),
+                line: c.instance_type.loc.line,
+                column: c.instance_type.loc.column,
+                message: format!("unknown {} instance type `{}`; {hint}", c.provider, c.instance_type.value),
+            });
+        }
+    }
+    if errors.is_empty() { Ok(()) } else { Err(SpecErrors(errors)) }
+}

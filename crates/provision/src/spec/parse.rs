@@ -1,0 +1,762 @@
+//! Text → [`Spec`]. Reads every key through `read::Table`, so unknown keys, wrong types and bad values all
+//! come back as positioned errors, all at once, and nothing here can panic on hostile input.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+use toml_edit::{ImDocument, Item, Value};
+
+use super::read::{closest, type_name, Reader, Spanned, Table};
+use super::*;
+
+/// Bounds that keep a hostile or mistaken spec from costing memory, time or money.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    pub max_file_bytes: usize,
+    pub max_pools: usize,
+    pub max_count_per_pool: u32,
+    pub max_instances: u32,
+    pub max_string: usize,
+    /// cloud-init text before base64; 12 KiB becomes 16 KiB encoded, Tencent's UserData limit.
+    pub max_user_data: usize,
+    pub max_tags: usize,
+    pub max_data_disks: usize,
+    /// Errors reported before the rest are summarised as "and N more".
+    pub max_errors: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_file_bytes: 1 << 20,
+            max_pools: 50,
+            max_count_per_pool: 500,
+            max_instances: 1000,
+            max_string: 256,
+            max_user_data: 12 * 1024,
+            max_tags: 20,
+            max_data_disks: 16,
+            max_errors: 50,
+        }
+    }
+}
+
+const TOP_KEYS: &[&str] = &["deployment", "hours", "budget", "pool"];
+const BUDGET_KEYS: &[&str] = &["total_cny", "per_hour_cny"];
+const POOL_KEYS: &[&str] = &[
+    "name",
+    "count",
+    "provider",
+    "region",
+    "zone",
+    "instance_type",
+    "candidates",
+    "require",
+    "billing",
+    "term",
+    "spot_max_price",
+    "image",
+    "system_disk",
+    "data_disks",
+    "network",
+    "login_key",
+    "auto_release",
+    "snapshot",
+    "tags",
+    "user_data",
+    "user_data_file",
+];
+const CANDIDATE_KEYS: &[&str] = &["provider", "region", "zone", "instance_type"];
+const REQUIRE_KEYS: &[&str] = &["gpu", "gpus", "min_vram_gb", "providers", "regions"];
+const DISK_KEYS: &[&str] = &["category", "size_gb", "snapshot_id"];
+const NETWORK_KEYS: &[&str] = &["vpc", "subnet", "security_groups"];
+const SNAPSHOT_KEYS: &[&str] = &["before_release"];
+const PROVIDER_NAMES: &[&str] = &["tencent", "alibaba", "jdcloud"];
+
+/// Reads a spec file. `user_data_file` paths are relative to the spec's folder.
+pub fn parse_file(path: &Path, limits: &Limits) -> Result<Spec, SpecErrors> {
+    let file = path.display().to_string();
+    let one = |line, column, message: String| SpecErrors(vec![SpecError { file: file.clone(), line, column, message }]);
+    let meta = std::fs::metadata(path).map_err(|e| one(0, 0, format!("cannot read the spec: {e}")))?;
+    if meta.len() > limits.max_file_bytes as u64 {
+        return Err(one(1, 1, format!("the spec is {} bytes; at most {} are accepted", meta.len(), limits.max_file_bytes)));
+    }
+    let bytes = std::fs::read(path).map_err(|e| one(0, 0, format!("cannot read the spec: {e}")))?;
+    let text = match std::str::from_utf8(&bytes) {
+        Ok(t) => t,
+        Err(e) => {
+            // Position the bad byte in the valid prefix, which is UTF-8 by definition.
+            let valid = std::str::from_utf8(&bytes[..e.valid_up_to()]).unwrap_or_default();
+            let loc = Reader::new(&file, valid).loc(Some(valid.len()..valid.len()));
+            return Err(one(loc.line, loc.column, "the spec is not valid UTF-8 (TOML files must be UTF-8)".to_string()));
+        }
+    };
+    parse(&file, text, path.parent(), limits)
+}
+
+/// Parses spec text. `base_dir` resolves `user_data_file`; without it such a key is an error.
+pub fn parse(file: &str, text: &str, base_dir: Option<&Path>, limits: &Limits) -> Result<Spec, SpecErrors> {
+    let mut r = Reader::new(file, text);
+    if text.len() > limits.max_file_bytes {
+        r.error(None, format!("the spec is {} bytes; at most {} are accepted", text.len(), limits.max_file_bytes));
+        return Err(SpecErrors(r.errors));
+    }
+    let doc = match ImDocument::parse(text) {
+        Ok(d) => d,
+        Err(e) => {
+            let msg = e.message().trim().to_string();
+            r.error(e.span(), format!("invalid TOML: {msg}"));
+            return Err(SpecErrors(r.errors));
+        }
+    };
+    let p = Parser { limits, base_dir };
+    let spec = p.spec(&mut r, doc.as_item());
+    let mut errors = r.errors;
+    if errors.is_empty() {
+        if let Some(spec) = spec {
+            return Ok(spec);
+        }
+    }
+    errors.sort_by_key(|e| (e.line, e.column));
+    if errors.len() > limits.max_errors {
+        let more = errors.len() - limits.max_errors;
+        errors.truncate(limits.max_errors);
+        let last = errors.last().cloned().unwrap_or(SpecError { file: file.to_string(), line: 1, column: 1, message: String::new() });
+        errors.push(SpecError { message: format!("… and {more} more errors", ), ..last });
+    }
+    Err(SpecErrors(errors))
+}
+
+struct Parser<'a> {
+    limits: &'a Limits,
+    base_dir: Option<&'a Path>,
+}
+
+/// Deployment and pool names end up in tags, instance names and client tokens on three clouds.
+fn valid_name(s: &str, max: usize) -> bool {
+    let mut chars = s.chars();
+    matches!(chars.next(), Some('a'..='z'))
+        && s.len() <= max
+        && chars.all(|c| matches!(c, 'a'..='z' | '0'..='9' | '-'))
+        && !s.ends_with('-')
+}
+
+impl Parser<'_> {
+    fn spec(&self, r: &mut Reader<'_>, root: &Item) -> Option<Spec> {
+        let top = Table::open(r, root, "the spec", TOP_KEYS)?;
+        let deployment = self.name(r, &top, "deployment", 40, "deployment name", " (it goes into tags and client tokens)");
+        if deployment.is_none() && top.get("deployment").is_none() {
+            r.error(Some(0..0), "the spec is missing `deployment = \"name\"`");
+        }
+        let hours = top.number(r, "hours").and_then(|h| {
+            if h.value > 0.0 && h.value <= 3.0 * 365.0 * 24.0 {
+                Some(h)
+            } else {
+                r.error_at(h.loc, "`hours` must be more than 0 and at most 26280 (3 years)");
+                None
+            }
+        });
+        let budget = match top.get("budget") {
+            Some(item) => self.budget(r, item),
+            None => Budget::default(),
+        };
+        let pools = self.pools(r, &top, hours.as_ref().map(|h| h.value));
+        Some(Spec { file: r.file().to_string(), deployment: deployment?, hours, budget, pools: pools? })
+    }
+
+    /// Deployment and pool names: checked by `valid_name`, explained when they fail.
+    fn name(&self, r: &mut Reader<'_>, t: &Table<'_>, key: &str, max: usize, what: &str, why: &str) -> Option<Spanned<String>> {
+        let n = t.str(r, key)?;
+        if valid_name(&n, max) {
+            return Some(n);
+        }
+        r.error_at(n.loc, format!("{what} `{}` must be 1–{max} characters of a-z, 0-9 and '-', starting with a letter{why}", self.clip(&n)));
+        None
+    }
+
+    fn clip(&self, s: &str) -> String {
+        if s.chars().count() > 60 { format!("{}…", s.chars().take(60).collect::<String>()) } else { s.to_string() }
+    }
+
+    fn budget(&self, r: &mut Reader<'_>, item: &Item) -> Budget {
+        let Some(t) = Table::open(r, item, "[budget]", BUDGET_KEYS) else { return Budget::default() };
+        let mut money = |key: &str| {
+            let v = t.number(r, key)?;
+            if v.value < 0.0 {
+                r.error_at(v.loc, format!("`{key}` must not be negative"));
+                return None;
+            }
+            Some(v)
+        };
+        let total_cny = money("total_cny");
+        let per_hour_cny = money("per_hour_cny");
+        Budget { total_cny, per_hour_cny }
+    }
+
+    fn pools(&self, r: &mut Reader<'_>, top: &Table<'_>, hours: Option<f64>) -> Option<Vec<Pool>> {
+        let nodes = top.tables(r, "pool");
+        if nodes.is_empty() {
+            if top.get("pool").is_none() {
+                r.error(Some(0..0), "the spec has no pools; add at least one `[[pool]]`");
+            }
+            return None;
+        }
+        if nodes.len() > self.limits.max_pools {
+            r.error(top.key_span("pool"), format!("{} pools; at most {} are accepted", nodes.len(), self.limits.max_pools));
+            return None;
+        }
+        let mut pools = Vec::new();
+        let mut seen: BTreeMap<String, Loc> = BTreeMap::new();
+        let mut total: u64 = 0;
+        let mut ok = true;
+        for (i, node) in nodes.into_iter().enumerate() {
+            let t = node.open(r, format!("[[pool]] #{}", i + 1), POOL_KEYS);
+            match self.pool(r, t, hours) {
+                Some(p) => {
+                    if let Some(first) = seen.get(&p.name.value) {
+                        r.error_at(p.name.loc, format!("pool name `{}` is used twice (first at line {})", p.name.value, first.line));
+                        ok = false;
+                    }
+                    seen.insert(p.name.value.clone(), p.name.loc);
+                    total += u64::from(p.count.value);
+                    pools.push(p);
+                }
+                None => ok = false,
+            }
+        }
+        if total > u64::from(self.limits.max_instances) {
+            r.error(top.key_span("pool"), format!("the pools ask for {total} instances in all; at most {} are accepted", self.limits.max_instances));
+            return None;
+        }
+        ok.then_some(pools)
+    }
+
+    fn pool(&self, r: &mut Reader<'_>, mut t: Table<'_>, hours: Option<f64>) -> Option<Pool> {
+        let loc = t.loc(r);
+        let name = self.name(r, &t, "name", 24, "pool name", "");
+        if name.is_none() && t.get("name").is_none() {
+            t.missing(r, "name", " (e.g. name = \"train\")");
+        }
+        if let Some(n) = &name {
+            t.what = format!("pool `{}`", n.value);
+        }
+        let count = match t.int(r, "count") {
+            None if t.get("count").is_none() => Some(Spanned { value: 1, loc }),
+            None => None,
+            Some(c) if c.value >= 1 && c.value <= i64::from(self.limits.max_count_per_pool) => Some(Spanned { value: c.value as u32, loc: c.loc }),
+            Some(c) => {
+                r.error_at(c.loc, format!("`count` must be from 1 to {}, found {}", self.limits.max_count_per_pool, c.value));
+                None
+            }
+        };
+        let placement = self.placement(r, &t);
+        let (billing, term, spot_max_price) = self.billing(r, &t)?;
+        let image = self.per_provider_str(r, &t, "image");
+        if image.is_none() && t.get("image").is_none() {
+            t.missing(r, "image", " (an image id, or a table of them per provider: image = { tencent = \"img-…\" })");
+        }
+        let system_disk = match t.get("system_disk") {
+            Some(item) => self.disk(r, item, format!("`system_disk` of {}", t.what), 20, 2048),
+            None => Some(Disk { category: DiskCategory::Ssd, size_gb: 100, snapshot_id: None }),
+        };
+        let data_disks = self.data_disks(r, &t);
+        let network = self.network(r, &t);
+        let login_key = self.per_provider_str(r, &t, "login_key");
+        let auto_release = self.auto_release(r, &t, billing.value, hours);
+        let snapshot = match t.get("snapshot") {
+            Some(item) => Table::open(r, item, format!("`snapshot` of {}", t.what), SNAPSHOT_KEYS)
+                .map(|s| SnapshotPolicy { before_release: s.bool(r, "before_release").is_some_and(|b| b.value) }),
+            None => Some(SnapshotPolicy::default()),
+        };
+        let tags = self.tags(r, &t);
+        let user_data = self.user_data(r, &t);
+
+        // Cross-field checks need the pieces above.
+        let (placement, image, network) = (placement?, image?, network?);
+        let providers = self.placement_providers(&placement, &image);
+        for (p, at) in &providers {
+            if let Err(why) = p.offers(billing.value) {
+                let sellers: Vec<&str> =
+                    Provider::ALL.iter().filter(|q| q.offers(billing.value).is_ok()).map(|q| q.name()).collect();
+                r.error_at(billing.loc, format!("billing `{}` is not offered by {p} ({why}); providers that offer it: {}", billing.value, sellers.join(", ")));
+            }
+            if image.for_provider(*p).is_none() {
+                r.error_at(*at, format!("{} has no image for {p}; add image.{p} = \"…\"", t.what));
+            }
+            match &network {
+                Network::Default if !p.has_default_network() => {
+                    r.error_at(*at, format!("{p} has no default network; set network = {{ vpc = \"…\", subnet = \"…\", security_groups = [\"…\"] }}"))
+                }
+                Network::Ids(ids) if ids.for_provider(*p).is_none() => {
+                    r.error_at(*at, format!("{} has no network ids for {p}; add network.{p} = {{ vpc = \"…\", subnet = \"…\", security_groups = [\"…\"] }}", t.what))
+                }
+                _ => {}
+            }
+        }
+        Some(Pool {
+            name: name?,
+            loc,
+            count: count?,
+            placement,
+            billing,
+            term,
+            spot_max_price,
+            image,
+            system_disk: system_disk?,
+            data_disks: data_disks?,
+            network,
+            login_key,
+            auto_release: auto_release?,
+            snapshot: snapshot?,
+            tags: tags?,
+            user_data: user_data?,
+        })
+    }
+
+    /// The providers a pool may land on, each with where it was named (for errors about it).
+    fn placement_providers(&self, placement: &Placement, image: &PerProvider<String>) -> Vec<(Provider, Loc)> {
+        match placement {
+            Placement::Candidates(c) => {
+                let mut seen = BTreeSet::new();
+                c.iter().filter(|c| seen.insert(c.provider)).map(|c| (c.provider, c.loc)).collect()
+            }
+            Placement::Requirement(req) if !req.providers.is_empty() => req.providers.iter().map(|p| (*p, req.loc)).collect(),
+            // An open requirement may land wherever the spec gave an image.
+            Placement::Requirement(req) => Provider::ALL
+                .into_iter()
+                .filter(|p| image.for_provider(*p).is_some())
+                .map(|p| (p, req.loc))
+                .collect(),
+        }
+    }
+
+    fn provider(&self, r: &mut Reader<'_>, s: &Spanned<String>) -> Option<Provider> {
+        let p = Provider::from_name(&s.value);
+        if p.is_none() {
+            let hint = match closest(&s.value, PROVIDER_NAMES.iter().copied()) {
+                Some(n) => format!("did you mean `{n}`?"),
+                None => format!("one of: {}", PROVIDER_NAMES.join(", ")),
+            };
+            r.error_at(s.loc, format!("unknown provider `{}`; {hint}", self.clip(&s.value)));
+        }
+        p
+    }
+
+    fn candidate(&self, r: &mut Reader<'_>, t: &Table<'_>) -> Option<Candidate> {
+        let loc = t.loc(r);
+        let mut req = |key: &str, hint: &str| {
+            let v = t.str(r, key);
+            if v.is_none() && t.get(key).is_none() {
+                t.missing(r, key, hint);
+            }
+            v.and_then(|v| self.id(r, key, v))
+        };
+        let provider = req("provider", " (tencent, alibaba or jdcloud)");
+        let region = req("region", "");
+        let zone = req("zone", "");
+        let instance_type = req("instance_type", "");
+        let provider = self.provider(r, &provider?)?;
+        let (region, zone) = (region?, zone?);
+        // All three clouds name zones after their region (ap-guangzhou-3, cn-hangzhou-h, cn-north-1a).
+        if !zone.value.starts_with(&region.value) {
+            r.error_at(zone.loc, format!("zone `{}` is not in region `{}`", zone.value, region.value));
+            return None;
+        }
+        Some(Candidate { loc, provider, region, zone, instance_type: instance_type? })
+    }
+
+    /// An id-like string (region, image, subnet): non-empty, bounded, printable ASCII.
+    fn id(&self, r: &mut Reader<'_>, key: &str, v: Spanned<String>) -> Option<Spanned<String>> {
+        let ok = !v.value.is_empty()
+            && v.value.len() <= self.limits.max_string
+            && v.value.chars().all(|c| c.is_ascii_graphic());
+        if !ok {
+            r.error_at(v.loc, format!("`{key}` must be 1–{} printable ASCII characters without spaces, found `{}`", self.limits.max_string, self.clip(&v.value)));
+            return None;
+        }
+        Some(v)
+    }
+
+    fn placement(&self, r: &mut Reader<'_>, t: &Table<'_>) -> Option<Placement> {
+        let single = ["provider", "region", "zone", "instance_type"].iter().any(|k| t.get(k).is_some());
+        let listed = t.get("candidates").is_some();
+        let require = t.get("require");
+        let ways = usize::from(single) + usize::from(listed) + usize::from(require.is_some());
+        if ways == 0 {
+            t.missing(r, "provider", "; give provider/region/zone/instance_type, a [[pool.candidates]] list, or require = { gpu = \"…\" }");
+            return None;
+        }
+        if ways > 1 {
+            r.error(t.span.clone(), format!("{} mixes placements; give exactly one of: provider/region/zone/instance_type, [[pool.candidates]], require", t.what));
+            return None;
+        }
+        if single {
+            return self.candidate(r, t).map(|c| Placement::Candidates(vec![c]));
+        }
+        if listed {
+            let nodes = t.tables(r, "candidates");
+            if nodes.is_empty() {
+                r.error(t.value_span("candidates"), format!("`candidates` of {} is empty", t.what));
+                return None;
+            }
+            let mut out = Vec::new();
+            let mut ok = true;
+            for (i, n) in nodes.into_iter().enumerate() {
+                let ct = n.open(r, format!("candidate #{} of {}", i + 1, t.what), CANDIDATE_KEYS);
+                match self.candidate(r, &ct) {
+                    Some(c) => out.push(c),
+                    None => ok = false,
+                }
+            }
+            return ok.then_some(Placement::Candidates(out));
+        }
+        let rt = Table::open(r, require?, format!("`require` of {}", t.what), REQUIRE_KEYS)?;
+        let loc = rt.loc(r);
+        let gpu = rt.str(r, "gpu").and_then(|g| self.id(r, "gpu", g));
+        let gpus = match rt.int(r, "gpus") {
+            None => 1,
+            Some(n) if (1..=16).contains(&n.value) => n.value as u32,
+            Some(n) => {
+                r.error_at(n.loc, format!("`gpus` must be from 1 to 16, found {}", n.value));
+                return None;
+            }
+        };
+        let min_vram_gb = rt.number(r, "min_vram_gb").and_then(|v| {
+            if v.value > 0.0 && v.value <= 1024.0 {
+                Some(v.value)
+            } else {
+                r.error_at(v.loc, "`min_vram_gb` must be more than 0 and at most 1024");
+                None
+            }
+        });
+        if gpu.is_none() && min_vram_gb.is_none() {
+            rt.missing(r, "gpu", " (or min_vram_gb)");
+            return None;
+        }
+        let mut providers = Vec::new();
+        for s in rt.strings(r, "providers").unwrap_or_default() {
+            providers.push(self.provider(r, &s)?);
+        }
+        let regions = rt.strings(r, "regions").unwrap_or_default().into_iter().map(|s| s.value).collect();
+        Some(Placement::Requirement(Requirement { loc, gpu, gpus, min_vram_gb, providers, regions }))
+    }
+
+    fn billing(&self, r: &mut Reader<'_>, t: &Table<'_>) -> Option<(Spanned<BillingMode>, u32, Option<f64>)> {
+        let names: Vec<&str> = BillingMode::ALL.iter().map(|m| m.name()).collect();
+        let mode = match t.str(r, "billing") {
+            None if t.get("billing").is_none() => {
+                t.missing(r, "billing", &format!(" (one of: {})", names.join(", ")));
+                return None;
+            }
+            None => return None,
+            Some(s) => match BillingMode::from_name(&s.value) {
+                Some(m) => Spanned { value: m, loc: s.loc },
+                None => {
+                    let hint = match closest(&s.value, names.iter().copied()) {
+                        Some(n) => format!("did you mean `{n}`?"),
+                        None => format!("one of: {}", names.join(", ")),
+                    };
+                    r.error_at(s.loc, format!("unknown billing mode `{}`; {hint}", self.clip(&s.value)));
+                    return None;
+                }
+            },
+        };
+        let max_term = match mode.value {
+            BillingMode::Hourly | BillingMode::Spot => 0,
+            BillingMode::Weekly => 4, // Alibaba: Period 1–4 with PeriodUnit=Week
+            BillingMode::Monthly => 36,
+            BillingMode::Yearly1 | BillingMode::Yearly3 => 1,
+        };
+        let term = match t.int(r, "term") {
+            None => 1,
+            Some(n) if max_term == 0 => {
+                r.error_at(n.loc, format!("`term` applies to prepaid billing (weekly, monthly); `{}` is pay-as-you-go", mode.value));
+                return None;
+            }
+            Some(n) if n.value >= 1 && n.value <= max_term => n.value as u32,
+            Some(n) => {
+                r.error_at(n.loc, format!("`term` for `{}` billing must be from 1 to {max_term}, found {}", mode.value, n.value));
+                return None;
+            }
+        };
+        let spot_max_price = match t.number(r, "spot_max_price") {
+            None => None,
+            Some(p) if mode.value != BillingMode::Spot => {
+                r.error_at(p.loc, format!("`spot_max_price` applies to spot billing only; this pool's billing is `{}`", mode.value));
+                return None;
+            }
+            Some(p) if p.value > 0.0 => Some(p.value),
+            Some(p) => {
+                r.error_at(p.loc, "`spot_max_price` (¥/hour) must be more than 0");
+                return None;
+            }
+        };
+        Some((mode, term, spot_max_price))
+    }
+
+    /// `key = "x"` for every provider, or `key = { tencent = "x", alibaba = "y" }`.
+    fn per_provider_str(&self, r: &mut Reader<'_>, t: &Table<'_>, key: &str) -> Option<PerProvider<String>> {
+        let item = t.get(key)?;
+        if item.is_str() {
+            let v = t.str(r, key)?;
+            return self.id(r, key, v).map(|v| PerProvider::All(v.value));
+        }
+        let pt = Table::open(r, item, format!("`{key}` of {}", t.what), PROVIDER_NAMES)?;
+        let mut map = BTreeMap::new();
+        let mut ok = true;
+        for p in Provider::ALL {
+            if let Some(v) = pt.str(r, p.name()) {
+                match self.id(r, key, v) {
+                    Some(v) => drop(map.insert(p, v.value)),
+                    None => ok = false,
+                }
+            } else if pt.get(p.name()).is_some() {
+                ok = false;
+            }
+        }
+        ok.then_some(PerProvider::Each(map))
+    }
+
+    fn disk(&self, r: &mut Reader<'_>, item: &Item, what: String, min: i64, max: i64) -> Option<Disk> {
+        let t = Table::open(r, item, what, DISK_KEYS)?;
+        self.disk_fields(r, &t, min, max)
+    }
+
+    fn data_disks(&self, r: &mut Reader<'_>, t: &Table<'_>) -> Option<Vec<Disk>> {
+        let nodes = t.tables(r, "data_disks");
+        if nodes.len() > self.limits.max_data_disks {
+            r.error(t.value_span("data_disks"), format!("{} data disks; at most {} are accepted", nodes.len(), self.limits.max_data_disks));
+            return None;
+        }
+        let mut out = Vec::new();
+        let mut ok = true;
+        for (i, n) in nodes.into_iter().enumerate() {
+            let dt = n.open(r, format!("data disk #{} of {}", i + 1, t.what), DISK_KEYS);
+            match self.disk_fields(r, &dt, 10, 32000) {
+                Some(d) => out.push(d),
+                None => ok = false,
+            }
+        }
+        ok.then_some(out)
+    }
+
+    fn disk_fields(&self, r: &mut Reader<'_>, t: &Table<'_>, min: i64, max: i64) -> Option<Disk> {
+        let category = match t.str(r, "category") {
+            None if t.get("category").is_none() => DiskCategory::Ssd,
+            None => return None,
+            Some(c) => match c.value.as_str() {
+                "ssd" => DiskCategory::Ssd,
+                "premium" => DiskCategory::Premium,
+                other => {
+                    r.error_at(c.loc, format!("unknown disk category `{}`; one of: ssd, premium", self.clip(other)));
+                    return None;
+                }
+            },
+        };
+        let size_gb = match t.int(r, "size_gb") {
+            None if t.get("size_gb").is_none() => {
+                t.missing(r, "size_gb", "");
+                return None;
+            }
+            None => return None,
+            Some(s) if s.value >= min && s.value <= max => s.value as u32,
+            Some(s) => {
+                r.error_at(s.loc, format!("`size_gb` of {} must be from {min} to {max}, found {}", t.what, s.value));
+                return None;
+            }
+        };
+        let snapshot_id = match t.str(r, "snapshot_id") {
+            Some(s) => Some(self.id(r, "snapshot_id", s)?.value),
+            None => None,
+        };
+        Some(Disk { category, size_gb, snapshot_id })
+    }
+
+    fn network(&self, r: &mut Reader<'_>, t: &Table<'_>) -> Option<Network> {
+        let Some(item) = t.get("network") else { return Some(Network::Default) };
+        if let Some(s) = item.as_str() {
+            if s == "default" {
+                return Some(Network::Default);
+            }
+            r.error(t.value_span("network"), format!("`network` must be \"default\" or a table of ids, found \"{}\"", self.clip(s)));
+            return None;
+        }
+        let Some(tl) = item.as_table_like() else {
+            r.error(t.value_span("network"), format!("`network` must be \"default\" or a table, found {}", type_name(item)));
+            return None;
+        };
+        let per_provider = tl.iter().all(|(k, _)| PROVIDER_NAMES.contains(&k)) && !tl.is_empty();
+        if !per_provider {
+            let nt = Table::open(r, item, format!("`network` of {}", t.what), NETWORK_KEYS)?;
+            return self.network_ids(r, &nt).map(|ids| Network::Ids(PerProvider::All(ids)));
+        }
+        let pt = Table::open(r, item, format!("`network` of {}", t.what), PROVIDER_NAMES)?;
+        let mut map = BTreeMap::new();
+        for p in Provider::ALL {
+            if let Some(sub) = pt.get(p.name()) {
+                let nt = Table::open(r, sub, format!("`network.{p}` of {}", t.what), NETWORK_KEYS)?;
+                map.insert(p, self.network_ids(r, &nt)?);
+            }
+        }
+        Some(Network::Ids(PerProvider::Each(map)))
+    }
+
+    fn network_ids(&self, r: &mut Reader<'_>, t: &Table<'_>) -> Option<NetworkIds> {
+        let mut req = |key: &str| {
+            let v = t.str(r, key);
+            if v.is_none() && t.get(key).is_none() {
+                t.missing(r, key, "");
+            }
+            v.and_then(|v| self.id(r, key, v))
+        };
+        let vpc = req("vpc");
+        let subnet = req("subnet");
+        let groups = match t.strings(r, "security_groups") {
+            Some(g) if g.is_empty() => {
+                r.error(t.value_span("security_groups"), format!("`security_groups` of {} is empty", t.what));
+                return None;
+            }
+            Some(g) => g,
+            None => {
+                if t.get("security_groups").is_none() {
+                    t.missing(r, "security_groups", "");
+                }
+                return None;
+            }
+        };
+        let mut security_groups = Vec::new();
+        for g in groups {
+            security_groups.push(self.id(r, "security_groups", g)?.value);
+        }
+        Some(NetworkIds { vpc: vpc?.value, subnet: subnet?.value, security_groups })
+    }
+
+    fn auto_release(&self, r: &mut Reader<'_>, t: &Table<'_>, mode: BillingMode, hours: Option<f64>) -> Option<AutoRelease> {
+        let Some(item) = t.get("auto_release") else {
+            return Some(if mode.is_pay_as_you_go() {
+                AutoRelease::After { hours: hours.map(f64::ceil).unwrap_or(DEFAULT_AUTO_RELEASE_HOURS), defaulted: true }
+            } else {
+                AutoRelease::NotApplicable
+            });
+        };
+        let span = t.value_span("auto_release");
+        if !mode.is_pay_as_you_go() {
+            r.error(span, format!("`auto_release` applies to pay-as-you-go billing (hourly, spot); a `{mode}` term ends on its own"));
+            return None;
+        }
+        match item {
+            Item::Value(Value::Boolean(b)) if !*b.value() => Some(AutoRelease::Off),
+            Item::Value(Value::Boolean(_)) => {
+                Some(AutoRelease::After { hours: hours.map(f64::ceil).unwrap_or(DEFAULT_AUTO_RELEASE_HOURS), defaulted: true })
+            }
+            Item::Value(Value::String(s)) => {
+                let text = s.value();
+                let parsed: Option<f64> = text.parse::<jiff::Span>().ok().and_then(|span| {
+                    span.total((jiff::Unit::Hour, jiff::SpanRelativeTo::days_are_24_hours())).ok()
+                });
+                match parsed {
+                    // Tencent's ActionTimer must be > 5 min ahead, Alibaba's AutoReleaseTime ≥ 30 min, JD's ≥ 1 h.
+                    Some(h) if (1.0..=3.0 * 365.0 * 24.0).contains(&h) => Some(AutoRelease::After { hours: h, defaulted: false }),
+                    Some(_) => {
+                        r.error(span, "`auto_release` must be from 1h (JD Cloud's minimum) to 3 years after creation");
+                        None
+                    }
+                    None => {
+                        r.error(span, format!("`auto_release` = \"{}\" is not a duration; write e.g. \"8h\", \"3d\", or a UTC time 2026-01-31T18:00:00Z, or false to keep the instances", self.clip(text)));
+                        None
+                    }
+                }
+            }
+            Item::Value(Value::Datetime(d)) => match d.value().to_string().parse::<jiff::Timestamp>() {
+                Ok(ts) => Some(AutoRelease::At(ts)),
+                Err(_) => {
+                    r.error(span, "`auto_release` time needs a date, a time and an offset, e.g. 2026-01-31T18:00:00Z");
+                    None
+                }
+            },
+            other => {
+                r.error(span, format!("`auto_release` must be a duration like \"8h\", a UTC time, or false; found {}", type_name(other)));
+                None
+            }
+        }
+    }
+
+    fn tags(&self, r: &mut Reader<'_>, t: &Table<'_>) -> Option<BTreeMap<String, String>> {
+        let Some(item) = t.get("tags") else { return Some(BTreeMap::new()) };
+        // Any key is allowed here; check each one ourselves.
+        let keys: Vec<String> = item.as_table_like().map(|tl| tl.iter().map(|(k, _)| k.to_string()).collect()).unwrap_or_default();
+        let allowed: Vec<&str> = keys.iter().map(String::as_str).collect();
+        let tt = Table::open(r, item, format!("`tags` of {}", t.what), &allowed)?;
+        if keys.len() > self.limits.max_tags {
+            r.error(tt.span.clone(), format!("{} tags; at most {} are accepted (gpuctl adds its own on top)", keys.len(), self.limits.max_tags));
+            return None;
+        }
+        let mut out = BTreeMap::new();
+        let mut ok = true;
+        for k in &keys {
+            let span = tt.key_span(k);
+            if k.is_empty() || k.chars().count() > 64 {
+                r.error(span, "tag keys must be 1–64 characters");
+                ok = false;
+            } else if k.starts_with("gpuctl") {
+                r.error(span, format!("tag key `{}` is reserved: gpuctl tags its resources with gpuctl-* keys itself", self.clip(k)));
+                ok = false;
+            } else if let Some(v) = tt.str(r, k) {
+                if v.value.chars().count() > 128 {
+                    r.error_at(v.loc, "tag values must be at most 128 characters");
+                    ok = false;
+                } else {
+                    out.insert(k.clone(), v.value);
+                }
+            } else {
+                ok = false;
+            }
+        }
+        ok.then_some(out)
+    }
+
+    fn user_data(&self, r: &mut Reader<'_>, t: &Table<'_>) -> Option<Option<String>> {
+        let inline = t.str(r, "user_data");
+        let file = t.str(r, "user_data_file");
+        let (text, loc) = match (inline, file) {
+            (Some(_), Some(f)) => {
+                r.error_at(f.loc, "give `user_data` or `user_data_file`, not both");
+                return None;
+            }
+            (Some(u), None) => (u.value, u.loc),
+            (None, Some(f)) => {
+                let Some(dir) = self.base_dir else {
+                    r.error_at(f.loc, "`user_data_file` needs the spec to be read from a file");
+                    return None;
+                };
+                let path = dir.join(&f.value);
+                match std::fs::metadata(&path).and_then(|m| {
+                    if m.len() as usize > self.limits.max_user_data {
+                        Ok(Err(m.len()))
+                    } else {
+                        std::fs::read_to_string(&path).map(Ok)
+                    }
+                }) {
+                    Ok(Ok(s)) => (s, f.loc),
+                    Ok(Err(len)) => {
+                        r.error_at(f.loc, format!("user data file {} is {len} bytes; at most {} are accepted (16 KiB once base64-encoded, Tencent's limit)", path.display(), self.limits.max_user_data));
+                        return None;
+                    }
+                    Err(e) => {
+                        r.error_at(f.loc, format!("cannot read user data file {}: {e}", path.display()));
+                        return None;
+                    }
+                }
+            }
+            (None, None) => {
+                let set = t.get("user_data").is_some() || t.get("user_data_file").is_some();
+                return if set { None } else { Some(None) };
+            }
+        };
+        if text.len() > self.limits.max_user_data {
+            r.error_at(loc, format!("user data is {} bytes; at most {} are accepted (16 KiB once base64-encoded, Tencent's limit)", text.len(), self.limits.max_user_data));
+            return None;
+        }
+        Some(Some(text))
+    }
+}

@@ -1,0 +1,228 @@
+//! The spec parser, data-driven: each case is a spec and the exact messages a user would see.
+
+use std::path::Path;
+
+use expect_test::{expect, Expect};
+use gpuctl_provision::spec::{self, AutoRelease, CatalogNames, Limits, Placement};
+use gpuctl_provision::{BillingMode, Provider};
+
+/// A minimal valid pool, so each bad case changes one thing.
+const POOL: &str = r#"
+[[pool]]
+name = "a"
+provider = "tencent"
+region = "ap-guangzhou"
+zone = "ap-guangzhou-3"
+instance_type = "GN7.2XLARGE32"
+billing = "hourly"
+image = "img-1"
+"#;
+
+fn errors(src: &str) -> String {
+    match spec::parse("s.toml", src, None, &Limits::default()) {
+        Ok(_) => "ok".to_string(),
+        Err(e) => e.to_string(),
+    }
+}
+
+fn check(src: &str, expected: Expect) {
+    expected.assert_eq(&errors(src));
+}
+
+#[test]
+fn infra_specs_parse() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../infra");
+    for name in ["stage1.toml", "stage2.toml", "stage3.toml"] {
+        if let Err(e) = spec::parse_file(&root.join(name), &Limits::default()) {
+            panic!("{name} does not parse:\n{e}");
+        }
+    }
+    let s1 = spec::parse_file(&root.join("stage1.toml"), &Limits::default()).unwrap();
+    assert_eq!(s1.deployment.value, "stage1");
+    let p = &s1.pools[0];
+    assert_eq!(p.billing.value, BillingMode::Hourly);
+    assert_eq!(p.auto_release, AutoRelease::After { hours: 20.0, defaulted: false });
+    let Placement::Candidates(c) = &p.placement else { panic!("stage1 uses candidates") };
+    assert_eq!(c.len(), 2);
+    assert_eq!((c[1].provider, c[1].zone.value.as_str()), (Provider::Tencent, "ap-guangzhou-4"));
+    assert!(p.user_data.as_deref().unwrap().starts_with("#cloud-config"));
+    let s2 = spec::parse_file(&root.join("stage2.toml"), &Limits::default()).unwrap();
+    assert_eq!((s2.pools[0].billing.value, s2.pools[0].term), (BillingMode::Weekly, 1));
+    assert_eq!(s2.pools[0].auto_release, AutoRelease::NotApplicable);
+    let s3 = spec::parse_file(&root.join("stage3.toml"), &Limits::default()).unwrap();
+    assert!(matches!(s3.pools[1].placement, Placement::Requirement(_)));
+}
+
+#[test]
+fn good_specs() {
+    check(&format!("deployment = \"d\"\n{POOL}"), expect!["ok"]);
+    // Per-provider images and networks, spot with a cap, an explicit opt-out of auto-release.
+    check(
+        r#"
+deployment = "multi-cloud-1"
+[[pool]]
+name = "spot"
+count = 3
+billing = "spot"
+spot_max_price = 2.5
+auto_release = false
+image = { tencent = "img-1", alibaba = "ubuntu.vhd" }
+network = { tencent = { vpc = "v", subnet = "s", security_groups = ["g"] }, alibaba = { vpc = "v2", subnet = "s2", security_groups = ["g2"] } }
+[[pool.candidates]]
+provider = "tencent"
+region = "ap-guangzhou"
+zone = "ap-guangzhou-3"
+instance_type = "GN7.2XLARGE32"
+[[pool.candidates]]
+provider = "alibaba"
+region = "cn-hangzhou"
+zone = "cn-hangzhou-i"
+instance_type = "ecs.gn7i-c8g1.2xlarge"
+"#,
+        expect!["ok"],
+    );
+}
+
+#[test]
+fn defaults() {
+    let s = spec::parse("s.toml", &format!("deployment = \"d\"\nhours = 7.5\n{POOL}"), None, &Limits::default()).unwrap();
+    let p = &s.pools[0];
+    assert_eq!(p.count.value, 1);
+    // Pay-as-you-go without auto_release gets one: the deployment's hours, rounded up.
+    assert_eq!(p.auto_release, AutoRelease::After { hours: 8.0, defaulted: true });
+    assert_eq!(p.system_disk.size_gb, 100);
+    let s = spec::parse("s.toml", &format!("deployment = \"d\"\n{POOL}"), None, &Limits::default()).unwrap();
+    assert_eq!(s.pools[0].auto_release, AutoRelease::After { hours: spec::DEFAULT_AUTO_RELEASE_HOURS, defaulted: true });
+    let s = spec::parse("s.toml", &format!("deployment = \"d\"\n{POOL}auto_release = \"3d\"\n"), None, &Limits::default()).unwrap();
+    assert_eq!(s.pools[0].auto_release, AutoRelease::After { hours: 72.0, defaulted: false });
+}
+
+#[test]
+fn bad_toml() {
+    check("deployment = \"d\n", expect![[r#"s.toml:1:16: invalid TOML: invalid basic string"#]]);
+    check("a = 1\na = 2\n", expect![[r#"s.toml:2:1: invalid TOML: duplicate key `a` in document root"#]]);
+}
+
+#[test]
+fn unknown_keys_name_the_closest() {
+    check(&format!("deployment = \"d\"\nbudgte = {{}}\n{POOL}"), expect![[r#"s.toml:2:1: unknown key `budgte` in the spec; did you mean `budget`?"#]]);
+    check(
+        &format!("deployment = \"d\"\n{POOL}instnace_type = \"x\"\nzzz = 1\n"),
+        expect![[r#"
+            s.toml:11:1: unknown key `instnace_type` in [[pool]] #1; did you mean `instance_type`?
+            s.toml:12:1: unknown key `zzz` in [[pool]] #1; allowed keys: name, count, provider, region, zone, instance_type, candidates, require, billing, term, spot_max_price, image, system_disk, data_disks, network, login_key, auto_release, snapshot, tags, user_data, user_data_file"#]],
+    );
+    check(
+        &format!("deployment = \"d\"\n{POOL}system_disk = {{ size_gb = 50, categroy = \"ssd\" }}\n"),
+        expect!["s.toml:11:31: unknown key `categroy` in `system_disk` of pool `a`; did you mean `category`?"],
+    );
+}
+
+#[test]
+fn wrong_types_and_ranges() {
+    check("deployment = 5\n", expect![[r#"
+        s.toml:1:1: the spec has no pools; add at least one `[[pool]]`
+        s.toml:1:14: `deployment` in the spec must be a string, found an integer"#]]);
+    check(&format!("deployment = \"Bad Name\"\n{POOL}"), expect![[r#"s.toml:1:14: deployment name `Bad Name` must be 1–40 characters of a-z, 0-9 and '-', starting with a letter (it goes into tags and client tokens)"#]]);
+    check(&format!("deployment = \"d\"\n{POOL}count = -3\n"), expect![[r#"s.toml:11:9: `count` must be from 1 to 500, found -3"#]]);
+    check(&format!("deployment = \"d\"\n{POOL}count = 1.5\n"), expect![[r#"s.toml:11:9: `count` in pool `a` must be an integer, found a number"#]]);
+    check(&format!("deployment = \"d\"\nhours = -1\n{POOL}"), expect![[r#"s.toml:2:9: `hours` must be more than 0 and at most 26280 (3 years)"#]]);
+    check(&format!("deployment = \"d\"\n[budget]\ntotal_cny = -5\n{POOL}"), expect![[r#"s.toml:3:13: `total_cny` must not be negative"#]]);
+    check(&format!("deployment = \"d\"\n{POOL}system_disk = {{ size_gb = 5 }}\n"), expect!["s.toml:11:27: `size_gb` of `system_disk` of pool `a` must be from 20 to 2048, found 5"]);
+}
+
+#[test]
+fn placement_errors() {
+    check(
+        "deployment = \"d\"\n[[pool]]\nname = \"a\"\nbilling = \"hourly\"\nimage = \"i\"\n",
+        expect![[r#"s.toml:2:1: pool `a` is missing `provider`; give provider/region/zone/instance_type, a [[pool.candidates]] list, or require = { gpu = "…" }"#]],
+    );
+    check(&format!("deployment = \"d\"\n{}", POOL.replace("\"tencent\"", "\"tencnet\"")), expect![[r#"s.toml:5:12: unknown provider `tencnet`; did you mean `tencent`?"#]]);
+    check(&format!("deployment = \"d\"\n{}", POOL.replace("ap-guangzhou-3", "ap-shanghai-2")), expect![[r#"s.toml:7:8: zone `ap-shanghai-2` is not in region `ap-guangzhou`"#]]);
+    check(&format!("deployment = \"d\"\n{POOL}require = {{ gpu = \"A10\" }}\n"), expect!["s.toml:3:1: pool `a` mixes placements; give exactly one of: provider/region/zone/instance_type, [[pool.candidates]], require"]);
+}
+
+#[test]
+fn billing_errors() {
+    check(&format!("deployment = \"d\"\n{}", POOL.replace("\"hourly\"", "\"hourley\"")), expect![[r#"s.toml:9:11: unknown billing mode `hourley`; did you mean `hourly`?"#]]);
+    check(
+        &format!("deployment = \"d\"\n{}", POOL.replace("\"hourly\"", "\"weekly\"")),
+        expect![[r#"s.toml:9:11: billing `weekly` is not offered by tencent (Tencent's PREPAID period is counted in months); providers that offer it: alibaba"#]],
+    );
+    check(&format!("deployment = \"d\"\n{POOL}spot_max_price = 1\n"), expect![[r#"s.toml:11:18: `spot_max_price` applies to spot billing only; this pool's billing is `hourly`"#]]);
+    check(&format!("deployment = \"d\"\n{POOL}term = 2\n"), expect![[r#"s.toml:11:8: `term` applies to prepaid billing (weekly, monthly); `hourly` is pay-as-you-go"#]]);
+    check(
+        &format!("deployment = \"d\"\n{}auto_release = \"8h\"\n", POOL.replace("\"hourly\"", "\"monthly\"")),
+        expect![[r#"s.toml:11:16: `auto_release` applies to pay-as-you-go billing (hourly, spot); a `monthly` term ends on its own"#]],
+    );
+    check(
+        &format!("deployment = \"d\"\n{POOL}auto_release = \"soon\"\n"),
+        expect![[r#"s.toml:11:16: `auto_release` = "soon" is not a duration; write e.g. "8h", "3d", or a UTC time 2026-01-31T18:00:00Z, or false to keep the instances"#]],
+    );
+    check(&format!("deployment = \"d\"\n{POOL}auto_release = \"10m\"\n"), expect![[r#"s.toml:11:16: `auto_release` must be from 1h (JD Cloud's minimum) to 3 years after creation"#]]);
+}
+
+#[test]
+fn per_provider_gaps() {
+    check(
+        &format!("deployment = \"d\"\n{}", POOL.replace("image = \"img-1\"", "image = { alibaba = \"x\" }")),
+        expect![[r#"s.toml:3:1: pool `a` has no image for tencent; add image.tencent = "…""#]],
+    );
+    let jd = POOL
+        .replace("\"tencent\"", "\"jdcloud\"")
+        .replace("ap-guangzhou-3", "cn-north-1a")
+        .replace("ap-guangzhou", "cn-north-1")
+        .replace("GN7.2XLARGE32", "g.n2.xlarge");
+    check(&format!("deployment = \"d\"\n{jd}"), expect![[r#"s.toml:3:1: jdcloud has no default network; set network = { vpc = "…", subnet = "…", security_groups = ["…"] }"#]]);
+    check(
+        &format!("deployment = \"d\"\n{}", jd.replace("\"hourly\"", "\"spot\"")),
+        expect![[r#"
+            s.toml:3:1: jdcloud has no default network; set network = { vpc = "…", subnet = "…", security_groups = ["…"] }
+            s.toml:9:11: billing `spot` is not offered by jdcloud (JD Cloud's createInstances has no spot/preemptible parameter); providers that offer it: tencent, alibaba"#]],
+    );
+}
+
+#[test]
+fn names_tags_and_user_data() {
+    check(&format!("deployment = \"d\"\n{POOL}{POOL}"), expect!["s.toml:13:8: pool name `a` is used twice (first at line 4)"]);
+    check(&format!("deployment = \"d\"\n{POOL}tags = {{ gpuctl-x = \"1\" }}\n"), expect![[r#"s.toml:11:10: tag key `gpuctl-x` is reserved: gpuctl tags its resources with gpuctl-* keys itself"#]]);
+    check(&format!("deployment = \"d\"\n{POOL}user_data = \"x\"\nuser_data_file = \"f\"\n"), expect![[r#"s.toml:12:18: give `user_data` or `user_data_file`, not both"#]]);
+    let big = "x".repeat(13 * 1024);
+    check(&format!("deployment = \"d\"\n{POOL}user_data = \"{big}\"\n"), expect![[r#"s.toml:11:13: user data is 13312 bytes; at most 12288 are accepted (16 KiB once base64-encoded, Tencent's limit)"#]]);
+    check(&format!("deployment = \"d\"\n{}", POOL.replace("img-1", "img 1")), expect![[r#"s.toml:10:9: `image` must be 1–256 printable ASCII characters without spaces, found `img 1`"#]]);
+}
+
+#[test]
+fn hostile_input_is_bounded() {
+    let many: String = (0..60).map(|i| POOL.replace("name = \"a\"", &format!("name = \"p{i}\""))).collect();
+    check(&format!("deployment = \"d\"\n{many}"), expect![[r#"s.toml:3:3: 60 pools; at most 50 are accepted"#]]);
+    let deep = format!("deployment = \"d\"\nx = {}1{}\n", "[".repeat(5000), "]".repeat(5000));
+    let msg = errors(&deep);
+    assert!(msg.starts_with("s.toml:2:"), "{msg}");
+    // Non-UTF-8: position of the first bad byte.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("bad.toml");
+    std::fs::write(&path, b"deployment = \"d\"\n# caf\xe9\n").unwrap();
+    let e = spec::parse_file(&path, &Limits::default()).unwrap_err().0;
+    assert_eq!((e[0].line, e[0].column, e[0].message.as_str()), (2, 6, "the spec is not valid UTF-8 (TOML files must be UTF-8)"));
+}
+
+struct Names;
+impl CatalogNames for Names {
+    fn instance_types(&self, p: Provider) -> Vec<String> {
+        match p {
+            Provider::Tencent => vec!["GN7.2XLARGE32".into(), "GN7.5XLARGE80".into(), "GN10Xp.2XLARGE40".into()],
+            _ => vec![],
+        }
+    }
+}
+
+#[test]
+fn unknown_instance_type_suggests_catalog_names() {
+    let src = format!("deployment = \"d\"\n{}", POOL.replace("GN7.2XLARGE32", "GN7.2XLARG32"));
+    let s = spec::parse("s.toml", &src, None, &Limits::default()).unwrap();
+    let e = spec::check_catalog(&s, &Names).unwrap_err().to_string();
+    expect![[r#"s.toml:8:17: unknown tencent instance type `GN7.2XLARG32`; closest in the catalog: GN7.2XLARGE32, GN7.5XLARGE80, GN10Xp.2XLARGE40"#]].assert_eq(&e);
+    let ok = spec::parse("s.toml", &format!("deployment = \"d\"\n{POOL}"), None, &Limits::default()).unwrap();
+    assert!(spec::check_catalog(&ok, &Names).is_ok());
+}
