@@ -1,0 +1,1 @@
+//! Loading credentials (I/O): see `load`. Filled in below.
