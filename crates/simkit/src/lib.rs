@@ -1,1 +1,72 @@
-//! gpuctl-simkit (skeleton; see ARCHITECTURE.md)
+//! gpuctl-simkit: what every cloud emulator of the local cloud shares.
+//!
+//! It owns the plain request/response types the emulators speak ([`SimRequest`], [`SimResponse`]), the
+//! [`Emulator`] trait the sim server routes to, and the shared context ([`SimCtx`]): the sim clock,
+//! credentials, knobs (latency, rate limits, stock-outs, faults), a seeded RNG for ids, the offers
+//! (instance types and prices) the emulators sell, plus helpers every emulator needs (query/flat
+//! parameter parsing, ClientToken idempotency, signature verification).
+//!
+//! It knows no HTTP server and no cloud's wire format: `crates/sim` does the serving, each provider
+//! crate's `emulator` module does the cloud.
+
+pub mod auth;
+pub mod clock;
+pub mod config;
+pub mod creds;
+pub mod ctx;
+pub mod idem;
+pub mod knobs;
+pub mod offers;
+pub mod params;
+pub mod request;
+
+pub use auth::{AuthError, Scheme, Verified};
+pub use clock::SimClock;
+pub use config::{ConfigError, SimConfig};
+pub use creds::{Credentials, KeyPair, SecretKey};
+pub use ctx::SimCtx;
+pub use idem::{Idem, IdempotencyStore};
+pub use knobs::{Fault, FaultKind, FaultRule, Knobs, Latency, RateLimit, StockOut};
+pub use offers::{Offer, Prices};
+pub use request::{SimRequest, SimResponse};
+
+/// One cloud's emulator, hosted by the sim server.
+///
+/// The server calls, for each request: [`claims`](Emulator::claims) on every emulator (the first that
+/// claims it gets it), then [`tick`](Emulator::tick) so time-driven state is current, then applies
+/// latency, the rate limit (answering with [`throttled`](Emulator::throttled)) and injected faults
+/// (answering with [`server_error`](Emulator::server_error) or dropping the connection), and finally
+/// [`handle`](Emulator::handle). Emulators keep their own state behind interior mutability; they never
+/// sleep or read the wall clock (the time is `ctx.now()`).
+pub trait Emulator: Send + Sync {
+    /// The provider name as used in knobs and credentials: "tencent", "alibaba", "jdcloud".
+    fn name(&self) -> &'static str;
+
+    /// Whether this request is for this cloud, judged by the cloud's own protocol markers
+    /// (Tencent: `X-TC-Action` + TC3 scope service; Alibaba: `x-acs-action` or `Action`;
+    /// JD: `/v1/regions/...` path + scope service). Must not verify signatures or mutate.
+    fn claims(&self, req: &SimRequest) -> bool;
+
+    /// The API name this request calls ("RunInstances", "createInstances"), used to key per-API
+    /// knobs (rate limits, faults, latency). Only called on claimed requests.
+    fn action(&self, req: &SimRequest) -> String;
+
+    /// Answer the request: verify its signature, run the operation, render the cloud's response.
+    fn handle(&self, req: &SimRequest, ctx: &SimCtx) -> SimResponse;
+
+    /// The cloud's own throttling answer (e.g. Tencent `RequestLimitExceeded`, JD 429 `RATE_LIMIT`).
+    fn throttled(&self, req: &SimRequest, ctx: &SimCtx) -> SimResponse;
+
+    /// The cloud's answer to an internal failure with this HTTP status (injected 5xx fault).
+    fn server_error(&self, req: &SimRequest, ctx: &SimCtx, status: u16) -> SimResponse;
+
+    /// Everything this emulator holds (instances, disks, snapshots, images, ...) as JSON.
+    fn state(&self) -> serde_json::Value;
+
+    /// Forget all state (instances, tokens, ...). Knobs and credentials live in the ctx, not here.
+    fn reset(&self);
+
+    /// Move time-driven state to `ctx.now()`: boot transitions, auto-release, snapshot policies.
+    /// Must be idempotent for the same `now`.
+    fn tick(&self, ctx: &SimCtx);
+}

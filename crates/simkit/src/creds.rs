@@ -1,0 +1,106 @@
+//! The access keys the local cloud accepts, per provider. Without a config file it accepts one
+//! documented test pair per provider (README "Local cloud"); with one, exactly the configured pairs.
+
+use std::fmt;
+
+use serde::Deserialize;
+
+/// A secret key. `Debug`/`Display` never show it; only signature checks read it via [`expose`](Self::expose).
+#[derive(Clone, PartialEq, Eq, Deserialize)]
+#[serde(transparent)]
+pub struct SecretKey(String);
+
+impl SecretKey {
+    pub fn new(s: impl Into<String>) -> Self {
+        Self(s.into())
+    }
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for SecretKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("******")
+    }
+}
+
+impl fmt::Display for SecretKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("******")
+    }
+}
+
+/// One accepted key pair. `provider` is "tencent", "alibaba" or "jdcloud".
+#[derive(Clone, Debug, Deserialize)]
+pub struct KeyPair {
+    pub provider: String,
+    pub access_key: String,
+    pub secret: SecretKey,
+}
+
+/// The documented test pairs: (provider, access key, secret). Public on purpose — they only open
+/// the local cloud. Real clouds reject them.
+pub const TEST_KEY_PAIRS: &[(&str, &str, &str)] = &[
+    ("tencent", "AKIDgpuctlSimTencentTestKey000000000", "gpuctlSimTencentTestSecret000000"),
+    ("alibaba", "LTAI5gpuctlSimAlibabaTest", "gpuctlSimAlibabaTestSecret0000"),
+    ("jdcloud", "JDCgpuctlSimJdcloudTestKey000000", "gpuctlSimJdcloudTestSecret000000"),
+];
+
+#[derive(Clone, Debug)]
+pub struct Credentials {
+    pairs: Vec<KeyPair>,
+}
+
+impl Default for Credentials {
+    /// The documented test pairs.
+    fn default() -> Self {
+        Self {
+            pairs: TEST_KEY_PAIRS
+                .iter()
+                .map(|(p, ak, sk)| KeyPair {
+                    provider: (*p).into(),
+                    access_key: (*ak).into(),
+                    secret: SecretKey::new(*sk),
+                })
+                .collect(),
+        }
+    }
+}
+
+impl Credentials {
+    pub fn from_pairs(pairs: Vec<KeyPair>) -> Self {
+        Self { pairs }
+    }
+
+    /// The secret for `access_key` at `provider`, if the sim accepts that key there.
+    pub fn secret(&self, provider: &str, access_key: &str) -> Option<&SecretKey> {
+        self.pairs
+            .iter()
+            .find(|p| p.provider == provider && p.access_key == access_key)
+            .map(|p| &p.secret)
+    }
+
+    /// The accepted access keys per provider (for start-up output; secrets are printed only for the
+    /// documented test pairs, by the caller).
+    pub fn pairs(&self) -> &[KeyPair] {
+        &self.pairs
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn secrets_never_print() {
+        let creds = Credentials::default();
+        let shown = format!("{creds:?}");
+        for (_, _, sk) in TEST_KEY_PAIRS {
+            assert!(!shown.contains(sk), "secret leaked in Debug: {shown}");
+        }
+        assert!(shown.contains("******"));
+        assert!(creds.secret("tencent", TEST_KEY_PAIRS[0].1).is_some());
+        assert!(creds.secret("alibaba", TEST_KEY_PAIRS[0].1).is_none());
+    }
+}

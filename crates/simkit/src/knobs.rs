@@ -1,0 +1,194 @@
+//! The knobs that make the local cloud misbehave on purpose: latency, per-API rate limits, stock-outs
+//! and injected faults. They come from the config file / flags and can be replaced at runtime through
+//! the sim's `/_sim/knobs` and `/_sim/faults` endpoints, so a test can script "the next RunInstances
+//! is answered and then the connection drops".
+//!
+//! A pattern field (`provider`, `action`, `instance_type`, `zone`) that is absent matches anything.
+
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Knobs {
+    /// Added to every call, in milliseconds (the sim sleeps in real time).
+    #[serde(default)]
+    pub latency_ms: u64,
+    /// Per provider/API latency overrides; the first match wins over `latency_ms`.
+    #[serde(default)]
+    pub latency: Vec<Latency>,
+    /// Sim-clock seconds an instance spends booting (e.g. Tencent PENDING) before it runs.
+    #[serde(default = "default_boot_seconds")]
+    pub boot_seconds: u64,
+    #[serde(default)]
+    pub rate_limits: Vec<RateLimit>,
+    #[serde(default)]
+    pub stock_outs: Vec<StockOut>,
+    #[serde(default)]
+    pub faults: Vec<FaultRule>,
+}
+
+fn default_boot_seconds() -> u64 {
+    3
+}
+
+impl Default for Knobs {
+    fn default() -> Self {
+        Self {
+            latency_ms: 0,
+            latency: Vec::new(),
+            boot_seconds: default_boot_seconds(),
+            rate_limits: Vec::new(),
+            stock_outs: Vec::new(),
+            faults: Vec::new(),
+        }
+    }
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Latency {
+    pub provider: Option<String>,
+    pub action: Option<String>,
+    pub ms: u64,
+}
+
+/// A token bucket per (provider, API) that the rule matches, filled on the sim clock.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct RateLimit {
+    pub provider: Option<String>,
+    pub action: Option<String>,
+    /// Sustained calls per second.
+    pub per_second: f64,
+    /// Calls allowed at once after a quiet spell; defaults to `per_second` (at least 1).
+    pub burst: Option<f64>,
+}
+
+impl RateLimit {
+    pub fn capacity(&self) -> f64 {
+        self.burst.unwrap_or(self.per_second).max(1.0)
+    }
+}
+
+/// "This instance type is sold out in this zone": create calls answer the cloud's sold-out error and
+/// stock queries report it.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct StockOut {
+    pub provider: Option<String>,
+    pub instance_type: Option<String>,
+    pub zone: Option<String>,
+}
+
+/// One injected fault. With `count`, it fires on the next `count` matching calls and is then spent;
+/// with `probability`, each matching call draws from the seeded RNG; with both, at most `count` times;
+/// with neither, on every matching call.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct FaultRule {
+    pub provider: Option<String>,
+    pub action: Option<String>,
+    pub kind: FaultKind,
+    /// HTTP status of a `server_error` (default 503).
+    pub status: Option<u16>,
+    /// How long a `timeout` holds the connection (default 30 s, real time).
+    pub seconds: Option<u64>,
+    pub count: Option<u32>,
+    pub probability: Option<f64>,
+}
+
+impl FaultRule {
+    /// A rule that fires on the next `count` calls of `action` at `provider`.
+    pub fn next(provider: Option<&str>, action: Option<&str>, kind: FaultKind, count: u32) -> Self {
+        Self {
+            provider: provider.map(str::to_string),
+            action: action.map(str::to_string),
+            kind,
+            status: None,
+            seconds: None,
+            count: Some(count),
+            probability: None,
+        }
+    }
+
+    pub fn fault(&self) -> Fault {
+        match self.kind {
+            FaultKind::ServerError => Fault::ServerError { status: self.status.unwrap_or(503) },
+            FaultKind::Reset => Fault::Reset,
+            FaultKind::Timeout => Fault::Timeout { after: Duration::from_secs(self.seconds.unwrap_or(30)) },
+            FaultKind::SuccessThenDrop => Fault::SuccessThenDrop,
+        }
+    }
+}
+
+/// The kinds of injected faults, as named in config and admin requests.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum FaultKind {
+    ServerError,
+    Reset,
+    Timeout,
+    SuccessThenDrop,
+}
+
+/// What an injected fault does to one call.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Fault {
+    /// Answer with this HTTP status in the cloud's own internal-error shape; nothing happens.
+    ServerError { status: u16 },
+    /// Close the connection with a TCP reset before answering; nothing happens.
+    Reset,
+    /// Hold the connection open without answering for this long, then close it; nothing happens.
+    Timeout { after: Duration },
+    /// Perform the operation (it takes effect), then close the connection without the answer.
+    SuccessThenDrop,
+}
+
+pub(crate) fn matches(pattern: &Option<String>, value: &str) -> bool {
+    pattern.as_deref().is_none_or(|p| p == value)
+}
+
+impl StockOut {
+    pub fn matches(&self, provider: &str, instance_type: &str, zone: &str) -> bool {
+        matches(&self.provider, provider)
+            && matches(&self.instance_type, instance_type)
+            && matches(&self.zone, zone)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn faults_parse_from_toml() {
+        let k: Knobs = toml::from_str(
+            r#"
+            latency_ms = 5
+            [[faults]]
+            action = "RunInstances"
+            kind = "success_then_drop"
+            count = 1
+            [[faults]]
+            kind = "server_error"
+            probability = 0.1
+            [[rate_limits]]
+            provider = "tencent"
+            per_second = 2
+            "#,
+        )
+        .unwrap();
+        assert_eq!(k.faults[0].fault(), Fault::SuccessThenDrop);
+        assert_eq!(k.faults[1].fault(), Fault::ServerError { status: 503 });
+        assert_eq!(k.rate_limits[0].capacity(), 2.0);
+        assert_eq!(k.boot_seconds, 3);
+    }
+
+    #[test]
+    fn unknown_fields_are_errors() {
+        let err = toml::from_str::<Knobs>("[[faults]]\nkind = \"reset\"\ncuont = 1\n").unwrap_err();
+        assert!(err.to_string().contains("cuont"), "{err}");
+    }
+}
