@@ -1,5 +1,5 @@
 //! Signature verification for the emulators, behind one function ([`verify`]) so every emulator
-//! checks signatures the same way and the implementation lives in one place.
+//! checks signatures the same way; the cryptography is gpuctl-sign's.
 //!
 //! The emulator maps [`AuthError`] to its cloud's own auth error codes.
 
@@ -50,12 +50,14 @@ pub enum AuthError {
     Expired { skew_seconds: i64 },
     #[error("the credential scope is wrong: {0}")]
     Scope(String),
-    #[error("signature scheme {0:?} is not verified by this build")]
+    /// The request is signed with another scheme than this endpoint accepts.
+    #[error("this endpoint expects {0:?} signatures")]
     Unsupported(Scheme),
 }
 
 /// Verify `req` under `scheme` against the keys `ctx` accepts for `provider`, with `max_skew`
-/// between the signing time and the sim clock.
+/// between the signing time and the sim clock. The work is gpuctl-sign's `verify` — the same
+/// canonical-request code the client side signs with — so this is the one place emulators meet it.
 pub fn verify(
     scheme: Scheme,
     req: &SimRequest,
@@ -63,106 +65,115 @@ pub fn verify(
     provider: &str,
     max_skew: SignedDuration,
 ) -> Result<Verified, AuthError> {
-    match scheme {
-        Scheme::Tc3 => tc3::verify(req, ctx, provider, max_skew),
-        other => Err(AuthError::Unsupported(other)),
-    }
-}
-
-fn check_skew(signed_at: Timestamp, now: Timestamp, max_skew: SignedDuration) -> Result<(), AuthError> {
-    let skew = now.duration_since(signed_at);
-    if skew.abs() > max_skew {
-        return Err(AuthError::Expired { skew_seconds: skew.as_secs() });
-    }
-    Ok(())
-}
-
-mod tc3 {
-    use hmac::{Hmac, Mac};
-    use jiff::{tz::TimeZone, SignedDuration, Timestamp};
-    use sha2::{Digest, Sha256};
-
-    use super::{check_skew, AuthError, Verified};
-    use crate::ctx::SimCtx;
-    use crate::request::SimRequest;
-
-    fn hmac(key: &[u8], msg: &str) -> Vec<u8> {
-        let mut m = Hmac::<Sha256>::new_from_slice(key).expect("HMAC takes any key length");
-        m.update(msg.as_bytes());
-        m.finalize().into_bytes().to_vec()
-    }
-
-    pub(super) fn verify(
-        req: &SimRequest,
-        ctx: &SimCtx,
-        provider: &str,
-        max_skew: SignedDuration,
-    ) -> Result<Verified, AuthError> {
-        let auth = req.header("authorization").ok_or(AuthError::Missing)?;
-        let rest = auth
-            .strip_prefix("TC3-HMAC-SHA256 ")
-            .ok_or_else(|| AuthError::Malformed("expected TC3-HMAC-SHA256".into()))?;
-        let (mut credential, mut signed_headers, mut signature) = (None, None, None);
-        for part in rest.split(',') {
-            let part = part.trim();
-            if let Some(v) = part.strip_prefix("Credential=") {
-                credential = Some(v);
-            } else if let Some(v) = part.strip_prefix("SignedHeaders=") {
-                signed_headers = Some(v);
-            } else if let Some(v) = part.strip_prefix("Signature=") {
-                signature = Some(v);
-            }
+    let incoming = gpuctl_sign::IncomingRequest {
+        method: req.method.clone(),
+        path: req.path.clone(),
+        raw_query: req.raw_query.clone(),
+        headers: req.headers.clone(),
+        body: req.body.to_vec(),
+    };
+    let lookup = |ak: &str| ctx.secret(provider, ak).cloned();
+    let v = gpuctl_sign::verify(&incoming, lookup, ctx.now().as_second(), max_skew.as_secs()).map_err(|e| {
+        use gpuctl_sign::VerifyErrorKind as K;
+        match e.kind {
+            K::MissingAuthorization => AuthError::Missing,
+            K::Malformed => AuthError::Malformed(e.detail),
+            K::UnsupportedAlgorithm => AuthError::Unsupported(scheme),
+            K::UnknownAccessKey => AuthError::UnknownKey(access_key_of(req).unwrap_or_default()),
+            K::Expired => AuthError::Expired { skew_seconds: skew_of(&e.detail) },
+            K::ScopeMismatch => AuthError::Scope(e.detail),
+            K::SignatureMismatch => AuthError::Mismatch,
         }
-        let credential = credential.ok_or_else(|| AuthError::Malformed("no Credential".into()))?;
-        let signed_headers = signed_headers.ok_or_else(|| AuthError::Malformed("no SignedHeaders".into()))?;
-        let signature = signature.ok_or_else(|| AuthError::Malformed("no Signature".into()))?;
-        let mut cred = credential.split('/');
-        let (ak, date, service, term) = match (cred.next(), cred.next(), cred.next(), cred.next(), cred.next()) {
-            (Some(a), Some(d), Some(s), Some(t), None) => (a, d, s, t),
-            _ => return Err(AuthError::Malformed("Credential is not AK/date/service/tc3_request".into())),
+    })?;
+    if v.algorithm != scheme.algorithm() {
+        return Err(AuthError::Unsupported(scheme));
+    }
+    let signed_at = Timestamp::from_second(v.timestamp)
+        .map_err(|_| AuthError::Malformed("request time out of range".into()))?;
+    Ok(Verified { access_key: v.access_key_id, service: v.service, region: v.region, signed_at })
+}
+
+impl Scheme {
+    fn algorithm(self) -> gpuctl_sign::Algorithm {
+        use gpuctl_sign::Algorithm as A;
+        match self {
+            Scheme::Tc3 => A::Tc3,
+            Scheme::Acs3 => A::Acs3,
+            Scheme::AcsRpc => A::AlibabaRpcV2,
+            Scheme::JdCloud3 => A::JdCloud3,
+            Scheme::JdCloud2 => A::JdCloud2,
+        }
+    }
+}
+
+/// The access key the request names (for the cloud's "key not found" message).
+fn access_key_of(req: &SimRequest) -> Option<String> {
+    if let Some(auth) = req.header("authorization") {
+        let cred = auth.split("Credential=").nth(1)?;
+        let cred = cred.split([',', ' ']).next()?;
+        return Some(cred.split('/').next().unwrap_or(cred).to_string());
+    }
+    req.query_pairs().into_iter().find(|(k, _)| k == "AccessKeyId").map(|(_, v)| v)
+}
+
+/// The skew in seconds, read back from gpuctl-sign's message ("request time T is N s from server
+/// time S; …"); 0 if the wording ever changes (the code then still says "expired").
+fn skew_of(detail: &str) -> i64 {
+    detail
+        .split(" is ")
+        .nth(1)
+        .and_then(|rest| rest.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::SimConfig;
+    use crate::creds::TEST_KEY_PAIRS;
+
+    fn signed(ak: &str, sk: &str, time: i64, alg: gpuctl_sign::Algorithm) -> SimRequest {
+        let req = gpuctl_sign::SignableRequest {
+            method: "POST".into(),
+            scheme: "http".into(),
+            host: "127.0.0.1:9".into(),
+            path: "/".into(),
+            headers: vec![("Content-Type".into(), "application/json".into())],
+            body: br#"{"Limit":1}"#.to_vec(),
+            ..Default::default()
         };
-        if term != "tc3_request" {
-            return Err(AuthError::Scope(format!("scope ends in {term}, not tc3_request")));
-        }
-        let ts_text = req.header("x-tc-timestamp").ok_or_else(|| AuthError::Malformed("no X-TC-Timestamp".into()))?;
-        let ts: i64 = ts_text.trim().parse().map_err(|_| AuthError::Malformed("X-TC-Timestamp is not unix seconds".into()))?;
-        let signed_at = Timestamp::from_second(ts).map_err(|_| AuthError::Malformed("X-TC-Timestamp out of range".into()))?;
-        let secret = ctx.secret(provider, ak).ok_or_else(|| AuthError::UnknownKey(ak.to_string()))?;
-        check_skew(signed_at, ctx.now(), max_skew)?;
-        let scope_date = signed_at.to_zoned(TimeZone::UTC).strftime("%Y-%m-%d").to_string();
-        if date != scope_date {
-            return Err(AuthError::Scope(format!("scope date {date} is not the timestamp's date {scope_date}")));
-        }
-        let mut canonical_headers = String::new();
-        for name in signed_headers.split(';') {
-            let value = req
-                .header(name)
-                .ok_or_else(|| AuthError::Malformed(format!("signed header {name} is missing")))?;
-            canonical_headers.push_str(&format!("{}:{}\n", name.to_ascii_lowercase(), value.trim()));
-        }
-        let canonical_request = format!(
-            "{}\n/\n{}\n{}\n{}\n{}",
-            req.method,
-            req.raw_query,
-            canonical_headers,
-            signed_headers,
-            hex::encode(Sha256::digest(&req.body))
-        );
-        let string_to_sign = format!(
-            "TC3-HMAC-SHA256\n{ts}\n{date}/{service}/tc3_request\n{}",
-            hex::encode(Sha256::digest(canonical_request.as_bytes()))
-        );
-        let k_date = hmac(format!("TC3{}", secret.expose()).as_bytes(), date);
-        let k_service = hmac(&k_date, service);
-        let k_signing = hmac(&k_service, "tc3_request");
-        let expected = hex::encode(hmac(&k_signing, &string_to_sign));
-        if !constant_time_eq(expected.as_bytes(), signature.as_bytes()) {
-            return Err(AuthError::Mismatch);
-        }
-        Ok(Verified { access_key: ak.to_string(), service: Some(service.to_string()), region: None, signed_at })
+        let params = gpuctl_sign::SigningParams {
+            algorithm: alg,
+            time,
+            nonce: "n-1".into(),
+            region: "ap-guangzhou".into(),
+            service: "cvm".into(),
+            action: "DescribeInstances".into(),
+            version: "2017-03-12".into(),
+        };
+        let s = gpuctl_sign::sign(&req, &gpuctl_sign::Credentials::new(ak, sk), &params).unwrap();
+        let mut out = SimRequest::new("POST", "/").with_body(s.body.clone());
+        out.raw_query = s.raw_query.clone();
+        out.headers = s.headers.iter().map(|(k, v)| (k.to_ascii_lowercase(), v.clone())).collect();
+        out
     }
 
-    fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-        a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+    #[test]
+    fn verify_maps_each_outcome() {
+        let ctx = SimCtx::new(SimConfig::default(), Vec::new());
+        let (_, ak, sk) = TEST_KEY_PAIRS[0];
+        let now = ctx.now().as_second();
+        let skew = SignedDuration::from_mins(5);
+        let tc3 = gpuctl_sign::Algorithm::Tc3;
+        let ok = verify(Scheme::Tc3, &signed(ak, sk, now, tc3), &ctx, "tencent", skew).unwrap();
+        assert_eq!((ok.access_key.as_str(), ok.service.as_deref()), (ak, Some("cvm")));
+        let check = |req: SimRequest, scheme: Scheme, provider: &str| verify(scheme, &req, &ctx, provider, skew).unwrap_err();
+        assert_eq!(check(signed(ak, "wrong", now, tc3), Scheme::Tc3, "tencent"), AuthError::Mismatch);
+        assert_eq!(check(signed("AKIDnobody", sk, now, tc3), Scheme::Tc3, "tencent"), AuthError::UnknownKey("AKIDnobody".into()));
+        assert_eq!(check(signed(ak, sk, now, tc3), Scheme::Tc3, "alibaba"), AuthError::UnknownKey(ak.into()), "keys are per provider");
+        assert_eq!(check(signed(ak, sk, now - 600, tc3), Scheme::Tc3, "tencent"), AuthError::Expired { skew_seconds: 600 });
+        assert_eq!(check(SimRequest::new("POST", "/"), Scheme::Tc3, "tencent"), AuthError::Missing);
+        assert_eq!(check(signed(ak, sk, now, tc3), Scheme::Acs3, "tencent"), AuthError::Unsupported(Scheme::Acs3));
     }
 }

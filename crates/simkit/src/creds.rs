@@ -1,34 +1,13 @@
 //! The access keys the local cloud accepts, per provider. Without a config file it accepts one
 //! documented test pair per provider (README "Local cloud"); with one, exactly the configured pairs.
 
-use std::fmt;
-
 use serde::Deserialize;
 
-/// A secret key. `Debug`/`Display` never show it; only signature checks read it via [`expose`](Self::expose).
-#[derive(Clone, PartialEq, Eq, Deserialize)]
-#[serde(transparent)]
-pub struct SecretKey(String);
+/// A secret key: gpuctl-sign's `Secret` (prints as `******`). Deserialised from a plain string.
+pub type SecretKey = gpuctl_sign::Secret;
 
-impl SecretKey {
-    pub fn new(s: impl Into<String>) -> Self {
-        Self(s.into())
-    }
-    pub fn expose(&self) -> &str {
-        &self.0
-    }
-}
-
-impl fmt::Debug for SecretKey {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("******")
-    }
-}
-
-impl fmt::Display for SecretKey {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("******")
-    }
+fn secret_from_str<'de, D: serde::Deserializer<'de>>(d: D) -> Result<SecretKey, D::Error> {
+    String::deserialize(d).map(SecretKey::new)
 }
 
 /// One accepted key pair. `provider` is "tencent", "alibaba" or "jdcloud".
@@ -36,6 +15,7 @@ impl fmt::Display for SecretKey {
 pub struct KeyPair {
     pub provider: String,
     pub access_key: String,
+    #[serde(deserialize_with = "secret_from_str")]
     pub secret: SecretKey,
 }
 
