@@ -1,0 +1,976 @@
+//! The catalog: GPUs, instance types per provider, and prices per billing mode.
+//!
+//! Owns the data model, the embedded data files (`crates/core/data/*.toml`), the user overlay
+//! (their own quotes win over shipped rows) and price resolution: every (instance, region, mode)
+//! the provider offers gets either an observed price row or an estimate derived from a monthly
+//! anchor, and every resolved [`Price`] says which, with source, date and confidence.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::sync::OnceLock;
+
+use jiff::civil::Date;
+use serde::{Deserialize, Serialize};
+
+/// The schema version the data files and overlays must declare.
+pub const SCHEMA_VERSION: u32 = 1;
+
+const SHIPPED_GPUS: &str = include_str!("../data/gpus.toml");
+const SHIPPED_INSTANCES: &str = include_str!("../data/instances.toml");
+const SHIPPED_PRICES: &str = include_str!("../data/prices.toml");
+
+/// A cloud gpuctl knows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Provider {
+    Tencent,
+    Alibaba,
+    #[serde(rename = "jdcloud")]
+    JdCloud,
+}
+
+impl Provider {
+    pub const ALL: [Provider; 3] = [Provider::Tencent, Provider::Alibaba, Provider::JdCloud];
+
+    /// The name used in files, flags and `--json`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Provider::Tencent => "tencent",
+            Provider::Alibaba => "alibaba",
+            Provider::JdCloud => "jdcloud",
+        }
+    }
+
+    pub fn parse(s: &str) -> Result<Provider, UnknownName> {
+        match s.to_ascii_lowercase().as_str() {
+            "tencent" | "tencentcloud" | "qcloud" | "tc" => Ok(Provider::Tencent),
+            "alibaba" | "aliyun" | "alibabacloud" | "ali" => Ok(Provider::Alibaba),
+            "jdcloud" | "jd" | "jdcloudcom" => Ok(Provider::JdCloud),
+            _ => Err(UnknownName::new("provider", s, Provider::ALL.iter().map(|p| p.as_str()))),
+        }
+    }
+}
+
+impl fmt::Display for Provider {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// How an instance is billed. Prices for each mode are per that mode's term (see [`BillingMode::term_hours`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum BillingMode {
+    /// Pay-as-you-go, ¥ per hour (按量计费 / 按量付费).
+    Hourly,
+    /// Spot / preemptible, ¥ per hour; can be reclaimed at any time (竞价实例 / 抢占式实例).
+    Spot,
+    /// Weekly rent, ¥ per 7 days (Alibaba only).
+    Weekly,
+    /// Monthly subscription, ¥ per month (包年包月).
+    Monthly,
+    /// One-year subscription, ¥ per year.
+    Year1,
+    /// Three-year subscription, ¥ for the whole 3 years.
+    Year3,
+}
+
+impl BillingMode {
+    pub const ALL: [BillingMode; 6] = [
+        BillingMode::Hourly,
+        BillingMode::Spot,
+        BillingMode::Weekly,
+        BillingMode::Monthly,
+        BillingMode::Year1,
+        BillingMode::Year3,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            BillingMode::Hourly => "hourly",
+            BillingMode::Spot => "spot",
+            BillingMode::Weekly => "weekly",
+            BillingMode::Monthly => "monthly",
+            BillingMode::Year1 => "year1",
+            BillingMode::Year3 => "year3",
+        }
+    }
+
+    pub fn parse(s: &str) -> Result<BillingMode, UnknownName> {
+        match s.to_ascii_lowercase().as_str() {
+            "hourly" | "payg" | "postpaid" | "on-demand" | "ondemand" => Ok(BillingMode::Hourly),
+            "spot" | "preemptible" => Ok(BillingMode::Spot),
+            "weekly" | "week" => Ok(BillingMode::Weekly),
+            "monthly" | "month" | "prepaid" => Ok(BillingMode::Monthly),
+            "year1" | "yearly" | "1y" | "1-year" => Ok(BillingMode::Year1),
+            "year3" | "3y" | "3-year" => Ok(BillingMode::Year3),
+            _ => Err(UnknownName::new("billing mode", s, BillingMode::ALL.iter().map(|m| m.as_str()))),
+        }
+    }
+
+    /// Hours of one billing term (a month is 730 h, a year 8,760 h). Hourly and spot terms are 1 h.
+    pub fn term_hours(self) -> f64 {
+        match self {
+            BillingMode::Hourly | BillingMode::Spot => 1.0,
+            BillingMode::Weekly => 168.0,
+            BillingMode::Monthly => 730.0,
+            BillingMode::Year1 => 8760.0,
+            BillingMode::Year3 => 3.0 * 8760.0,
+        }
+    }
+
+    /// True for pay-per-hour modes (billed for hours used, released when done).
+    pub fn is_per_hour(self) -> bool {
+        matches!(self, BillingMode::Hourly | BillingMode::Spot)
+    }
+
+    /// The unit a price in this mode is quoted in, for people.
+    pub fn unit(self) -> &'static str {
+        match self {
+            BillingMode::Hourly | BillingMode::Spot => "hour",
+            BillingMode::Weekly => "week",
+            BillingMode::Monthly => "month",
+            BillingMode::Year1 => "year",
+            BillingMode::Year3 => "3 years",
+        }
+    }
+}
+
+impl fmt::Display for BillingMode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// How much to trust a number (catalog-facts.md tags).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub enum Confidence {
+    /// Vendor datasheet or official cloud doc.
+    A,
+    /// Reputable third party or consistent multi-source.
+    B,
+    /// Single third-party source, hand-entered, or derived.
+    C,
+    /// Quoted in the user's brief; no public source found.
+    #[serde(rename = "brief")]
+    Brief,
+    /// No source: an estimate, with its derivation alongside.
+    #[serde(rename = "estimate")]
+    Estimate,
+    /// The user's own number from an overlay file.
+    #[serde(rename = "user")]
+    User,
+}
+
+impl Confidence {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Confidence::A => "A",
+            Confidence::B => "B",
+            Confidence::C => "C",
+            Confidence::Brief => "brief",
+            Confidence::Estimate => "estimate",
+            Confidence::User => "user",
+        }
+    }
+}
+
+/// The software stack a GPU needs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Stack {
+    /// NVIDIA CUDA (PyTorch, vLLM, …).
+    Cuda,
+    /// Huawei Ascend: CANN with MindSpore or torch_npu, not CUDA.
+    Ascend,
+}
+
+/// One GPU model (catalog-facts.md §1). TFLOPS are dense (no 2:4 sparsity).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Gpu {
+    /// Short id used in files and flags, e.g. `a10`, `a100-sxm4-40g`.
+    pub id: String,
+    /// Display name, e.g. "NVIDIA A10".
+    pub name: String,
+    pub vram_gb: f64,
+    pub mem_bw_gbps: f64,
+    /// Dense FP16/BF16 tensor TFLOPS; for GPUs without tensor cores, the usable FP32 rate.
+    pub fp16_tflops: f64,
+    pub fp32_tflops: f64,
+    pub bf16: bool,
+    /// Whether FP16 / mixed-precision training is practical at all.
+    pub fp16_training: bool,
+    /// Why not, or what limits it (shown to users).
+    #[serde(default)]
+    pub training_note: String,
+    /// GPU↔GPU link, e.g. "NVLink3 600 GB/s" or "PCIe4 only".
+    pub interconnect: String,
+    /// Whether GPUs in one instance talk over NVLink/HCCS (affects multi-GPU MFU).
+    pub fast_link: bool,
+    pub stack: Stack,
+    /// CUDA compute capability ("7.5"), empty for Ascend.
+    #[serde(default)]
+    pub compute_capability: String,
+    /// FlashAttention-2 support (Ampere and newer).
+    #[serde(default)]
+    pub flash_attention2: bool,
+    pub tdp_w: f64,
+    pub confidence: Confidence,
+    #[serde(default)]
+    pub notes: String,
+}
+
+impl Gpu {
+    /// Compute capability as a number (7.5), `None` for Ascend.
+    pub fn cc(&self) -> Option<f64> {
+        self.compute_capability.parse().ok()
+    }
+}
+
+/// A region a provider sells in, with its zones.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Region {
+    pub id: String,
+    pub name: String,
+    pub zones: Vec<String>,
+}
+
+/// What a provider offers overall.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProviderInfo {
+    pub id: Provider,
+    pub name: String,
+    /// Billing modes this provider sells GPU instances under (an instance may narrow them).
+    pub billing_modes: Vec<BillingMode>,
+    pub regions: Vec<Region>,
+    #[serde(default)]
+    pub source: String,
+}
+
+/// One instance type (catalog-facts.md §2).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct InstanceType {
+    pub provider: Provider,
+    /// The cloud's own type id, e.g. `GN7.2XLARGE32`, `gn7i-c8g1.2xlarge`, `p.n1v100.2xlarge`.
+    pub id: String,
+    pub family: String,
+    /// GPU id (see [`Gpu::id`]).
+    pub gpu: String,
+    /// GPUs per instance; fractions are vGPU slices (0.25 = a quarter card, VRAM and compute scale).
+    pub gpu_count: f64,
+    pub vcpu: u32,
+    pub ram_gb: f64,
+    pub regions: Vec<String>,
+    /// Narrower than the provider's billing modes, when set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub billing_modes: Option<Vec<BillingMode>>,
+    pub confidence: Confidence,
+    #[serde(default)]
+    pub source: String,
+    #[serde(default)]
+    pub notes: String,
+}
+
+impl InstanceType {
+    /// GPUs counted whole (a vGPU slice counts as 1 device).
+    pub fn devices(&self) -> u32 {
+        self.gpu_count.ceil().max(1.0) as u32
+    }
+    /// Usable VRAM per device in GB (a slice gets its share).
+    pub fn vram_per_device_gb(&self, gpu: &Gpu) -> f64 {
+        if self.gpu_count < 1.0 {
+            gpu.vram_gb * self.gpu_count
+        } else {
+            gpu.vram_gb
+        }
+    }
+}
+
+/// A price row as written in a data file or overlay. `cny` is per the mode's term
+/// (hour, week, month, year, or the whole 3 years).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PriceRow {
+    pub provider: Provider,
+    pub instance: String,
+    /// A region id, or `*` for every region the instance is sold in.
+    pub region: String,
+    pub mode: BillingMode,
+    pub cny: f64,
+    /// `YYYY-MM-DD`.
+    pub as_of: String,
+    pub source: String,
+    pub confidence: Confidence,
+    #[serde(default)]
+    pub derivation: String,
+    #[serde(default)]
+    pub notes: String,
+}
+
+/// A monthly price per GPU used to estimate instances that have no price of their own.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Anchor {
+    pub gpu: String,
+    /// ¥ per GPU per month.
+    pub monthly_cny_per_gpu: f64,
+    pub as_of: String,
+    pub source: String,
+    pub confidence: Confidence,
+    #[serde(default)]
+    pub derivation: String,
+}
+
+/// How a mode's price is estimated from a monthly price, when no observed row exists.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ModeRatio {
+    pub mode: BillingMode,
+    /// Price of one term of `mode` = monthly × `of_monthly`.
+    pub of_monthly: f64,
+    pub derivation: String,
+}
+
+/// Where a resolved price came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PriceOrigin {
+    /// A row in the shipped data.
+    Shipped,
+    /// A row in the user's overlay.
+    Overlay,
+    /// Estimated from a monthly anchor with a mode ratio.
+    Derived,
+}
+
+/// A resolved price for one instance, region and billing mode.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Price {
+    pub provider: Provider,
+    pub instance: String,
+    pub region: String,
+    pub mode: BillingMode,
+    /// ¥ per term of `mode` (hour, week, month, year, 3 years).
+    pub cny: f64,
+    /// ¥ per hour of the term, for comparing modes (cny ÷ term hours).
+    pub cny_per_hour: f64,
+    pub as_of: Date,
+    pub source: String,
+    pub confidence: Confidence,
+    pub origin: PriceOrigin,
+    /// How an estimate was made; empty for observed prices.
+    pub derivation: String,
+}
+
+impl Price {
+    /// Age in days on `today` (the engine reads no clock: callers pass the date).
+    pub fn age_days(&self, today: Date) -> i64 {
+        (today - self.as_of).get_days() as i64
+    }
+}
+
+// ---- files ---------------------------------------------------------------------------------
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DataFile {
+    schema_version: u32,
+    #[serde(default)]
+    gpu: Vec<Gpu>,
+    #[serde(default)]
+    provider: Vec<ProviderInfo>,
+    #[serde(default)]
+    instance: Vec<InstanceType>,
+    #[serde(default)]
+    price: Vec<PriceRow>,
+    #[serde(default)]
+    anchor: Vec<Anchor>,
+    #[serde(default)]
+    mode_ratio: Vec<ModeRatio>,
+}
+
+/// Why a catalog or overlay file was refused. Carries line:column where known.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum CatalogError {
+    #[error("{file}:{line}:{column}: {message}")]
+    Parse { file: String, line: usize, column: usize, message: String },
+    #[error("{file}: {message}")]
+    Invalid { file: String, message: String },
+}
+
+/// A name that matched nothing, with the closest valid names.
+#[derive(Debug, Clone, PartialEq, Serialize, thiserror::Error)]
+#[error("unknown {kind} '{given}'{}", crate::suggest::did_you_mean(.suggestions))]
+pub struct UnknownName {
+    pub kind: String,
+    pub given: String,
+    pub suggestions: Vec<String>,
+}
+
+impl UnknownName {
+    pub fn new<'a>(kind: &str, given: &str, candidates: impl IntoIterator<Item = &'a str>) -> Self {
+        UnknownName {
+            kind: kind.to_string(),
+            given: given.to_string(),
+            suggestions: crate::suggest::suggest(given, candidates),
+        }
+    }
+}
+
+fn line_col(text: &str, offset: usize) -> (usize, usize) {
+    let before = &text[..offset.min(text.len())];
+    let line = before.matches('\n').count() + 1;
+    let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+    (line, column)
+}
+
+fn parse_file(name: &str, text: &str) -> Result<DataFile, CatalogError> {
+    let trimmed = text.trim_start();
+    let parsed: DataFile = if trimmed.starts_with('{') {
+        serde_json::from_str(text).map_err(|e| CatalogError::Parse {
+            file: name.to_string(),
+            line: e.line(),
+            column: e.column(),
+            message: e.to_string(),
+        })?
+    } else {
+        toml::from_str(text).map_err(|e| {
+            let (line, column) = e.span().map_or((1, 1), |s| line_col(text, s.start));
+            CatalogError::Parse {
+                file: name.to_string(),
+                line,
+                column,
+                message: e.message().trim().to_string(),
+            }
+        })?
+    };
+    if parsed.schema_version != SCHEMA_VERSION {
+        return Err(CatalogError::Invalid {
+            file: name.to_string(),
+            message: format!(
+                "schema_version = {} but this gpuctl reads schema_version = {SCHEMA_VERSION}",
+                parsed.schema_version
+            ),
+        });
+    }
+    Ok(parsed)
+}
+
+// ---- the catalog ---------------------------------------------------------------------------
+
+/// GPUs, providers, instance types and resolved prices. Cheap to query; build once.
+#[derive(Debug, Clone, Serialize)]
+pub struct Catalog {
+    gpus: Vec<Gpu>,
+    providers: Vec<ProviderInfo>,
+    instances: Vec<InstanceType>,
+    rows: Vec<PriceRow>,
+    row_origin: Vec<PriceOrigin>,
+    anchors: Vec<Anchor>,
+    ratios: Vec<ModeRatio>,
+    /// Resolved prices, sorted by (provider, instance, region, mode).
+    prices: Vec<Price>,
+    /// Index: (provider, instance id) → range in `prices`.
+    #[serde(skip)]
+    price_index: BTreeMap<(Provider, String), (usize, usize)>,
+    /// True when an overlay was applied.
+    pub overlaid: bool,
+}
+
+impl Catalog {
+    /// The catalog shipped inside the binary, parsed once.
+    pub fn shipped() -> &'static Catalog {
+        static SHIPPED: OnceLock<Catalog> = OnceLock::new();
+        SHIPPED.get_or_init(|| {
+            Catalog::from_files(&[
+                ("gpus.toml", SHIPPED_GPUS),
+                ("instances.toml", SHIPPED_INSTANCES),
+                ("prices.toml", SHIPPED_PRICES),
+            ])
+            .expect("shipped catalog is valid (checked by tests)")
+        })
+    }
+
+    /// Build from data files (TOML, or JSON when the text starts with `{`); `(name, text)` pairs.
+    pub fn from_files(files: &[(&str, &str)]) -> Result<Catalog, CatalogError> {
+        let mut cat = Catalog::empty();
+        for (name, text) in files {
+            let file = parse_file(name, text)?;
+            cat.merge(name, file, PriceOrigin::Shipped)?;
+        }
+        cat.resolve().map_err(|message| CatalogError::Invalid { file: "catalog".into(), message })?;
+        Ok(cat)
+    }
+
+    fn empty() -> Catalog {
+        Catalog {
+            gpus: vec![],
+            providers: vec![],
+            instances: vec![],
+            rows: vec![],
+            row_origin: vec![],
+            anchors: vec![],
+            ratios: vec![],
+            prices: vec![],
+            price_index: BTreeMap::new(),
+            overlaid: false,
+        }
+    }
+
+    /// This catalog with a user overlay applied: overlay rows replace shipped rows with the same key
+    /// (GPU id; provider + instance id; provider + instance + region + mode for prices; GPU for anchors).
+    /// `name` is used in error messages (`name:line:column`).
+    pub fn with_overlay(&self, name: &str, text: &str) -> Result<Catalog, CatalogError> {
+        let file = parse_file(name, text)?;
+        let mut cat = self.clone();
+        cat.merge(name, file, PriceOrigin::Overlay)?;
+        cat.overlaid = true;
+        cat.resolve().map_err(|message| CatalogError::Invalid { file: name.into(), message })?;
+        Ok(cat)
+    }
+
+    fn merge(&mut self, name: &str, file: DataFile, origin: PriceOrigin) -> Result<(), CatalogError> {
+        let invalid = |message: String| CatalogError::Invalid { file: name.to_string(), message };
+        for g in file.gpu {
+            match self.gpus.iter_mut().find(|x| x.id == g.id) {
+                Some(x) => *x = g,
+                None => self.gpus.push(g),
+            }
+        }
+        for p in file.provider {
+            match self.providers.iter_mut().find(|x| x.id == p.id) {
+                Some(x) => *x = p,
+                None => self.providers.push(p),
+            }
+        }
+        for i in file.instance {
+            match self.instances.iter_mut().find(|x| x.provider == i.provider && x.id == i.id) {
+                Some(x) => *x = i,
+                None => self.instances.push(i),
+            }
+        }
+        for (n, r) in file.price.into_iter().enumerate() {
+            parse_date(&r.as_of).map_err(|e| invalid(format!("price row {} ({}): {e}", n + 1, r.instance)))?;
+            if !(r.cny.is_finite() && r.cny > 0.0) {
+                return Err(invalid(format!("price row {} ({}): cny must be a positive number", n + 1, r.instance)));
+            }
+            let mut r = r;
+            if origin == PriceOrigin::Overlay && r.confidence != Confidence::User {
+                // An overlay is the user's word; keep their tag only if they gave a stronger one.
+                if matches!(r.confidence, Confidence::Estimate | Confidence::Brief) {
+                } else {
+                    r.confidence = Confidence::User;
+                }
+            }
+            match self.rows.iter().position(|x| {
+                x.provider == r.provider && x.instance == r.instance && x.region == r.region && x.mode == r.mode
+            }) {
+                Some(k) => {
+                    self.rows[k] = r;
+                    self.row_origin[k] = origin;
+                }
+                None => {
+                    self.rows.push(r);
+                    self.row_origin.push(origin);
+                }
+            }
+        }
+        for a in file.anchor {
+            parse_date(&a.as_of).map_err(|e| invalid(format!("anchor for {}: {e}", a.gpu)))?;
+            match self.anchors.iter_mut().find(|x| x.gpu == a.gpu) {
+                Some(x) => *x = a,
+                None => self.anchors.push(a),
+            }
+        }
+        for m in file.mode_ratio {
+            match self.ratios.iter_mut().find(|x| x.mode == m.mode) {
+                Some(x) => *x = m,
+                None => self.ratios.push(m),
+            }
+        }
+        Ok(())
+    }
+
+    /// Check references and compute every resolved price.
+    fn resolve(&mut self) -> Result<(), String> {
+        for i in &self.instances {
+            if self.gpu(&i.gpu).is_none() {
+                let e = UnknownName::new("GPU", &i.gpu, self.gpus.iter().map(|g| g.id.as_str()));
+                return Err(format!("instance {} {}: {e}", i.provider, i.id));
+            }
+            let Some(p) = self.provider(i.provider) else {
+                return Err(format!("instance {} {}: provider {} has no [[provider]] entry", i.provider, i.id, i.provider));
+            };
+            for r in &i.regions {
+                if !p.regions.iter().any(|x| &x.id == r) {
+                    let e = UnknownName::new("region", r, p.regions.iter().map(|x| x.id.as_str()));
+                    return Err(format!("instance {} {}: {e}", i.provider, i.id));
+                }
+            }
+        }
+        for r in &self.rows {
+            let Some(inst) = self.instance_type(r.provider, &r.instance) else {
+                let e = UnknownName::new(
+                    "instance type",
+                    &r.instance,
+                    self.instances.iter().filter(|i| i.provider == r.provider).map(|i| i.id.as_str()),
+                );
+                return Err(format!("price for {} {}: {e}", r.provider, r.instance));
+            };
+            if r.region != "*" && !inst.regions.contains(&r.region) {
+                let e = UnknownName::new("region", &r.region, inst.regions.iter().map(|s| s.as_str()));
+                return Err(format!("price for {} {}: {e} (regions of this instance type)", r.provider, r.instance));
+            }
+        }
+        for a in &self.anchors {
+            if self.gpu(&a.gpu).is_none() {
+                let e = UnknownName::new("GPU", &a.gpu, self.gpus.iter().map(|g| g.id.as_str()));
+                return Err(format!("anchor: {e}"));
+            }
+        }
+
+        let mut prices = Vec::new();
+        for inst in &self.instances {
+            let modes = self.billing_modes(inst);
+            for region in &inst.regions {
+                for &mode in &modes {
+                    if let Some(p) = self.resolve_one(inst, region, mode) {
+                        prices.push(p);
+                    }
+                }
+            }
+        }
+        prices.sort_by(|a, b| {
+            (a.provider, &a.instance, &a.region, a.mode).cmp(&(b.provider, &b.instance, &b.region, b.mode))
+        });
+        let mut index = BTreeMap::new();
+        let mut start = 0;
+        while start < prices.len() {
+            let key = (prices[start].provider, prices[start].instance.clone());
+            let mut end = start;
+            while end < prices.len() && prices[end].provider == key.0 && prices[end].instance == key.1 {
+                end += 1;
+            }
+            index.insert(key, (start, end));
+            start = end;
+        }
+        self.prices = prices;
+        self.price_index = index;
+        Ok(())
+    }
+
+    /// Observed row for exactly this region, else a `*` row.
+    fn row_for(&self, inst: &InstanceType, region: &str, mode: BillingMode) -> Option<(&PriceRow, PriceOrigin)> {
+        let find = |reg: &str| {
+            self.rows.iter().zip(&self.row_origin).find(|(r, _)| {
+                r.provider == inst.provider && r.instance == inst.id && r.region == reg && r.mode == mode
+            })
+        };
+        find(region).or_else(|| find("*")).map(|(r, o)| (r, *o))
+    }
+
+    fn resolve_one(&self, inst: &InstanceType, region: &str, mode: BillingMode) -> Option<Price> {
+        let make = |cny: f64, as_of: &str, source: &str, confidence, origin, derivation: String| Price {
+            provider: inst.provider,
+            instance: inst.id.clone(),
+            region: region.to_string(),
+            mode,
+            cny,
+            cny_per_hour: cny / mode.term_hours(),
+            as_of: parse_date(as_of).expect("dates checked on merge"),
+            source: source.to_string(),
+            confidence,
+            origin,
+            derivation,
+        };
+        if let Some((r, origin)) = self.row_for(inst, region, mode) {
+            let mut d = r.derivation.clone();
+            if r.region == "*" && d.is_empty() {
+                d = "source gives no region; assumed the same in every region".into();
+            }
+            return Some(make(r.cny, &r.as_of, &r.source, r.confidence, origin, d));
+        }
+        // Estimate from a monthly figure: this instance's own monthly row (same region, else any), else the
+        // per-GPU anchor × GPU count.
+        let ratio = self.ratios.iter().find(|x| x.mode == mode)?;
+        let own_monthly = self.row_for(inst, region, BillingMode::Monthly).or_else(|| {
+            self.rows
+                .iter()
+                .zip(&self.row_origin)
+                .find(|(r, _)| r.provider == inst.provider && r.instance == inst.id && r.mode == BillingMode::Monthly)
+                .map(|(r, o)| (r, *o))
+        });
+        let (monthly, as_of, source, base) = if let Some((r, _)) = own_monthly {
+            (
+                r.cny,
+                r.as_of.clone(),
+                r.source.clone(),
+                format!("this type's monthly ¥{:.2} ({}, {}, confidence {})", r.cny, r.region, r.as_of, r.confidence.as_str()),
+            )
+        } else {
+            let a = self.anchors.iter().find(|a| a.gpu == inst.gpu)?;
+            (
+                a.monthly_cny_per_gpu * inst.gpu_count,
+                a.as_of.clone(),
+                a.source.clone(),
+                format!(
+                    "per-GPU monthly anchor ¥{:.2} for {} × {} GPU ({}; confidence {}{}); per-GPU scaling ignores vCPU/RAM differences",
+                    a.monthly_cny_per_gpu,
+                    a.gpu,
+                    inst.gpu_count,
+                    a.as_of,
+                    a.confidence.as_str(),
+                    if a.derivation.is_empty() { String::new() } else { format!(": {}", a.derivation) }
+                ),
+            )
+        };
+        Some(make(
+            monthly * ratio.of_monthly,
+            &as_of,
+            &source,
+            Confidence::Estimate,
+            PriceOrigin::Derived,
+            if mode == BillingMode::Monthly { base } else { format!("{base}; {} × {}: {}", mode, ratio.of_monthly, ratio.derivation) },
+        ))
+    }
+
+    // ---- queries -----------------------------------------------------------------------------
+
+    pub fn gpus(&self) -> &[Gpu] {
+        &self.gpus
+    }
+
+    pub fn gpu(&self, id: &str) -> Option<&Gpu> {
+        self.gpus.iter().find(|g| g.id.eq_ignore_ascii_case(id))
+    }
+
+    /// A GPU by id or display name, or the closest names.
+    pub fn find_gpu(&self, name: &str) -> Result<&Gpu, UnknownName> {
+        let norm = |s: &str| s.to_ascii_lowercase().replace([' ', '_', '-'], "");
+        let n = norm(name);
+        self.gpus
+            .iter()
+            .find(|g| norm(&g.id) == n || norm(&g.name) == n || norm(g.name.trim_start_matches("NVIDIA ")) == n)
+            .ok_or_else(|| UnknownName::new("GPU", name, self.gpus.iter().map(|g| g.id.as_str())))
+    }
+
+    pub fn providers(&self) -> &[ProviderInfo] {
+        &self.providers
+    }
+
+    pub fn provider(&self, p: Provider) -> Option<&ProviderInfo> {
+        self.providers.iter().find(|x| x.id == p)
+    }
+
+    pub fn instance_types(&self) -> &[InstanceType] {
+        &self.instances
+    }
+
+    /// Instance types of one provider.
+    pub fn instance_types_of(&self, p: Provider) -> impl Iterator<Item = &InstanceType> {
+        self.instances.iter().filter(move |i| i.provider == p)
+    }
+
+    pub fn instance_type(&self, provider: Provider, id: &str) -> Option<&InstanceType> {
+        self.instances.iter().find(|i| i.provider == provider && i.id == id)
+    }
+
+    /// An instance type by id, or the closest ids of that provider.
+    pub fn find_instance_type(&self, provider: Provider, id: &str) -> Result<&InstanceType, UnknownName> {
+        self.instance_type(provider, id)
+            .or_else(|| self.instances.iter().find(|i| i.provider == provider && i.id.eq_ignore_ascii_case(id)))
+            .ok_or_else(|| {
+                UnknownName::new("instance type", id, self.instance_types_of(provider).map(|i| i.id.as_str()))
+            })
+    }
+
+    /// Billing modes offered for this instance type.
+    pub fn billing_modes(&self, inst: &InstanceType) -> Vec<BillingMode> {
+        match &inst.billing_modes {
+            Some(m) => m.clone(),
+            None => self.provider(inst.provider).map(|p| p.billing_modes.clone()).unwrap_or_default(),
+        }
+    }
+
+    /// Every resolved price (observed, overlay or derived).
+    pub fn prices(&self) -> &[Price] {
+        &self.prices
+    }
+
+    /// All resolved prices for an instance type (every region and mode).
+    pub fn prices_of(&self, provider: Provider, instance_id: &str) -> &[Price] {
+        match self.price_index.get(&(provider, instance_id.to_string())) {
+            Some(&(a, b)) => &self.prices[a..b],
+            None => &[],
+        }
+    }
+
+    /// Resolved prices for an instance type in one region, one per billing mode offered.
+    pub fn prices_for(&self, provider: Provider, instance_id: &str, region: &str) -> Vec<&Price> {
+        self.prices_of(provider, instance_id).iter().filter(|p| p.region == region).collect()
+    }
+
+    /// One price.
+    pub fn price(&self, provider: Provider, instance_id: &str, region: &str, mode: BillingMode) -> Option<&Price> {
+        self.prices_of(provider, instance_id).iter().find(|p| p.region == region && p.mode == mode)
+    }
+
+    /// The price rows as written (shipped and overlay), with where each came from.
+    pub fn price_rows(&self) -> impl Iterator<Item = (&PriceRow, PriceOrigin)> {
+        self.rows.iter().zip(self.row_origin.iter().copied())
+    }
+
+    pub fn anchors(&self) -> &[Anchor] {
+        &self.anchors
+    }
+
+    pub fn mode_ratios(&self) -> &[ModeRatio] {
+        &self.ratios
+    }
+
+    /// Oldest and newest `as_of` of all resolved prices, for "prices are N days old" lines.
+    pub fn price_dates(&self) -> Option<(Date, Date)> {
+        let min = self.prices.iter().map(|p| p.as_of).min()?;
+        let max = self.prices.iter().map(|p| p.as_of).max()?;
+        Some((min, max))
+    }
+
+    /// One line for people on how old the prices are on `today`.
+    pub fn price_age_line(&self, today: Date) -> String {
+        match self.price_dates() {
+            Some((old, new)) => {
+                let a = (today - new).get_days();
+                let b = (today - old).get_days();
+                format!(
+                    "prices as of {old} … {new} ({a}–{b} days old on {today}){}",
+                    if self.overlaid { "; user overlay applied" } else { "" }
+                )
+            }
+            None => "no prices in the catalog".to_string(),
+        }
+    }
+}
+
+/// Parse `YYYY-MM-DD`.
+pub fn parse_date(s: &str) -> Result<Date, String> {
+    s.parse::<Date>().map_err(|e| format!("'{s}' is not a date (YYYY-MM-DD): {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shipped_catalog_loads_and_covers_the_issue_families() {
+        let c = Catalog::shipped();
+        for (p, fam) in [
+            (Provider::Tencent, "GN6S"),
+            (Provider::Tencent, "GN7"),
+            (Provider::Tencent, "GN8"),
+            (Provider::Tencent, "GN10X"),
+            (Provider::Tencent, "GN10Xp"),
+            (Provider::Tencent, "GT4"),
+            (Provider::Tencent, "PNV4"),
+            (Provider::Tencent, "HCCPNV4h"),
+            (Provider::Alibaba, "gn6i"),
+            (Provider::Alibaba, "gn6v"),
+            (Provider::Alibaba, "gn6e"),
+            (Provider::Alibaba, "gn7i"),
+            (Provider::Alibaba, "gn7s"),
+            (Provider::Alibaba, "gn7"),
+            (Provider::Alibaba, "gn7e"),
+            (Provider::Alibaba, "gn8is"),
+            (Provider::Alibaba, "gn8v"),
+            (Provider::JdCloud, "p.n1p40"),
+            (Provider::JdCloud, "p.n1v100"),
+            (Provider::JdCloud, "gcs"),
+        ] {
+            assert!(c.instance_types_of(p).any(|i| i.family == fam), "{p} {fam} missing");
+        }
+        // Every instance type has at least one price, and every price says where it came from.
+        for i in c.instance_types() {
+            assert!(!c.prices_of(i.provider, &i.id).is_empty(), "{} {} has no price", i.provider, i.id);
+        }
+        for p in c.prices() {
+            assert!(!p.source.is_empty(), "{p:?}");
+            if p.confidence == Confidence::Estimate {
+                assert!(!p.derivation.is_empty(), "{p:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn observed_rows_win_and_the_rest_are_marked_estimates() {
+        let c = Catalog::shipped();
+        let p = c.price(Provider::Alibaba, "gn7i-c8g1.2xlarge", "cn-shanghai", BillingMode::Hourly).unwrap();
+        assert_eq!((p.cny, p.confidence, p.origin), (9.74, Confidence::C, PriceOrigin::Shipped));
+        let p = c.price(Provider::Alibaba, "gn7i-c8g1.2xlarge", "cn-hangzhou", BillingMode::Hourly).unwrap();
+        assert_eq!((p.confidence, p.origin), (Confidence::Estimate, PriceOrigin::Derived));
+        assert!(p.derivation.contains("1.52"), "{}", p.derivation);
+        let p = c.price(Provider::Alibaba, "gn7i-c8g1.2xlarge", "cn-shanghai", BillingMode::Weekly).unwrap();
+        assert!(p.derivation.contains("4675.66"), "{}", p.derivation);
+        // Tencent sells no weekly term.
+        assert!(c.price(Provider::Tencent, "GN7.2XLARGE32", "ap-guangzhou", BillingMode::Weekly).is_none());
+        let brief = c.price(Provider::JdCloud, "gcs.classic.24g", "cn-central-xy1", BillingMode::Hourly).unwrap();
+        assert_eq!(brief.confidence, Confidence::Brief);
+    }
+
+    #[test]
+    fn overlay_rows_win_over_shipped_rows() {
+        let overlay = r#"
+schema_version = 1
+[[price]]
+provider = "alibaba"
+instance = "gn7i-c8g1.2xlarge"
+region = "cn-shanghai"
+mode = "hourly"
+cny = 7.5
+as_of = "2026-11-20"
+source = "our contract"
+confidence = "A"
+"#;
+        let c = Catalog::shipped().with_overlay("mine.toml", overlay).unwrap();
+        let p = c.price(Provider::Alibaba, "gn7i-c8g1.2xlarge", "cn-shanghai", BillingMode::Hourly).unwrap();
+        assert_eq!((p.cny, p.origin, p.confidence), (7.5, PriceOrigin::Overlay, Confidence::User));
+        // Other regions keep the shipped row.
+        let p = c.price(Provider::Alibaba, "gn7i-c8g1.2xlarge", "cn-shenzhen", BillingMode::Hourly).unwrap();
+        assert_eq!(p.cny, 9.74);
+        assert!(c.overlaid);
+        // JSON works too.
+        let json = r#"{"schema_version": 1, "price": [{"provider": "tencent", "instance": "GN7.2XLARGE32", "region": "ap-guangzhou",
+            "mode": "hourly", "cny": 3.2, "as_of": "2026-11-01", "source": "quote", "confidence": "user"}]}"#;
+        let c = Catalog::shipped().with_overlay("mine.json", json).unwrap();
+        assert_eq!(c.price(Provider::Tencent, "GN7.2XLARGE32", "ap-guangzhou", BillingMode::Hourly).unwrap().cny, 3.2);
+    }
+
+    #[test]
+    fn overlay_errors_say_where_and_suggest() {
+        let check = |text: &str, expected: &str| {
+            let e = Catalog::shipped().with_overlay("mine.toml", text).unwrap_err().to_string();
+            assert!(e.contains(expected), "got: {e}\nwant: {expected}");
+        };
+        check("schema_version = 1\n[[price]]\nprovider = \"alibaba\"\ncny = \"x\"\n", "mine.toml:4:7");
+        check("schema_version = 2\n", "schema_version = 2 but this gpuctl reads schema_version = 1");
+        check(
+            "schema_version = 1\n[[price]]\nprovider = \"alibaba\"\ninstance = \"gn7i-c8g1.2xlage\"\nregion = \"*\"\nmode = \"hourly\"\ncny = 1.0\nas_of = \"2026-01-01\"\nsource = \"x\"\nconfidence = \"A\"\n",
+            "did you mean gn7i-c8g1.2xlarge",
+        );
+        check(
+            "schema_version = 1\n[[price]]\nprovider = \"alibaba\"\ninstance = \"gn7i-c8g1.2xlarge\"\nregion = \"*\"\nmode = \"hourly\"\ncny = 1.0\nas_of = \"2026-13-01\"\nsource = \"x\"\nconfidence = \"A\"\n",
+            "is not a date",
+        );
+        let e = Catalog::shipped().with_overlay("m.json", "{\"schema_version\": 1,\n \"gpu\": 3}").unwrap_err().to_string();
+        assert!(e.starts_with("m.json:2:"), "{e}");
+    }
+
+    #[test]
+    fn price_age_is_relative_to_the_given_day() {
+        let c = Catalog::shipped();
+        let line = c.price_age_line(parse_date("2026-11-30").unwrap());
+        assert!(line.starts_with("prices as of 2026-06-15 … 2026-11-01 (29–168 days old on 2026-11-30)"), "{line}");
+    }
+}

@@ -1,0 +1,453 @@
+//! Fit: does a job fit in a GPU's memory, and what takes the memory.
+//!
+//! Per-GPU memory = weights + gradients + optimizer states + trainable adapters + activations
+//! (+ KV cache for inference) + runtime overhead, by method and ZeRO/FSDP stage. The breakdown is
+//! the answer; the total is just its sum.
+
+use serde::{Deserialize, Serialize};
+
+use crate::catalog::UnknownName;
+use crate::model::ModelShape;
+
+/// What the job does to the model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Method {
+    /// Full fine-tune, mixed precision (16-bit weights and grads, FP32 master weights + Adam states).
+    Full,
+    /// Full fine-tune entirely in 16-bit (weights, grads and Adam states in BF16).
+    #[serde(rename = "full16")]
+    FullPure16,
+    /// Freeze all but the last few layers; train those in mixed precision.
+    Freeze,
+    /// LoRA adapters on a frozen 16-bit model.
+    Lora,
+    /// QLoRA on an 8-bit quantized model.
+    Qlora8,
+    /// QLoRA on a 4-bit (NF4) quantized model.
+    Qlora4,
+    /// Serving / batch inference (weights + KV cache).
+    Inference,
+}
+
+impl Method {
+    pub const ALL: [Method; 7] =
+        [Method::Full, Method::FullPure16, Method::Freeze, Method::Lora, Method::Qlora8, Method::Qlora4, Method::Inference];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Method::Full => "full",
+            Method::FullPure16 => "full16",
+            Method::Freeze => "freeze",
+            Method::Lora => "lora",
+            Method::Qlora8 => "qlora8",
+            Method::Qlora4 => "qlora4",
+            Method::Inference => "inference",
+        }
+    }
+
+    pub fn parse(s: &str) -> Result<Method, UnknownName> {
+        match s.to_ascii_lowercase().replace(['_', ' '], "-").as_str() {
+            "full" | "full-amp" | "amp" => Ok(Method::Full),
+            "full16" | "full-16" | "full-pure16" | "pure16" | "full-bf16" => Ok(Method::FullPure16),
+            "freeze" => Ok(Method::Freeze),
+            "lora" => Ok(Method::Lora),
+            "qlora8" | "qlora-8" | "qlora-8bit" => Ok(Method::Qlora8),
+            "qlora4" | "qlora-4" | "qlora" | "qlora-4bit" => Ok(Method::Qlora4),
+            "inference" | "infer" | "serve" => Ok(Method::Inference),
+            _ => Err(UnknownName::new("method", s, Method::ALL.iter().map(|m| m.as_str()))),
+        }
+    }
+
+    pub fn is_training(self) -> bool {
+        self != Method::Inference
+    }
+
+    /// Trains adapters (or a few layers) rather than every weight.
+    pub fn is_lora_style(self) -> bool {
+        matches!(self, Method::Freeze | Method::Lora | Method::Qlora8 | Method::Qlora4)
+    }
+}
+
+/// Numeric precision. For training it picks the 16-bit type (BF16 where the GPU has it, else FP16);
+/// for inference it is the weight precision.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Precision {
+    Fp32,
+    Fp16,
+    Bf16,
+    Int8,
+    Int4,
+}
+
+impl Precision {
+    pub const ALL: [Precision; 5] = [Precision::Fp32, Precision::Fp16, Precision::Bf16, Precision::Int8, Precision::Int4];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Precision::Fp32 => "fp32",
+            Precision::Fp16 => "fp16",
+            Precision::Bf16 => "bf16",
+            Precision::Int8 => "int8",
+            Precision::Int4 => "int4",
+        }
+    }
+
+    pub fn parse(s: &str) -> Result<Precision, UnknownName> {
+        match s.to_ascii_lowercase().as_str() {
+            "fp32" | "float32" => Ok(Precision::Fp32),
+            "fp16" | "float16" | "half" => Ok(Precision::Fp16),
+            "bf16" | "bfloat16" => Ok(Precision::Bf16),
+            "int8" | "8bit" => Ok(Precision::Int8),
+            "int4" | "4bit" | "nf4" => Ok(Precision::Int4),
+            _ => Err(UnknownName::new("precision", s, Precision::ALL.iter().map(|m| m.as_str()))),
+        }
+    }
+
+    /// Bytes per weight (int4 includes blockwise scale constants: 4.127 bits/param as in NF4 + double quant).
+    pub fn weight_bytes(self) -> f64 {
+        match self {
+            Precision::Fp32 => 4.0,
+            Precision::Fp16 | Precision::Bf16 => 2.0,
+            Precision::Int8 => 1.0 + 4.0 / 64.0 / 4.0,
+            Precision::Int4 => 4.127 / 8.0,
+        }
+    }
+}
+
+/// A training or inference job.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Job {
+    pub model: ModelShape,
+    pub method: Method,
+    /// `None` = automatic (BF16 where the GPU has it, else FP16; 16-bit weights for inference).
+    #[serde(default)]
+    pub precision: Option<Precision>,
+    pub seq_len: u32,
+    pub micro_batch: u32,
+    pub grad_checkpointing: bool,
+    /// Training tokens per epoch, or tokens to process for inference. 0 = not given (price by usage hours).
+    pub tokens: f64,
+    pub epochs: f64,
+    /// ZeRO / FSDP stage 0–3; `None` = the lowest stage that fits.
+    #[serde(default)]
+    pub zero_stage: Option<u8>,
+    /// LoRA rank (adapters on every linear layer).
+    pub lora_rank: u32,
+    /// Layers left trainable by the `freeze` method.
+    pub freeze_trainable_layers: u32,
+}
+
+impl Job {
+    /// A job with everyday defaults: seq 2,048, micro-batch 1, checkpointing on, LoRA rank 8,
+    /// 2 trainable layers for `freeze`, 1 epoch, no tokens.
+    pub fn new(model: ModelShape, method: Method) -> Job {
+        Job {
+            model,
+            method,
+            precision: None,
+            seq_len: 2048,
+            micro_batch: 1,
+            grad_checkpointing: true,
+            tokens: 0.0,
+            epochs: 1.0,
+            zero_stage: None,
+            lora_rank: 8,
+            freeze_trainable_layers: 2,
+        }
+    }
+
+    /// Tokens to process in total (tokens × epochs).
+    pub fn total_tokens(&self) -> f64 {
+        self.tokens * self.epochs
+    }
+
+    /// Parameters of the LoRA adapters: rank × (in + out) on q, k, v, o and the three MLP projections.
+    pub fn adapter_params(&self) -> f64 {
+        let m = &self.model;
+        let h = m.hidden as f64;
+        let kv = m.kv_heads as f64 * m.head_dim();
+        let r = self.lora_rank as f64;
+        let attn = r * ((h + h) + (h + kv) * 2.0 + (h + h));
+        let mlp = r * 3.0 * (h + m.ffn as f64);
+        m.layers as f64 * (attn + mlp)
+    }
+}
+
+/// The GPU side of a fit question.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Hardware {
+    /// Usable VRAM per device, GB (10⁹ bytes, as vendors count).
+    pub vram_gb: f64,
+    /// Devices the job is spread over (data parallel with ZeRO for training, tensor parallel for inference).
+    pub devices: u32,
+    /// FlashAttention-2 available (no s² attention-score memory).
+    pub flash_attention: bool,
+    /// BF16 available (else training runs FP16 with loss scaling).
+    pub bf16: bool,
+}
+
+/// Memory per device, GB, by what uses it.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+pub struct MemoryBreakdown {
+    pub weights_gb: f64,
+    pub gradients_gb: f64,
+    pub optimizer_gb: f64,
+    /// Trainable adapter weights, gradients and Adam states (LoRA/QLoRA).
+    pub adapters_gb: f64,
+    pub activations_gb: f64,
+    pub kv_cache_gb: f64,
+    /// CUDA context, workspaces and allocator fragmentation.
+    pub overhead_gb: f64,
+}
+
+impl MemoryBreakdown {
+    pub fn total_gb(&self) -> f64 {
+        self.weights_gb
+            + self.gradients_gb
+            + self.optimizer_gb
+            + self.adapters_gb
+            + self.activations_gb
+            + self.kv_cache_gb
+            + self.overhead_gb
+    }
+}
+
+/// The answer to "does it fit": per-device breakdown, verdict, and the assumptions behind it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FitReport {
+    pub fits: bool,
+    /// Memory needed per device, GB.
+    pub need_gb: f64,
+    /// Usable VRAM per device, GB.
+    pub vram_gb: f64,
+    pub devices: u32,
+    /// The ZeRO/FSDP stage used (0 = plain data parallel or single GPU).
+    pub zero_stage: u8,
+    pub breakdown: MemoryBreakdown,
+    /// One line for people ("needs 128.3 GB per GPU, has 24 GB: does not fit").
+    pub verdict: String,
+    pub assumptions: Vec<String>,
+}
+
+/// CUDA context + cuBLAS/NCCL workspaces, GB per device.
+pub const CONTEXT_GB: f64 = 1.0;
+/// Allocator fragmentation and temporary buffers, as a share of everything else.
+pub const FRAGMENTATION: f64 = 0.10;
+
+const GB: f64 = 1e9;
+
+/// Memory for `job` on `hw`. With `job.zero_stage = None` and several devices, the lowest ZeRO stage
+/// that fits is chosen (stage 3 if none does).
+pub fn fit(job: &Job, hw: &Hardware) -> FitReport {
+    let devices = hw.devices.max(1);
+    let stages: Vec<u8> = match job.zero_stage {
+        Some(s) => vec![s.min(3)],
+        None if devices > 1 && job.method.is_training() => vec![0, 1, 2, 3],
+        None => vec![0],
+    };
+    let mut last = None;
+    for stage in stages {
+        let r = fit_at(job, hw, devices, stage);
+        if r.fits {
+            return r;
+        }
+        last = Some(r);
+    }
+    last.expect("at least one stage tried")
+}
+
+fn fit_at(job: &Job, hw: &Hardware, devices: u32, stage: u8) -> FitReport {
+    let m = &job.model;
+    let n = m.params;
+    let d = devices as f64;
+    let mut a = Vec::new();
+    let mut b = MemoryBreakdown::default();
+    let (s, mb) = (job.seq_len as f64, job.micro_batch as f64);
+    let (h, l) = (m.hidden as f64, m.layers as f64);
+
+    // Sharding divisors: stage ≥1 optimizer, ≥2 gradients, 3 weights.
+    let shard = |min_stage: u8| if stage >= min_stage { d } else { 1.0 };
+
+    match job.method {
+        Method::Full | Method::FullPure16 => {
+            b.weights_gb = 2.0 * n / shard(3) / GB;
+            b.gradients_gb = 2.0 * n / shard(2) / GB;
+            if job.method == Method::Full {
+                b.optimizer_gb = 12.0 * n / shard(1) / GB;
+                a.push("full fine-tune, mixed-precision Adam: 16-bit weights (2 B) + 16-bit grads (2 B) + FP32 master weights and Adam m, v (12 B) = 16 bytes/param".into());
+            } else {
+                b.optimizer_gb = 4.0 * n / shard(1) / GB;
+                a.push("full fine-tune in pure 16-bit: weights 2 B + grads 2 B + Adam m, v in 16-bit 4 B = 8 bytes/param".into());
+            }
+        }
+        Method::Freeze => {
+            let trainable = (job.freeze_trainable_layers as f64 / l).min(1.0) * (n - m.embedding_params()).max(0.0);
+            b.weights_gb = 2.0 * n / shard(3) / GB;
+            b.gradients_gb = 2.0 * trainable / shard(2) / GB;
+            b.optimizer_gb = 12.0 * trainable / shard(1) / GB;
+            a.push(format!(
+                "freeze: last {} of {} layers trainable ({:.2}B params) in mixed-precision Adam, the rest frozen in 16-bit",
+                job.freeze_trainable_layers,
+                m.layers,
+                trainable / 1e9
+            ));
+        }
+        Method::Lora | Method::Qlora8 | Method::Qlora4 => {
+            let body = (n - m.embedding_params()).max(0.0);
+            let (wb, label) = match job.method {
+                Method::Lora => (2.0 * n, "frozen base in 16-bit (2 B/param)"),
+                Method::Qlora8 => (Precision::Int8.weight_bytes() * body + 2.0 * m.embedding_params(), "base in 8-bit (LLM.int8), embeddings and LM head in 16-bit, one layer dequantized to 16-bit at a time"),
+                _ => (Precision::Int4.weight_bytes() * body + 2.0 * m.embedding_params(), "base in 4-bit NF4 with double quantization (4.127 bits/param), embeddings and LM head in 16-bit, one layer dequantized to 16-bit at a time"),
+            };
+            b.weights_gb = wb / shard(3) / GB;
+            if job.method != Method::Lora {
+                // bitsandbytes dequantizes each layer's weights to 16-bit for its matmuls: one layer's
+                // worth of 16-bit weights is live at a time.
+                b.weights_gb += 2.0 * body / l / GB;
+            }
+            let ap = job.adapter_params();
+            b.adapters_gb = 16.0 * ap / shard(1) / GB;
+            a.push(format!(
+                "{}: {label}; LoRA rank {} on all linear layers = {:.1}M params, FP32 weights + grads + Adam (16 B each)",
+                job.method.as_str(),
+                job.lora_rank,
+                ap / 1e6
+            ));
+        }
+        Method::Inference => {
+            let p = job.precision.unwrap_or(if hw.bf16 { Precision::Bf16 } else { Precision::Fp16 });
+            b.weights_gb = p.weight_bytes() * n / d / GB;
+            let kv = 2.0 * l * m.kv_heads as f64 * m.head_dim() * s * mb * 2.0;
+            b.kv_cache_gb = kv / d / GB;
+            // One layer's transient activations plus the logits of the last position per sequence.
+            b.activations_gb = (s * mb * h * 16.0 + mb * m.vocab as f64 * 4.0) / GB;
+            a.push(format!(
+                "inference: {} weights ({} B/param), 16-bit KV cache for {} tokens × batch {}{}",
+                p.as_str(),
+                p.weight_bytes(),
+                job.seq_len,
+                job.micro_batch,
+                if devices > 1 { format!(", tensor parallel over {devices} GPUs") } else { String::new() }
+            ));
+        }
+    }
+
+    if job.method.is_training() {
+        // Activations of a decoder layer in 16-bit: s·b·h·(34 + 5·a·s/h) bytes (Korthikanti et al. 2022);
+        // FlashAttention drops the 5·a·s/h attention-score term.
+        let score = if hw.flash_attention { 0.0 } else { 5.0 * m.heads as f64 * s / h };
+        let per_layer = s * mb * h * (34.0 + score);
+        let logits = s * mb * m.vocab as f64 * 4.0 * 2.0;
+        let act = if job.grad_checkpointing {
+            l * 2.0 * s * mb * h + per_layer + logits
+        } else {
+            l * per_layer + logits
+        };
+        b.activations_gb = act / GB;
+        a.push(format!(
+            "activations: seq {} × micro-batch {}, gradient checkpointing {}, {} (s·b·h·(34 + 5·a·s/h) bytes per layer), FP32 logits + grads",
+            job.seq_len,
+            job.micro_batch,
+            if job.grad_checkpointing { "on (layer inputs kept, one layer recomputed)" } else { "off" },
+            if hw.flash_attention { "FlashAttention-2" } else { "no FlashAttention" }
+        ));
+        if devices > 1 {
+            a.push(format!("data parallel over {devices} GPUs with ZeRO stage {stage}"));
+        }
+    }
+
+    let rest = b.total_gb();
+    b.overhead_gb = CONTEXT_GB + FRAGMENTATION * rest;
+    a.push(format!(
+        "overhead: {CONTEXT_GB} GB CUDA context/workspaces + {:.0} % allocator fragmentation",
+        FRAGMENTATION * 100.0
+    ));
+    let need = b.total_gb();
+    let fits = need <= hw.vram_gb;
+    let verdict = if fits {
+        format!("needs {need:.1} GB per GPU, has {:.0} GB: fits ({:.1} GB free)", hw.vram_gb, hw.vram_gb - need)
+    } else {
+        format!("needs {need:.1} GB per GPU, has {:.0} GB: does not fit", hw.vram_gb)
+    };
+    FitReport { fits, need_gb: need, vram_gb: hw.vram_gb, devices, zero_stage: stage, breakdown: b, verdict, assumptions: a }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::preset;
+
+    fn single(vram: f64) -> Hardware {
+        Hardware { vram_gb: vram, devices: 1, flash_attention: true, bf16: true }
+    }
+
+    /// LlamaFactory's hardware table at its implied settings: batch 1, seq 512, checkpointing on.
+    fn reference_job(model: &str, method: Method) -> Job {
+        let mut j = Job::new(preset(model).unwrap(), method);
+        j.seq_len = 512;
+        j
+    }
+
+    #[test]
+    fn agrees_with_llamafactory_table_within_15_percent() {
+        let table: &[(Method, [f64; 3])] = &[
+            (Method::Full, [120.0, 240.0, 1200.0]),
+            (Method::FullPure16, [60.0, 120.0, 600.0]),
+            (Method::Lora, [16.0, 32.0, 160.0]),
+            (Method::Qlora8, [10.0, 20.0, 80.0]),
+            (Method::Qlora4, [6.0, 12.0, 48.0]),
+        ];
+        let mut report = String::new();
+        let mut worst: f64 = 0.0;
+        for (method, gbs) in table {
+            for (model, want) in ["llama-2-7b", "llama-2-13b", "llama-2-70b"].iter().zip(gbs) {
+                let r = fit(&reference_job(model, *method), &single(10_000.0));
+                let err = r.need_gb / want - 1.0;
+                worst = worst.max(err.abs());
+                report.push_str(&format!("{:>7} {:<12} {:>7.1} vs {:>6.0} ({:+.1} %)\n", method.as_str(), model, r.need_gb, want, err * 100.0));
+            }
+        }
+        assert!(worst <= 0.15, "worst deviation {:.1} %\n{report}", worst * 100.0);
+    }
+
+    #[test]
+    fn full_7b_does_not_fit_24gb() {
+        let r = fit(&Job::new(preset("llama-2-7b").unwrap(), Method::Full), &single(24.0));
+        assert!(!r.fits);
+        assert!(r.need_gb > 100.0, "{}", r.verdict);
+        assert!(r.verdict.contains("does not fit"));
+    }
+
+    #[test]
+    fn qlora_7b_fits_a_16gb_t4() {
+        let t4 = Hardware { vram_gb: 16.0, devices: 1, flash_attention: false, bf16: false };
+        let r = fit(&Job::new(preset("qwen2.5-7b").unwrap(), Method::Qlora4), &t4);
+        assert!(r.fits, "{}", r.verdict);
+        let r = fit(&Job::new(preset("llama-2-7b").unwrap(), Method::Qlora4), &t4);
+        assert!(r.fits, "{}", r.verdict);
+    }
+
+    #[test]
+    fn zero_stage_is_chosen_to_fit_across_gpus() {
+        let job = Job::new(preset("llama-2-7b").unwrap(), Method::Full);
+        let hw = Hardware { vram_gb: 40.0, devices: 8, flash_attention: true, bf16: true };
+        let r = fit(&job, &hw);
+        assert!(r.fits, "{}", r.verdict);
+        assert!(r.zero_stage >= 2, "stage {}", r.zero_stage);
+        let r1 = fit(&Job { zero_stage: Some(0), ..job }, &hw);
+        assert!(!r1.fits);
+    }
+
+    #[test]
+    fn inference_counts_kv_cache() {
+        let mut j = Job::new(preset("llama-2-7b").unwrap(), Method::Inference);
+        j.seq_len = 4096;
+        j.micro_batch = 8;
+        let r = fit(&j, &single(80.0));
+        // 2 (K,V) × 32 layers × 4096 dims × 4096 tokens × 8 seqs × 2 bytes = 17.2 GB.
+        assert!((r.breakdown.kv_cache_gb - 17.18).abs() < 0.1, "{:?}", r.breakdown);
+        assert!((r.breakdown.weights_gb - 13.48).abs() < 0.01);
+    }
+}

@@ -1,0 +1,68 @@
+//! Numbers the way people type them: `50M` tokens, `1.5B` / `7b` parameters, `48h` / `3d` / `2w` durations.
+
+/// Parse a count with an optional K/M/B/T suffix (case-insensitive; `7b` = 7e9). Commas and `_` are ignored.
+pub fn parse_count(s: &str) -> Result<f64, String> {
+    let t = s.trim().replace([',', '_'], "");
+    let (num, mult) = match t.chars().last().map(|c| c.to_ascii_lowercase()) {
+        Some('k') => (&t[..t.len() - 1], 1e3),
+        Some('m') => (&t[..t.len() - 1], 1e6),
+        Some('b') | Some('g') => (&t[..t.len() - 1], 1e9),
+        Some('t') => (&t[..t.len() - 1], 1e12),
+        _ => (t.as_str(), 1.0),
+    };
+    match num.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() && v >= 0.0 => Ok(v * mult),
+        _ => Err(format!("'{s}' is not a count; write e.g. 50M, 1.5B, 7b or 20000")),
+    }
+}
+
+/// Parse a duration into hours: `48h`, `3d`, `2w`, `1mo` (730 h), or a bare number of hours.
+pub fn parse_hours(s: &str) -> Result<f64, String> {
+    let t = s.trim().to_ascii_lowercase();
+    let split = t.find(|c: char| c.is_ascii_alphabetic()).unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let mult = match unit {
+        "" | "h" | "hr" | "hour" | "hours" => 1.0,
+        "d" | "day" | "days" => 24.0,
+        "w" | "week" | "weeks" => 168.0,
+        "mo" | "month" | "months" => 730.0,
+        _ => return Err(format!("'{s}' is not a duration; write e.g. 48h, 3d, 2w or 1mo")),
+    };
+    match num.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 => Ok(v * mult),
+        _ => Err(format!("'{s}' is not a duration; write e.g. 48h, 3d, 2w or 1mo")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts() {
+        for (input, expected) in [
+            ("50M", 50e6),
+            ("1.5B", 1.5e9),
+            ("7b", 7e9),
+            ("20000", 2e4),
+            ("2k", 2e3),
+            ("1T", 1e12),
+            ("1,000,000", 1e6),
+        ] {
+            assert_eq!(parse_count(input), Ok(expected), "{input}");
+        }
+        for bad in ["", "abc", "-5M", "5X"] {
+            assert!(parse_count(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn durations() {
+        for (input, expected) in [("48h", 48.0), ("3d", 72.0), ("2w", 336.0), ("1mo", 730.0), ("10", 10.0)] {
+            assert_eq!(parse_hours(input), Ok(expected), "{input}");
+        }
+        for bad in ["", "3y", "0h", "d"] {
+            assert!(parse_hours(bad).is_err(), "{bad}");
+        }
+    }
+}
