@@ -1,1 +1,8 @@
-//! gpuctl-alibaba (skeleton; see ARCHITECTURE.md)
+//! gpuctl-alibaba: Alibaba Cloud ECS (API version 2014-05-26).
+//!
+//! `api` holds the wire facts a client and the emulator share (version, error body, error codes);
+//! `emulator` is the local cloud's ECS: it verifies signatures, keeps instances, disks, snapshots,
+//! images and automatic snapshot policies, and answers as ECS does.
+
+pub mod api;
+pub mod emulator;

@@ -1,0 +1,285 @@
+//! ECS emulator behaviour: state machine, idempotency, DryRun, auto-release, deletion rules,
+//! stock-outs, throttling and fault answers, snapshot policies and catalogued prices.
+//! Operations are called through `dispatch` (what `handle` runs after the signature check); the
+//! signed path is covered by the SDK conformance suite in tests/conformance.
+
+use gpuctl_simkit::{Knobs, Offer, Prices, SimConfig, SimCtx, SimRequest, StockOut};
+use jiff::SignedDuration;
+use serde_json::Value;
+
+use super::*;
+
+const TYPE: &str = "ecs.gn7i-c8g1.2xlarge";
+
+/// One catalogued offer (figures from shared/reference/catalog-facts.md, Alibaba rows).
+fn offers() -> Vec<Offer> {
+    vec![Offer {
+        provider: "alibaba".into(),
+        region: "cn-hangzhou".into(),
+        zones: vec!["cn-hangzhou-i".into(), "cn-hangzhou-j".into()],
+        instance_type: TYPE.into(),
+        family: "ecs.gn7i".into(),
+        gpu_model: "NVIDIA A10".into(),
+        gpu_count: 1,
+        gpu_memory_gib: 24.0,
+        vcpu: 8,
+        memory_gib: 30.0,
+        prices: Prices { hourly: Some(9.74), monthly: Some(4675.66), ..Prices::default() },
+        source: "DescribePrice quote (catalog-facts.md §3)".into(),
+        as_of: "2026-09-24".into(),
+    }]
+}
+
+fn ctx_with(knobs: Knobs) -> SimCtx {
+    SimCtx::new(SimConfig { seed: 7, knobs, ..SimConfig::default() }, offers())
+}
+
+fn ctx() -> SimCtx {
+    ctx_with(Knobs::default())
+}
+
+/// Run one action with flattened parameters, ticking first as the server does.
+fn call(ecs: &Ecs, ctx: &SimCtx, action: &str, pairs: &[(&str, &str)]) -> Result<Value, EcsError> {
+    ecs.tick(ctx);
+    let pairs: Vec<(String, String)> = pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+    ecs.dispatch(action, &unflatten(&pairs), ctx)
+}
+
+fn err_code<T: std::fmt::Debug>(r: Result<T, EcsError>) -> (u16, String) {
+    let e = r.expect_err("expected an error");
+    (e.status, e.code)
+}
+
+fn run(ecs: &Ecs, ctx: &SimCtx, extra: &[(&str, &str)]) -> Result<Vec<String>, EcsError> {
+    let mut p = vec![("RegionId", "cn-hangzhou"), ("InstanceType", TYPE), ("ImageId", "ubuntu_22_04_x64_20G_alibase_20240101.vhd")];
+    p.extend_from_slice(extra);
+    let v = call(ecs, ctx, "RunInstances", &p)?;
+    Ok(v["InstanceIdSets"]["InstanceIdSet"].as_array().unwrap().iter().map(|i| i.as_str().unwrap().to_string()).collect())
+}
+
+fn status(ecs: &Ecs, ctx: &SimCtx, id: &str) -> String {
+    let v = call(ecs, ctx, "DescribeInstanceStatus", &[("RegionId", "cn-hangzhou"), ("InstanceId.1", id)]).unwrap();
+    v["InstanceStatuses"]["InstanceStatus"][0]["Status"].as_str().unwrap_or("gone").to_string()
+}
+
+#[test]
+fn instances_go_pending_starting_running_on_the_sim_clock() {
+    let (ecs, ctx) = (Ecs::new(), ctx_with(Knobs { boot_seconds: 10, ..Knobs::default() }));
+    let ids = run(&ecs, &ctx, &[("Amount", "2")]).unwrap();
+    assert_eq!(ids.len(), 2);
+    assert_eq!(status(&ecs, &ctx, &ids[0]), "Pending");
+    ctx.clock().advance(SignedDuration::from_secs(5));
+    assert_eq!(status(&ecs, &ctx, &ids[0]), "Starting");
+    ctx.clock().advance(SignedDuration::from_secs(6));
+    assert_eq!(status(&ecs, &ctx, &ids[1]), "Running");
+    let v = call(&ecs, &ctx, "DescribeInstances", &[("RegionId", "cn-hangzhou"), ("InstanceIds", &format!("[\"{}\"]", ids[1]))]).unwrap();
+    let inst = &v["Instances"]["Instance"][0];
+    assert_eq!(v["TotalCount"], 1);
+    assert_eq!(inst["InstanceId"], ids[1].as_str());
+    assert_eq!((inst["Cpu"].as_i64(), inst["Memory"].as_i64(), inst["GPUAmount"].as_i64()), (Some(8), Some(30 * 1024), Some(1)));
+}
+
+#[test]
+fn client_token_replays_the_same_instances_and_refuses_changed_parameters() {
+    let (ecs, ctx) = (Ecs::new(), ctx());
+    let first = run(&ecs, &ctx, &[("ClientToken", "deploy-a-0"), ("Amount", "2")]).unwrap();
+    let again = run(&ecs, &ctx, &[("ClientToken", "deploy-a-0"), ("Amount", "2")]).unwrap();
+    assert_eq!(first, again);
+    assert_eq!(
+        err_code(run(&ecs, &ctx, &[("ClientToken", "deploy-a-0"), ("Amount", "3")])),
+        (400, codes::IDEMPOTENT_MISMATCH.into())
+    );
+    assert_eq!(lock(&ecs.state).instances.len(), 2, "replays and mismatches create nothing");
+    let other = run(&ecs, &ctx, &[("ClientToken", "deploy-a-1"), ("Amount", "2")]).unwrap();
+    assert_ne!(first, other);
+}
+
+#[test]
+fn dry_run_validates_without_creating() {
+    let (ecs, ctx) = (Ecs::new(), ctx());
+    assert_eq!(err_code(run(&ecs, &ctx, &[("DryRun", "True")])), (400, codes::DRY_RUN.into()));
+    assert_eq!(err_code(run(&ecs, &ctx, &[("DryRun", "true"), ("ZoneId", "cn-hangzhou-z")])), (400, codes::BAD_INSTANCE_TYPE.into()));
+    assert!(lock(&ecs.state).instances.is_empty());
+}
+
+#[test]
+fn bad_run_parameters_get_ecs_errors() {
+    let (ecs, ctx) = (Ecs::new(), ctx());
+    let check = |extra: &[(&str, &str)], want: &str| assert_eq!(err_code(run(&ecs, &ctx, extra)).1, want, "{extra:?}");
+    check(&[("InstanceType", "ecs.nope")], codes::BAD_INSTANCE_TYPE);
+    check(&[("InstanceChargeType", "PrePaid"), ("Period", "5"), ("PeriodUnit", "Week")], codes::INVALID_PERIOD);
+    check(&[("InstanceChargeType", "PrePaid")], codes::MISSING_PARAMETER);
+    check(&[("AutoReleaseTime", "tomorrow")], codes::AUTO_RELEASE_MALFORMED);
+    check(&[("SpotStrategy", "SpotWithPriceLimit")], codes::MISSING_PARAMETER);
+    check(&[("Amount", "0")], "InvalidAmount.ValueNotSupported");
+    let soon = (ctx.now() + SignedDuration::from_mins(10)).strftime("%Y-%m-%dT%H:%M:%SZ").to_string();
+    check(&[("AutoReleaseTime", &soon)], codes::AUTO_RELEASE_OUT_OF_RANGE);
+    let e = call(&ecs, &ctx, "RunInstances", &[("RegionId", "cn-hangzhou")]).unwrap_err();
+    assert!(e.message.contains("\"InstanceType\""), "{}", e.message);
+    assert_eq!(err_code(call(&ecs, &ctx, "RunInstances", &[("RegionId", "mars-1")])), (404, codes::REGION_NOT_FOUND.into()));
+    assert_eq!(err_code(call(&ecs, &ctx, "StopEverything", &[])), (404, codes::ACTION_NOT_FOUND.into()));
+}
+
+#[test]
+fn weekly_prepaid_needs_a_catalogued_weekly_price_to_quote() {
+    let (ecs, ctx) = (Ecs::new(), ctx());
+    // The week term itself is accepted; the catalog has no weekly price, so no TradePrice is made up.
+    let v = call(&ecs, &ctx, "RunInstances", &[
+        ("RegionId", "cn-hangzhou"), ("InstanceType", TYPE), ("ImageId", "img"),
+        ("InstanceChargeType", "PrePaid"), ("Period", "1"), ("PeriodUnit", "Week"),
+    ])
+    .unwrap();
+    assert!(v.get("TradePrice").is_none());
+    assert!(v["OrderId"].as_str().is_some_and(|o| !o.is_empty()));
+    let q = |unit: &str| call(&ecs, &ctx, "DescribePrice", &[("RegionId", "cn-hangzhou"), ("InstanceType", TYPE), ("PriceUnit", unit), ("Period", "2")]);
+    assert_eq!(q("Hour").unwrap()["PriceInfo"]["Price"]["TradePrice"], 9.74);
+    assert_eq!(q("Month").unwrap()["PriceInfo"]["Price"]["TradePrice"], 9351.32);
+    let e = q("Week").unwrap_err();
+    assert_eq!(e.code, codes::PRICE_NOT_FOUND);
+    assert!(e.message.contains("2026-09-24"), "the error names the catalog's date: {}", e.message);
+    let pay = run(&ecs, &ctx, &[("Amount", "3")]);
+    assert!(pay.is_ok());
+}
+
+#[test]
+fn auto_release_deletes_the_instance_and_its_disks_when_due() {
+    let (ecs, ctx) = (Ecs::new(), ctx());
+    let at = (ctx.now() + SignedDuration::from_mins(45)).strftime("%Y-%m-%dT%H:%M:%SZ").to_string();
+    let ids = run(&ecs, &ctx, &[("AutoReleaseTime", &at), ("DataDisk.1.Size", "100"), ("DataDisk.1.Category", "cloud_essd")]).unwrap();
+    let disks = call(&ecs, &ctx, "DescribeDisks", &[("RegionId", "cn-hangzhou"), ("InstanceId", &ids[0])]).unwrap();
+    assert_eq!(disks["TotalCount"], 2);
+    ctx.clock().advance(SignedDuration::from_mins(44));
+    assert_eq!(status(&ecs, &ctx, &ids[0]), "Running");
+    ctx.clock().advance(SignedDuration::from_mins(2));
+    assert_eq!(status(&ecs, &ctx, &ids[0]), "gone");
+    assert!(lock(&ecs.state).disks.is_empty(), "disks that delete with the instance are gone too");
+}
+
+#[test]
+fn modify_auto_release_sets_and_cancels() {
+    let (ecs, ctx) = (Ecs::new(), ctx());
+    let ids = run(&ecs, &ctx, &[]).unwrap();
+    let at = (ctx.now() + SignedDuration::from_hours(2)).strftime("%Y-%m-%dT%H:%M:%SZ").to_string();
+    call(&ecs, &ctx, "ModifyInstanceAutoReleaseTime", &[("RegionId", "cn-hangzhou"), ("InstanceId", &ids[0]), ("AutoReleaseTime", &at)]).unwrap();
+    call(&ecs, &ctx, "ModifyInstanceAutoReleaseTime", &[("RegionId", "cn-hangzhou"), ("InstanceId", &ids[0]), ("AutoReleaseTime", "")]).unwrap();
+    ctx.clock().advance(SignedDuration::from_hours(3));
+    assert_eq!(status(&ecs, &ctx, &ids[0]), "Running", "cancelled release must not fire");
+    assert_eq!(
+        err_code(call(&ecs, &ctx, "ModifyInstanceAutoReleaseTime", &[("InstanceId", "i-missing"), ("AutoReleaseTime", "")])),
+        (404, codes::INSTANCE_NOT_FOUND.into())
+    );
+}
+
+#[test]
+fn delete_needs_stopped_or_force() {
+    let (ecs, ctx) = (Ecs::new(), ctx());
+    let ids = run(&ecs, &ctx, &[("Amount", "2")]).unwrap();
+    ctx.clock().advance(SignedDuration::from_secs(30));
+    let del = |force: &str, id: &str| call(&ecs, &ctx, "DeleteInstances", &[("RegionId", "cn-hangzhou"), ("InstanceId.1", id), ("Force", force)]);
+    assert_eq!(err_code(del("False", &ids[0])), (403, codes::INCORRECT_STATUS.into()));
+    assert_eq!(err_code(del("True", "i-nope")), (404, codes::INSTANCE_NOT_FOUND.into()));
+    del("True", &ids[0]).unwrap();
+    call(&ecs, &ctx, "DeleteInstance", &[("InstanceId", &ids[1]), ("Force", "true")]).unwrap();
+    assert!(lock(&ecs.state).instances.is_empty());
+}
+
+#[test]
+fn stock_outs_answer_no_stock_and_show_in_available_resource() {
+    let knobs = Knobs {
+        stock_outs: vec![StockOut { provider: Some("alibaba".into()), instance_type: Some(TYPE.into()), zone: Some("cn-hangzhou-i".into()) }],
+        ..Knobs::default()
+    };
+    let (ecs, ctx) = (Ecs::new(), ctx_with(knobs));
+    assert_eq!(err_code(run(&ecs, &ctx, &[("ZoneId", "cn-hangzhou-i")])), (403, codes::NO_STOCK.into()));
+    let ids = run(&ecs, &ctx, &[]).unwrap();
+    let v = call(&ecs, &ctx, "DescribeInstances", &[("RegionId", "cn-hangzhou")]).unwrap();
+    assert_eq!(v["Instances"]["Instance"][0]["ZoneId"], "cn-hangzhou-j", "no zone given: a zone with stock is chosen ({ids:?})");
+    let v = call(&ecs, &ctx, "DescribeAvailableResource", &[("RegionId", "cn-hangzhou"), ("DestinationResource", "InstanceType")]).unwrap();
+    let zones = v["AvailableZones"]["AvailableZone"].as_array().unwrap();
+    let cat = |z: usize| zones[z]["AvailableResources"]["AvailableResource"][0]["SupportedResources"]["SupportedResource"][0]["StatusCategory"].clone();
+    assert_eq!((zones[0]["ZoneId"].as_str(), cat(0)), (Some("cn-hangzhou-i"), "WithoutStock".into()));
+    assert_eq!((zones[1]["ZoneId"].as_str(), cat(1)), (Some("cn-hangzhou-j"), "WithStock".into()));
+}
+
+#[test]
+fn throttling_and_server_errors_use_ecs_error_shape() {
+    let (ecs, ctx) = (Ecs::new(), ctx());
+    let req = SimRequest::new("POST", "/?RegionId=cn-hangzhou").with_header("x-acs-action", "RunInstances").with_header("host", "127.0.0.1:9");
+    let r = ecs.throttled(&req, &ctx);
+    let body = r.json_body();
+    assert_eq!((r.status, body["Code"].as_str()), (400, Some(codes::THROTTLED)));
+    assert!(r.headers.iter().any(|(k, v)| k == "x-acs-retry-after" && v == "1000"));
+    for key in ["RequestId", "HostId", "Code", "Message", "Recommend"] {
+        assert!(body[key].is_string(), "{key} missing in {body}");
+    }
+    let r = ecs.server_error(&req, &ctx, 503);
+    assert_eq!((r.status, r.json_body()["Code"].as_str()), (503, Some(codes::SERVICE_UNAVAILABLE)));
+    let r = ecs.server_error(&req, &ctx, 500);
+    assert_eq!((r.status, r.json_body()["Code"].as_str()), (500, Some(codes::INTERNAL_ERROR)));
+}
+
+#[test]
+fn unsigned_requests_are_refused_before_anything_happens() {
+    let (ecs, ctx) = (Ecs::new(), ctx());
+    let req = SimRequest::new("POST", &format!("/?RegionId=cn-hangzhou&InstanceType={TYPE}&ImageId=x")).with_header("x-acs-action", "RunInstances");
+    assert!(ecs.claims(&req));
+    assert_eq!(ecs.action(&req), "RunInstances");
+    let r = ecs.handle(&req, &ctx);
+    assert_eq!((r.status, r.json_body()["Code"].as_str()), (400, Some("MissingSignature")));
+    assert!(lock(&ecs.state).instances.is_empty());
+    assert!(!ecs.claims(&SimRequest::new("GET", "/v1/regions/cn-north-1/instances")));
+}
+
+#[test]
+fn snapshots_images_and_policies() {
+    let (ecs, ctx) = (Ecs::new(), ctx());
+    let ids = run(&ecs, &ctx, &[]).unwrap();
+    let disks = call(&ecs, &ctx, "DescribeDisks", &[("RegionId", "cn-hangzhou"), ("InstanceId", &ids[0]), ("DiskType", "system")]).unwrap();
+    let disk = disks["Disks"]["Disk"][0]["DiskId"].as_str().unwrap().to_string();
+    // Still booting: ECS refuses to snapshot.
+    assert_eq!(err_code(call(&ecs, &ctx, "CreateSnapshot", &[("DiskId", &disk)])).1, codes::INCORRECT_STATUS);
+    ctx.clock().advance(SignedDuration::from_secs(10));
+    let s1 = call(&ecs, &ctx, "CreateSnapshot", &[("DiskId", &disk), ("ClientToken", "snap-1")]).unwrap();
+    let s1_again = call(&ecs, &ctx, "CreateSnapshot", &[("DiskId", &disk), ("ClientToken", "snap-1")]).unwrap();
+    assert_eq!(s1, s1_again);
+    let sid = s1["SnapshotId"].as_str().unwrap().to_string();
+    let list = call(&ecs, &ctx, "DescribeSnapshots", &[("RegionId", "cn-hangzhou"), ("SnapshotIds", &format!("[\"{sid}\"]"))]).unwrap();
+    assert_eq!(list["Snapshots"]["Snapshot"][0]["Status"], "progressing");
+    ctx.clock().advance(SignedDuration::from_secs(10));
+    let list = call(&ecs, &ctx, "DescribeSnapshots", &[("RegionId", "cn-hangzhou"), ("DiskId", &disk)]).unwrap();
+    assert_eq!(list["Snapshots"]["Snapshot"][0]["Status"], "accomplished");
+
+    let img = call(&ecs, &ctx, "CreateImage", &[("RegionId", "cn-hangzhou"), ("SnapshotId", &sid), ("ImageName", "golden")]).unwrap();
+    assert!(img["ImageId"].as_str().unwrap().starts_with("m-"));
+    assert_eq!(err_code(call(&ecs, &ctx, "DeleteSnapshot", &[("SnapshotId", &sid)])), (403, codes::SNAPSHOT_USED_BY_IMAGE.into()));
+    call(&ecs, &ctx, "DeleteSnapshot", &[("SnapshotId", &sid), ("Force", "True")]).unwrap();
+    assert_eq!(err_code(call(&ecs, &ctx, "DeleteSnapshot", &[("SnapshotId", &sid)])), (404, codes::SNAPSHOT_NOT_FOUND.into()));
+
+    // A policy at every hour of every day, keeping snapshots 1 day.
+    let all_hours = format!("[{}]", (0..24).map(|h| format!("\"{h}\"")).collect::<Vec<_>>().join(","));
+    let pol = call(&ecs, &ctx, "CreateAutoSnapshotPolicy", &[
+        ("regionId", "cn-hangzhou"), ("timePoints", &all_hours), ("repeatWeekdays", "[\"1\",\"2\",\"3\",\"4\",\"5\",\"6\",\"7\"]"),
+        ("retentionDays", "1"), ("autoSnapshotPolicyName", "hourly"),
+    ])
+    .unwrap();
+    let pid = pol["AutoSnapshotPolicyId"].as_str().unwrap().to_string();
+    call(&ecs, &ctx, "ApplyAutoSnapshotPolicy", &[("regionId", "cn-hangzhou"), ("autoSnapshotPolicyId", &pid), ("diskIds", &format!("[\"{disk}\"]"))]).unwrap();
+    let autos = |ecs: &Ecs| lock(&ecs.state).snapshots.values().filter(|s| s.snapshot_type == "auto").count();
+    ctx.clock().advance(SignedDuration::from_hours(5));
+    let after_5h = {
+        ecs.tick(&ctx);
+        autos(&ecs)
+    };
+    assert!((4..=5).contains(&after_5h), "one per hour slot, got {after_5h}");
+    ctx.clock().advance(SignedDuration::from_hours(48));
+    ecs.tick(&ctx);
+    assert_eq!(autos(&ecs), 24, "retention keeps one day of hourly snapshots");
+    assert_eq!(
+        err_code(call(&ecs, &ctx, "CreateAutoSnapshotPolicy", &[("regionId", "cn-hangzhou"), ("timePoints", "[\"25\"]"), ("repeatWeekdays", "[\"1\"]"), ("retentionDays", "1")])).1,
+        "InvalidTimePoints.Malformed"
+    );
+    let state = ecs.state();
+    assert_eq!(state["images"].as_array().map(Vec::len), Some(1));
+    ecs.reset();
+    assert_eq!(ecs.state()["instances"].as_array().map(Vec::len), Some(0));
+}
