@@ -9,6 +9,7 @@
 pub mod chart;
 pub mod format;
 pub mod i18n;
+pub mod query;
 
-#[cfg(target_arch = "wasm32")]
+#[cfg(all(target_arch = "wasm32", feature = "ui"))]
 mod app;
