@@ -307,11 +307,11 @@ impl Store {
                 resource.deployment,
                 resource.pool,
                 resource.index,
-                resource.provider.name(),
+                resource.provider.as_str(),
                 resource.region,
                 resource.zone,
                 resource.instance_type,
-                resource.billing.name(),
+                resource.billing.as_str(),
                 resource.price_cny_per_hour,
                 resource.price_source,
                 resource.price_as_of,
@@ -377,7 +377,7 @@ impl Store {
                 "snapshot" => "snapshot",
                 _ => return Err(self.corrupt("operations.kind", kind)),
             };
-            let provider = Provider::from_name(&provider).ok_or_else(|| self.corrupt("operations.provider", provider.clone()))?;
+            let provider = Provider::parse(&provider).ok().ok_or_else(|| self.corrupt("operations.provider", provider.clone()))?;
             out.push(Operation {
                 id,
                 intent: Intent { deployment, kind, provider, region, client_token, target, params },
@@ -464,11 +464,11 @@ impl Store {
                 deployment: r.get(1).map_err(g)?,
                 pool: r.get(2).map_err(g)?,
                 index: r.get(3).map_err(g)?,
-                provider: Provider::from_name(&provider).ok_or_else(|| self.corrupt("resources.provider", provider.clone()))?,
+                provider: Provider::parse(&provider).ok().ok_or_else(|| self.corrupt("resources.provider", provider.clone()))?,
                 region: r.get(5).map_err(g)?,
                 zone: r.get(6).map_err(g)?,
                 instance_type: r.get(7).map_err(g)?,
-                billing: BillingMode::from_name(&billing).ok_or_else(|| self.corrupt("resources.billing", billing.clone()))?,
+                billing: BillingMode::parse(&billing).ok().ok_or_else(|| self.corrupt("resources.billing", billing.clone()))?,
                 instance_id: r.get(9).map_err(g)?,
                 state: ResourceState::from_name(&state).ok_or_else(|| self.corrupt("resources.state", state.clone()))?,
                 public_ip: r.get(11).map_err(g)?,
@@ -494,7 +494,7 @@ impl Store {
                  ON CONFLICT (provider, snapshot_id) DO UPDATE SET state = ?10",
                 params![
                     s.snapshot_id,
-                    s.provider.name(),
+                    s.provider.as_str(),
                     s.region,
                     s.instance_id,
                     s.disk_id,
@@ -540,7 +540,7 @@ impl Store {
         for row in rows {
             let (snapshot_id, provider, region, instance_id, disk_id, disk_kind, deployment, pool, client_token, state, created_at) =
                 row.map_err(|e| self.err(e))?;
-            let provider = Provider::from_name(&provider).ok_or_else(|| self.corrupt("snapshots.provider", provider.clone()))?;
+            let provider = Provider::parse(&provider).ok().ok_or_else(|| self.corrupt("snapshots.provider", provider.clone()))?;
             out.push(SnapshotRecord { snapshot_id, provider, region, instance_id, disk_id, disk_kind, deployment, pool, client_token, state, created_at });
         }
         Ok(out)
@@ -563,7 +563,7 @@ fn insert_operation(conn: &Connection, intent: &Intent) -> rusqlite::Result<i64>
         params![
             intent.deployment,
             intent.kind,
-            intent.provider.name(),
+            intent.provider.as_str(),
             intent.region,
             intent.client_token,
             intent.target,

@@ -12,9 +12,10 @@ use std::collections::BTreeMap;
 use std::fmt;
 
 pub use parse::{parse, parse_file, Limits};
-pub use read::{closest, Spanned};
+pub use read::Spanned;
 
-use crate::provider::{BillingMode, Provider};
+use crate::provider::{catalog_instance_id, BillingMode, Provider};
+use gpuctl_core::Catalog;
 
 /// A position in the spec file, 1-based; columns count characters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -203,40 +204,30 @@ pub struct SnapshotPolicy {
 /// a forgotten instance stops billing within a day.
 pub const DEFAULT_AUTO_RELEASE_HOURS: f64 = 24.0;
 
-/// What gpuctl-core's catalog knows, as the spec checker needs it. Kept as a trait so the checker can be
-/// tested with a small catalog and the CLI passes the real one.
-pub trait CatalogNames {
-    /// Instance type names the catalog has for this provider (any region).
-    fn instance_types(&self, provider: Provider) -> Vec<String>;
-}
-
-/// Checks names that need the catalog: unknown instance types get the closest catalogued names.
-pub fn check_catalog(spec: &Spec, catalog: &dyn CatalogNames) -> Result<(), SpecErrors> {
+/// Checks what needs the catalog: unknown instance types (with the closest catalogued names) and billing
+/// modes the catalog says an instance type is not sold under.
+pub fn check_catalog(spec: &Spec, catalog: &Catalog) -> Result<(), SpecErrors> {
     let mut errors = Vec::new();
+    let mut push = |loc: Loc, message: String| {
+        errors.push(SpecError { file: spec.file.clone(), line: loc.line, column: loc.column, message });
+    };
     for pool in &spec.pools {
         let Placement::Candidates(cands) = &pool.placement else { continue };
         for c in cands {
-            let known = catalog.instance_types(c.provider);
-            if known.iter().any(|k| k == &c.instance_type.value) {
-                continue;
+            let id = catalog_instance_id(c.provider, &c.instance_type);
+            match catalog.find_instance_type(c.provider, id) {
+                Err(unknown) => push(
+                    c.instance_type.loc,
+                    format!("unknown {} instance type `{}`{}", c.provider, c.instance_type.value, gpuctl_core::suggest::did_you_mean(&unknown.suggestions)),
+                ),
+                Ok(inst) => {
+                    let modes = catalog.billing_modes(inst);
+                    if !modes.contains(&pool.billing.value) {
+                        let sold: Vec<&str> = modes.iter().map(|m| m.as_str()).collect();
+                        push(pool.billing.loc, format!("the catalog lists {} {} under {} only, not `{}`", c.provider, c.instance_type.value, sold.join(", "), pool.billing.value));
+                    }
+                }
             }
-            let mut near: Vec<(usize, &String)> = known
-                .iter()
-                .map(|k| (strsim::damerau_levenshtein(&c.instance_type.to_ascii_uppercase(), &k.to_ascii_uppercase()), k))
-                .collect();
-            near.sort();
-            let names: Vec<&str> = near.iter().take(3).map(|(_, k)| k.as_str()).collect();
-            let hint = if names.is_empty() {
-                format!("the catalog has no {} instance types", c.provider)
-            } else {
-                format!("closest in the catalog: {}", names.join(", "))
-            };
-            errors.push(SpecError {
-                file: spec.file.clone(),
-                line: c.instance_type.loc.line,
-                column: c.instance_type.loc.column,
-                message: format!("unknown {} instance type `{}`; {hint}", c.provider, c.instance_type.value),
-            });
         }
     }
     if errors.is_empty() { Ok(()) } else { Err(SpecErrors(errors)) }

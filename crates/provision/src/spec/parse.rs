@@ -6,7 +6,8 @@ use std::path::Path;
 
 use toml_edit::{ImDocument, Item, Value};
 
-use super::read::{closest, type_name, Reader, Spanned, Table};
+use super::read::{type_name, Reader, Spanned, Table};
+use crate::provider::{api_offers, has_default_network};
 use super::*;
 
 /// Bounds that keep a hostile or mistaken spec from costing memory, time or money.
@@ -275,16 +276,16 @@ impl Parser<'_> {
         let (placement, image, network) = (placement?, image?, network?);
         let providers = self.placement_providers(&placement, &image);
         for (p, at) in &providers {
-            if let Err(why) = p.offers(billing.value) {
+            if let Err(why) = api_offers(*p, billing.value) {
                 let sellers: Vec<&str> =
-                    Provider::ALL.iter().filter(|q| q.offers(billing.value).is_ok()).map(|q| q.name()).collect();
+                    Provider::ALL.iter().filter(|q| api_offers(**q, billing.value).is_ok()).map(|q| q.as_str()).collect();
                 r.error_at(billing.loc, format!("billing `{}` is not offered by {p} ({why}); providers that offer it: {}", billing.value, sellers.join(", ")));
             }
             if image.for_provider(*p).is_none() {
                 r.error_at(*at, format!("{} has no image for {p}; add image.{p} = \"…\"", t.what));
             }
             match &network {
-                Network::Default if !p.has_default_network() => {
+                Network::Default if !has_default_network(*p) => {
                     r.error_at(*at, format!("{p} has no default network; set network = {{ vpc = \"…\", subnet = \"…\", security_groups = [\"…\"] }}"))
                 }
                 Network::Ids(ids) if ids.for_provider(*p).is_none() => {
@@ -331,15 +332,19 @@ impl Parser<'_> {
     }
 
     fn provider(&self, r: &mut Reader<'_>, s: &Spanned<String>) -> Option<Provider> {
-        let p = Provider::from_name(&s.value);
-        if p.is_none() {
-            let hint = match closest(&s.value, PROVIDER_NAMES.iter().copied()) {
-                Some(n) => format!("did you mean `{n}`?"),
-                None => format!("one of: {}", PROVIDER_NAMES.join(", ")),
-            };
-            r.error_at(s.loc, format!("unknown provider `{}`; {hint}", self.clip(&s.value)));
+        match Provider::parse(&s.value) {
+            Ok(p) => Some(p),
+            Err(_) => {
+                let near = gpuctl_core::suggest(&s.value, PROVIDER_NAMES.iter().copied());
+                let hint = if near.is_empty() {
+                    format!("; one of: {}", PROVIDER_NAMES.join(", "))
+                } else {
+                    gpuctl_core::suggest::did_you_mean(&near)
+                };
+                r.error_at(s.loc, format!("unknown provider `{}`{hint}", self.clip(&s.value)));
+                None
+            }
         }
-        p
     }
 
     fn candidate(&self, r: &mut Reader<'_>, t: &Table<'_>) -> Option<Candidate> {
@@ -442,21 +447,24 @@ impl Parser<'_> {
     }
 
     fn billing(&self, r: &mut Reader<'_>, t: &Table<'_>) -> Option<(Spanned<BillingMode>, u32, Option<f64>)> {
-        let names: Vec<&str> = BillingMode::ALL.iter().map(|m| m.name()).collect();
+        let names: Vec<&str> = BillingMode::ALL.iter().map(|m| m.as_str()).collect();
         let mode = match t.str(r, "billing") {
             None if t.get("billing").is_none() => {
                 t.missing(r, "billing", &format!(" (one of: {})", names.join(", ")));
                 return None;
             }
             None => return None,
-            Some(s) => match BillingMode::from_name(&s.value) {
-                Some(m) => Spanned { value: m, loc: s.loc },
-                None => {
-                    let hint = match closest(&s.value, names.iter().copied()) {
-                        Some(n) => format!("did you mean `{n}`?"),
-                        None => format!("one of: {}", names.join(", ")),
+            // gpuctl-core's names (hourly … year3) and their aliases (1y, 3y, on-demand, …).
+            Some(s) => match BillingMode::parse(&s.value) {
+                Ok(m) => Spanned { value: m, loc: s.loc },
+                Err(_) => {
+                    let near = gpuctl_core::suggest(&s.value, names.iter().copied());
+                    let hint = if near.is_empty() {
+                        format!("; one of: {}", names.join(", "))
+                    } else {
+                        gpuctl_core::suggest::did_you_mean(&near)
                     };
-                    r.error_at(s.loc, format!("unknown billing mode `{}`; {hint}", self.clip(&s.value)));
+                    r.error_at(s.loc, format!("unknown billing mode `{}`{hint}", self.clip(&s.value)));
                     return None;
                 }
             },
@@ -465,7 +473,7 @@ impl Parser<'_> {
             BillingMode::Hourly | BillingMode::Spot => 0,
             BillingMode::Weekly => 4, // Alibaba: Period 1–4 with PeriodUnit=Week
             BillingMode::Monthly => 36,
-            BillingMode::Yearly1 | BillingMode::Yearly3 => 1,
+            BillingMode::Year1 | BillingMode::Year3 => 1,
         };
         let term = match t.int(r, "term") {
             None => 1,
@@ -505,12 +513,12 @@ impl Parser<'_> {
         let mut map = BTreeMap::new();
         let mut ok = true;
         for p in Provider::ALL {
-            if let Some(v) = pt.str(r, p.name()) {
+            if let Some(v) = pt.str(r, p.as_str()) {
                 match self.id(r, key, v) {
                     Some(v) => drop(map.insert(p, v.value)),
                     None => ok = false,
                 }
-            } else if pt.get(p.name()).is_some() {
+            } else if pt.get(p.as_str()).is_some() {
                 ok = false;
             }
         }
@@ -593,7 +601,7 @@ impl Parser<'_> {
         let pt = Table::open(r, item, format!("`network` of {}", t.what), PROVIDER_NAMES)?;
         let mut map = BTreeMap::new();
         for p in Provider::ALL {
-            if let Some(sub) = pt.get(p.name()) {
+            if let Some(sub) = pt.get(p.as_str()) {
                 let nt = Table::open(r, sub, format!("`network.{p}` of {}", t.what), NETWORK_KEYS)?;
                 map.insert(p, self.network_ids(r, &nt)?);
             }
@@ -633,14 +641,14 @@ impl Parser<'_> {
 
     fn auto_release(&self, r: &mut Reader<'_>, t: &Table<'_>, mode: BillingMode, hours: Option<f64>) -> Option<AutoRelease> {
         let Some(item) = t.get("auto_release") else {
-            return Some(if mode.is_pay_as_you_go() {
+            return Some(if mode.is_per_hour() {
                 AutoRelease::After { hours: hours.map(f64::ceil).unwrap_or(DEFAULT_AUTO_RELEASE_HOURS), defaulted: true }
             } else {
                 AutoRelease::NotApplicable
             });
         };
         let span = t.value_span("auto_release");
-        if !mode.is_pay_as_you_go() {
+        if !mode.is_per_hour() {
             r.error(span, format!("`auto_release` applies to pay-as-you-go billing (hourly, spot); a `{mode}` term ends on its own"));
             return None;
         }

@@ -69,16 +69,6 @@ pub(crate) struct Table<'a> {
     pub span: Option<Range<usize>>,
 }
 
-/// "did you mean": the allowed name closest to what was written, if it is close enough to be a typo.
-pub fn closest<'n>(written: &str, names: impl IntoIterator<Item = &'n str>) -> Option<&'n str> {
-    names
-        .into_iter()
-        .map(|n| (strsim::damerau_levenshtein(&written.to_ascii_lowercase(), &n.to_ascii_lowercase()), n))
-        .filter(|(d, n)| *d <= (n.len() / 3).max(2))
-        .min_by_key(|(d, _)| *d)
-        .map(|(_, n)| n)
-}
-
 pub(crate) fn type_name(item: &Item) -> &'static str {
     match item {
         Item::None => "nothing",
@@ -112,11 +102,13 @@ impl<'a> Table<'a> {
                 continue;
             }
             let span = self.key_span(key);
-            let hint = match closest(key, allowed.iter().copied()) {
-                Some(near) => format!("did you mean `{near}`?"),
-                None => format!("allowed keys: {}", allowed.join(", ")),
+            let near = gpuctl_core::suggest(key, allowed.iter().copied());
+            let hint = if near.is_empty() {
+                format!("; allowed keys: {}", allowed.join(", "))
+            } else {
+                gpuctl_core::suggest::did_you_mean(&near)
             };
-            r.error(span, format!("unknown key `{key}` in {}; {hint}", self.what));
+            r.error(span, format!("unknown key `{key}` in {}{hint}", self.what));
         }
     }
 
