@@ -7,12 +7,18 @@
 //! - [`catalog`]: GPUs, instance types, prices per billing mode (shipped data + user overlay).
 //! - [`model`]: model presets (parameter counts and transformer shapes).
 //! - [`fit`]: memory per GPU with a breakdown.
+//! - [`time`]: hours as a low–high range from 6·N·D / 4·N·D and an MFU band.
+//! - [`price`]: cost per billing mode for a usage pattern, break-even points, ¥ per 1M tokens.
+//! - [`rank`]: every feasible offer across providers, cheapest first, and the infeasible ones with why.
 //! - [`suggest`], [`units`]: closest names for typos; `50M` / `7b` / `3d` style numbers.
 
 pub mod catalog;
 pub mod fit;
 pub mod model;
+pub mod price;
+pub mod rank;
 pub mod suggest;
+pub mod time;
 pub mod units;
 
 pub use catalog::{
@@ -22,5 +28,8 @@ pub use catalog::{
 pub use fit::{fit, FitReport, Hardware, Job, MemoryBreakdown, Method, Precision};
 pub use jiff::civil::Date;
 pub use model::{preset, preset_names, presets, ModelShape};
+pub use price::{break_even, cost_of, price_job, terms_for, BreakEven, JobPrice, ModeCost, Usage, SPOT_WARNING};
+pub use rank::{hardware, rank, Infeasible, Offer, Question, Ranking, STALE_PRICE_DAYS};
 pub use suggest::suggest;
+pub use time::{estimate_time, mfu_band, MfuBand, TimeEstimate};
 pub use units::{parse_count, parse_hours};

@@ -1,0 +1,372 @@
+//! Rank: every (instance type, billing mode) offer across providers that fits the job, sorted by
+//! total cost, under an optional deadline and budget — and the ones that don't, with why.
+
+use serde::{Deserialize, Serialize};
+
+use crate::catalog::{BillingMode, Catalog, Confidence, Gpu, InstanceType, Price, PriceOrigin, Provider, Stack};
+use crate::fit::{fit, FitReport, Hardware, Job, Method};
+use crate::price::{cost_of, Usage, SPOT_WARNING};
+use crate::time::{estimate_time, TimeEstimate};
+use jiff::civil::Date;
+
+/// Prices older than this many days get a warning.
+pub const STALE_PRICE_DAYS: i64 = 90;
+
+/// What the user asks.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Question {
+    pub job: Job,
+    pub usage: Usage,
+    /// Only these providers (empty = all).
+    #[serde(default)]
+    pub providers: Vec<Provider>,
+    /// Only these regions (empty = all).
+    #[serde(default)]
+    pub regions: Vec<String>,
+    /// Only these GPU ids (empty = all).
+    #[serde(default)]
+    pub gpus: Vec<String>,
+    /// Only instance types with exactly this many GPUs.
+    #[serde(default)]
+    pub gpu_count: Option<u32>,
+    /// Only these billing modes (empty = all).
+    #[serde(default)]
+    pub modes: Vec<BillingMode>,
+    /// Wall-clock limit for the work, hours (calendar: at `usage.hours_per_day`).
+    #[serde(default)]
+    pub deadline_hours: Option<f64>,
+    /// Budget for the whole job, ¥ (checked against the high cost estimate).
+    #[serde(default)]
+    pub budget_cny: Option<f64>,
+    /// Today, for price age (the engine reads no clock).
+    pub today: Date,
+    /// Leave out spot offers (work that cannot tolerate interruption).
+    #[serde(default)]
+    pub no_spot: bool,
+}
+
+impl Question {
+    pub fn new(job: Job, today: Date) -> Question {
+        Question {
+            job,
+            usage: Usage::default(),
+            providers: vec![],
+            regions: vec![],
+            gpus: vec![],
+            gpu_count: None,
+            modes: vec![],
+            deadline_hours: None,
+            budget_cny: None,
+            today,
+            no_spot: false,
+        }
+    }
+
+    /// Hours of work (low, high) for a time estimate: the job's own estimate when tokens are given,
+    /// else the usage's total hours.
+    pub fn work_hours(&self, t: &TimeEstimate) -> Option<(f64, f64)> {
+        if self.job.tokens > 0.0 {
+            Some((t.hours_low, t.hours_high))
+        } else {
+            self.usage.total_hours.map(|h| (h, h))
+        }
+    }
+}
+
+/// One way to run the job: an instance type in a region under a billing mode.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Offer {
+    pub provider: Provider,
+    pub instance: String,
+    pub family: String,
+    pub gpu: String,
+    pub gpu_name: String,
+    pub gpu_count: f64,
+    pub vcpu: u32,
+    pub ram_gb: f64,
+    pub region: String,
+    pub mode: BillingMode,
+    pub price: Price,
+    pub fit: FitReport,
+    pub time: TimeEstimate,
+    /// Hours of work (low, high) billed or spanned.
+    pub hours_low: f64,
+    pub hours_high: f64,
+    /// Calendar days the work spans at the usage's hours per day (high estimate).
+    pub calendar_days: f64,
+    /// Terms billed (hours for hourly/spot).
+    pub terms_high: f64,
+    pub cost_low: f64,
+    pub cost_high: f64,
+    pub cny_per_1m_tokens_low: Option<f64>,
+    pub cny_per_1m_tokens_high: Option<f64>,
+    pub price_age_days: i64,
+    pub warnings: Vec<String>,
+}
+
+/// An instance type (or an offer of it) that cannot do the job, and why.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Infeasible {
+    pub provider: Provider,
+    pub instance: String,
+    pub gpu: String,
+    pub gpu_count: f64,
+    /// Set when only this billing mode failed (budget, deadline); `None` = the instance type as a whole.
+    pub mode: Option<BillingMode>,
+    pub reasons: Vec<String>,
+}
+
+/// The answer to a [`Question`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Ranking {
+    /// Feasible offers, cheapest (high estimate) first.
+    pub offers: Vec<Offer>,
+    pub infeasible: Vec<Infeasible>,
+    /// Warnings about the answer as a whole.
+    pub warnings: Vec<String>,
+    /// Assumptions behind every number (fit, time, price).
+    pub assumptions: Vec<String>,
+    /// How old the prices are on `today`.
+    pub price_age: String,
+}
+
+/// The hardware an instance type gives one job.
+pub fn hardware(inst: &InstanceType, gpu: &Gpu) -> Hardware {
+    Hardware {
+        vram_gb: inst.vram_per_device_gb(gpu),
+        devices: inst.devices(),
+        flash_attention: gpu.flash_attention2,
+        bf16: gpu.bf16,
+    }
+}
+
+/// Rank every offer in `catalog` for `q`.
+pub fn rank(catalog: &Catalog, q: &Question) -> Ranking {
+    let mut offers = Vec::new();
+    let mut infeasible = Vec::new();
+    let mut warnings = Vec::new();
+    let mut assumptions: Vec<String> = Vec::new();
+    let note = |v: &mut Vec<String>, s: String| {
+        if !v.contains(&s) {
+            v.push(s);
+        }
+    };
+
+    if q.job.tokens <= 0.0 && q.usage.total_hours.is_none() {
+        warnings.push(
+            "neither tokens nor usage hours given: costs are for 1 hour of use (give --tokens, or --hours-per-day with --days)"
+                .into(),
+        );
+    }
+    if q.job.model.shape_estimated {
+        note(&mut assumptions, format!(
+            "model shape inferred from {:.2}B parameters (Llama-like: {} layers, hidden {}); use a preset for exact activation/KV memory",
+            q.job.model.params / 1e9, q.job.model.layers, q.job.model.hidden
+        ));
+    }
+
+    for inst in catalog.instance_types() {
+        if !q.providers.is_empty() && !q.providers.contains(&inst.provider) {
+            continue;
+        }
+        if !q.gpus.is_empty() && !q.gpus.iter().any(|g| g.eq_ignore_ascii_case(&inst.gpu)) {
+            continue;
+        }
+        if let Some(n) = q.gpu_count {
+            if inst.gpu_count != n as f64 {
+                continue;
+            }
+        }
+        let Some(gpu) = catalog.gpu(&inst.gpu) else { continue };
+        let hw = hardware(inst, gpu);
+        let f = fit(&q.job, &hw);
+        let t = estimate_time(&q.job, gpu, inst.gpu_count);
+        for a in f.assumptions.iter().chain(&t.assumptions) {
+            // Per-offer numbers vary (GPU, MFU); keep the general lines once.
+            if !a.starts_with("MFU") && !a.starts_with("data parallel") && !a.starts_with("inference: decode") {
+                note(&mut assumptions, a.clone());
+            }
+        }
+        let mut reasons = Vec::new();
+        if !f.fits {
+            reasons.push(f.verdict.clone());
+        }
+        if let Some(why) = &t.unsuitable {
+            reasons.push(why.clone());
+        }
+        let hours = q.work_hours(&t).unwrap_or((1.0, 1.0));
+        if let Some(dl) = q.deadline_hours {
+            let wall = q.usage.calendar_days(hours.1) * 24.0;
+            if wall > dl {
+                reasons.push(format!("misses the deadline: {wall:.0} h of wall-clock time (high estimate) > {dl:.0} h"));
+            }
+        }
+        let mut prices: Vec<&Price> = catalog
+            .prices_of(inst.provider, &inst.id)
+            .iter()
+            .filter(|p| q.regions.is_empty() || q.regions.contains(&p.region))
+            .filter(|p| q.modes.is_empty() || q.modes.contains(&p.mode))
+            .filter(|p| !(q.no_spot && p.mode == BillingMode::Spot))
+            .collect();
+        if prices.is_empty() {
+            reasons.push("no price known for the regions and billing modes asked".into());
+        }
+        if !reasons.is_empty() {
+            infeasible.push(Infeasible {
+                provider: inst.provider,
+                instance: inst.id.clone(),
+                gpu: inst.gpu.clone(),
+                gpu_count: inst.gpu_count,
+                mode: None,
+                reasons,
+            });
+            continue;
+        }
+        // Cheapest region per mode (prices are sorted by region then mode; keep the lowest per mode).
+        prices.sort_by(|a, b| a.mode.cmp(&b.mode).then(a.cny.total_cmp(&b.cny)));
+        prices.dedup_by(|a, b| a.mode == b.mode);
+
+        let tokens = q.job.total_tokens();
+        for p in prices {
+            let c = cost_of(p, hours, &q.usage, tokens);
+            let mut w = Vec::new();
+            if p.mode == BillingMode::Spot {
+                w.push(SPOT_WARNING.to_string());
+            }
+            let age = p.age_days(q.today);
+            if age > STALE_PRICE_DAYS {
+                w.push(format!("price is {age} days old (as of {})", p.as_of));
+            }
+            match p.confidence {
+                Confidence::Estimate => w.push("price is an estimate (see derivation)".into()),
+                Confidence::Brief => w.push("price quoted in the brief, unverified".into()),
+                _ => {}
+            }
+            if p.origin == PriceOrigin::Derived && p.confidence != Confidence::Estimate {
+                w.push("price derived".into());
+            }
+            if gpu.stack == Stack::Ascend {
+                w.push("Ascend: needs CANN with MindSpore or torch_npu, not CUDA".into());
+            }
+            if inst.gpu_count < 1.0 {
+                w.push(format!("vGPU slice ({} of a {}): shares the card, CUDA only", inst.gpu_count, gpu.name));
+            }
+            if q.job.method.is_training() && !gpu.bf16 && gpu.fp16_training {
+                w.push(format!("{} has no BF16: trains in FP16 with loss scaling", gpu.name));
+            }
+            if q.job.method == Method::Inference && gpu.cc().is_some_and(|cc| cc < 7.0) {
+                w.push("vLLM needs compute capability ≥ 7.0: use another server".into());
+            }
+            if let Some(b) = q.budget_cny {
+                if c.cost_high > b {
+                    infeasible.push(Infeasible {
+                        provider: inst.provider,
+                        instance: inst.id.clone(),
+                        gpu: inst.gpu.clone(),
+                        gpu_count: inst.gpu_count,
+                        mode: Some(p.mode),
+                        reasons: vec![format!("over budget: ¥{:.0} (high estimate) > ¥{b:.0}", c.cost_high)],
+                    });
+                    continue;
+                }
+            }
+            offers.push(Offer {
+                provider: inst.provider,
+                instance: inst.id.clone(),
+                family: inst.family.clone(),
+                gpu: inst.gpu.clone(),
+                gpu_name: gpu.name.clone(),
+                gpu_count: inst.gpu_count,
+                vcpu: inst.vcpu,
+                ram_gb: inst.ram_gb,
+                region: p.region.clone(),
+                mode: p.mode,
+                price: p.clone(),
+                fit: f.clone(),
+                time: t.clone(),
+                hours_low: hours.0,
+                hours_high: hours.1,
+                calendar_days: q.usage.calendar_days(hours.1),
+                terms_high: c.terms_high,
+                cost_low: c.cost_low,
+                cost_high: c.cost_high,
+                cny_per_1m_tokens_low: c.cny_per_1m_tokens_low,
+                cny_per_1m_tokens_high: c.cny_per_1m_tokens_high,
+                price_age_days: age,
+                warnings: w,
+            });
+        }
+    }
+    offers.sort_by(|a, b| {
+        a.cost_high
+            .total_cmp(&b.cost_high)
+            .then(a.hours_high.total_cmp(&b.hours_high))
+            .then_with(|| (a.provider, &a.instance, a.mode).cmp(&(b.provider, &b.instance, b.mode)))
+    });
+    if offers.iter().any(|o| o.mode == BillingMode::Spot) {
+        note(&mut warnings, SPOT_WARNING.to_string());
+    }
+    if offers.is_empty() {
+        warnings.push("no offer fits: see the infeasible list for why".into());
+    }
+    note(&mut assumptions, "term modes bill whole terms for the calendar time the work spans (hours ÷ hours per day); hourly and spot bill the hours worked".into());
+    note(&mut assumptions, "one instance per offer (no multi-node jobs); the cheapest region is shown for each instance type and billing mode".into());
+    Ranking { offers, infeasible, warnings, assumptions, price_age: catalog.price_age_line(q.today) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalog::parse_date;
+    use crate::model::preset;
+
+    fn question(model: &str, method: Method, tokens: f64) -> Question {
+        let mut j = Job::new(preset(model).unwrap(), method);
+        j.tokens = tokens;
+        Question::new(j, parse_date("2026-11-30").unwrap())
+    }
+
+    #[test]
+    fn seven_b_qlora_ranks_and_p4_is_rejected() {
+        let r = rank(Catalog::shipped(), &question("qwen2.5-7b", Method::Qlora4, 50e6));
+        assert!(!r.offers.is_empty());
+        for w in r.offers.windows(2) {
+            assert!(w[0].cost_high <= w[1].cost_high);
+        }
+        assert!(r.offers.iter().all(|o| o.fit.fits && o.time.unsuitable.is_none()));
+        let p4 = r.infeasible.iter().find(|i| i.instance == "GN6S.LARGE20").expect("P4 listed as infeasible");
+        assert!(p4.reasons.iter().any(|x| x.contains("unsuitable for training")), "{:?}", p4.reasons);
+        assert!(r.offers.iter().any(|o| o.gpu == "t4"), "a 16 GB T4 should be feasible for 7B QLoRA");
+        assert!(r.price_age.contains("days old"));
+    }
+
+    #[test]
+    fn full_7b_rejects_24gb_cards() {
+        let r = rank(Catalog::shipped(), &question("llama-2-7b", Method::Full, 10e6));
+        assert!(r.offers.iter().all(|o| o.gpu_count > 1.0 || o.fit.vram_gb > 24.0));
+        let a10 = r.infeasible.iter().find(|i| i.instance == "gn7i-c8g1.2xlarge").unwrap();
+        assert!(a10.reasons[0].contains("does not fit"), "{:?}", a10.reasons);
+    }
+
+    #[test]
+    fn budget_and_deadline_filter() {
+        let mut q = question("llama-2-7b", Method::Lora, 100e6);
+        q.budget_cny = Some(500.0);
+        q.deadline_hours = Some(48.0);
+        let r = rank(Catalog::shipped(), &q);
+        assert!(r.offers.iter().all(|o| o.cost_high <= 500.0 && o.hours_high <= 48.0));
+        assert!(r.infeasible.iter().any(|i| i.reasons.iter().any(|x| x.contains("over budget"))));
+        assert!(r.infeasible.iter().any(|i| i.reasons.iter().any(|x| x.contains("deadline"))));
+    }
+
+    #[test]
+    fn filters_narrow_the_offers() {
+        let mut q = question("qwen2.5-7b", Method::Lora, 10e6);
+        q.providers = vec![Provider::Alibaba];
+        q.modes = vec![BillingMode::Hourly];
+        q.gpus = vec!["a10".into()];
+        let r = rank(Catalog::shipped(), &q);
+        assert!(!r.offers.is_empty());
+        assert!(r.offers.iter().all(|o| o.provider == Provider::Alibaba && o.mode == BillingMode::Hourly && o.gpu == "a10"));
+    }
+}

@@ -1,0 +1,193 @@
+//! Time: how long a job takes on some GPUs, as a low–high range.
+//!
+//! Training FLOPs ≈ 6·N·D (full) or 4·N·D (LoRA-style: no weight-gradient GEMMs for frozen weights),
+//! divided by GPUs × dense 16-bit peak × an MFU band that depends on the method, the GPU generation
+//! and the interconnect (catalog-facts.md §5). Inference is bandwidth-bound: each decode step reads
+//! the weights once.
+
+use serde::{Deserialize, Serialize};
+
+use crate::catalog::{Gpu, Stack};
+use crate::fit::{Job, Method, Precision};
+
+/// A model-FLOPs-utilization band (fractions of dense peak).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MfuBand {
+    pub low: f64,
+    pub high: f64,
+    /// Why this band (shown in assumptions).
+    pub basis: String,
+}
+
+/// How long the job takes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TimeEstimate {
+    /// Tokens processed (tokens × epochs).
+    pub tokens: f64,
+    /// FLOPs per token per parameter: 6 (full), 4 (LoRA-style), 2 (inference).
+    pub flops_factor: f64,
+    pub total_flops: f64,
+    /// GPUs (fractional for vGPU slices).
+    pub gpus: f64,
+    pub peak_tflops_per_gpu: f64,
+    pub mfu: MfuBand,
+    /// Fastest and slowest plausible wall-clock hours.
+    pub hours_low: f64,
+    pub hours_high: f64,
+    pub tokens_per_second_low: f64,
+    pub tokens_per_second_high: f64,
+    /// Set when this GPU should not run this job (e.g. training on a P4), with the reason.
+    pub unsuitable: Option<String>,
+    pub assumptions: Vec<String>,
+}
+
+/// The MFU band for a method on a GPU spread over `gpus` devices.
+pub fn mfu_band(method: Method, gpu: &Gpu, gpus: f64) -> MfuBand {
+    let multi = gpus > 1.0;
+    let mut band = match method {
+        Method::Full | Method::FullPure16 if multi && !gpu.fast_link => {
+            MfuBand { low: 0.20, high: 0.35, basis: "full fine-tune across PCIe-only GPUs: communication-bound".into() }
+        }
+        Method::Full | Method::FullPure16 => {
+            MfuBand { low: 0.35, high: 0.50, basis: "full fine-tune with FSDP/ZeRO on one GPU or over NVLink".into() }
+        }
+        Method::Freeze | Method::Lora => MfuBand { low: 0.25, high: 0.35, basis: "LoRA-style with HF PEFT + FlashAttention-2".into() },
+        Method::Qlora8 | Method::Qlora4 => MfuBand { low: 0.15, high: 0.25, basis: "QLoRA: dequantization overhead".into() },
+        Method::Inference => MfuBand { low: 0.40, high: 0.70, basis: "decode reads all weights per step; share of peak memory bandwidth achieved".into() },
+    };
+    if method.is_training() && !gpu.flash_attention2 && gpu.stack == Stack::Cuda {
+        let high = if matches!(method, Method::Qlora8 | Method::Qlora4) { 0.20 } else { 0.25 };
+        band = MfuBand { low: 0.10, high: band.high.min(high), basis: "FP16 without FlashAttention-2 (T4/V100 class)".into() };
+    }
+    band
+}
+
+/// Hours for `job` on `gpus` × `gpu` (fractions for vGPU slices).
+pub fn estimate_time(job: &Job, gpu: &Gpu, gpus: f64) -> TimeEstimate {
+    let tokens = job.total_tokens();
+    let n = job.model.params;
+    let mut assumptions = Vec::new();
+    let band = mfu_band(job.method, gpu, gpus);
+    let unsuitable = if job.method.is_training() && !gpu.fp16_training {
+        Some(format!("{} is unsuitable for training: {}", gpu.name, gpu.training_note))
+    } else {
+        None
+    };
+
+    let (factor, rate_low, rate_high) = if job.method == Method::Inference {
+        // Tokens/s per replica group = batch / (bytes of weights per device / achieved bandwidth).
+        let p = job.precision.unwrap_or(if gpu.bf16 { Precision::Bf16 } else { Precision::Fp16 });
+        let bytes_per_device = p.weight_bytes() * n / gpus.max(1.0);
+        let bw = gpu.mem_bw_gbps * 1e9 * gpus.min(1.0);
+        let step = |eff: f64| bytes_per_device / (bw * eff);
+        let batch = job.micro_batch as f64;
+        assumptions.push(format!(
+            "inference: decode is memory-bound, each step reads the {} weights once at {:.0}–{:.0} % of {} GB/s; batch {} sequences per step; prompt processing not counted",
+            p.as_str(),
+            band.low * 100.0,
+            band.high * 100.0,
+            gpu.mem_bw_gbps,
+            job.micro_batch
+        ));
+        (2.0, batch / step(band.low), batch / step(band.high))
+    } else {
+        let factor = if job.method.is_lora_style() { 4.0 } else { 6.0 };
+        let peak = gpu.fp16_tflops * 1e12 * gpus;
+        assumptions.push(if factor == 6.0 {
+            "FLOPs ≈ 6·N·D (forward 2·N·D + backward 4·N·D per token)".to_string()
+        } else {
+            "FLOPs ≈ 4·N·D for LoRA-style training (forward 2·N·D + activation gradients 2·N·D; frozen weights need no weight-gradient GEMMs)".to_string()
+        });
+        assumptions.push(format!(
+            "MFU {:.0}–{:.0} % of dense {} TFLOPS per GPU × {} GPU: {}",
+            band.low * 100.0,
+            band.high * 100.0,
+            gpu.fp16_tflops,
+            gpus,
+            &band.basis
+        ));
+        if gpu.stack == Stack::Ascend {
+            assumptions.push("Ascend MFU assumed to match CUDA GPUs (no published fine-tuning throughput found)".into());
+        }
+        let per_token = factor * n;
+        (factor, peak * band.low / per_token, peak * band.high / per_token)
+    };
+    let hours = |rate: f64| if tokens > 0.0 && rate > 0.0 { tokens / rate / 3600.0 } else { 0.0 };
+    TimeEstimate {
+        tokens,
+        flops_factor: factor,
+        total_flops: factor * n * tokens,
+        gpus,
+        peak_tflops_per_gpu: gpu.fp16_tflops,
+        mfu: band,
+        hours_low: hours(rate_high),
+        hours_high: hours(rate_low),
+        tokens_per_second_low: rate_low,
+        tokens_per_second_high: rate_high,
+        unsuitable,
+        assumptions,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalog::Catalog;
+    use crate::model::preset;
+
+    fn job(model: &str, method: Method, tokens: f64) -> Job {
+        let mut j = Job::new(preset(model).unwrap(), method);
+        j.tokens = tokens;
+        j
+    }
+
+    #[test]
+    fn six_n_d_for_full_and_four_n_d_for_lora() {
+        let c = Catalog::shipped();
+        let a100 = c.gpu("a100-sxm4-80g").unwrap();
+        // 7B × 1B tokens × 6 = 4.044e19 FLOPs; on 8 × 312 TF at 35–50 % MFU.
+        let t = estimate_time(&job("llama-2-7b", Method::Full, 1e9), a100, 8.0);
+        assert_eq!(t.total_flops, 6.0 * 6.74e9 * 1e9);
+        let expect_high = 6.0 * 6.74e9 * 1e9 / (8.0 * 312e12 * 0.35) / 3600.0;
+        let expect_low = 6.0 * 6.74e9 * 1e9 / (8.0 * 312e12 * 0.50) / 3600.0;
+        assert!((t.hours_high - expect_high).abs() < 1e-9 && (t.hours_low - expect_low).abs() < 1e-9);
+        let l = estimate_time(&job("llama-2-7b", Method::Lora, 1e9), a100, 1.0);
+        assert_eq!(l.total_flops, 4.0 * 6.74e9 * 1e9);
+        assert!(l.assumptions.iter().any(|a| a.contains("4·N·D")));
+    }
+
+    #[test]
+    fn p4_and_p40_are_unsuitable_for_training() {
+        let c = Catalog::shipped();
+        for id in ["p4", "p40"] {
+            let t = estimate_time(&job("bert-base", Method::Full, 1e8), c.gpu(id).unwrap(), 1.0);
+            let why = t.unsuitable.expect(id);
+            assert!(why.contains("FP16"), "{why}");
+            let inf = estimate_time(&job("bert-base", Method::Inference, 1e8), c.gpu(id).unwrap(), 1.0);
+            assert!(inf.unsuitable.is_none());
+        }
+    }
+
+    #[test]
+    fn mfu_bands_follow_method_gpu_and_link() {
+        let c = Catalog::shipped();
+        let check = |m: Method, gpu: &str, n: f64, want: (f64, f64)| {
+            let b = mfu_band(m, c.gpu(gpu).unwrap(), n);
+            let b = (b.low, b.high);
+            assert_eq!(b, want, "{m:?} {gpu} ×{n}");
+        };
+        check(Method::Full, "a100-sxm4-80g", 8.0, (0.35, 0.50));
+        check(Method::Full, "a10", 4.0, (0.20, 0.35));
+        check(Method::Lora, "a10", 1.0, (0.25, 0.35));
+        check(Method::Qlora4, "t4", 1.0, (0.10, 0.20));
+        check(Method::Full, "v100-sxm2-32g", 8.0, (0.10, 0.25));
+    }
+
+    #[test]
+    fn t4_qlora_7b_speed_lands_in_the_fact_sheet_range() {
+        // catalog-facts §5: T4 QLoRA-7B ≈ 300–600 tok/s (an estimate there too).
+        let c = Catalog::shipped();
+        let t = estimate_time(&job("llama-2-7b", Method::Qlora4, 1e6), c.gpu("t4").unwrap(), 1.0);
+        assert!(t.tokens_per_second_low > 200.0 && t.tokens_per_second_high < 700.0, "{t:?}");
+    }
+}
