@@ -18,4 +18,4 @@ mod verify;
 pub use request::{Algorithm, IncomingRequest, SignableRequest, Signed, SigningParams};
 pub use secret::{Credentials, Secret};
 pub use sign::{sign, SignError};
-pub use verify::{verify, Verified, VerifyError, VerifyErrorKind};
+pub use verify::{verify, verify_explained, Explained, Verified, VerifyError, VerifyErrorKind};

@@ -147,15 +147,25 @@ pub fn sign(req: &SignableRequest, creds: &Credentials, params: &SigningParams) 
             put(&mut wire, "Host", req.host.clone());
             // The SDK sends this on every method, GET included.
             put(&mut wire, "Content-Type", "application/json".to_owned());
-            // Signed on both versions: the nonce then cannot be swapped on a captured request.
-            put(&mut wire, "x-jdcloud-date", jd_date.clone());
-            put(&mut wire, "x-jdcloud-nonce", params.nonce.clone());
             if let Some(token) = &creds.security_token {
                 put(&mut wire, "x-jdcloud-security-token", token.expose().to_owned());
             }
-            let signed = signed_names(&wire.headers, &jdcloud::UNSIGNED);
-            let jd_date = header(&wire.headers, "x-jdcloud-date").unwrap_or(&jd_date).trim().to_owned();
-            let date = jd_date.get(..8).unwrap_or_default().to_owned();
+            // Like the SDKs: JDCLOUD2 always signs date and nonce; JDCLOUD3 signs the headers it is
+            // given and adds date and nonce after signing (callers who want them signed pass them
+            // in `headers`, as JD's own signer tests do).
+            let signed = if v == jdcloud::Version::V3 {
+                let signed = signed_names(&wire.headers, &jdcloud::UNSIGNED);
+                put(&mut wire, "x-jdcloud-date", jd_date.clone());
+                put(&mut wire, "x-jdcloud-nonce", params.nonce.clone());
+                signed
+            } else {
+                put(&mut wire, "x-jdcloud-date", jd_date.clone());
+                put(&mut wire, "x-jdcloud-nonce", params.nonce.clone());
+                signed_names(&wire.headers, &jdcloud::UNSIGNED)
+            };
+            // A caller-given x-jdcloud-date wins, as in the SDK; the scope date follows it.
+            let jd_date = header(&wire.headers, "x-jdcloud-date").unwrap_or(&jd_date).to_owned();
+            let date = jd_date.trim().get(..8).unwrap_or_default().to_owned();
             let scope =
                 jdcloud::Scope { jd_date: &jd_date, date: &date, region: &params.region, service: &params.service };
             let st = jdcloud::stages(&wire, &signed, &scope, v, secret).map_err(internal)?;

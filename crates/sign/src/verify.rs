@@ -103,6 +103,24 @@ pub fn verify(
     now: i64,
     max_skew_secs: i64,
 ) -> Result<Verified, VerifyError> {
+    verify_explained(req, lookup, now, max_skew_secs).map(|e| e.verified)
+}
+
+/// A verified request plus the stages the server computed (for logs and conformance tests).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Explained {
+    pub verified: Verified,
+    pub canonical_request: String,
+    pub string_to_sign: String,
+}
+
+/// `verify`, also returning the server-side canonical request and string-to-sign.
+pub fn verify_explained(
+    req: &IncomingRequest,
+    lookup: impl Fn(&str) -> Option<Secret>,
+    now: i64,
+    max_skew_secs: i64,
+) -> Result<Explained, VerifyError> {
     let Some(auth) = header(&req.headers, "authorization") else {
         if parse_query(&req.raw_query).iter().any(|(k, _)| k == "Signature") {
             return verify_rpc(req, &lookup, now, max_skew_secs);
@@ -208,12 +226,12 @@ fn require_signed(alg: Algorithm, signed: &[String], names: &[&str]) -> Result<(
     Ok(())
 }
 
-fn compare(alg: Algorithm, st: Result<Stages, String>, given: &str) -> Result<(), VerifyError> {
+fn compare(alg: Algorithm, st: Result<Stages, String>, given: &str) -> Result<Stages, VerifyError> {
     let st = st.map_err(|name| {
         VerifyError::new(VerifyErrorKind::Malformed, Some(alg), format!("signed header {name} is not in the request"))
     })?;
     if constant_time_eq(st.signature.as_bytes(), given.as_bytes()) {
-        Ok(())
+        Ok(st)
     } else {
         Err(VerifyError::new(
             VerifyErrorKind::SignatureMismatch,
@@ -226,6 +244,10 @@ fn compare(alg: Algorithm, st: Result<Stages, String>, given: &str) -> Result<()
     }
 }
 
+fn explained(st: Stages, verified: Verified) -> Result<Explained, VerifyError> {
+    Ok(Explained { verified, canonical_request: st.canonical_request, string_to_sign: st.string_to_sign })
+}
+
 fn malformed(alg: Algorithm, detail: impl Into<String>) -> VerifyError {
     VerifyError::new(VerifyErrorKind::Malformed, Some(alg), detail)
 }
@@ -236,7 +258,7 @@ fn verify_tc3(
     lookup: &impl Fn(&str) -> Option<Secret>,
     now: i64,
     skew: i64,
-) -> Result<Verified, VerifyError> {
+) -> Result<Explained, VerifyError> {
     let alg = Algorithm::Tc3;
     let parts: Vec<&str> = f.credential.split('/').collect();
     let [ak, date, service, terminator] = parts[..] else {
@@ -256,8 +278,8 @@ fn verify_tc3(
         ));
     }
     let st = tc3::stages(req, &f.signed_headers, ts_text.trim(), date, service, secret.expose());
-    compare(alg, st, &f.signature)?;
-    Ok(Verified {
+    let st = compare(alg, st, &f.signature)?;
+    explained(st, Verified {
         algorithm: alg,
         access_key_id: ak.to_owned(),
         region: header(&req.headers, "X-TC-Region").map(str::to_owned),
@@ -277,7 +299,7 @@ fn verify_acs3(
     lookup: &impl Fn(&str) -> Option<Secret>,
     now: i64,
     skew: i64,
-) -> Result<Verified, VerifyError> {
+) -> Result<Explained, VerifyError> {
     let alg = Algorithm::Acs3;
     let ak = f.credential.as_str();
     let date = header(&req.headers, "x-acs-date").ok_or_else(|| malformed(alg, "missing x-acs-date"))?;
@@ -297,8 +319,8 @@ fn verify_acs3(
     require_signed(alg, &f.signed_headers, &must)?;
     let secret = find_secret(alg, ak, lookup)?;
     check_skew(alg, ts, now, skew)?;
-    compare(alg, acs3::stages(req, &f.signed_headers, secret.expose()), &f.signature)?;
-    Ok(Verified {
+    let st = compare(alg, acs3::stages(req, &f.signed_headers, secret.expose()), &f.signature)?;
+    explained(st, Verified {
         algorithm: alg,
         access_key_id: ak.to_owned(),
         region: None,
@@ -319,7 +341,7 @@ fn verify_jd(
     lookup: &impl Fn(&str) -> Option<Secret>,
     now: i64,
     skew: i64,
-) -> Result<Verified, VerifyError> {
+) -> Result<Explained, VerifyError> {
     let alg = if v == jdcloud::Version::V3 { Algorithm::JdCloud3 } else { Algorithm::JdCloud2 };
     let parts: Vec<&str> = f.credential.split('/').collect();
     let [ak, date, region, service, terminator] = parts[..] else {
@@ -347,11 +369,10 @@ fn verify_jd(
             ),
         ));
     }
-    // JDCLOUD2 signs the header value untrimmed, so the scope string uses the raw date there.
-    let scope_date = if v == jdcloud::Version::V2 { jd_date_raw } else { jd_date };
-    let scope = jdcloud::Scope { jd_date: scope_date, date, region, service };
-    compare(alg, jdcloud::stages(req, &f.signed_headers, &scope, v, secret.expose()), &f.signature)?;
-    Ok(Verified {
+    // The SDKs put the header value into the string to sign untrimmed.
+    let scope = jdcloud::Scope { jd_date: jd_date_raw, date, region, service };
+    let st = compare(alg, jdcloud::stages(req, &f.signed_headers, &scope, v, secret.expose()), &f.signature)?;
+    explained(st, Verified {
         algorithm: alg,
         access_key_id: ak.to_owned(),
         region: Some(region.to_owned()),
@@ -370,7 +391,7 @@ fn verify_rpc(
     lookup: &impl Fn(&str) -> Option<Secret>,
     now: i64,
     skew: i64,
-) -> Result<Verified, VerifyError> {
+) -> Result<Explained, VerifyError> {
     let alg = Algorithm::AlibabaRpcV2;
     let params = rpc::signed_params(req);
     let get = |k: &str| params.iter().find(|(pk, _)| pk == k).map(|(_, v)| v.as_str());
@@ -395,8 +416,8 @@ fn verify_rpc(
     let nonce = get("SignatureNonce").ok_or_else(|| malformed(alg, "missing SignatureNonce"))?;
     let secret = find_secret(alg, ak, lookup)?;
     check_skew(alg, ts, now, skew)?;
-    compare(alg, Ok(rpc::stages(&req.method, &params, secret.expose())), &given)?;
-    Ok(Verified {
+    let st = compare(alg, Ok(rpc::stages(&req.method, &params, secret.expose())), &given)?;
+    explained(st, Verified {
         algorithm: alg,
         access_key_id: ak.to_owned(),
         region: get("RegionId").map(str::to_owned),
