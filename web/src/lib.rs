@@ -6,6 +6,7 @@
 //! - `chart`: SVG geometry for the three charts;
 //! - `view` (wasm32 only): the Leptos components, which render and wire, holding no domain logic.
 
+pub mod calc;
 pub mod chart;
 pub mod format;
 pub mod i18n;

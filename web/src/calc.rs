@@ -1,0 +1,350 @@
+//! From what the user typed to what the page shows: parse [`Inputs`] into a gpuctl-core
+//! [`Question`], rank the catalog, and group the engine's per-(instance, billing mode) offers into one
+//! row per instance type with every mode's cost. Pure; the page calls [`evaluate`] on every change.
+//!
+//! Every number here comes from gpuctl-core; this module only parses, groups and filters.
+
+use gpuctl_core::{
+    cost_of, parse_count, preset, rank, BillingMode, Catalog, Date, FitReport, Infeasible, Job, Method, ModelShape, Offer,
+    Precision, Provider, Question, Usage,
+};
+
+use crate::query::Inputs;
+
+/// A problem with one input, shown next to it. `field` is the input's `data-testid`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FieldError {
+    pub field: &'static str,
+    pub message: String,
+}
+
+/// One billing mode's cost for a row.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ModeCell {
+    pub mode: BillingMode,
+    pub cost_low: f64,
+    pub cost_high: f64,
+    pub cny_per_1m_low: Option<f64>,
+    pub cny_per_1m_high: Option<f64>,
+}
+
+/// One instance type: where it is cheapest, every mode's cost, the cheapest mode marked.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Row {
+    /// `provider/instance/region` of the cheapest mode: the key `pick` refers to.
+    pub key: String,
+    /// The engine's offer for the cheapest mode (fit, time, price with source and date).
+    pub best: Offer,
+    /// Every mode offered, in the engine's order (hourly … year3).
+    pub modes: Vec<ModeCell>,
+    /// Warnings of every mode, deduplicated.
+    pub warnings: Vec<String>,
+}
+
+impl Row {
+    pub fn cheapest(&self) -> BillingMode {
+        self.best.mode
+    }
+}
+
+/// What the page renders.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct Evaluation {
+    pub errors: Vec<FieldError>,
+    pub rows: Vec<Row>,
+    pub infeasible: Vec<Infeasible>,
+    pub warnings: Vec<String>,
+    pub assumptions: Vec<String>,
+    pub price_age: String,
+    /// The parsed question (absent when an input is wrong).
+    pub question: Option<Question>,
+}
+
+impl Evaluation {
+    /// The row `pick` names, else the top-ranked one.
+    pub fn picked(&self, pick: &str) -> Option<&Row> {
+        self.rows.iter().find(|r| r.key == pick).or(self.rows.first())
+    }
+}
+
+fn number(field: &'static str, text: &str, errors: &mut Vec<FieldError>, what: &str) -> Option<f64> {
+    let t = text.trim().trim_start_matches(['¥', '￥']).trim();
+    if t.is_empty() {
+        return None;
+    }
+    match parse_count(t) {
+        Ok(v) => Some(v),
+        Err(_) => {
+            errors.push(FieldError { field, message: format!("'{text}' is not {what}") });
+            None
+        }
+    }
+}
+
+/// The model the inputs describe: a preset, or a shape inferred from a parameter count.
+pub fn model(inputs: &Inputs, errors: &mut Vec<FieldError>) -> Option<ModelShape> {
+    if !inputs.model.is_empty() {
+        return match preset(&inputs.model) {
+            Ok(m) => Some(m),
+            Err(e) => {
+                errors.push(FieldError { field: "model", message: e.to_string() });
+                None
+            }
+        };
+    }
+    match number("params", &inputs.params, errors, "a parameter count (e.g. 7b, 13B, 350M)") {
+        Some(p) if p >= 1e6 => Some(ModelShape::from_params(p)),
+        Some(_) => {
+            errors.push(FieldError { field: "params", message: "a model has at least 1M parameters (write 7b for 7 billion)".into() });
+            None
+        }
+        None => {
+            if !errors.iter().any(|e| e.field == "params") {
+                errors.push(FieldError { field: "params", message: "give a parameter count (e.g. 7b) or choose a model".into() });
+            }
+            None
+        }
+    }
+}
+
+/// Parse the inputs into the engine's question; every problem is reported, not only the first.
+pub fn question(inputs: &Inputs, today: Date) -> Result<Question, Vec<FieldError>> {
+    let mut errors = Vec::new();
+    let model = model(inputs, &mut errors);
+    let method = Method::parse(&inputs.method).map_err(|e| errors.push(FieldError { field: "method", message: e.to_string() })).ok();
+    let precision = if inputs.precision.is_empty() {
+        None
+    } else {
+        Precision::parse(&inputs.precision)
+            .map_err(|e| errors.push(FieldError { field: "precision", message: e.to_string() }))
+            .ok()
+    };
+    let seq = number("seq", &inputs.seq_len, &mut errors, "a sequence length (e.g. 2048)");
+    let tokens = number("tokens", &inputs.tokens, &mut errors, "a token count (e.g. 50M, 1.5B)");
+    let epochs = number("epochs", &inputs.epochs, &mut errors, "a number of epochs (e.g. 3)");
+    let gpus = number("gpus", &inputs.gpus, &mut errors, "a GPU count (e.g. 1, 8)");
+    let hpd = number("hours-per-day", &inputs.hours_per_day, &mut errors, "hours per day (1–24)");
+    let days = number("days", &inputs.days, &mut errors, "a number of days");
+    let deadline = number("deadline", &inputs.deadline_days, &mut errors, "a number of days");
+    let budget = number("budget", &inputs.budget, &mut errors, "an amount in ¥ (e.g. 5000, 20k)");
+
+    let mut check = |ok: bool, field: &'static str, message: &str| {
+        if !ok {
+            errors.push(FieldError { field, message: message.into() });
+        }
+    };
+    if let Some(s) = seq {
+        check((16.0..=1_048_576.0).contains(&s) && s.fract() == 0.0, "seq", "sequence length must be a whole number from 16 to 1M");
+    }
+    if let Some(e) = epochs {
+        check(e > 0.0 && e <= 1000.0, "epochs", "epochs must be more than 0 and at most 1000");
+    }
+    if let Some(g) = gpus {
+        check((1.0..=16.0).contains(&g) && g.fract() == 0.0, "gpus", "GPUs per instance must be a whole number from 1 to 16");
+    }
+    if let Some(h) = hpd {
+        check(h > 0.0 && h <= 24.0, "hours-per-day", "hours per day must be more than 0 and at most 24");
+    }
+    if let Some(d) = days {
+        check(d > 0.0 && d <= 3.0 * 365.0, "days", "days must be more than 0 and at most 3 years");
+    }
+    if let Some(d) = deadline {
+        check(d > 0.0, "deadline", "the deadline must be more than 0 days");
+    }
+    let mut providers = Vec::new();
+    for p in &inputs.providers {
+        match Provider::parse(p) {
+            Ok(p) => providers.push(p),
+            Err(e) => errors.push(FieldError { field: "providers", message: e.to_string() }),
+        }
+    }
+    let (Some(model), Some(method), true) = (model, method, errors.is_empty()) else {
+        return Err(errors);
+    };
+    let mut job = Job::new(model, method);
+    job.precision = precision;
+    if let Some(s) = seq {
+        job.seq_len = s as u32;
+    }
+    job.tokens = tokens.unwrap_or(0.0);
+    if let Some(e) = epochs {
+        job.epochs = e;
+    }
+    let mut q = Question::new(job, today);
+    let hours_per_day = hpd.unwrap_or(24.0);
+    q.usage = match days {
+        Some(d) => Usage::daily(hours_per_day, d),
+        None => Usage { hours_per_day, total_hours: None },
+    };
+    q.providers = providers;
+    q.gpu_count = gpus.map(|g| g as u32);
+    q.deadline_hours = deadline.map(|d| d * 24.0);
+    q.budget_cny = budget;
+    Ok(q)
+}
+
+/// Rank the catalog for the inputs and group the offers into rows (cheapest row first).
+pub fn evaluate(catalog: &Catalog, inputs: &Inputs, today: Date) -> Evaluation {
+    let q = match question(inputs, today) {
+        Ok(q) => q,
+        Err(errors) => return Evaluation { errors, ..Evaluation::default() },
+    };
+    let ranking = rank(catalog, &q);
+    let mut rows: Vec<Row> = Vec::new();
+    // Offers arrive cheapest first, so the first offer of an instance type is its cheapest mode.
+    for offer in &ranking.offers {
+        let cell = ModeCell {
+            mode: offer.mode,
+            cost_low: offer.cost_low,
+            cost_high: offer.cost_high,
+            cny_per_1m_low: offer.cny_per_1m_tokens_low,
+            cny_per_1m_high: offer.cny_per_1m_tokens_high,
+        };
+        match rows.iter_mut().find(|r| r.best.provider == offer.provider && r.best.instance == offer.instance) {
+            Some(row) => {
+                row.modes.push(cell);
+                for w in &offer.warnings {
+                    if !row.warnings.contains(w) {
+                        row.warnings.push(w.clone());
+                    }
+                }
+            }
+            None => rows.push(Row {
+                key: format!("{}/{}/{}", offer.provider, offer.instance, offer.region),
+                best: offer.clone(),
+                modes: vec![cell],
+                warnings: offer.warnings.clone(),
+            }),
+        }
+    }
+    for row in &mut rows {
+        row.modes.sort_by_key(|c| c.mode);
+    }
+    Evaluation {
+        errors: vec![],
+        rows,
+        infeasible: ranking.infeasible,
+        warnings: ranking.warnings,
+        assumptions: ranking.assumptions,
+        price_age: ranking.price_age,
+        question: Some(q),
+    }
+}
+
+/// Cost of each billing mode of `row`'s instance and region against days of use at the question's
+/// hours per day: the data of the "billing modes over days" chart. Per mode: (mode, [(days, ¥)]).
+pub fn modes_over_days(catalog: &Catalog, row: &Row, hours_per_day: f64, max_days: u32) -> Vec<(BillingMode, Vec<(f64, f64)>)> {
+    let prices = catalog.prices_for(row.best.provider, &row.best.instance, &row.best.region);
+    prices
+        .iter()
+        .map(|p| {
+            let points = (1..=max_days)
+                .map(|d| {
+                    let usage = Usage::daily(hours_per_day, d as f64);
+                    let h = hours_per_day * d as f64;
+                    (d as f64, cost_of(p, (h, h), &usage, 0.0).cost_high)
+                })
+                .collect();
+            (p.mode, points)
+        })
+        .collect()
+}
+
+/// The fit report's parts, for the memory breakdown bar: (label, GB), zero parts left out.
+pub fn memory_parts(f: &FitReport) -> Vec<(&'static str, f64)> {
+    let b = &f.breakdown;
+    [
+        ("weights", b.weights_gb),
+        ("gradients", b.gradients_gb),
+        ("optimizer", b.optimizer_gb),
+        ("adapters", b.adapters_gb),
+        ("activations", b.activations_gb),
+        ("kv-cache", b.kv_cache_gb),
+        ("overhead", b.overhead_gb),
+    ]
+    .into_iter()
+    .filter(|(_, gb)| *gb > 0.0)
+    .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use gpuctl_core::parse_date;
+
+    fn today() -> Date {
+        parse_date("2026-11-30").unwrap()
+    }
+
+    fn with(f: impl FnOnce(&mut Inputs)) -> Inputs {
+        let mut i = Inputs::default();
+        f(&mut i);
+        i
+    }
+
+    #[test]
+    fn bad_inputs_name_their_field() {
+        let check = |inputs: Inputs, fields: &[&str]| {
+            let errs = question(&inputs, today()).expect_err("should fail");
+            let got: Vec<&str> = errs.iter().map(|e| e.field).collect();
+            assert_eq!(got, fields, "{errs:?}");
+        };
+        check(with(|i| i.tokens = "lots".into()), &["tokens"]);
+        check(with(|i| i.method = "lorra".into()), &["method"]);
+        check(with(|i| { i.model = String::new(); i.params = String::new() }), &["params"]);
+        check(with(|i| { i.model = String::new(); i.params = "7".into() }), &["params"]);
+        check(with(|i| { i.hours_per_day = "25".into(); i.gpus = "1.5".into() }), &["gpus", "hours-per-day"]);
+        check(with(|i| i.providers = vec!["aws".into()]), &["providers"]);
+        let e = question(&with(|i| i.method = "lorra".into()), today()).unwrap_err();
+        assert!(e[0].message.contains("lora"), "suggests the closest name: {}", e[0].message);
+    }
+
+    #[test]
+    fn inputs_become_the_engine_question() {
+        let q = question(
+            &with(|i| {
+                i.model = String::new();
+                i.params = "13b".into();
+                i.tokens = "1.5B".into();
+                i.budget = "¥20k".into();
+                i.days = "10".into();
+                i.hours_per_day = "2".into();
+                i.deadline_days = "30".into();
+                i.providers = vec!["aliyun".into()];
+            }),
+            today(),
+        )
+        .unwrap();
+        assert_eq!(q.job.model.params, 13e9);
+        assert_eq!(q.job.tokens, 1.5e9);
+        assert_eq!(q.budget_cny, Some(20_000.0));
+        assert_eq!(q.usage, Usage::daily(2.0, 10.0));
+        assert_eq!(q.deadline_hours, Some(720.0));
+        assert_eq!(q.providers, vec![Provider::Alibaba]);
+    }
+
+    #[test]
+    fn rows_group_modes_and_keep_engine_order() {
+        let ev = evaluate(Catalog::shipped(), &Inputs::default(), today());
+        assert!(ev.errors.is_empty());
+        assert!(!ev.rows.is_empty(), "the default question has offers");
+        for pair in ev.rows.windows(2) {
+            assert!(pair[0].best.cost_high <= pair[1].best.cost_high, "rows sorted by their cheapest mode");
+        }
+        for row in &ev.rows {
+            let cheapest = row.modes.iter().map(|m| m.cost_high).fold(f64::INFINITY, f64::min);
+            assert_eq!(cheapest, row.best.cost_high, "{}: best is the cheapest mode", row.key);
+            assert!(row.modes.windows(2).all(|w| w[0].mode < w[1].mode));
+        }
+        assert_eq!(ev.picked("nope").map(|r| &r.key), ev.rows.first().map(|r| &r.key));
+    }
+
+    #[test]
+    fn a_tighter_budget_changes_the_ranking() {
+        let all = evaluate(Catalog::shipped(), &Inputs::default(), today());
+        let top = all.rows[0].best.cost_high;
+        let tight = evaluate(Catalog::shipped(), &with(|i| i.budget = format!("{}", top * 0.5)), today());
+        assert!(tight.rows.is_empty());
+        assert!(tight.infeasible.iter().any(|x| x.reasons.iter().any(|r| r.contains("over budget"))));
+    }
+}
