@@ -10,14 +10,20 @@
 //! - [`time`]: hours as a low–high range from 6·N·D / 4·N·D and an MFU band.
 //! - [`price`]: cost per billing mode for a usage pattern, break-even points, ¥ per 1M tokens.
 //! - [`rank`]: every feasible offer across providers, cheapest first, and the infeasible ones with why.
+//! - [`stages`]: the staged plan (validate → tune → produce), each stage an offer.
+//! - [`tco`]: self-built cluster vs cloud, with the break-even utilization.
+//! - [`compat`]: framework ↔ CUDA ↔ driver ↔ GPU checks.
 //! - [`suggest`], [`units`]: closest names for typos; `50M` / `7b` / `3d` style numbers.
 
 pub mod catalog;
+pub mod compat;
 pub mod fit;
 pub mod model;
 pub mod price;
 pub mod rank;
+pub mod stages;
 pub mod suggest;
+pub mod tco;
 pub mod time;
 pub mod units;
 
@@ -25,11 +31,14 @@ pub use catalog::{
     parse_date, Anchor, BillingMode, Catalog, CatalogError, Confidence, Gpu, InstanceType, ModeRatio, Price,
     PriceOrigin, PriceRow, Provider, ProviderInfo, Region, Stack, UnknownName, SCHEMA_VERSION,
 };
+pub use compat::{check as check_compat, CompatIssue, CompatQuery, Severity};
 pub use fit::{fit, FitReport, Hardware, Job, MemoryBreakdown, Method, Precision};
 pub use jiff::civil::Date;
 pub use model::{preset, preset_names, presets, ModelShape};
 pub use price::{break_even, cost_of, price_job, terms_for, BreakEven, JobPrice, ModeCost, Usage, SPOT_WARNING};
 pub use rank::{hardware, rank, Infeasible, Offer, Question, Ranking, STALE_PRICE_DAYS};
+pub use stages::{stages, Stage, StagePlan};
 pub use suggest::suggest;
+pub use tco::{tco, CloudOption, SelfBuilt, TcoInput, TcoPoint, TcoReport};
 pub use time::{estimate_time, mfu_band, MfuBand, TimeEstimate};
 pub use units::{parse_count, parse_hours};

@@ -1,0 +1,186 @@
+//! Compatibility: framework ↔ CUDA ↔ driver ↔ GPU checks, so a rented server runs the stack.
+//!
+//! Facts: PyTorch wheel CUDA builds (pytorch.org "previous versions"), CUDA minimum Linux drivers
+//! (CUDA toolkit release notes, table 3: minor-version compatibility), FlashAttention-2 and BF16 need
+//! compute capability ≥ 8.0, vLLM needs ≥ 7.0, Ascend runs CANN with MindSpore or torch_npu.
+
+use serde::{Deserialize, Serialize};
+
+use crate::catalog::{Gpu, Stack};
+
+/// What to check. Every field is optional; only given ones are checked.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct CompatQuery {
+    /// e.g. "pytorch 2.1", "torch==2.4.0", "mindspore 2.3", "vllm", "flash-attn".
+    #[serde(default)]
+    pub frameworks: Vec<String>,
+    /// CUDA version in the image, e.g. "12.1".
+    #[serde(default)]
+    pub cuda: Option<String>,
+    /// NVIDIA driver version on the host, e.g. "535.104.05".
+    #[serde(default)]
+    pub driver: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    /// Will not run.
+    Error,
+    /// Runs, with a cost or risk.
+    Warning,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CompatIssue {
+    pub severity: Severity,
+    pub message: String,
+}
+
+/// PyTorch minor → CUDA versions with official wheels.
+const TORCH_CUDA: &[(&str, &[&str])] = &[
+    ("1.13", &["11.6", "11.7"]),
+    ("2.0", &["11.7", "11.8"]),
+    ("2.1", &["11.8", "12.1"]),
+    ("2.2", &["11.8", "12.1"]),
+    ("2.3", &["11.8", "12.1"]),
+    ("2.4", &["11.8", "12.1", "12.4"]),
+    ("2.5", &["11.8", "12.1", "12.4"]),
+    ("2.6", &["11.8", "12.4", "12.6"]),
+    ("2.7", &["11.8", "12.6", "12.8"]),
+];
+
+/// Minimum Linux driver for a CUDA major.minor under minor-version compatibility.
+fn min_driver(cuda: (u32, u32)) -> Option<&'static str> {
+    match cuda {
+        (11, _) => Some("450.80.02"),
+        (12, _) => Some("525.60.13"),
+        _ => None,
+    }
+}
+
+/// Parse "12.1" / "535.104.05" into numbers for comparison.
+fn version(s: &str) -> Vec<u32> {
+    s.trim()
+        .trim_start_matches(|c: char| !c.is_ascii_digit())
+        .split(['.', '-', '+'])
+        .map_while(|p| p.parse().ok())
+        .collect()
+}
+
+fn framework_version(spec: &str) -> (String, Vec<u32>) {
+    let s = spec.to_ascii_lowercase();
+    let name: String = s.chars().take_while(|c| c.is_ascii_alphabetic() || *c == '-' || *c == '_').collect();
+    (name.trim_end_matches(['-', '_']).to_string(), version(&s[name.len()..]))
+}
+
+/// Check `q` against `gpu`. An empty list means nothing found wrong.
+pub fn check(gpu: &Gpu, q: &CompatQuery) -> Vec<CompatIssue> {
+    let mut out = Vec::new();
+    let mut err = |m: String| out.push(CompatIssue { severity: Severity::Error, message: m });
+    let cc = gpu.cc();
+    let cuda = q.cuda.as_deref().map(version);
+
+    if gpu.stack == Stack::Ascend {
+        for f in &q.frameworks {
+            let (name, _) = framework_version(f);
+            if matches!(name.as_str(), "pytorch" | "torch") {
+                err(format!("{} runs PyTorch only through torch_npu (Ascend CANN), not CUDA builds: install torch_npu matching your torch version", gpu.name));
+            }
+            if matches!(name.as_str(), "vllm" | "flash-attn" | "flash_attn" | "flashattention") {
+                err(format!("{name} is CUDA-only; {} needs an Ascend build (e.g. vllm-ascend / MindIE)", gpu.name));
+            }
+        }
+        if q.cuda.is_some() || q.driver.is_some() {
+            err(format!("{} has no CUDA: use CANN with MindSpore or torch_npu", gpu.name));
+        }
+        return out;
+    }
+
+    for f in &q.frameworks {
+        let (name, v) = framework_version(f);
+        match name.as_str() {
+            "pytorch" | "torch" => {
+                if v.len() >= 2 {
+                    let key = format!("{}.{}", v[0], v[1]);
+                    if let (Some((_, cudas)), Some(c)) = (TORCH_CUDA.iter().find(|(k, _)| *k == key), &cuda) {
+                        let ck = c.iter().take(2).map(|x| x.to_string()).collect::<Vec<_>>().join(".");
+                        if !cudas.contains(&ck.as_str()) {
+                            err(format!("PyTorch {key} ships wheels for CUDA {}, not {ck}: pick one of those images", cudas.join(" / ")));
+                        }
+                    }
+                    if gpu.id == "b200" && (v[0], v[1]) < (2, 7) {
+                        err("B200 (Blackwell) needs PyTorch 2.7+ built with CUDA 12.8".into());
+                    }
+                }
+            }
+            "vllm" => {
+                if cc.is_some_and(|cc| cc < 7.0) {
+                    err(format!("vLLM needs compute capability ≥ 7.0; {} is {}", gpu.name, gpu.compute_capability));
+                }
+            }
+            "flash-attn" | "flash_attn" | "flashattention" => {
+                if !gpu.flash_attention2 {
+                    err(format!("FlashAttention-2 needs Ampere or newer (CC ≥ 8.0); {} is {}", gpu.name, gpu.compute_capability));
+                }
+            }
+            "mindspore" | "torch_npu" | "torch-npu" => {
+                err(format!("{name} targets Huawei Ascend; {} is an NVIDIA GPU", gpu.name));
+            }
+            _ => {}
+        }
+    }
+    if let Some(c) = &cuda {
+        if c.len() >= 2 && (c[0], c[1]) < (11, 8) && cc.is_some_and(|x| x >= 8.9) {
+            err(format!("{} (CC {}) needs CUDA 11.8 or newer", gpu.name, gpu.compute_capability));
+        }
+        if gpu.id == "b200" && c.len() >= 2 && (c[0], c[1]) < (12, 8) {
+            err("B200 needs CUDA 12.8 or newer".into());
+        }
+        if let (Some(d), Some(min)) = (q.driver.as_deref(), min_driver((c[0], c.get(1).copied().unwrap_or(0)))) {
+            if version(d) < version(min) {
+                err(format!("CUDA {} needs NVIDIA driver ≥ {min}; the host has {d}: use a newer driver image, not a different CUDA on a shared server", c.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(".")));
+            }
+        }
+    }
+    if !gpu.fp16_training {
+        out.push(CompatIssue { severity: Severity::Warning, message: format!("{}: {}", gpu.name, gpu.training_note) });
+    }
+    if !gpu.bf16 && gpu.fp16_training {
+        out.push(CompatIssue { severity: Severity::Warning, message: format!("{} has no BF16: train in FP16 with loss scaling (set bf16=false, fp16=true)", gpu.name) });
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalog::Catalog;
+
+    fn errors(gpu: &str, frameworks: &[&str], cuda: Option<&str>, driver: Option<&str>) -> Vec<String> {
+        let q = CompatQuery {
+            frameworks: frameworks.iter().map(|s| s.to_string()).collect(),
+            cuda: cuda.map(Into::into),
+            driver: driver.map(Into::into),
+        };
+        check(Catalog::shipped().gpu(gpu).unwrap(), &q)
+            .into_iter()
+            .filter(|i| i.severity == Severity::Error)
+            .map(|i| i.message)
+            .collect()
+    }
+
+    #[test]
+    fn checks() {
+        assert!(errors("a10", &["pytorch 2.1"], Some("12.1"), Some("535.104.05")).is_empty());
+        assert!(errors("a10", &["pytorch 2.1"], Some("11.7"), None)[0].contains("11.8 / 12.1"));
+        assert!(errors("a10", &["torch==2.1.2"], Some("12.1"), Some("470.82.01"))[0].contains("driver ≥ 525.60.13"));
+        assert!(errors("p4", &["vllm"], None, None)[0].contains("≥ 7.0"));
+        assert!(errors("t4", &["vllm"], None, None).is_empty());
+        assert!(errors("t4", &["flash-attn"], None, None)[0].contains("Ampere"));
+        assert!(errors("ascend-910b", &["pytorch 2.1"], None, None)[0].contains("torch_npu"));
+        assert!(errors("ascend-910b", &["mindspore 2.3"], None, None).is_empty());
+        assert!(errors("a100-sxm4-80g", &["mindspore"], None, None)[0].contains("Ascend"));
+        assert!(errors("b200", &["pytorch 2.4"], Some("12.4"), None).len() == 2);
+    }
+}
