@@ -2,12 +2,18 @@
 //!
 //! - [`spec`]: the TOML spec, parsed with positions (errors name file:line:column).
 //! - [`provider`]: the three clouds and what their APIs can buy.
+//! - [`cloud`]: the trait each provider's client implements, and the error kinds the engine acts on.
+//! - [`plan`]: spec + catalog + state → creates, keeps, releases, ¥/hour, totals per billing mode, budget.
+//! - [`token`]: deterministic client tokens.
 //! - [`state`]: the SQLite store: intent log, resources, snapshots, apply lock.
 //!
 //! Knows no provider's wire format: each provider crate implements the cloud trait.
 
+pub mod cloud;
+pub mod plan;
 pub mod provider;
 pub mod spec;
 pub mod state;
+pub mod token;
 
 pub use provider::{BillingMode, Provider};

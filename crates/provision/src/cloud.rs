@@ -1,0 +1,209 @@
+//! The cloud trait: what the provisioner needs from a cloud, in the users' words, with no wire format.
+//! Each provider crate implements it (signing, HTTP, its error codes) and classifies its errors into
+//! [`ErrorKind`] once, so the engine decides retry / fall back / stop without knowing any cloud.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::time::Duration;
+
+use crate::provider::{BillingMode, Provider};
+use crate::spec::{Disk, NetworkIds};
+
+/// The trait's futures are boxed so clouds can be held as `dyn Cloud` side by side.
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// Tag keys gpuctl puts on everything it creates, so a resource can be found without the state store.
+pub const TAG_DEPLOYMENT: &str = "gpuctl-deployment";
+pub const TAG_POOL: &str = "gpuctl-pool";
+pub const TAG_TOKEN: &str = "gpuctl-token";
+
+/// One instance to create. The client token makes the call idempotent: the cloud answers a repeat
+/// with the instance it already made.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct CreateRequest {
+    pub client_token: String,
+    /// Instance name shown in the console: `<deployment>-<pool>-<index>`.
+    pub name: String,
+    pub region: String,
+    pub zone: String,
+    pub instance_type: String,
+    pub billing: BillingMode,
+    /// Prepaid units (weeks or months) for prepaid modes.
+    pub term: u32,
+    pub spot_max_price: Option<f64>,
+    pub image_id: String,
+    pub system_disk: Disk,
+    pub data_disks: Vec<Disk>,
+    /// `None`: the account's default network.
+    pub network: Option<NetworkIds>,
+    pub login_key: Option<String>,
+    /// UTC release time for pay-as-you-go instances.
+    pub auto_release_at: Option<jiff::Timestamp>,
+    pub tags: BTreeMap<String, String>,
+    pub user_data: Option<String>,
+    /// Ask the cloud to check (stock, quota, parameters) without creating.
+    pub dry_run: bool,
+}
+
+/// What a create returned.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Created {
+    pub instance_id: String,
+    pub request_id: Option<String>,
+}
+
+/// Instance life as the engine needs it; each client maps its cloud's states.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum InstanceState {
+    Pending,
+    Running,
+    Stopping,
+    Stopped,
+    Terminating,
+    /// Gone, or failed to launch and cleaned up by the cloud.
+    Terminated,
+    /// The launch failed (Tencent LAUNCH_FAILED, JD error).
+    Failed,
+    /// A state the client does not map, kept verbatim.
+    Other(String),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct DiskInfo {
+    pub disk_id: String,
+    #[serde(flatten)]
+    pub disk: Disk,
+}
+
+/// An instance as the cloud describes it: enough to adopt it, wait for it, and clone it.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Instance {
+    pub instance_id: String,
+    pub name: Option<String>,
+    pub region: String,
+    pub zone: String,
+    pub instance_type: String,
+    pub state: InstanceState,
+    pub billing: Option<BillingMode>,
+    pub image_id: Option<String>,
+    pub system_disk: Option<DiskInfo>,
+    pub data_disks: Vec<DiskInfo>,
+    pub network: Option<NetworkIds>,
+    pub login_key: Option<String>,
+    pub public_ip: Option<String>,
+    pub private_ip: Option<String>,
+    pub auto_release_at: Option<String>,
+    pub tags: BTreeMap<String, String>,
+}
+
+/// Which instances to describe.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Filter {
+    Ids(Vec<String>),
+    /// Instances carrying this tag (finds gpuctl's resources without the state store).
+    Tag { key: String, value: String },
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SnapshotState {
+    Creating,
+    Available,
+    Failed,
+}
+
+/// A price the cloud quoted for one instance of a create request.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Quote {
+    /// ¥ per hour for pay-as-you-go, else the price of the whole term asked for.
+    pub cny: f64,
+    pub per_hour: bool,
+    pub request_id: Option<String>,
+}
+
+/// The seven kinds of failure the engine acts on. Each provider's classifier maps its codes here.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorKind {
+    /// Rate-limited: retry later with the same client token.
+    Throttled,
+    /// 5xx, timeouts, dropped connections: retry with the same client token.
+    Transient,
+    /// The type/zone is sold out: fall back to the next candidate (new token).
+    StockOut,
+    Quota,
+    Auth,
+    Invalid,
+    NotFound,
+}
+
+impl ErrorKind {
+    pub fn retryable(self) -> bool {
+        matches!(self, ErrorKind::Throttled | ErrorKind::Transient)
+    }
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorKind::Throttled => "throttled",
+            ErrorKind::Transient => "transient",
+            ErrorKind::StockOut => "stock-out",
+            ErrorKind::Quota => "quota",
+            ErrorKind::Auth => "auth",
+            ErrorKind::Invalid => "invalid",
+            ErrorKind::NotFound => "not-found",
+        }
+    }
+}
+
+/// A failed cloud call, for people: the cloud's own code, message and request id. Never holds a secret
+/// (clients build it from the response body, never from the request they signed).
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct CloudError {
+    pub provider: Provider,
+    pub action: String,
+    pub kind: ErrorKind,
+    /// The cloud's error code (`ResourceInsufficient.SpecifiedInstanceType`, `Throttling.User`, `RATE_LIMIT`),
+    /// or gpuctl's own (`http-timeout`) when no answer came.
+    pub code: String,
+    pub message: String,
+    pub request_id: Option<String>,
+    /// How long the cloud asked us to wait, when it said.
+    #[serde(skip)]
+    pub retry_after: Option<Duration>,
+}
+
+impl fmt::Display for CloudError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} {} failed ({}): {}: {}", self.provider, self.action, self.kind.as_str(), self.code, self.message)?;
+        if let Some(id) = &self.request_id {
+            write!(f, " (request id {id})")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for CloudError {}
+
+/// One cloud account, as the provisioner uses it. Implemented by each provider crate's client.
+pub trait Cloud: Send + Sync {
+    fn provider(&self) -> Provider;
+
+    /// Creates one instance (idempotent by `req.client_token`). With `req.dry_run`, checks and creates nothing.
+    fn create<'a>(&'a self, req: &'a CreateRequest) -> BoxFuture<'a, Result<Created, CloudError>>;
+
+    fn describe<'a>(&'a self, region: &'a str, filter: &'a Filter) -> BoxFuture<'a, Result<Vec<Instance>, CloudError>>;
+
+    /// Asks for termination; the engine then describes until the instances are gone.
+    fn terminate<'a>(&'a self, region: &'a str, instance_ids: &'a [String]) -> BoxFuture<'a, Result<(), CloudError>>;
+
+    /// Snapshots one cloud disk; returns the snapshot id (idempotent by `client_token`).
+    fn snapshot<'a>(&'a self, region: &'a str, disk_id: &'a str, name: &'a str, client_token: &'a str) -> BoxFuture<'a, Result<String, CloudError>>;
+
+    fn snapshot_state<'a>(&'a self, region: &'a str, snapshot_id: &'a str) -> BoxFuture<'a, Result<SnapshotState, CloudError>>;
+
+    /// The cloud's own price for one instance of `req` (Tencent InquiryPriceRunInstances, Alibaba
+    /// DescribePrice, JD calculateTotalPrice).
+    fn quote<'a>(&'a self, req: &'a CreateRequest) -> BoxFuture<'a, Result<Quote, CloudError>>;
+}

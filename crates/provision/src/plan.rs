@@ -1,0 +1,265 @@
+//! `plan`: spec + catalog + recorded state → what will be created, kept and released, what it costs per
+//! hour and in total under each billing mode, and whether it fits the budget. Pure: no cloud calls (a
+//! live describe is the caller's to add), so the same plan can be shown, checked, and then applied.
+
+use gpuctl_core::price::{price_job, Usage};
+use gpuctl_core::{Catalog, Confidence, Price, PriceOrigin};
+
+use crate::provider::{catalog_instance_id, BillingMode, Provider};
+use crate::spec::{Placement, Pool, Spec};
+use crate::state::Resource;
+
+/// A place an instance of a pool may be created, in the order they are tried.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Choice {
+    pub provider: Provider,
+    pub region: String,
+    pub zone: String,
+    /// As the cloud's API names it (Alibaba with `ecs.`).
+    pub instance_type: String,
+    /// The catalog price in the pool's billing mode, with its source and date; `None` when the catalog has none.
+    pub price: Option<PriceFact>,
+}
+
+/// A catalog price as the plan shows it: never a bare number.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct PriceFact {
+    /// ¥ per term of the mode (hour, week, month, year, 3 years).
+    pub cny: f64,
+    pub cny_per_hour: f64,
+    pub as_of: String,
+    pub source: String,
+    pub confidence: Confidence,
+    pub origin: PriceOrigin,
+    /// How an estimated price was derived; empty for observed prices.
+    pub derivation: String,
+}
+
+impl From<&Price> for PriceFact {
+    fn from(p: &Price) -> Self {
+        PriceFact {
+            cny: p.cny,
+            cny_per_hour: p.cny_per_hour,
+            as_of: p.as_of.to_string(),
+            source: p.source.clone(),
+            confidence: p.confidence,
+            origin: p.origin,
+            derivation: p.derivation.clone(),
+        }
+    }
+}
+
+/// The pool's cost under one billing mode for the deployment's hours (for comparing modes).
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct ModeTotal {
+    pub mode: BillingMode,
+    /// For all `count` instances.
+    pub total_cny: f64,
+    pub offered: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct PoolPlan {
+    pub name: String,
+    pub count: u32,
+    pub billing: BillingMode,
+    pub term: u32,
+    pub choices: Vec<Choice>,
+    /// Indexes to create (not recorded live in state).
+    pub create: Vec<u32>,
+    /// Recorded live instances the spec still wants.
+    pub keep: Vec<Resource>,
+    /// ¥/hour for the whole pool at the first choice's price (prepaid: the term price spread over its hours).
+    pub cny_per_hour: Option<f64>,
+    /// ¥ for the whole pool over the deployment's hours (or one term when prepaid and no hours).
+    pub total_cny: Option<f64>,
+    /// The same pool under every billing mode, first choice, over the deployment's hours.
+    pub by_mode: Vec<ModeTotal>,
+}
+
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Plan {
+    pub deployment: String,
+    pub hours: Option<f64>,
+    pub pools: Vec<PoolPlan>,
+    /// Recorded live instances the spec no longer wants (pool removed or count lowered).
+    pub release: Vec<Resource>,
+    pub cny_per_hour: Option<f64>,
+    pub total_cny: Option<f64>,
+    /// Why the plan exceeds the spec's budget (empty = within budget, or no budget).
+    pub over_budget: Vec<String>,
+    pub warnings: Vec<String>,
+}
+
+impl Plan {
+    pub fn creates(&self) -> usize {
+        self.pools.iter().map(|p| p.create.len()).sum()
+    }
+}
+
+/// Builds the plan. `recorded` is the deployment's resources from the state store; `today` dates price warnings.
+pub fn plan(spec: &Spec, catalog: &Catalog, recorded: &[Resource], today: gpuctl_core::Date) -> Plan {
+    let mut warnings = Vec::new();
+    let hours = spec.hours.as_ref().map(|h| h.value);
+    let live: Vec<&Resource> = recorded.iter().filter(|r| r.deployment == spec.deployment.value && r.state.is_live()).collect();
+    let mut pools = Vec::new();
+    for pool in &spec.pools {
+        pools.push(pool_plan(pool, catalog, &live, hours, today, &mut warnings));
+    }
+    let release: Vec<Resource> = live
+        .iter()
+        .filter(|r| !spec.pools.iter().any(|p| p.name.value == r.pool && r.index < p.count.value))
+        .map(|r| (*r).clone())
+        .collect();
+    let cny_per_hour = pools.iter().map(|p| p.cny_per_hour).sum::<Option<f64>>();
+    let total_cny = pools.iter().map(|p| p.total_cny).sum::<Option<f64>>();
+    let mut over_budget = Vec::new();
+    let worst = |p: &PoolPlan| p.choices.iter().map(|c| c.price.as_ref().map(|f| f.cny_per_hour)).max_by(|a, b| a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Equal));
+    if let Some(cap) = &spec.budget.per_hour_cny {
+        // Against the dearest fallback: a stock-out may land any pool there.
+        let dearest: Option<f64> = pools.iter().map(|p| worst(p).flatten().map(|h| h * f64::from(p.count))).sum();
+        match dearest {
+            Some(h) if h > cap.value + 1e-9 => over_budget.push(format!(
+                "¥{h:.2}/hour (at the dearest fallback candidate of each pool) is above the budget of ¥{:.2}/hour",
+                cap.value
+            )),
+            Some(_) => {}
+            None => over_budget.push("a candidate has no catalog price, so the ¥/hour budget cannot be checked; add its price to a catalog overlay".into()),
+        }
+    }
+    if let Some(cap) = &spec.budget.total_cny {
+        let dearest: Option<f64> = pools
+            .iter()
+            .map(|p| {
+                let per_instance = p.choices.iter().map(|c| c.price.as_ref().map(|f| cost_for(p.billing, p.term, f, hours))).max_by(|a, b| a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Equal)).flatten();
+                per_instance.map(|c| c * f64::from(p.count))
+            })
+            .sum();
+        match dearest {
+            Some(t) if t > cap.value + 1e-9 => over_budget.push(format!(
+                "¥{t:.2} in total{} is above the budget of ¥{:.2}",
+                match hours {
+                    Some(h) => format!(" over {h} hours (at the dearest fallback candidate of each pool)"),
+                    None => " for one term (at the dearest fallback candidate of each pool)".to_string(),
+                },
+                cap.value
+            )),
+            Some(_) => {}
+            None => over_budget.push("a candidate has no catalog price, so the total budget cannot be checked; add its price to a catalog overlay".into()),
+        }
+        if hours.is_none() && pools.iter().any(|p| p.billing.is_per_hour()) {
+            warnings.push("a total budget with pay-as-you-go pools needs `hours` to be checked; without it one hour is counted".into());
+        }
+    }
+    Plan { deployment: spec.deployment.value.clone(), hours, pools, release, cny_per_hour, total_cny, over_budget, warnings }
+}
+
+/// What one instance costs: per-hour modes over `hours` (1 h if unknown), prepaid modes for the whole
+/// terms bought (at least `term`, more if `hours` spans more).
+fn cost_for(mode: BillingMode, term: u32, price: &PriceFact, hours: Option<f64>) -> f64 {
+    if mode.is_per_hour() {
+        return price.cny * hours.unwrap_or(1.0);
+    }
+    let needed = hours.map(|h| (h / mode.term_hours() - 1e-9).ceil()).unwrap_or(0.0);
+    price.cny * needed.max(f64::from(term))
+}
+
+fn pool_plan(pool: &Pool, catalog: &Catalog, live: &[&Resource], hours: Option<f64>, today: gpuctl_core::Date, warnings: &mut Vec<String>) -> PoolPlan {
+    let mode = pool.billing.value;
+    let choices = choices(pool, catalog);
+    if choices.is_empty() {
+        warnings.push(format!("pool `{}`: no instance type in the catalog meets its requirement", pool.name.value));
+    }
+    for c in &choices {
+        match &c.price {
+            None => warnings.push(format!("pool `{}`: the catalog has no {mode} price for {} {} in {}", pool.name.value, c.provider, c.instance_type, c.region)),
+            Some(p) => {
+                let age = jiff::civil::Date::strptime("%Y-%m-%d", &p.as_of).ok().map(|d| (today - d).get_days());
+                if age.is_some_and(|d| i64::from(d) > gpuctl_core::rank::STALE_PRICE_DAYS) {
+                    warnings.push(format!(
+                        "pool `{}`: the {mode} price of {} {} is from {} ({} days old); `gpuctl catalog refresh` asks the cloud",
+                        pool.name.value, c.provider, c.instance_type, p.as_of, age.unwrap_or_default()
+                    ));
+                }
+            }
+        }
+    }
+    let keep: Vec<Resource> = live.iter().filter(|r| r.pool == pool.name.value && r.index < pool.count.value).map(|r| (*r).clone()).collect();
+    let create: Vec<u32> = (0..pool.count.value).filter(|i| !keep.iter().any(|r| r.index == *i)).collect();
+    let count = f64::from(pool.count.value);
+    let first = choices.first();
+    let cny_per_hour = first.and_then(|c| c.price.as_ref()).map(|p| p.cny_per_hour * count);
+    let total_cny = first.and_then(|c| c.price.as_ref()).map(|p| cost_for(mode, pool.term, p, hours) * count);
+    let by_mode = match first {
+        Some(c) => {
+            let id = catalog_instance_id(c.provider, &c.instance_type);
+            let prices = catalog.prices_for(c.provider, id, &c.region);
+            let offered = catalog.instance_type(c.provider, id).map(|i| catalog.billing_modes(i)).unwrap_or_default();
+            let h = hours.unwrap_or(1.0);
+            price_job(&prices, (h, h), &Usage::hours(h), 0.0)
+                .modes
+                .into_iter()
+                .map(|m| ModeTotal { mode: m.mode, total_cny: m.cost_high * count, offered: offered.contains(&m.mode) })
+                .collect()
+        }
+        None => Vec::new(),
+    };
+    PoolPlan { name: pool.name.value.clone(), count: pool.count.value, billing: mode, term: pool.term, choices, create, keep, cny_per_hour, total_cny, by_mode }
+}
+
+/// The pool's candidates with prices; a requirement becomes every fitting (type, region, zone) in
+/// price order, so a stock-out falls back to the next cheapest.
+fn choices(pool: &Pool, catalog: &Catalog) -> Vec<Choice> {
+    let mode = pool.billing.value;
+    let price = |p: Provider, ty: &str, region: &str| catalog.price(p, catalog_instance_id(p, ty), region, mode).map(PriceFact::from);
+    match &pool.placement {
+        Placement::Candidates(cands) => cands
+            .iter()
+            .map(|c| Choice {
+                provider: c.provider,
+                region: c.region.value.clone(),
+                zone: c.zone.value.clone(),
+                instance_type: c.instance_type.value.clone(),
+                price: price(c.provider, &c.instance_type, &c.region),
+            })
+            .collect(),
+        Placement::Requirement(req) => {
+            let gpu = req.gpu.as_ref().and_then(|g| catalog.find_gpu(g).ok());
+            let mut out = Vec::new();
+            for inst in catalog.instance_types() {
+                let Some(g) = catalog.gpu(&inst.gpu) else { continue };
+                let fits = gpu.is_none_or(|want| want.id == g.id)
+                    && inst.gpu_count >= f64::from(req.gpus)
+                    && req.min_vram_gb.is_none_or(|v| inst.vram_per_device_gb(g) >= v)
+                    && (req.providers.is_empty() || req.providers.contains(&inst.provider))
+                    && pool.image.for_provider(inst.provider).is_some()
+                    && catalog.billing_modes(inst).contains(&mode);
+                if !fits {
+                    continue;
+                }
+                let api_type = match inst.provider {
+                    Provider::Alibaba => format!("ecs.{}", inst.id),
+                    _ => inst.id.clone(),
+                };
+                let zones = catalog.provider(inst.provider).map(|p| p.regions.clone()).unwrap_or_default();
+                for region in &inst.regions {
+                    if !req.regions.is_empty() && !req.regions.contains(region) {
+                        continue;
+                    }
+                    let Some(fact) = price(inst.provider, &api_type, region) else { continue };
+                    for zone in zones.iter().filter(|r| &r.id == region).flat_map(|r| r.zones.iter()) {
+                        out.push(Choice { provider: inst.provider, region: region.clone(), zone: zone.clone(), instance_type: api_type.clone(), price: Some(fact.clone()) });
+                    }
+                }
+            }
+            out.sort_by(|a, b| {
+                let pa = a.price.as_ref().map_or(f64::MAX, |p| p.cny_per_hour);
+                let pb = b.price.as_ref().map_or(f64::MAX, |p| p.cny_per_hour);
+                pa.total_cmp(&pb).then_with(|| (a.provider, &a.region, &a.zone).cmp(&(b.provider, &b.region, &b.zone)))
+            });
+            // Enough fallbacks to ride out a stock-out, few enough to read in a plan.
+            out.truncate(8);
+            out
+        }
+    }
+}

@@ -1,0 +1,136 @@
+//! `plan` against the shipped catalog: prices trace to catalog rows, budgets refuse, state decides
+//! what is kept and released.
+
+use std::path::Path;
+
+use expect_test::expect;
+use gpuctl_core::{Catalog, Date};
+use gpuctl_provision::plan::plan;
+use gpuctl_provision::spec::{self, Limits};
+use gpuctl_provision::state::{Resource, ResourceState};
+use gpuctl_provision::{BillingMode, Provider};
+
+const TODAY: Date = jiff::civil::date(2026, 11, 30);
+
+fn spec_of(src: &str) -> spec::Spec {
+    spec::parse("s.toml", src, None, &Limits::default()).unwrap()
+}
+
+const T4: &str = r#"
+deployment = "d"
+hours = 10
+[[pool]]
+name = "a"
+count = 2
+provider = "tencent"
+region = "ap-guangzhou"
+zone = "ap-guangzhou-3"
+instance_type = "GN7.2XLARGE32"
+billing = "hourly"
+image = "img-1"
+"#;
+
+#[test]
+fn prices_come_from_the_catalog_with_their_source() {
+    let cat = Catalog::shipped();
+    let p = plan(&spec_of(T4), cat, &[], TODAY);
+    let row = cat.price(Provider::Tencent, "GN7.2XLARGE32", "ap-guangzhou", BillingMode::Hourly).expect("catalog has GN7 hourly");
+    let pool = &p.pools[0];
+    let fact = pool.choices[0].price.as_ref().unwrap();
+    assert_eq!((fact.cny_per_hour, fact.source.as_str()), (row.cny_per_hour, row.source.as_str()));
+    assert_eq!(pool.create, vec![0, 1]);
+    assert!((pool.cny_per_hour.unwrap() - 2.0 * row.cny_per_hour).abs() < 1e-9);
+    assert!((p.total_cny.unwrap() - 2.0 * 10.0 * row.cny).abs() < 1e-9);
+    // Every mode the catalog prices is compared, and hourly is among them at the same total.
+    let hourly = pool.by_mode.iter().find(|m| m.mode == BillingMode::Hourly).unwrap();
+    assert!((hourly.total_cny - p.total_cny.unwrap()).abs() < 1e-9);
+    assert!(p.over_budget.is_empty());
+}
+
+#[test]
+fn over_budget_says_by_how_much() {
+    let cat = Catalog::shipped();
+    let per_hour = cat.price(Provider::Tencent, "GN7.2XLARGE32", "ap-guangzhou", BillingMode::Hourly).unwrap().cny_per_hour;
+    let src = T4.replace("hours = 10", "hours = 10\n[budget]\ntotal_cny = 1\nper_hour_cny = 0.5");
+    let p = plan(&spec_of(&src), cat, &[], TODAY);
+    assert_eq!(
+        p.over_budget,
+        vec![
+            format!("¥{:.2}/hour (at the dearest fallback candidate of each pool) is above the budget of ¥0.50/hour", 2.0 * per_hour),
+            format!("¥{:.2} in total over 10 hours (at the dearest fallback candidate of each pool) is above the budget of ¥1.00", 20.0 * per_hour),
+        ]
+    );
+}
+
+fn recorded(pool: &str, index: u32, state: ResourceState) -> Resource {
+    Resource {
+        client_token: format!("tok-{pool}-{index}"),
+        deployment: "d".into(),
+        pool: pool.into(),
+        index,
+        provider: Provider::Tencent,
+        region: "ap-guangzhou".into(),
+        zone: "ap-guangzhou-3".into(),
+        instance_type: "GN7.2XLARGE32".into(),
+        billing: BillingMode::Hourly,
+        instance_id: Some(format!("ins-{pool}{index}")),
+        state,
+        public_ip: None,
+        private_ip: None,
+        price_cny_per_hour: None,
+        price_source: None,
+        price_as_of: None,
+        auto_release_at: None,
+        created_at: "2026-11-30T00:00:00Z".into(),
+        running_at: None,
+        released_at: None,
+        last_error: None,
+    }
+}
+
+#[test]
+fn recorded_state_decides_keep_create_and_release() {
+    let state = [
+        recorded("a", 0, ResourceState::Running),
+        recorded("a", 1, ResourceState::Released), // released: created again
+        recorded("a", 2, ResourceState::Running),  // count lowered to 2: released
+        recorded("gone", 0, ResourceState::Running), // pool removed: released
+    ];
+    let p = plan(&spec_of(T4), Catalog::shipped(), &state, TODAY);
+    assert_eq!(p.pools[0].create, vec![1]);
+    assert_eq!(p.pools[0].keep.iter().map(|r| r.index).collect::<Vec<_>>(), vec![0]);
+    let released: Vec<(&str, u32)> = p.release.iter().map(|r| (r.pool.as_str(), r.index)).collect();
+    assert_eq!(released, vec![("a", 2), ("gone", 0)]);
+    assert_eq!(p.creates(), 1);
+}
+
+#[test]
+fn staged_specs_plan_with_known_prices() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../infra");
+    let mut out = String::new();
+    for name in ["stage1.toml", "stage2.toml", "stage3.toml"] {
+        let s = spec::parse_file(&root.join(name), &Limits::default()).unwrap();
+        let p = plan(&s, Catalog::shipped(), &[], TODAY);
+        for pool in &p.pools {
+            let c = &pool.choices[0];
+            out += &format!(
+                "{name} {}: {} × {} {} {} in {}; ¥/h {:?}; total {:?}; over budget: {}\n",
+                pool.name,
+                pool.count,
+                c.provider,
+                c.instance_type,
+                pool.billing,
+                c.zone,
+                pool.cny_per_hour.map(|v| (v * 100.0).round() / 100.0),
+                pool.total_cny.map(|v| v.round()),
+                !p.over_budget.is_empty()
+            );
+        }
+    }
+    expect![[r#"
+        stage1.toml validate: 1 × tencent GN7.2XLARGE32 hourly in ap-guangzhou-3; ¥/h Some(3.69); total Some(59.0); over budget: false
+        stage2.toml tune: 2 × alibaba ecs.gn7i-c8g1.2xlarge weekly in cn-hangzhou-i; ¥/h Some(16.7); total Some(2805.0); over budget: false
+        stage3.toml serve: 2 × tencent GN7.2XLARGE32 year3 in ap-shanghai-4; ¥/h Some(0.61); total Some(15987.0); over budget: false
+        stage3.toml train: 1 × tencent PNV4.7XLARGE116 year1 in ap-beijing-3; ¥/h Some(5.44); total Some(47692.0); over budget: false
+    "#]].assert_eq(&out);
+}
