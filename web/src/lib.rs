@@ -11,6 +11,7 @@ pub mod chart;
 pub mod format;
 pub mod i18n;
 pub mod query;
+pub mod spec;
 
 #[cfg(all(target_arch = "wasm32", feature = "ui"))]
 mod app;

@@ -1,0 +1,211 @@
+//! "Export spec": a stage TOML for the chosen offer, in the deployment-spec format gpuctl-provision
+//! reads (`gpuctl plan` / `gpuctl provision`; see infra/stage*.toml for every key explained). Pure.
+//!
+//! The file is complete and valid as exported — a native test parses it with gpuctl-provision's own
+//! spec parser — but account-specific ids (image, key pair, and JD Cloud's VPC/subnet, which its API
+//! requires) cannot be known to a static page: they are public-image defaults or marked placeholders,
+//! said so in the file's comments.
+
+use gpuctl_core::{BillingMode, Catalog, Provider};
+
+use crate::calc::Row;
+use crate::format::{count, grouped};
+
+/// What the exported file is for (names the deployment and pool, and is echoed in its header).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ExportContext<'a> {
+    /// e.g. "qwen2.5-7b"
+    pub model: &'a str,
+    /// e.g. "lora"
+    pub method: &'a str,
+    pub tokens: f64,
+    pub epochs: f64,
+    /// `YYYY-MM-DD`, passed in (the page reads the clock, this module does not).
+    pub today: &'a str,
+}
+
+/// A TOML basic string. JSON string escapes (`\"`, `\\`, `\n`, `\u00XX`) are all valid TOML
+/// basic-string escapes, so serde_json does the quoting.
+fn quoted(s: &str) -> String {
+    serde_json::to_string(s).unwrap_or_else(|_| "\"\"".into())
+}
+
+/// `qwen2.5-7b` + `lora` → `qwen2-5-7b-lora`: a-z, 0-9, '-', starting with a letter, ≤ 40 chars.
+pub fn deployment_name(model: &str, method: &str) -> String {
+    let mut out = String::new();
+    for ch in format!("{model}-{method}").chars() {
+        let c = ch.to_ascii_lowercase();
+        if c.is_ascii_alphanumeric() {
+            out.push(c);
+        } else if !out.ends_with('-') && !out.is_empty() {
+            out.push('-');
+        }
+    }
+    let mut name = out.trim_matches('-').to_string();
+    if !name.starts_with(|c: char| c.is_ascii_lowercase()) {
+        name.insert_str(0, "job-");
+    }
+    name.truncate(40);
+    name.trim_end_matches('-').to_string()
+}
+
+/// Public Ubuntu 22.04 images as in infra/stage*.toml (ids vary by account and region: check).
+fn image(provider: Provider) -> (&'static str, &'static str) {
+    match provider {
+        Provider::Tencent => ("img-pi0ii46r", "Ubuntu Server 22.04 LTS 64-bit public image; check the id in your region"),
+        Provider::Alibaba => ("ubuntu_22_04_x64_20G_alibase_20240926.vhd", "public image; check DescribeImages in your region"),
+        Provider::JdCloud => ("img-replace-me", "PLACEHOLDER: put a JD Cloud image id (describeImages) before provisioning"),
+    }
+}
+
+/// Prepaid terms to buy for the job, within what the spec accepts per mode.
+fn term(mode: BillingMode, terms_high: f64) -> Option<u32> {
+    let max = match mode {
+        BillingMode::Hourly | BillingMode::Spot => return None,
+        BillingMode::Weekly => 4,
+        BillingMode::Monthly => 36,
+        BillingMode::Year1 | BillingMode::Year3 => 1,
+    };
+    Some((terms_high.ceil() as u32).clamp(1, max))
+}
+
+/// The stage TOML for `row`'s cheapest billing mode.
+pub fn export(catalog: &Catalog, row: &Row, ctx: &ExportContext<'_>) -> String {
+    let o = &row.best;
+    let deployment = deployment_name(ctx.model, ctx.method);
+    let zone = catalog
+        .provider(o.provider)
+        .and_then(|p| p.regions.iter().find(|r| r.id == o.region))
+        .and_then(|r| r.zones.first().cloned())
+        .unwrap_or_else(|| format!("{}-a", o.region));
+    // Alibaba's API names types with an `ecs.` prefix; the catalog does not.
+    let instance_type = match o.provider {
+        Provider::Alibaba if !o.instance.starts_with("ecs.") => format!("ecs.{}", o.instance),
+        _ => o.instance.clone(),
+    };
+    let hours = o.hours_high.ceil().clamp(1.0, 26_280.0);
+    let budget = (o.cost_high * 1.1).ceil();
+    let (image_id, image_note) = image(o.provider);
+    let p = &o.price;
+
+    let mut s = String::new();
+    let mut line = |l: &str| {
+        s.push_str(l);
+        s.push('\n');
+    };
+    line(&format!(
+        "# Exported by the gpuctl browser calculator on {}: {} {}, {} tokens × {} epoch(s).",
+        ctx.today,
+        ctx.model,
+        ctx.method,
+        count(ctx.tokens),
+        ctx.epochs
+    ));
+    line(&format!(
+        "# Offer: {} {} ({} × {}) in {}, billed {}; estimated {:.1}–{:.1} h of work, ¥{}–¥{}.",
+        o.provider,
+        o.instance,
+        o.gpu_count,
+        o.gpu_name,
+        o.region,
+        o.mode,
+        o.hours_low,
+        o.hours_high,
+        grouped(o.cost_low, 2),
+        grouped(o.cost_high, 2)
+    ));
+    line(&format!(
+        "# Price: ¥{} per {} as of {} ({}; confidence {}{}).",
+        grouped(p.cny, 2),
+        o.mode.unit(),
+        p.as_of,
+        p.source,
+        p.confidence.as_str(),
+        if p.derivation.is_empty() { String::new() } else { format!("; {}", p.derivation) }
+    ));
+    line("#");
+    line(&format!("#   gpuctl plan {deployment}.toml        # what would be created and what it costs"));
+    line(&format!("#   gpuctl provision {deployment}.toml   # create it (after replacing the ids below)"));
+    line("#");
+    line("# Ids for your account (image, login_key, network) are defaults or placeholders: check them.");
+    line("# Every key is explained in infra/stage1.toml.");
+    line("");
+    line(&format!("deployment = {}", quoted(&deployment)));
+    line(&format!("hours = {hours}  # high estimate of the work, rounded up"));
+    line("");
+    line("[budget]");
+    line(&format!("total_cny = {budget}  # the high estimate + 10 %"));
+    line("");
+    line("[[pool]]");
+    line("name = \"train\"");
+    line("count = 1");
+    line(&format!("billing = {}", quoted(o.mode.as_str())));
+    if let Some(t) = term(o.mode, o.terms_high) {
+        line(&format!("term = {t}  # {}s", o.mode.unit()));
+    }
+    line(&format!("image = {}  # {image_note}", quoted(image_id)));
+    line("system_disk = { category = \"ssd\", size_gb = 100 }");
+    line("data_disks = [{ category = \"ssd\", size_gb = 200 }]  # datasets and checkpoints");
+    if o.provider == Provider::JdCloud {
+        line("# PLACEHOLDERS: JD Cloud's createInstances needs a subnet; put your VPC, subnet and security group ids.");
+        line("network = { vpc = \"vpc-replace-me\", subnet = \"subnet-replace-me\", security_groups = [\"sg-replace-me\"] }");
+    } else {
+        line("network = \"default\"  # the account's default VPC");
+    }
+    line("snapshot = { before_release = true }");
+    line(&format!("tags = {{ source = \"gpuctl-web\", model = {} }}", quoted(ctx.model)));
+    line(&format!("provider = {}", quoted(o.provider.as_str())));
+    line(&format!("region = {}", quoted(&o.region)));
+    line(&format!("zone = {}  # first listed zone; stock varies by zone", quoted(&zone)));
+    line(&format!("instance_type = {}", quoted(&instance_type)));
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::calc::evaluate;
+    use crate::query::Inputs;
+    use gpuctl_core::parse_date;
+
+    #[test]
+    fn deployment_names_follow_the_spec_rule() {
+        let check = |m, meth, expected: &str| assert_eq!(deployment_name(m, meth), expected);
+        check("qwen2.5-7b", "lora", "qwen2-5-7b-lora");
+        check("", "qlora4", "qlora4");
+        check("7b", "full", "job-7b-full");
+        check("Llama 3.1 / 8B!!", "lora", "llama-3-1-8b-lora");
+        assert!(deployment_name(&"x".repeat(80), "lora").len() <= 40);
+    }
+
+    #[test]
+    fn quoting_is_toml() {
+        assert_eq!(quoted("a\"b\\c\nd"), r#""a\"b\\c\nd""#);
+    }
+
+    /// Every provider's top offer exports a spec that gpuctl-provision's own parser accepts, and the
+    /// parsed spec says what the row says.
+    #[test]
+    fn exports_parse_with_the_provisioner() {
+        let catalog = gpuctl_core::Catalog::shipped();
+        let today = parse_date("2026-11-30").unwrap();
+        for provider in ["tencent", "alibaba", "jdcloud"] {
+            let mut inputs = Inputs::default();
+            inputs.providers = vec![provider.into()];
+            inputs.method = "qlora4".into();
+            let ev = evaluate(catalog, &inputs, today);
+            let row = ev.rows.first().unwrap_or_else(|| panic!("{provider} has an offer"));
+            let ctx = ExportContext { model: "qwen2.5-7b", method: "qlora4", tokens: 50e6, epochs: 3.0, today: "2026-11-30" };
+            let text = export(catalog, row, &ctx);
+            let spec = gpuctl_provision::spec::parse("export.toml", &text, None, &Default::default())
+                .unwrap_or_else(|e| panic!("{provider}: {e}\n{text}"));
+            assert_eq!(spec.deployment.value, "qwen2-5-7b-qlora4");
+            assert_eq!(spec.pools.len(), 1);
+            let pool = &spec.pools[0];
+            assert_eq!(pool.billing.value, row.best.mode, "{text}");
+            let dbg = format!("{:?}", pool.placement);
+            assert!(dbg.contains(&row.best.region), "{dbg}");
+            assert!(dbg.contains(row.best.instance.as_str()), "{dbg}");
+        }
+    }
+}
