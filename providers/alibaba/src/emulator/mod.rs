@@ -91,10 +91,9 @@ impl Ecs {
                 codes::TIMESTAMP_EXPIRED,
                 format!("Specified time stamp or date value is expired ({skew_seconds}s from the server time; the window is 15 minutes)."),
             ),
-            AuthError::Missing | AuthError::Malformed(_) => {
+            AuthError::Missing | AuthError::Malformed(_) | AuthError::Unsupported(_) => {
                 EcsError::new(400, "IncompleteSignature", format!("The request signature does not conform to Aliyun standards: {e}."))
             }
-            AuthError::Unsupported(_) => EcsError::new(500, codes::INTERNAL_ERROR, format!("The local cloud cannot check this signature: {e}.")),
         })?;
         // Each nonce may be used once within the skew window.
         let nonce = req

@@ -1,0 +1,209 @@
+//! The JD Cloud emulator's state model: VM instances with their cloud disks, disk snapshots, images
+//! and snapshot policies, plus the time-driven parts advanced by `tick`: boot (pending → running),
+//! failed creations (error → deleted), auto-release, and policy runs with their lifecycle.
+
+use std::collections::BTreeMap;
+
+use gpuctl_simkit::IdempotencyStore;
+use jiff::{SignedDuration, Timestamp};
+use serde::Serialize;
+
+/// How long a failed instance shows `error` before JD deletes it, and how long snapshots and
+/// images take to become available, on the sim clock.
+pub const ERROR_VISIBLE: SignedDuration = SignedDuration::from_secs(10);
+pub const SNAPSHOT_TAKES: SignedDuration = SignedDuration::from_secs(5);
+pub const IMAGE_TAKES: SignedDuration = SignedDuration::from_secs(10);
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Instance {
+    pub id: String,
+    pub region: String,
+    pub az: String,
+    pub instance_type: String,
+    pub image_id: String,
+    pub name: String,
+    pub hostname: String,
+    pub description: String,
+    /// `prepaid_by_duration`, `postpaid_by_usage` or `postpaid_by_duration`.
+    pub charge_mode: String,
+    pub charge_expires: Option<Timestamp>,
+    pub created: Timestamp,
+    /// Creation failed (not enough stock): the instance shows `error`, then is deleted.
+    pub failed: bool,
+    pub auto_release: Option<Timestamp>,
+    pub tags: Vec<(String, String)>,
+    pub subnet_id: String,
+    pub vpc_id: String,
+    pub private_ip: String,
+    pub system_disk_id: Option<String>,
+    pub data_disk_ids: Vec<String>,
+    pub key_names: Vec<String>,
+}
+
+impl Instance {
+    pub fn status(&self, now: Timestamp, boot: SignedDuration) -> &'static str {
+        let age = now.duration_since(self.created);
+        match (self.failed, age < boot) {
+            (_, true) => "pending",
+            (true, false) => "error",
+            (false, false) => "running",
+        }
+    }
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Disk {
+    pub id: String,
+    pub region: String,
+    pub az: String,
+    pub name: String,
+    /// `ssd.gp1`, `ssd.io1`, `hdd.std1`, ...
+    pub disk_type: String,
+    pub size_gb: i64,
+    pub instance_id: Option<String>,
+    pub device: String,
+    pub auto_delete: bool,
+    pub snapshot_id: String,
+    pub created: Timestamp,
+    pub policy_ids: Vec<String>,
+    pub charge_mode: String,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Snapshot {
+    pub id: String,
+    pub region: String,
+    pub name: String,
+    pub description: String,
+    pub disk_id: String,
+    pub size_gb: i64,
+    pub created: Timestamp,
+    /// Set for snapshots a policy made with a lifecycle.
+    pub expires: Option<Timestamp>,
+    pub images: Vec<String>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Image {
+    pub id: String,
+    pub region: String,
+    pub name: String,
+    pub description: String,
+    pub instance_id: String,
+    pub snapshot_ids: Vec<String>,
+    pub created: Timestamp,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct SnapshotPolicy {
+    pub id: String,
+    pub region: String,
+    pub name: String,
+    /// Seconds between runs (JD: at least 12 hours).
+    pub interval: i64,
+    pub effective: Timestamp,
+    /// Seconds a policy snapshot is kept; 0 keeps it.
+    pub lifecycle: i64,
+    /// 1 enabled, 2 disabled.
+    pub status: i64,
+    pub created: Timestamp,
+    pub last_run: Option<Timestamp>,
+    pub contact_info: serde_json::Value,
+}
+
+impl SnapshotPolicy {
+    /// The first run strictly after `t`.
+    pub fn next_run_after(&self, t: Timestamp) -> Timestamp {
+        if t < self.effective {
+            return self.effective;
+        }
+        let k = t.duration_since(self.effective).as_secs() / self.interval + 1;
+        self.effective + SignedDuration::from_secs(k * self.interval)
+    }
+}
+
+#[derive(Debug, Default, Serialize)]
+pub struct JdState {
+    pub instances: BTreeMap<String, Instance>,
+    pub disks: BTreeMap<String, Disk>,
+    pub snapshots: BTreeMap<String, Snapshot>,
+    pub images: BTreeMap<String, Image>,
+    pub snapshot_policies: BTreeMap<String, SnapshotPolicy>,
+    /// clientToken → the first call's result, per operation ("createInstances:token").
+    #[serde(skip)]
+    pub tokens: IdempotencyStore<serde_json::Value>,
+    /// How many more instances of (type, az) can be created before the rest fail; absent means
+    /// unlimited. Stock-out knobs mean zero; this finer limit is what makes partial success.
+    #[serde(skip)]
+    pub available: BTreeMap<(String, String), u32>,
+    /// Where the policies were last evaluated up to.
+    #[serde(skip)]
+    pub policies_evaluated: Option<Timestamp>,
+}
+
+impl JdState {
+    /// Delete an instance with the disks marked autoDelete; other disks are detached and stay.
+    pub fn remove_instance(&mut self, id: &str) -> Option<Instance> {
+        let inst = self.instances.remove(id)?;
+        let mut gone = Vec::new();
+        for d in self.disks.values_mut().filter(|d| d.instance_id.as_deref() == Some(id)) {
+            if d.auto_delete {
+                gone.push(d.id.clone());
+            } else {
+                d.instance_id = None;
+            }
+        }
+        for d in gone {
+            self.disks.remove(&d);
+        }
+        Some(inst)
+    }
+
+    /// Bring the state to `now`: delete failed instances after their `error` spell and instances
+    /// whose autoReleaseTime has come, run snapshot policies, expire policy snapshots.
+    pub fn tick(&mut self, now: Timestamp, boot: SignedDuration, new_id: &mut dyn FnMut(&str) -> String) {
+        let due: Vec<String> = self
+            .instances
+            .values()
+            .filter(|i| {
+                (i.failed && now.duration_since(i.created) >= boot + ERROR_VISIBLE)
+                    || i.auto_release.is_some_and(|t| t <= now)
+            })
+            .map(|i| i.id.clone())
+            .collect();
+        for id in due {
+            self.remove_instance(&id);
+        }
+        let since = self.policies_evaluated.unwrap_or(now);
+        self.policies_evaluated = Some(now);
+        let policies: Vec<SnapshotPolicy> = self.snapshot_policies.values().filter(|p| p.status == 1).cloned().collect();
+        for policy in policies {
+            let mut run = policy.next_run_after(since.max(now - SignedDuration::from_hours(24 * 366)));
+            while run <= now {
+                let disks: Vec<Disk> = self.disks.values().filter(|d| d.policy_ids.contains(&policy.id)).cloned().collect();
+                for disk in disks {
+                    let id = new_id("snapshot-");
+                    self.snapshots.insert(
+                        id.clone(),
+                        Snapshot {
+                            id,
+                            region: disk.region.clone(),
+                            name: format!("{}-{}", policy.name, run.as_second()),
+                            description: format!("snapshot policy {}", policy.id),
+                            disk_id: disk.id.clone(),
+                            size_gb: disk.size_gb,
+                            created: run,
+                            expires: (policy.lifecycle > 0).then(|| run + SignedDuration::from_secs(policy.lifecycle)),
+                            images: Vec::new(),
+                        },
+                    );
+                }
+                if let Some(p) = self.snapshot_policies.get_mut(&policy.id) {
+                    p.last_run = Some(run);
+                }
+                run = run + SignedDuration::from_secs(policy.interval);
+            }
+        }
+        self.snapshots.retain(|_, s| !s.images.is_empty() || s.expires.is_none_or(|e| e > now));
+    }
+}

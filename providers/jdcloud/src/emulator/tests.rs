@@ -1,0 +1,284 @@
+//! JD Cloud emulator behaviour: routing, boot states, clientToken idempotency, partial success and
+//! stock-outs, auto-release, snapshot policies, catalogued prices, throttling/fault answers, and the
+//! signed path (JDCLOUD3 and JDCLOUD2 through gpuctl-sign, scope checks, nonce replay).
+
+use gpuctl_simkit::creds::TEST_KEY_PAIRS;
+use gpuctl_simkit::{Knobs, Offer, Prices, SimConfig, SimCtx, SimRequest, StockOut};
+use jiff::SignedDuration;
+use serde_json::{json, Value};
+
+use super::state::ERROR_VISIBLE;
+use super::*;
+
+const TYPE: &str = "p.n1p40.3xlarge";
+const AZ: &str = "cn-north-1a";
+
+/// One catalogued offer (JD p.n1p40 family from shared/reference/catalog-facts.md §2.3; the price
+/// is a test figure, its source says so).
+fn offers() -> Vec<Offer> {
+    vec![Offer {
+        provider: "jdcloud".into(),
+        region: "cn-north-1".into(),
+        zones: vec![AZ.into(), "cn-north-1b".into()],
+        instance_type: TYPE.into(),
+        family: "p.n1p40".into(),
+        gpu_model: "Tesla P40".into(),
+        gpu_count: 1,
+        gpu_memory_gib: 24.0,
+        vcpu: 12,
+        memory_gib: 48.0,
+        prices: Prices { hourly: Some(12.5), ..Prices::default() },
+        source: "unit-test figure".into(),
+        as_of: "2026-11-30".into(),
+    }]
+}
+
+fn ctx_with(knobs: Knobs) -> SimCtx {
+    SimCtx::new(SimConfig { seed: 3, knobs, ..SimConfig::default() }, offers())
+}
+
+fn ctx() -> SimCtx {
+    ctx_with(Knobs { boot_seconds: 10, ..Knobs::default() })
+}
+
+fn call(jd: &JdCloud, ctx: &SimCtx, method: &str, path: &str, params: Value) -> Result<Value, JdError> {
+    jd.tick(ctx);
+    let route = route(method, &format!("/v1/regions/cn-north-1/{path}")).expect("routed");
+    jd.dispatch(&route, &params, ctx)
+}
+
+fn create(jd: &JdCloud, ctx: &SimCtx, extra: Value) -> Result<Vec<String>, JdError> {
+    let mut body = json!({"regionId": "cn-north-1", "instanceSpec": {"az": AZ, "instanceType": TYPE, "imageId": "img-ubuntu", "name": "train"}});
+    if let (Value::Object(b), Value::Object(e)) = (&mut body, extra) {
+        b.extend(e);
+    }
+    let r = call(jd, ctx, "POST", "instances", body)?;
+    Ok(r["instanceIds"].as_array().unwrap().iter().map(|v| v.as_str().unwrap().to_string()).collect())
+}
+
+fn status_of(jd: &JdCloud, ctx: &SimCtx, id: &str) -> String {
+    match call(jd, ctx, "GET", &format!("instances/{id}"), json!({})) {
+        Ok(v) => v["instance"]["status"].as_str().unwrap().to_string(),
+        Err(e) => e.status.to_string(),
+    }
+}
+
+#[test]
+fn routes_match_the_sdk_paths() {
+    let check = |m: &str, p: &str, want: Option<(&str, &str, Option<&str>)>| {
+        let got = route(m, p).map(|r| (r.action, r.service, r.id));
+        assert_eq!(got, want.map(|(a, s, i)| (a, s, i.map(str::to_string))), "{m} {p}");
+    };
+    check("POST", "/v1/regions/cn-north-1/instances", Some(("createInstances", "vm", None)));
+    check("GET", "/v1/regions/cn-north-1/instances/i-abc", Some(("describeInstance", "vm", Some("i-abc"))));
+    check("POST", "/v1/regions/cn-north-1/instances/i-abc:createImage", Some(("createImage", "vm", Some("i-abc"))));
+    check("POST", "/v1/regions/cn-north-1/instances/i-abc%3AcreateImage", Some(("createImage", "vm", Some("i-abc"))));
+    check("POST", "/v1/regions/cn-north-1/instances:modifyInstanceReleaseTime", Some(("modifyInstanceReleaseTime", "vm", None)));
+    check("DELETE", "/v1/regions/cn-north-1/snapshots/snapshot-1", Some(("deleteSnapshot", "disk", Some("snapshot-1"))));
+    check("POST", "/v1/regions/cn-north-1/snapshotPolicies:apply", Some(("applySnapshotPolicies", "disk", None)));
+    check("POST", "/v1/regions/cn-north-1/calculateTotalPrice", Some(("calculateTotalPrice", "billing", None)));
+    check("PATCH", "/v1/regions/cn-north-1/instances", None);
+    check("GET", "/", None);
+}
+
+#[test]
+fn instances_boot_pending_to_running_and_are_described() {
+    let (jd, ctx) = (JdCloud::new(), ctx());
+    let ids = create(&jd, &ctx, json!({"maxCount": 2, "instanceSpec": {"az": AZ, "instanceType": TYPE, "imageId": "img", "name": "w",
+        "dataDisks": [{"diskCategory": "cloud", "cloudDiskSpec": {"diskType": "ssd.gp1", "diskSizeGB": 100}}], "userTags": [{"key": "deployment", "value": "stage2"}]}}))
+    .unwrap();
+    assert_eq!(ids.len(), 2);
+    assert_eq!(status_of(&jd, &ctx, &ids[0]), "pending");
+    ctx.clock().advance(SignedDuration::from_secs(11));
+    assert_eq!(status_of(&jd, &ctx, &ids[0]), "running");
+    let v = call(&jd, &ctx, "GET", "instances", json!({"filters": [{"name": "instanceId", "values": [ids[1]]}]})).unwrap();
+    assert_eq!(v["totalCount"], 1);
+    let inst = &v["instances"][0];
+    assert_eq!(inst["instanceName"], "w2");
+    assert_eq!(inst["tags"][0]["value"], "stage2");
+    assert!(inst["systemDisk"]["cloudDisk"]["diskId"].as_str().unwrap().starts_with("vol-"));
+    assert_eq!(inst["dataDisks"][0]["cloudDisk"]["diskSizeGB"], 100);
+    let by_tag = call(&jd, &ctx, "GET", "instances", json!({"tags": [{"key": "deployment", "values": ["other"]}]})).unwrap();
+    assert_eq!(by_tag["totalCount"], 0);
+    assert_eq!(status_of(&jd, &ctx, "i-missing"), "NOT_FOUND");
+}
+
+#[test]
+fn client_token_replays_and_refuses_changed_parameters() {
+    let (jd, ctx) = (JdCloud::new(), ctx());
+    let a = create(&jd, &ctx, json!({"clientToken": "d-0", "maxCount": 2})).unwrap();
+    assert_eq!(create(&jd, &ctx, json!({"clientToken": "d-0", "maxCount": 2})).unwrap(), a);
+    let e = create(&jd, &ctx, json!({"clientToken": "d-0", "maxCount": 3})).unwrap_err();
+    assert_eq!((e.code, e.status), (400, "INVALID_ARGUMENT"));
+    assert_eq!(lock(&jd.state).instances.len(), 2);
+}
+
+#[test]
+fn limited_stock_gives_partial_success_and_failed_instances_disappear() {
+    let (jd, ctx) = (JdCloud::new(), ctx());
+    jd.limit_stock(TYPE, AZ, 2);
+    let ids = create(&jd, &ctx, json!({"maxCount": 3})).unwrap();
+    assert_eq!(ids.len(), 3, "the call succeeds and names every instance");
+    ctx.clock().advance(SignedDuration::from_secs(11));
+    let states: Vec<String> = ids.iter().map(|i| status_of(&jd, &ctx, i)).collect();
+    assert_eq!(states, ["running", "running", "error"]);
+    let types = call(&jd, &ctx, "GET", "instanceTypes", json!({"filters": [{"name": "az", "values": [AZ]}]})).unwrap();
+    assert_eq!(types["instanceTypes"][0]["state"][0], json!({"az": AZ, "inStock": false, "availableCount": 0}));
+    ctx.clock().advance(ERROR_VISIBLE);
+    assert_eq!(status_of(&jd, &ctx, &ids[2]), "NOT_FOUND", "failed instances are deleted by JD");
+    assert!(lock(&jd.state).disks.values().all(|d| d.instance_id.as_deref() != Some(ids[2].as_str())), "with their disks");
+}
+
+#[test]
+fn stock_out_knob_refuses_the_create_and_shows_in_instance_types() {
+    let knobs = Knobs { stock_outs: vec![StockOut { provider: Some("jdcloud".into()), instance_type: None, zone: Some(AZ.into()) }], ..Knobs::default() };
+    let (jd, ctx) = (JdCloud::new(), ctx_with(knobs));
+    let e = create(&jd, &ctx, json!({})).unwrap_err();
+    assert_eq!((e.code, e.status), (400, "FAILED_PRECONDITION"));
+    let types = call(&jd, &ctx, "GET", "instanceTypes", json!({})).unwrap();
+    assert_eq!(types["instanceTypes"][0]["state"], json!([{"az": AZ, "inStock": false}, {"az": "cn-north-1b", "inStock": true}]));
+    assert!(lock(&jd.state).instances.is_empty());
+}
+
+#[test]
+fn release_time_deletes_when_due_and_can_be_cancelled() {
+    let (jd, ctx) = (JdCloud::new(), ctx());
+    let ids = create(&jd, &ctx, json!({"maxCount": 2})).unwrap();
+    let at = crate::api::format_release_time(ctx.now() + SignedDuration::from_mins(90));
+    let too_soon = crate::api::format_release_time(ctx.now() + SignedDuration::from_mins(10));
+    let e = call(&jd, &ctx, "POST", "instances:modifyInstanceReleaseTime", json!({"instanceIds": [ids[0]], "autoReleaseTime": too_soon})).unwrap_err();
+    assert_eq!(e.status, "OUT_OF_RANGE");
+    call(&jd, &ctx, "POST", "instances:modifyInstanceReleaseTime", json!({"instanceIds": ids, "autoReleaseTime": at})).unwrap();
+    let v = call(&jd, &ctx, "GET", &format!("instances/{}", ids[0]), json!({})).unwrap();
+    assert_eq!(v["instance"]["autoReleaseTime"], at.as_str());
+    call(&jd, &ctx, "POST", "instances:modifyInstanceReleaseTime", json!({"instanceIds": [ids[1]], "autoReleaseTime": null})).unwrap();
+    ctx.clock().advance(SignedDuration::from_mins(91));
+    assert_eq!(status_of(&jd, &ctx, &ids[0]), "NOT_FOUND");
+    assert_eq!(status_of(&jd, &ctx, &ids[1]), "running");
+}
+
+#[test]
+fn snapshots_images_policies_and_deletes() {
+    let (jd, ctx) = (JdCloud::new(), ctx());
+    let ids = create(&jd, &ctx, json!({})).unwrap();
+    let inst = call(&jd, &ctx, "GET", &format!("instances/{}", ids[0]), json!({})).unwrap();
+    let disk = inst["instance"]["systemDisk"]["cloudDisk"]["diskId"].as_str().unwrap().to_string();
+    let e = call(&jd, &ctx, "POST", &format!("instances/{}:createImage", ids[0]), json!({"name": "golden"})).unwrap_err();
+    assert_eq!(e.status, "FAILED_PRECONDITION", "pending instances cannot be imaged");
+    ctx.clock().advance(SignedDuration::from_secs(11));
+    let img = call(&jd, &ctx, "POST", &format!("instances/{}:createImage", ids[0]), json!({"name": "golden"})).unwrap();
+    assert!(img["imageId"].as_str().unwrap().starts_with("img-"));
+
+    let body = json!({"regionId": "cn-north-1", "snapshotSpec": {"name": "before-tune", "diskId": disk}, "clientToken": "s-1"});
+    let s = call(&jd, &ctx, "POST", "snapshots", body.clone()).unwrap();
+    assert_eq!(call(&jd, &ctx, "POST", "snapshots", body).unwrap(), s);
+    let sid = s["snapshotId"].as_str().unwrap().to_string();
+    let list = call(&jd, &ctx, "GET", "snapshots", json!({"filters": [{"name": "snapshotId", "values": [sid]}]})).unwrap();
+    assert_eq!((list["totalCount"].as_i64(), list["snapshots"][0]["status"].as_str()), (Some(1), Some("creating")));
+    call(&jd, &ctx, "DELETE", &format!("snapshots/{sid}"), json!({})).unwrap();
+    assert_eq!(call(&jd, &ctx, "DELETE", &format!("snapshots/{sid}"), json!({})).unwrap_err().status, "NOT_FOUND");
+    let image_snap = lock(&jd.state).snapshots.values().find(|s| !s.images.is_empty()).map(|s| s.id.clone()).unwrap();
+    assert_eq!(call(&jd, &ctx, "DELETE", &format!("snapshots/{image_snap}"), json!({})).unwrap_err().status, "FAILED_PRECONDITION");
+
+    let effective = crate::api::format_time(ctx.now() + SignedDuration::from_mins(1));
+    let bad = call(&jd, &ctx, "POST", "snapshotPolicy", json!({"name": "p", "interval": 3600, "effectiveTime": effective, "snapshotLifecycle": 0, "status": 1}));
+    assert_eq!(bad.unwrap_err().status, "INVALID_ARGUMENT");
+    let p = call(&jd, &ctx, "POST", "snapshotPolicy", json!({"name": "twice-a-day", "interval": 43200, "effectiveTime": effective, "snapshotLifecycle": 86400, "status": 1})).unwrap();
+    let pid = p["id"].as_str().unwrap().to_string();
+    let applied = call(&jd, &ctx, "POST", "snapshotPolicies:apply", json!({"relations": [
+        {"diskId": disk, "diskRegion": "cn-north-1", "policyId": pid, "op": 1},
+        {"diskId": "vol-none", "diskRegion": "cn-north-1", "policyId": pid, "op": 1},
+    ]}))
+    .unwrap();
+    assert_eq!(applied["opResults"][0]["code"], 0);
+    assert_eq!(applied["opResults"][1]["code"], 404);
+    let policy_snaps = |jd: &JdCloud| lock(&jd.state).snapshots.values().filter(|s| s.description.contains(&pid)).count();
+    ctx.clock().advance(SignedDuration::from_hours(25));
+    jd.tick(&ctx);
+    assert_eq!(policy_snaps(&jd), 2, "runs at +1min and +12h1min; the lifecycle (1 day) has not expired them");
+    ctx.clock().advance(SignedDuration::from_hours(24));
+    jd.tick(&ctx);
+    assert_eq!(policy_snaps(&jd), 2, "two newer runs, two older ones expired");
+}
+
+#[test]
+fn calculate_total_price_uses_the_catalog_and_names_its_source() {
+    let (jd, ctx) = (JdCloud::new(), ctx());
+    let order = |billing: i64, unit: i64| json!({"regionId": "cn-north-1", "cmd": 1, "packageCount": 2, "orderList": [
+        {"serviceCode": "vm", "region": "cn-north-1", "billingType": billing, "timeSpan": 1, "timeUnit": unit, "count": 1,
+         "formula": [{"key": "instanceType", "value": TYPE}]}]});
+    let v = call(&jd, &ctx, "POST", "calculateTotalPrice", order(1, 0)).unwrap();
+    assert_eq!(v["totalPrice"], 25.0);
+    assert!(v["remark"].as_str().unwrap().contains("unit-test figure as of 2026-11-30"));
+    let e = call(&jd, &ctx, "POST", "calculateTotalPrice", order(3, 3)).unwrap_err();
+    assert_eq!(e.status, "FAILED_PRECONDITION", "no monthly price catalogued: refused, not invented");
+}
+
+#[test]
+fn throttling_faults_and_unsigned_requests_use_jd_error_shape() {
+    let (jd, ctx) = (JdCloud::new(), ctx());
+    let req = SimRequest::new("POST", "/v1/regions/cn-north-1/instances").with_body(r#"{"maxCount":1}"#);
+    assert!(jd.claims(&req));
+    assert_eq!(jd.action(&req), "createInstances");
+    let r = jd.throttled(&req, &ctx);
+    assert_eq!((r.status, r.json_body()["error"].clone()), (429, json!({"code": 429, "status": "RATE_LIMIT", "message": "request rate exceeds the limit; retry later"})));
+    assert!(r.json_body()["requestId"].as_str().is_some_and(|s| s.len() == 32));
+    let r = jd.server_error(&req, &ctx, 503);
+    assert_eq!((r.status, r.json_body()["error"]["status"].as_str()), (503, Some("UNAVAILABLE")));
+    let r = jd.server_error(&req, &ctx, 500);
+    assert_eq!((r.status, r.json_body()["error"]["status"].as_str()), (500, Some("INTERNAL")));
+    let r = jd.handle(&req, &ctx);
+    assert_eq!((r.status, r.json_body()["error"]["status"].as_str()), (401, Some("UNAUTHENTICATED")));
+    assert!(lock(&jd.state).instances.is_empty());
+    let r = jd.handle(&SimRequest::new("GET", "/v1/regions/cn-north-1/nothing"), &ctx);
+    assert_eq!(r.status, 404);
+}
+
+/// Sign like the SDKs do (through gpuctl-sign) and send through `handle`.
+fn signed(alg: gpuctl_sign::Algorithm, service: &str, region: &str, method: &str, path: &str, body: &str, nonce: &str, ctx: &SimCtx) -> SimRequest {
+    let (_, ak, sk) = TEST_KEY_PAIRS.iter().find(|(p, _, _)| *p == "jdcloud").copied().unwrap();
+    let req = gpuctl_sign::SignableRequest {
+        method: method.into(),
+        scheme: "http".into(),
+        host: "127.0.0.1:9".into(),
+        path: path.into(),
+        headers: vec![("Content-Type".into(), "application/json".into())],
+        body: body.as_bytes().to_vec(),
+        ..Default::default()
+    };
+    let params = gpuctl_sign::SigningParams {
+        algorithm: alg,
+        time: ctx.now().as_second(),
+        nonce: nonce.into(),
+        region: region.into(),
+        service: service.into(),
+        action: String::new(),
+        version: "v1".into(),
+    };
+    let s = gpuctl_sign::sign(&req, &gpuctl_sign::Credentials::new(ak, sk), &params).unwrap();
+    let mut out = SimRequest::new(method, path).with_body(s.body.clone());
+    out.raw_query = s.raw_query.clone();
+    out.headers = s.headers.iter().map(|(k, v)| (k.to_ascii_lowercase(), v.clone())).collect();
+    out
+}
+
+#[test]
+fn signed_requests_pass_with_both_schemes_and_scope_and_nonce_are_checked() {
+    use gpuctl_sign::Algorithm::{JdCloud2, JdCloud3};
+    let (jd, ctx) = (JdCloud::new(), ctx());
+    let body = r#"{"regionId":"cn-north-1","instanceSpec":{"az":"cn-north-1a","instanceType":"p.n1p40.3xlarge","imageId":"img","name":"x"}}"#;
+    let path = "/v1/regions/cn-north-1/instances";
+    for (alg, nonce) in [(JdCloud3, "n-3"), (JdCloud2, "n-2")] {
+        let r = jd.handle(&signed(alg, "vm", "cn-north-1", "POST", path, body, nonce, &ctx), &ctx);
+        assert_eq!(r.status, 200, "{alg:?}: {:?}", r.json_body());
+        assert_eq!(r.json_body()["result"]["instanceIds"].as_array().map(Vec::len), Some(1));
+    }
+    let replay = jd.handle(&signed(JdCloud3, "vm", "cn-north-1", "POST", path, body, "n-3", &ctx), &ctx);
+    assert_eq!(replay.status, 401, "a reused nonce is refused");
+    let wrong_service = jd.handle(&signed(JdCloud3, "disk", "cn-north-1", "POST", path, body, "n-4", &ctx), &ctx);
+    assert_eq!(wrong_service.status, 401);
+    assert!(wrong_service.json_body()["error"]["message"].as_str().unwrap().contains("service disk"));
+    let wrong_region = jd.handle(&signed(JdCloud3, "vm", "cn-east-2", "POST", path, body, "n-5", &ctx), &ctx);
+    assert_eq!(wrong_region.status, 401);
+    assert_eq!(lock(&jd.state).instances.len(), 2);
+}
