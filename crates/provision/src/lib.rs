@@ -2,6 +2,8 @@
 //!
 //! - [`spec`]: the TOML spec, parsed with positions (errors name file:line:column).
 //! - [`provider`]: the three clouds and what their APIs can buy.
+//! - [`apply`]: the engine: create/adopt/fall back/wait, release, snapshot, all concurrent.
+//! - [`retry`]: pacing per provider API and bounded retries with backoff and jitter.
 //! - [`cloud`]: the trait each provider's client implements, and the error kinds the engine acts on.
 //! - [`plan`]: spec + catalog + state → creates, keeps, releases, ¥/hour, totals per billing mode, budget.
 //! - [`token`]: deterministic client tokens.
@@ -9,9 +11,11 @@
 //!
 //! Knows no provider's wire format: each provider crate implements the cloud trait.
 
+pub mod apply;
 pub mod cloud;
 pub mod plan;
 pub mod provider;
+pub mod retry;
 pub mod spec;
 pub mod state;
 pub mod token;

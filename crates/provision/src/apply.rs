@@ -1,0 +1,733 @@
+//! The engine: carries a plan out against the clouds — create (intent → call → wait → record), adopt
+//! what a crashed run left, fall back on stock-outs, release, snapshot — concurrently across pools and
+//! providers, every call paced and retried by `retry`.
+//!
+//! The one rule it never breaks: no billable call without its intent written first, with the client
+//! token the call carries. A re-run finds the token in state (or on the cloud, by tag) and adopts.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use sha2::{Digest, Sha256};
+use tokio::sync::oneshot;
+
+use crate::cloud::{Cloud, CloudError, CreateRequest, ErrorKind, Filter, Instance, InstanceState, SnapshotState, TAG_DEPLOYMENT, TAG_POOL, TAG_TOKEN};
+use crate::plan::{Choice, Plan};
+use crate::provider::Provider;
+use crate::retry::{with_retry, Calls, Pacer, RetryPolicy, RetryStats};
+use crate::spec::{AutoRelease, Network, Pool, Spec};
+use crate::state::{Intent, Resource, ResourceState, SnapshotRecord, StateError, Store};
+use crate::token::client_token;
+
+/// How the engine paces, retries and waits.
+#[derive(Debug, Clone)]
+pub struct Options {
+    pub retry: RetryPolicy,
+    /// Calls per second per provider API (creates, describes, terminates … each have their own).
+    pub calls_per_second: f64,
+    pub poll_interval: Duration,
+    /// How long one instance may take to reach RUNNING (or to be gone) before the run stops waiting.
+    pub wait_timeout: Duration,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            retry: RetryPolicy::default(),
+            calls_per_second: 10.0,
+            poll_interval: Duration::from_secs(2),
+            wait_timeout: Duration::from_secs(900),
+        }
+    }
+}
+
+/// What the engine tells whoever shows progress (the CLI draws bars from these).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Event {
+    Creating { pool: String, index: u32, provider: Provider, zone: String, instance_type: String },
+    Adopted { pool: String, index: u32, instance_id: String },
+    FellBack { pool: String, index: u32, from: String, reason: String },
+    Running { pool: String, index: u32, instance_id: String },
+    Releasing { instance_id: String },
+    Released { instance_id: String },
+    Snapshotting { instance_id: String, disk_id: String },
+}
+
+pub type Progress = Arc<dyn Fn(&Event) + Send + Sync>;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ApplyError {
+    #[error(transparent)]
+    Cloud(#[from] CloudError),
+    #[error(transparent)]
+    State(#[from] StateError),
+    #[error("no {0} client configured (credentials or endpoint missing)")]
+    NoCloud(Provider),
+    #[error("pool `{pool}` #{index}: every candidate is sold out ({tried})")]
+    SoldOut { pool: String, index: u32, tried: String },
+    #[error("{what} did not happen within {secs} s; it is recorded, and a re-run picks it up")]
+    Timeout { what: String, secs: u64 },
+    #[error("instance {instance_id} {what}")]
+    Launch { instance_id: String, what: String },
+    #[error("{0}")]
+    Other(String),
+}
+
+/// One instance's outcome in a run.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Unit {
+    pub pool: String,
+    pub index: u32,
+    pub client_token: String,
+    pub provider: Provider,
+    pub region: String,
+    pub zone: String,
+    pub instance_type: String,
+    pub instance_id: Option<String>,
+    pub state: ResourceState,
+    pub public_ip: Option<String>,
+    pub private_ip: Option<String>,
+    pub cny_per_hour: Option<f64>,
+    pub auto_release_at: Option<String>,
+    /// Candidates passed over because they were sold out.
+    pub fell_back_from: Vec<String>,
+    pub adopted: bool,
+    /// Why this unit stopped, when it did.
+    pub error: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Report {
+    pub units: Vec<Unit>,
+    pub released: Vec<String>,
+    pub retries: u64,
+    pub retry_wait_ms: u64,
+    pub errors: Vec<String>,
+}
+
+/// Finds instances' states in batches: one describe per (provider, region) per poll for everything
+/// waiting there, so waiting for 64 instances costs one call per interval, not 64.
+struct Poller {
+    waiting: Mutex<HashMap<(Provider, String), BTreeMap<String, Vec<(Want, oneshot::Sender<Option<Instance>>)>>>>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Want {
+    /// Running (or a launch failure, which ends the wait too).
+    Running,
+    Gone,
+}
+
+struct Inner {
+    clouds: BTreeMap<Provider, Arc<dyn Cloud>>,
+    store: Mutex<Store>,
+    opts: Options,
+    calls: Calls,
+    poller: Poller,
+    progress: Progress,
+}
+
+/// Cheap to clone; clones share the store, the pacing and the poller.
+#[derive(Clone)]
+pub struct Engine(Arc<Inner>);
+
+fn seed(s: &str) -> u64 {
+    let d = Sha256::digest(s.as_bytes());
+    u64::from_le_bytes(d[..8].try_into().unwrap_or([1; 8]))
+}
+
+impl Engine {
+    pub fn new(clouds: Vec<Arc<dyn Cloud>>, store: Store, opts: Options, progress: Progress) -> Engine {
+        let calls = Calls { policy: opts.retry, pacer: Arc::new(Pacer::new(opts.calls_per_second)), stats: Arc::new(RetryStats::default()) };
+        Engine(Arc::new(Inner {
+            clouds: clouds.into_iter().map(|c| (c.provider(), c)).collect(),
+            store: Mutex::new(store),
+            opts,
+            calls,
+            poller: Poller { waiting: Mutex::new(HashMap::new()) },
+            progress,
+        }))
+    }
+
+    /// Runs `f` on the store. The lock is held only for the statement, never across an await.
+    pub fn store<T>(&self, f: impl FnOnce(&Store) -> T) -> T {
+        let guard = self.0.store.lock().unwrap_or_else(|e| e.into_inner());
+        f(&guard)
+    }
+
+    fn cloud(&self, p: Provider) -> Result<Arc<dyn Cloud>, ApplyError> {
+        self.0.clouds.get(&p).cloned().ok_or(ApplyError::NoCloud(p))
+    }
+
+    fn emit(&self, e: Event) {
+        (self.0.progress)(&e);
+    }
+
+    async fn call<T, F, Fut>(&self, provider: Provider, api: &'static str, key: &str, f: F) -> Result<T, CloudError>
+    where
+        F: FnMut() -> Fut,
+        Fut: std::future::Future<Output = Result<T, CloudError>>,
+    {
+        let c = &self.0.calls;
+        with_retry(&c.policy, &c.pacer, &c.stats, provider, api, seed(key), f).await
+    }
+
+    pub fn retry_totals(&self) -> (u64, u64) {
+        let s = &self.0.calls.stats;
+        (s.retries.load(std::sync::atomic::Ordering::Relaxed), s.waited_ms.load(std::sync::atomic::Ordering::Relaxed))
+    }
+
+    /// Carries out `plan` for `spec`: creates what is missing (all units concurrently), releases what
+    /// the spec no longer wants. Returns every unit's outcome; errors of single units are in the report.
+    pub async fn apply(&self, spec: &Spec, plan: &Plan, now: jiff::Timestamp) -> Report {
+        let mut tasks = tokio::task::JoinSet::new();
+        for (pool_spec, pool_plan) in spec.pools.iter().zip(&plan.pools) {
+            for &index in &pool_plan.create {
+                let (engine, pool, choices, dep) = (self.clone(), pool_spec.clone(), pool_plan.choices.clone(), spec.deployment.value.clone());
+                tasks.spawn(async move { engine.create_unit(&dep, &pool, index, &choices, now).await });
+            }
+        }
+        let mut units = Vec::new();
+        for (pool_plan, pool_spec) in plan.pools.iter().zip(&spec.pools) {
+            for r in &pool_plan.keep {
+                units.push(self.keep_unit(r, pool_spec).await);
+            }
+        }
+        while let Some(res) = tasks.join_next().await {
+            match res {
+                Ok(u) => units.push(u),
+                Err(e) => units.push(Unit::failed_task(e.to_string())),
+            }
+        }
+        units.sort_by(|a, b| (&a.pool, a.index).cmp(&(&b.pool, b.index)));
+        let (released, mut errors) = self.release(&plan.release).await;
+        errors.splice(0..0, units.iter().filter_map(|u| u.error.clone()));
+        let (retries, retry_wait_ms) = self.retry_totals();
+        Report { units, released, retries, retry_wait_ms, errors }
+    }
+
+    /// A recorded instance the spec still wants: confirm it is still there and running.
+    async fn keep_unit(&self, r: &Resource, _pool: &Pool) -> Unit {
+        let mut u = Unit::from_resource(r);
+        u.adopted = true;
+        if let (Some(id), Ok(cloud)) = (&r.instance_id, self.cloud(r.provider)) {
+            let filter = Filter::Ids(vec![id.clone()]);
+            match self.call(r.provider, "describe", id, || cloud.describe(&r.region, &filter)).await {
+                Ok(found) if found.iter().any(|i| &i.instance_id == id && !matches!(i.state, InstanceState::Terminated)) => {}
+                Ok(_) => {
+                    u.error = Some(format!("instance {id} (pool `{}` #{}) is recorded but the cloud no longer has it; `gpuctl release` it and re-run", r.pool, r.index));
+                }
+                Err(e) => u.error = Some(e.to_string()),
+            }
+        }
+        u
+    }
+
+    /// Builds the create request for one unit at one choice (token not yet set).
+    fn request(deployment: &str, pool: &Pool, index: u32, c: &Choice, now: jiff::Timestamp) -> Result<CreateRequest, ApplyError> {
+        let missing = |what: &str| ApplyError::Other(format!("pool `{}` has no {what} for {}", pool.name.value, c.provider));
+        let image_id = pool.image.for_provider(c.provider).ok_or_else(|| missing("image"))?.clone();
+        let network = match &pool.network {
+            Network::Default => None,
+            Network::Ids(ids) => Some(ids.for_provider(c.provider).ok_or_else(|| missing("network"))?.clone()),
+        };
+        let auto_release_at = match pool.auto_release {
+            AutoRelease::After { hours, .. } => Some(now + jiff::SignedDuration::from_secs_f64(hours * 3600.0)),
+            AutoRelease::At(t) => Some(t),
+            AutoRelease::Off | AutoRelease::NotApplicable => None,
+        };
+        let mut tags = pool.tags.clone();
+        tags.insert(TAG_DEPLOYMENT.into(), deployment.into());
+        tags.insert(TAG_POOL.into(), pool.name.value.clone());
+        Ok(CreateRequest {
+            client_token: String::new(),
+            name: format!("{deployment}-{}-{index}", pool.name.value),
+            region: c.region.clone(),
+            zone: c.zone.clone(),
+            instance_type: c.instance_type.clone(),
+            billing: pool.billing.value,
+            term: pool.term,
+            spot_max_price: pool.spot_max_price,
+            image_id,
+            system_disk: pool.system_disk.clone(),
+            data_disks: pool.data_disks.clone(),
+            network,
+            login_key: pool.login_key.as_ref().and_then(|k| k.for_provider(c.provider)).cloned(),
+            auto_release_at,
+            tags,
+            user_data: pool.user_data.clone(),
+            dry_run: false,
+        })
+    }
+
+    async fn create_unit(&self, deployment: &str, pool: &Pool, index: u32, choices: &[Choice], now: jiff::Timestamp) -> Unit {
+        let mut fell_back = Vec::new();
+        let mut last = None;
+        for c in choices {
+            let mut u = Unit::new(&pool.name.value, index, c);
+            u.fell_back_from = fell_back.clone();
+            match self.create_at(deployment, pool, index, c, now, &mut u).await {
+                Ok(()) => return u,
+                Err(ApplyError::Cloud(e)) if e.kind == ErrorKind::StockOut => {
+                    let from = format!("{} {} {}", c.provider, c.zone, c.instance_type);
+                    self.emit(Event::FellBack { pool: pool.name.value.clone(), index, from: from.clone(), reason: e.to_string() });
+                    fell_back.push(from);
+                    last = Some(u);
+                }
+                Err(e) => {
+                    u.error = Some(format!("pool `{}` #{index}: {e}", pool.name.value));
+                    return u;
+                }
+            }
+        }
+        let mut u = last.unwrap_or_else(|| Unit::failed_task(format!("pool `{}` has no candidates", pool.name.value)));
+        u.error = Some(ApplyError::SoldOut { pool: pool.name.value.clone(), index, tried: fell_back.join("; ") }.to_string());
+        u.fell_back_from = fell_back;
+        u
+    }
+
+    /// One choice for one unit: adopt if a previous run got this far, else intent → create → wait.
+    async fn create_at(&self, deployment: &str, pool: &Pool, index: u32, c: &Choice, now: jiff::Timestamp, u: &mut Unit) -> Result<(), ApplyError> {
+        let cloud = self.cloud(c.provider)?;
+        let mut req = Self::request(deployment, pool, index, c, now)?;
+        let token = client_token(deployment, &pool.name.value, index, &req, 0);
+        req.client_token = token.clone();
+        req.tags.insert(TAG_TOKEN.into(), token.clone());
+        u.client_token = token.clone();
+        u.auto_release_at = req.auto_release_at.map(|t| t.to_string());
+
+        let recorded = self.store(|s| s.resource(&token))?;
+        let mut instance_id = recorded.as_ref().and_then(|r| r.instance_id.clone());
+        match recorded.as_ref().map(|r| r.state) {
+            Some(ResourceState::Failed) => {
+                // This choice already failed for this unit (stock-out on an earlier run): go on to the next.
+                return Err(ApplyError::Cloud(CloudError {
+                    provider: c.provider,
+                    action: "create".into(),
+                    kind: ErrorKind::StockOut,
+                    code: "recorded".into(),
+                    message: recorded.and_then(|r| r.last_error).unwrap_or_else(|| "failed on an earlier run".into()),
+                    request_id: None,
+                    retry_after: None,
+                }));
+            }
+            Some(ResourceState::Creating) if instance_id.is_none() => {
+                // A run stopped between intent and answer: the cloud may have made it. Look by tag.
+                let filter = Filter::Tag { key: TAG_TOKEN.into(), value: token.clone() };
+                let found = self.call(c.provider, "describe", &token, || cloud.describe(&c.region, &filter)).await?;
+                if let Some(i) = found.into_iter().find(|i| !matches!(i.state, InstanceState::Terminated)) {
+                    self.store(|s| s.set_instance_id(&token, &i.instance_id))?;
+                    self.emit(Event::Adopted { pool: pool.name.value.clone(), index, instance_id: i.instance_id.clone() });
+                    u.adopted = true;
+                    instance_id = Some(i.instance_id);
+                }
+            }
+            Some(_) => {
+                u.adopted = true;
+                if let Some(id) = &instance_id {
+                    self.emit(Event::Adopted { pool: pool.name.value.clone(), index, instance_id: id.clone() });
+                }
+            }
+            None => {}
+        }
+
+        if instance_id.is_none() {
+            self.emit(Event::Creating { pool: pool.name.value.clone(), index, provider: c.provider, zone: c.zone.clone(), instance_type: c.instance_type.clone() });
+            let price = c.price.as_ref();
+            let resource = Resource {
+                client_token: token.clone(),
+                deployment: deployment.into(),
+                pool: pool.name.value.clone(),
+                index,
+                provider: c.provider,
+                region: c.region.clone(),
+                zone: c.zone.clone(),
+                instance_type: c.instance_type.clone(),
+                billing: pool.billing.value,
+                instance_id: None,
+                state: ResourceState::Creating,
+                public_ip: None,
+                private_ip: None,
+                price_cny_per_hour: price.map(|p| p.cny_per_hour),
+                price_source: price.map(|p| p.source.clone()),
+                price_as_of: price.map(|p| p.as_of.clone()),
+                auto_release_at: u.auto_release_at.clone(),
+                created_at: now.to_string(),
+                running_at: None,
+                released_at: None,
+                last_error: None,
+            };
+            let params = serde_json::to_string(&req).unwrap_or_default();
+            let intent = Intent { deployment: Some(deployment.into()), kind: "create", provider: c.provider, region: c.region.clone(), client_token: token.clone(), target: None, params };
+            let op = self.store(|s| s.record_create_intent(&intent, &resource))?;
+            match self.call(c.provider, "create", &token, || cloud.create(&req)).await {
+                Ok(created) => {
+                    self.store(|s| {
+                        s.set_instance_id(&token, &created.instance_id)?;
+                        s.finish_operation(op, "done", created.request_id.as_deref(), None)
+                    })?;
+                    instance_id = Some(created.instance_id);
+                }
+                Err(e) => {
+                    // Retries ran out on a throttled/transient error: the cloud may still have made it, so
+                    // the resource stays `creating` and a re-run looks for it by tag. Anything else: nothing exists.
+                    let msg = e.to_string();
+                    self.store(|s| {
+                        s.finish_operation(op, "failed", e.request_id.as_deref(), Some(&msg))?;
+                        if !e.kind.retryable() {
+                            s.set_state(&token, ResourceState::Failed, Some(&msg))?;
+                        }
+                        Ok::<_, StateError>(())
+                    })?;
+                    return Err(e.into());
+                }
+            }
+        }
+        let id = instance_id.unwrap_or_default();
+        u.instance_id = Some(id.clone());
+        let inst = self.wait(c.provider, &c.region, &id, Want::Running).await?;
+        match inst.as_ref().map(|i| &i.state) {
+            Some(InstanceState::Running) => {
+                let i = inst.as_ref().expect("matched Some");
+                self.store(|s| s.set_running(&token, i.public_ip.as_deref(), i.private_ip.as_deref()))?;
+                u.state = ResourceState::Running;
+                u.public_ip = i.public_ip.clone();
+                u.private_ip = i.private_ip.clone();
+                self.emit(Event::Running { pool: pool.name.value.clone(), index, instance_id: id });
+                Ok(())
+            }
+            other => {
+                let what = match other {
+                    Some(s) => format!("ended in state {s:?} instead of running"),
+                    None => "disappeared while starting".into(),
+                };
+                self.store(|s| s.set_state(&token, ResourceState::Failed, Some(&what)))?;
+                u.state = ResourceState::Failed;
+                Err(ApplyError::Launch { instance_id: id, what })
+            }
+        }
+    }
+
+    /// Waits until `id` is running (or failed) / gone, through the batching poller.
+    async fn wait(&self, provider: Provider, region: &str, id: &str, want: Want) -> Result<Option<Instance>, ApplyError> {
+        let (tx, rx) = oneshot::channel();
+        let start = {
+            let mut w = self.0.poller.waiting.lock().unwrap_or_else(|e| e.into_inner());
+            let group = w.entry((provider, region.to_string())).or_default();
+            let start = group.is_empty();
+            group.entry(id.to_string()).or_default().push((want, tx));
+            start
+        };
+        if start {
+            let engine = self.clone();
+            let region = region.to_string();
+            tokio::spawn(async move { engine.poll_group(provider, region).await });
+        }
+        let secs = self.0.opts.wait_timeout.as_secs();
+        match tokio::time::timeout(self.0.opts.wait_timeout, rx).await {
+            Ok(Ok(found)) => Ok(found),
+            Ok(Err(_)) => Err(ApplyError::Other(format!("stopped waiting for {id}: the describe loop failed"))),
+            Err(_) => {
+                let what = match want {
+                    Want::Running => format!("{provider} instance {id} reaching RUNNING"),
+                    Want::Gone => format!("{provider} instance {id} being released"),
+                };
+                Err(ApplyError::Timeout { what, secs })
+            }
+        }
+    }
+
+    /// One loop per (provider, region) while anything waits there.
+    async fn poll_group(&self, provider: Provider, region: String) {
+        let key = (provider, region.clone());
+        loop {
+            tokio::time::sleep(self.0.opts.poll_interval).await;
+            let ids: Vec<String> = {
+                let mut w = self.0.poller.waiting.lock().unwrap_or_else(|e| e.into_inner());
+                let Some(group) = w.get_mut(&key) else { return };
+                // Waiters that timed out have dropped their receivers.
+                group.retain(|_, v| {
+                    v.retain(|(_, tx)| !tx.is_closed());
+                    !v.is_empty()
+                });
+                if group.is_empty() {
+                    w.remove(&key);
+                    return;
+                }
+                group.keys().cloned().collect()
+            };
+            let Ok(cloud) = self.cloud(provider) else { return };
+            for chunk in ids.chunks(100) {
+                let filter = Filter::Ids(chunk.to_vec());
+                let found = match self.call(provider, "describe", &chunk[0], || cloud.describe(&region, &filter)).await {
+                    Ok(f) => f,
+                    Err(e) => {
+                        tracing::warn!(%provider, region = %region, error = %e, "describe failed while waiting; will poll again");
+                        continue;
+                    }
+                };
+                let by_id: HashMap<&str, &Instance> = found.iter().map(|i| (i.instance_id.as_str(), i)).collect();
+                let mut w = self.0.poller.waiting.lock().unwrap_or_else(|e| e.into_inner());
+                let Some(group) = w.get_mut(&key) else { return };
+                for id in chunk {
+                    let inst = by_id.get(id.as_str()).copied();
+                    let Some(waiters) = group.get_mut(id) else { continue };
+                    let mut keep = Vec::new();
+                    for (want, tx) in waiters.drain(..) {
+                        let done = match (want, inst.map(|i| &i.state)) {
+                            (Want::Running, Some(InstanceState::Running | InstanceState::Failed | InstanceState::Terminated)) => true,
+                            (Want::Gone, None | Some(InstanceState::Terminated)) => true,
+                            _ => false,
+                        };
+                        if done {
+                            let _ = tx.send(inst.cloned());
+                        } else {
+                            keep.push((want, tx));
+                        }
+                    }
+                    if keep.is_empty() {
+                        group.remove(id);
+                    } else {
+                        *waiters = keep;
+                    }
+                }
+            }
+        }
+    }
+
+    /// Terminates recorded resources, waits until the cloud no longer has them, marks them released.
+    /// Returns the released instance ids and the errors of those that could not be released.
+    pub async fn release(&self, resources: &[Resource]) -> (Vec<String>, Vec<String>) {
+        let mut tasks = tokio::task::JoinSet::new();
+        for r in resources.iter().filter(|r| r.state.is_live()).cloned() {
+            let engine = self.clone();
+            tasks.spawn(async move { engine.release_one(&r).await.map_err(|e| format!("{} #{} ({}): {e}", r.pool, r.index, r.instance_id.as_deref().unwrap_or("no instance id"))) });
+        }
+        let (mut done, mut errors) = (Vec::new(), Vec::new());
+        while let Some(res) = tasks.join_next().await {
+            match res {
+                Ok(Ok(Some(id))) => done.push(id),
+                Ok(Ok(None)) => {}
+                Ok(Err(e)) => errors.push(e),
+                Err(e) => errors.push(e.to_string()),
+            }
+        }
+        done.sort();
+        errors.sort();
+        (done, errors)
+    }
+
+    async fn release_one(&self, r: &Resource) -> Result<Option<String>, ApplyError> {
+        let cloud = self.cloud(r.provider)?;
+        let mut id = r.instance_id.clone();
+        if id.is_none() {
+            // Intent written, answer lost: find it by its token tag before calling it gone.
+            let filter = Filter::Tag { key: TAG_TOKEN.into(), value: r.client_token.clone() };
+            let found = self.call(r.provider, "describe", &r.client_token, || cloud.describe(&r.region, &filter)).await?;
+            id = found.into_iter().find(|i| !matches!(i.state, InstanceState::Terminated)).map(|i| i.instance_id);
+            match &id {
+                Some(found) => self.store(|s| s.set_instance_id(&r.client_token, found))?,
+                None => {
+                    self.store(|s| s.set_state(&r.client_token, ResourceState::Failed, Some("never created")))?;
+                    return Ok(None);
+                }
+            }
+        }
+        let id = id.unwrap_or_default();
+        self.emit(Event::Releasing { instance_id: id.clone() });
+        let ids = vec![id.clone()];
+        let intent = Intent {
+            deployment: Some(r.deployment.clone()),
+            kind: "terminate",
+            provider: r.provider,
+            region: r.region.clone(),
+            client_token: r.client_token.clone(),
+            target: Some(id.clone()),
+            params: serde_json::json!({ "instance_ids": ids }).to_string(),
+        };
+        let op = self.store(|s| {
+            let op = s.record_intent(&intent)?;
+            s.set_state(&r.client_token, ResourceState::Releasing, None)?;
+            Ok::<_, StateError>(op)
+        })?;
+        match self.call(r.provider, "terminate", &id, || cloud.terminate(&r.region, &ids)).await {
+            Ok(()) => {}
+            // Already gone is what we wanted.
+            Err(e) if e.kind == ErrorKind::NotFound => {}
+            Err(e) => {
+                let msg = e.to_string();
+                self.store(|s| s.finish_operation(op, "failed", e.request_id.as_deref(), Some(&msg)))?;
+                return Err(e.into());
+            }
+        }
+        self.wait(r.provider, &r.region, &id, Want::Gone).await?;
+        self.store(|s| {
+            s.finish_operation(op, "done", None, None)?;
+            s.set_state(&r.client_token, ResourceState::Released, None)
+        })?;
+        self.emit(Event::Released { instance_id: id.clone() });
+        Ok(Some(id))
+    }
+
+    /// Snapshots every cloud disk (system and data) of a recorded or described instance, waits until
+    /// each snapshot is available, and records them. `generation` distinguishes repeated snapshots.
+    pub async fn snapshot(&self, provider: Provider, region: &str, instance_id: &str, owner: Option<&Resource>, generation: u32) -> Result<Vec<SnapshotRecord>, ApplyError> {
+        let cloud = self.cloud(provider)?;
+        let filter = Filter::Ids(vec![instance_id.to_string()]);
+        let found = self.call(provider, "describe", instance_id, || cloud.describe(region, &filter)).await?;
+        let inst = found
+            .into_iter()
+            .find(|i| i.instance_id == instance_id)
+            .ok_or_else(|| ApplyError::Other(format!("{provider} has no instance {instance_id} in {region}")))?;
+        let disks: Vec<(&str, &crate::cloud::DiskInfo)> =
+            inst.system_disk.iter().map(|d| ("system", d)).chain(inst.data_disks.iter().map(|d| ("data", d))).collect();
+        let mut tasks = tokio::task::JoinSet::new();
+        for (kind, disk) in disks {
+            let (engine, region, instance_id, disk_id, owner) = (self.clone(), region.to_string(), instance_id.to_string(), disk.disk_id.clone(), owner.cloned());
+            let cloud = cloud.clone();
+            tasks.spawn(async move {
+                let token = format!("gpuctl-{}", &hex::encode(Sha256::digest(format!("snapshot/{instance_id}/{disk_id}/{generation}")))[..40]);
+                let name = format!("gpuctl-{instance_id}-{kind}-{generation}");
+                let intent = Intent {
+                    deployment: owner.as_ref().map(|o| o.deployment.clone()),
+                    kind: "snapshot",
+                    provider,
+                    region: region.clone(),
+                    client_token: token.clone(),
+                    target: Some(disk_id.clone()),
+                    params: serde_json::json!({ "disk_id": disk_id, "name": name }).to_string(),
+                };
+                engine.emit(Event::Snapshotting { instance_id: instance_id.clone(), disk_id: disk_id.clone() });
+                let op = engine.store(|s| s.record_intent(&intent))?;
+                let snap = engine.call(provider, "snapshot", &token, || cloud.snapshot(&region, &disk_id, &name, &token)).await;
+                let snapshot_id = match snap {
+                    Ok(id) => id,
+                    Err(e) => {
+                        let msg = e.to_string();
+                        engine.store(|s| s.finish_operation(op, "failed", e.request_id.as_deref(), Some(&msg)))?;
+                        return Err(ApplyError::Cloud(e));
+                    }
+                };
+                let mut rec = SnapshotRecord {
+                    snapshot_id: snapshot_id.clone(),
+                    provider,
+                    region: region.clone(),
+                    instance_id: instance_id.clone(),
+                    disk_id: disk_id.clone(),
+                    disk_kind: kind.to_string(),
+                    deployment: owner.as_ref().map(|o| o.deployment.clone()),
+                    pool: owner.as_ref().map(|o| o.pool.clone()),
+                    client_token: token.clone(),
+                    state: "creating".into(),
+                    created_at: jiff::Timestamp::now().to_string(),
+                };
+                engine.store(|s| {
+                    s.record_snapshot(&rec)?;
+                    s.finish_operation(op, "done", None, None)
+                })?;
+                let deadline = tokio::time::Instant::now() + engine.0.opts.wait_timeout;
+                loop {
+                    let st = engine.call(provider, "describe-snapshot", &snapshot_id, || cloud.snapshot_state(&region, &snapshot_id)).await?;
+                    match st {
+                        SnapshotState::Available => break,
+                        SnapshotState::Failed => {
+                            rec.state = "failed".into();
+                            engine.store(|s| s.record_snapshot(&rec))?;
+                            return Err(ApplyError::Other(format!("snapshot {snapshot_id} of disk {disk_id} failed")));
+                        }
+                        SnapshotState::Creating if tokio::time::Instant::now() > deadline => {
+                            return Err(ApplyError::Timeout { what: format!("snapshot {snapshot_id}"), secs: engine.0.opts.wait_timeout.as_secs() })
+                        }
+                        SnapshotState::Creating => tokio::time::sleep(engine.0.opts.poll_interval).await,
+                    }
+                }
+                rec.state = "available".into();
+                engine.store(|s| s.record_snapshot(&rec))?;
+                Ok::<_, ApplyError>(rec)
+            });
+        }
+        let mut out = Vec::new();
+        while let Some(res) = tasks.join_next().await {
+            out.push(res.map_err(|e| ApplyError::Other(e.to_string()))??);
+        }
+        out.sort_by(|a, b| b.disk_kind.cmp(&a.disk_kind).then(a.disk_id.cmp(&b.disk_id)));
+        Ok(out)
+    }
+
+    /// Describes one instance (for clone and status).
+    pub async fn describe_one(&self, provider: Provider, region: &str, instance_id: &str) -> Result<Instance, ApplyError> {
+        let cloud = self.cloud(provider)?;
+        let filter = Filter::Ids(vec![instance_id.to_string()]);
+        let found = self.call(provider, "describe", instance_id, || cloud.describe(region, &filter)).await?;
+        found
+            .into_iter()
+            .find(|i| i.instance_id == instance_id)
+            .ok_or_else(|| ApplyError::Other(format!("{provider} has no instance {instance_id} in {region}")))
+    }
+}
+
+impl Unit {
+    fn new(pool: &str, index: u32, c: &Choice) -> Unit {
+        Unit {
+            pool: pool.into(),
+            index,
+            client_token: String::new(),
+            provider: c.provider,
+            region: c.region.clone(),
+            zone: c.zone.clone(),
+            instance_type: c.instance_type.clone(),
+            instance_id: None,
+            state: ResourceState::Creating,
+            public_ip: None,
+            private_ip: None,
+            cny_per_hour: c.price.as_ref().map(|p| p.cny_per_hour),
+            auto_release_at: None,
+            fell_back_from: Vec::new(),
+            adopted: false,
+            error: None,
+        }
+    }
+
+    fn from_resource(r: &Resource) -> Unit {
+        Unit {
+            pool: r.pool.clone(),
+            index: r.index,
+            client_token: r.client_token.clone(),
+            provider: r.provider,
+            region: r.region.clone(),
+            zone: r.zone.clone(),
+            instance_type: r.instance_type.clone(),
+            instance_id: r.instance_id.clone(),
+            state: r.state,
+            public_ip: r.public_ip.clone(),
+            private_ip: r.private_ip.clone(),
+            cny_per_hour: r.price_cny_per_hour,
+            auto_release_at: r.auto_release_at.clone(),
+            fell_back_from: Vec::new(),
+            adopted: true,
+            error: None,
+        }
+    }
+
+    fn failed_task(error: String) -> Unit {
+        Unit {
+            pool: String::new(),
+            index: 0,
+            client_token: String::new(),
+            provider: Provider::Tencent,
+            region: String::new(),
+            zone: String::new(),
+            instance_type: String::new(),
+            instance_id: None,
+            state: ResourceState::Failed,
+            public_ip: None,
+            private_ip: None,
+            cny_per_hour: None,
+            auto_release_at: None,
+            fell_back_from: Vec::new(),
+            adopted: false,
+            error: Some(error),
+        }
+    }
+}
