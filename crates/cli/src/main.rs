@@ -19,11 +19,14 @@ enum Command {
     // Each command adds one variant here and one arm in `run` below.
     /// Serve the browser calculator (web/dist) locally
     Web(cmd::web::WebArgs),
+    /// Tools for chasing problems (`debug sign`: show every signing stage of one request)
+    Debug(cmd::debug::DebugArgs),
 }
 
 fn run(cli: Cli) -> anyhow_free::Result {
     match cli.command {
         Command::Web(args) => cmd::web::run(args),
+        Command::Debug(args) => cmd::debug::run(args),
     }
 }
 

@@ -2,6 +2,7 @@
 
 use std::process::ExitCode;
 
+pub mod debug;
 pub mod web;
 
 /// An error for people: what went wrong and what to do. Never holds a secret.
