@@ -32,6 +32,22 @@ fn region(c: &Call) -> Result<String, EcsError> {
     }
 }
 
+/// The catalog names ECS types without the API's `ecs.` prefix (`gn7i-c8g1.2xlarge`); requests
+/// and answers use the API name (`ecs.gn7i-c8g1.2xlarge`). Either spelling finds the offer.
+fn find_offer<'c>(ctx: &'c SimCtx, region: &str, api_type: &str) -> Option<&'c Offer> {
+    ctx.offer(PROVIDER, region, api_type).or_else(|| ctx.offer(PROVIDER, region, api_type.strip_prefix("ecs.")?))
+}
+
+/// The API spelling of a catalog name (`ecs.` prefixed).
+fn api_name(catalog_name: &str) -> String {
+    if catalog_name.starts_with("ecs.") { catalog_name.to_string() } else { format!("ecs.{catalog_name}") }
+}
+
+/// Stock-out knobs may name the type either way.
+fn sold_out(ctx: &SimCtx, offer: &Offer, zone: &str) -> bool {
+    ctx.is_sold_out(PROVIDER, &offer.instance_type, zone) || ctx.is_sold_out(PROVIDER, &api_name(&offer.instance_type), zone)
+}
+
 fn dry_run_passed() -> EcsError {
     EcsError::new(400, codes::DRY_RUN, "Request validation has been passed with DryRun flag set.")
 }
@@ -107,13 +123,14 @@ pub fn run_instances(c: &Call, st: &mut EcsState) -> Answer {
     let region = region(c)?;
     let instance_type = c.p.required("InstanceType")?;
     let image_id = c.p.required("ImageId")?;
-    let offer = c.ctx.offer(PROVIDER, &region, &instance_type).ok_or_else(|| {
+    let offer = find_offer(c.ctx, &region, &instance_type).ok_or_else(|| {
         EcsError::new(
             400,
             codes::BAD_INSTANCE_TYPE,
             format!("The specified InstanceType \"{instance_type}\" is not supported in region {region}."),
         )
     })?;
+    let instance_type = api_name(&offer.instance_type);
     let zone = match c.p.str("ZoneId") {
         Some(z) if offer.zones.contains(&z) => z,
         Some(z) => {
@@ -126,7 +143,7 @@ pub fn run_instances(c: &Call, st: &mut EcsState) -> Answer {
         None => offer
             .zones
             .iter()
-            .find(|z| !c.ctx.is_sold_out(PROVIDER, &instance_type, z))
+            .find(|z| !sold_out(c.ctx, offer, z))
             .or(offer.zones.first())
             .cloned()
             .unwrap_or_default(),
@@ -173,7 +190,7 @@ pub fn run_instances(c: &Call, st: &mut EcsState) -> Answer {
             Idem::New => {}
         }
     }
-    if c.ctx.is_sold_out(PROVIDER, &instance_type, &zone) {
+    if sold_out(c.ctx, offer, &zone) {
         return Err(EcsError::new(
             403,
             codes::NO_STOCK,
@@ -221,7 +238,7 @@ pub fn run_instances(c: &Call, st: &mut EcsState) -> Answer {
             memory_mib: (offer.memory_gib * 1024.0) as i64,
             gpu_amount: i64::from(offer.gpu_count),
             gpu_spec: offer.gpu_model.clone(),
-            family: offer.family.clone(),
+            family: api_name(&offer.family),
         };
         let disk_charge = if charge == "PrePaid" { "PrePaid" } else { "PostPaid" };
         let mut disks = vec![Disk {
@@ -477,7 +494,7 @@ pub fn describe_price(c: &Call) -> Answer {
         ));
     }
     let instance_type = c.p.required("InstanceType")?;
-    let offer = c.ctx.offer(PROVIDER, &region, &instance_type).ok_or_else(|| {
+    let offer = find_offer(c.ctx, &region, &instance_type).ok_or_else(|| {
         EcsError::new(400, codes::BAD_INSTANCE_TYPE, format!("The specified InstanceType \"{instance_type}\" is not supported in region {region}."))
     })?;
     let unit = c.p.str("PriceUnit").unwrap_or_else(|| "Hour".into());
@@ -522,7 +539,7 @@ pub fn describe_available_resource(c: &Call) -> Answer {
     let offers: Vec<&Offer> = c
         .ctx
         .offers(PROVIDER)
-        .filter(|o| o.region == region && type_filter.as_ref().is_none_or(|t| *t == o.instance_type))
+        .filter(|o| o.region == region && type_filter.as_ref().is_none_or(|t| *t == api_name(&o.instance_type)))
         .collect();
     let mut zones: Vec<String> = offers.iter().flat_map(|o| o.zones.iter().cloned()).collect();
     zones.sort();
@@ -533,7 +550,7 @@ pub fn describe_available_resource(c: &Call) -> Answer {
         let here: Vec<(&Offer, bool)> = offers
             .iter()
             .filter(|o| o.zones.contains(zone))
-            .map(|o| (*o, !c.ctx.is_sold_out(PROVIDER, &o.instance_type, zone)))
+            .map(|o| (*o, !sold_out(c.ctx, o, zone)))
             .collect();
         let any = here.iter().any(|(_, s)| *s);
         let (zstatus, zcat) = stock(any);
@@ -543,7 +560,7 @@ pub fn describe_available_resource(c: &Call) -> Answer {
                 .iter()
                 .map(|(o, s)| {
                     let (st, cat) = stock(*s);
-                    json!({"Value": o.instance_type, "Status": st, "StatusCategory": cat})
+                    json!({"Value": api_name(&o.instance_type), "Status": st, "StatusCategory": cat})
                 })
                 .collect(),
             other => {

@@ -17,8 +17,9 @@ fn offers() -> Vec<Offer> {
         provider: "alibaba".into(),
         region: "cn-hangzhou".into(),
         zones: vec!["cn-hangzhou-i".into(), "cn-hangzhou-j".into()],
-        instance_type: TYPE.into(),
-        family: "ecs.gn7i".into(),
+        // The catalog's spelling (no `ecs.`); requests use the API's.
+        instance_type: "gn7i-c8g1.2xlarge".into(),
+        family: "gn7i".into(),
         gpu_model: "NVIDIA A10".into(),
         gpu_count: 1,
         gpu_memory_gib: 24.0,
@@ -77,6 +78,7 @@ fn instances_go_pending_starting_running_on_the_sim_clock() {
     assert_eq!(v["TotalCount"], 1);
     assert_eq!(inst["InstanceId"], ids[1].as_str());
     assert_eq!((inst["Cpu"].as_i64(), inst["Memory"].as_i64(), inst["GPUAmount"].as_i64()), (Some(8), Some(30 * 1024), Some(1)));
+    assert_eq!((inst["InstanceType"].as_str(), inst["InstanceTypeFamily"].as_str()), (Some(TYPE), Some("ecs.gn7i")));
 }
 
 #[test]
@@ -282,4 +284,60 @@ fn snapshots_images_and_policies() {
     assert_eq!(state["images"].as_array().map(Vec::len), Some(1));
     ecs.reset();
     assert_eq!(ecs.state()["instances"].as_array().map(Vec::len), Some(0));
+}
+
+/// Sign like the SDKs do (through gpuctl-sign) and build the request the server would hand over.
+fn signed(alg: gpuctl_sign::Algorithm, ak: &str, sk: &str, action: &str, query: &[(&str, &str)], nonce: &str, ctx: &SimCtx) -> SimRequest {
+    let req = gpuctl_sign::SignableRequest {
+        method: "POST".into(),
+        scheme: "http".into(),
+        host: "127.0.0.1:9".into(),
+        path: "/".into(),
+        query: query.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
+        ..Default::default()
+    };
+    let params = gpuctl_sign::SigningParams {
+        algorithm: alg,
+        time: ctx.now().as_second(),
+        nonce: nonce.into(),
+        region: String::new(),
+        service: String::new(),
+        action: action.into(),
+        version: crate::api::API_VERSION.into(),
+    };
+    let s = gpuctl_sign::sign(&req, &gpuctl_sign::Credentials::new(ak, sk), &params).unwrap();
+    let mut out = SimRequest::new("POST", "/").with_body(s.body.clone());
+    out.raw_query = s.raw_query.clone();
+    out.headers = s.headers.iter().map(|(k, v)| (k.to_ascii_lowercase(), v.clone())).collect();
+    out
+}
+
+#[test]
+fn signed_requests_pass_in_v3_and_rpc_mode_and_auth_failures_use_ecs_codes() {
+    use gpuctl_sign::Algorithm::{Acs3, AlibabaRpcV2};
+    let (ecs, ctx) = (Ecs::new(), ctx());
+    let (_, ak, sk) = gpuctl_simkit::creds::TEST_KEY_PAIRS.iter().find(|(p, _, _)| *p == "alibaba").copied().unwrap();
+    let q = [("RegionId", "cn-hangzhou"), ("InstanceType", TYPE), ("ImageId", "img"), ("Tag.1.Key", "team"), ("Tag.1.Value", "ml ops*")];
+    for (alg, nonce) in [(Acs3, "n-v3"), (AlibabaRpcV2, "n-rpc")] {
+        let req = signed(alg, ak, sk, "RunInstances", &q, nonce, &ctx);
+        assert!(ecs.claims(&req), "{alg:?}");
+        assert_eq!(ecs.action(&req), "RunInstances");
+        let r = ecs.handle(&req, &ctx);
+        assert_eq!(r.status, 200, "{alg:?}: {}", r.json_body());
+        assert!(r.json_body()["RequestId"].is_string());
+    }
+    let check = |req: SimRequest, want: (u16, &str)| {
+        let r = ecs.handle(&req, &ctx);
+        assert_eq!((r.status, r.json_body()["Code"].as_str().unwrap_or("").to_string()), (want.0, want.1.to_string()));
+    };
+    check(signed(Acs3, ak, sk, "RunInstances", &q, "n-v3", &ctx), (400, codes::NONCE_USED));
+    check(signed(Acs3, ak, "wrong", "RunInstances", &q, "n-1", &ctx), (400, codes::SIGNATURE_MISMATCH));
+    check(signed(AlibabaRpcV2, "LTAInobody", sk, "RunInstances", &q, "n-2", &ctx), (404, codes::INVALID_ACCESS_KEY_ID));
+    let mut tampered = signed(Acs3, ak, sk, "RunInstances", &q, "n-3", &ctx);
+    tampered.raw_query = tampered.raw_query.replace("cn-hangzhou", "cn-shanghai");
+    check(tampered, (400, codes::SIGNATURE_MISMATCH));
+    let stale = signed(Acs3, ak, sk, "RunInstances", &q, "n-4", &ctx);
+    ctx.clock().advance(SignedDuration::from_mins(16));
+    check(stale, (400, codes::TIMESTAMP_EXPIRED));
+    assert_eq!(lock(&ecs.state).instances.len(), 2, "only the two good calls created instances");
 }
