@@ -4,6 +4,7 @@
 //! - [`provider`]: the three clouds and what their APIs can buy.
 //! - [`apply`]: the engine: create/adopt/fall back/wait, release, snapshot, all concurrent.
 //! - [`retry`]: pacing per provider API and bounded retries with backoff and jitter.
+//! - [`http`]: endpoints (overrides; plain http only to loopback) and the shared reqwest transport.
 //! - [`cloud`]: the trait each provider's client implements, and the error kinds the engine acts on.
 //! - [`plan`]: spec + catalog + state → creates, keeps, releases, ¥/hour, totals per billing mode, budget.
 //! - [`token`]: deterministic client tokens.
@@ -13,6 +14,7 @@
 
 pub mod apply;
 pub mod cloud;
+pub mod http;
 pub mod plan;
 pub mod provider;
 pub mod retry;
