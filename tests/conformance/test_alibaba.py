@@ -211,3 +211,40 @@ def test_auth_stock_and_throttling_errors(sim):
         assert e.value.code == "Throttling.User"
     finally:
         admin(sim, "PUT", "/_sim/knobs", knobs)
+
+
+def unknown_fields(raw, parsed, path=""):
+    """Keys the emulator sent that the SDK model dropped (the models ignore names they do not know,
+    so a misspelt field would otherwise pass unnoticed)."""
+    if isinstance(raw, dict):
+        out = []
+        for k, v in raw.items():
+            if v is None:
+                continue
+            if not isinstance(parsed, dict) or k not in parsed:
+                out.append(path + k)
+            else:
+                out += unknown_fields(v, parsed[k], path + k + ".")
+        return out
+    if isinstance(raw, list) and isinstance(parsed, list):
+        return [u for r, p in zip(raw, parsed) for u in unknown_fields(r, p, path + "[].")]
+    return []
+
+
+def test_every_field_is_one_the_sdk_models_declare(ecs, sim):
+    iid = run(ecs).instance_id_sets.instance_id_set[0]
+    wait_running(ecs, [iid])
+    disk = ecs.describe_disks(m.DescribeDisksRequest(region_id=REGION, instance_id=iid)).body.disks.disk[0]
+    snap = ecs.create_snapshot(m.CreateSnapshotRequest(disk_id=disk.disk_id)).body.snapshot_id
+    # /_sim/state renders with the same code as the answers, so it shows the raw field names.
+    state = admin(sim, "GET", "/_sim/state")["providers"]["alibaba"]
+    raw_instance = next(i for i in state["instances"] if i["InstanceId"] == iid)
+    raw_disk = next(d for d in state["disks"] if d["DiskId"] == disk.disk_id)
+    raw_snap = next(s for s in state["snapshots"] if s["SnapshotId"] == snap)
+    for cls, raw in [
+        (m.DescribeInstancesResponseBodyInstancesInstance, raw_instance),
+        (m.DescribeDisksResponseBodyDisksDisk, raw_disk),
+        (m.DescribeSnapshotsResponseBodySnapshotsSnapshot, raw_snap),
+    ]:
+        assert unknown_fields(raw, cls().from_map(raw).to_map()) == [], cls.__name__
+    ecs.delete_instance(m.DeleteInstanceRequest(instance_id=iid, force=True))
