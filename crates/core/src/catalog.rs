@@ -819,6 +819,19 @@ impl Catalog {
         self.prices_of(provider, instance_id).iter().find(|p| p.region == region && p.mode == mode)
     }
 
+    /// The price to quote for an instance type and mode: the cheapest observed (shipped or overlay)
+    /// price among `regions` (empty = all), else the cheapest estimate. Evidence beats estimates, so a
+    /// derived price in another region never undercuts an observed one.
+    pub fn best_price(&self, provider: Provider, instance_id: &str, mode: BillingMode, regions: &[String]) -> Option<&Price> {
+        let cands = || {
+            self.prices_of(provider, instance_id)
+                .iter()
+                .filter(move |p| p.mode == mode && (regions.is_empty() || regions.contains(&p.region)))
+        };
+        let cheapest = |a: &&Price, b: &&Price| a.cny.total_cmp(&b.cny).then_with(|| a.region.cmp(&b.region));
+        cands().filter(|p| p.origin != PriceOrigin::Derived).min_by(cheapest).or_else(|| cands().min_by(cheapest))
+    }
+
     /// The price rows as written (shipped and overlay), with where each came from.
     pub fn price_rows(&self) -> impl Iterator<Item = (&PriceRow, PriceOrigin)> {
         self.rows.iter().zip(self.row_origin.iter().copied())

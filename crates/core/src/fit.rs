@@ -347,12 +347,16 @@ fn fit_at(job: &Job, hw: &Hardware, devices: u32, stage: u8) -> FitReport {
         };
         b.activations_gb = act / GB;
         a.push(format!(
-            "activations: seq {} × micro-batch {}, gradient checkpointing {}, {} (s·b·h·(34 + 5·a·s/h) bytes per layer), FP32 logits + grads",
+            "activations: seq {} × micro-batch {}, gradient checkpointing {}, s·b·h·(34 + 5·a·s/h) bytes per layer (Korthikanti et al. 2022), FP32 logits + grads",
             job.seq_len,
             job.micro_batch,
             if job.grad_checkpointing { "on (layer inputs kept, one layer recomputed)" } else { "off" },
-            if hw.flash_attention { "FlashAttention-2" } else { "no FlashAttention" }
         ));
+        a.push(if hw.flash_attention {
+            "attention: FlashAttention-2 where the GPU has it (Ampere and newer), so no s² attention-score memory".to_string()
+        } else {
+            "attention: no FlashAttention-2 on pre-Ampere GPUs (T4, V100, P4/P40), so s² attention scores are kept".to_string()
+        });
         if devices > 1 {
             a.push(format!("data parallel over {devices} GPUs with ZeRO stage {stage}"));
         }

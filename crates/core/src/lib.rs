@@ -35,7 +35,7 @@ pub use compat::{check as check_compat, CompatIssue, CompatQuery, Severity};
 pub use fit::{fit, FitReport, Hardware, Job, MemoryBreakdown, Method, Precision};
 pub use jiff::civil::Date;
 pub use model::{preset, preset_names, presets, ModelShape};
-pub use price::{break_even, cost_of, price_job, terms_for, BreakEven, JobPrice, ModeCost, Usage, SPOT_WARNING};
+pub use price::{break_even, cost_of, money, price_job, terms_for, BreakEven, JobPrice, ModeCost, Usage, SPOT_WARNING};
 pub use rank::{hardware, rank, Infeasible, Offer, Question, Ranking, STALE_PRICE_DAYS};
 pub use stages::{stages, Stage, StagePlan};
 pub use suggest::suggest;

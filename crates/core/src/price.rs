@@ -120,8 +120,10 @@ pub fn break_even(prices: &[&Price]) -> Vec<BreakEven> {
             let (l, s) = (get(longer)?, get(shorter)?);
             let threshold = l / s;
             let text = format!(
-                "{longer} (¥{l:.2}/{}) beats {shorter} (¥{s:.2}/{}) above {threshold:.1} {unit}",
+                "{longer} (¥{}/{}) beats {shorter} (¥{}/{}) above {threshold:.1} {unit}",
+                money(l),
                 longer.unit(),
+                money(s),
                 shorter.unit()
             );
             Some(BreakEven { longer, shorter, threshold, unit: unit.to_string(), text })
@@ -138,6 +140,22 @@ pub fn price_job(prices: &[&Price], hours: (f64, f64), usage: &Usage, tokens: f6
         warnings.push(SPOT_WARNING.to_string());
     }
     JobPrice { cheapest: modes.first().map(|m| m.mode), break_even: break_even(prices), modes, warnings }
+}
+
+/// ¥ amounts for text: two decimals below 100, whole yuan with thousands separators above.
+pub fn money(v: f64) -> String {
+    if v.abs() < 100.0 {
+        return format!("{v:.2}");
+    }
+    let s = format!("{:.0}", v.abs());
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    if v < 0.0 { format!("-{out}") } else { out }
 }
 
 /// Shown wherever a spot price is offered.

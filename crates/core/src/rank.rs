@@ -201,12 +201,12 @@ pub fn rank(catalog: &Catalog, q: &Question) -> Ranking {
                 reasons.push(format!("misses the deadline: {wall:.0} h of wall-clock time (high estimate) > {dl:.0} h"));
             }
         }
-        let mut prices: Vec<&Price> = catalog
-            .prices_of(inst.provider, &inst.id)
+        // One price per billing mode: observed before estimated, then the cheapest region.
+        let prices: Vec<&Price> = BillingMode::ALL
             .iter()
-            .filter(|p| q.regions.is_empty() || q.regions.contains(&p.region))
-            .filter(|p| q.modes.is_empty() || q.modes.contains(&p.mode))
-            .filter(|p| !(q.no_spot && p.mode == BillingMode::Spot))
+            .filter(|m| q.modes.is_empty() || q.modes.contains(m))
+            .filter(|m| !(q.no_spot && **m == BillingMode::Spot))
+            .filter_map(|&m| catalog.best_price(inst.provider, &inst.id, m, &q.regions))
             .collect();
         if prices.is_empty() {
             reasons.push("no price known for the regions and billing modes asked".into());
@@ -222,10 +222,6 @@ pub fn rank(catalog: &Catalog, q: &Question) -> Ranking {
             });
             continue;
         }
-        // Cheapest region per mode (prices are sorted by region then mode; keep the lowest per mode).
-        prices.sort_by(|a, b| a.mode.cmp(&b.mode).then(a.cny.total_cmp(&b.cny)));
-        prices.dedup_by(|a, b| a.mode == b.mode);
-
         let tokens = q.job.total_tokens();
         for p in prices {
             let c = cost_of(p, hours, &q.usage, tokens);
@@ -301,6 +297,8 @@ pub fn rank(catalog: &Catalog, q: &Question) -> Ranking {
         a.cost_high
             .total_cmp(&b.cost_high)
             .then(a.hours_high.total_cmp(&b.hours_high))
+            // Equal estimates: the smaller machine first (estimates scale per GPU and ignore vCPU/RAM).
+            .then(a.vcpu.cmp(&b.vcpu))
             .then_with(|| (a.provider, &a.instance, a.mode).cmp(&(b.provider, &b.instance, b.mode)))
     });
     if offers.iter().any(|o| o.mode == BillingMode::Spot) {
@@ -310,7 +308,7 @@ pub fn rank(catalog: &Catalog, q: &Question) -> Ranking {
         warnings.push("no offer fits: see the infeasible list for why".into());
     }
     note(&mut assumptions, "term modes bill whole terms for the calendar time the work spans (hours ÷ hours per day); hourly and spot bill the hours worked".into());
-    note(&mut assumptions, "one instance per offer (no multi-node jobs); the cheapest region is shown for each instance type and billing mode".into());
+    note(&mut assumptions, "one instance per offer (no multi-node jobs); for each instance type and billing mode the cheapest region with an observed price is shown, else the cheapest estimate".into());
     Ranking { offers, infeasible, warnings, assumptions, price_age: catalog.price_age_line(q.today) }
 }
 
