@@ -6,6 +6,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 mod cmd;
+mod output;
 
 #[derive(Parser)]
 #[command(name = "gpuctl", version, about = "Rent GPUs on Tencent, Alibaba and JD Cloud at the lowest cost for the job")]
@@ -17,6 +18,12 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     // Each command adds one variant here and one arm in `run` below.
+    /// List GPU instance types with prices per billing mode (or `gpus`, `models`)
+    Catalog(cmd::catalog::CatalogArgs),
+    /// Rank every offer for a training or inference job: fit, time, cost per billing mode
+    Estimate(cmd::estimate::EstimateArgs),
+    /// Self-built GPU cluster vs cloud: yearly cost and break-even utilization
+    Tco(cmd::tco::TcoArgs),
     /// Serve the browser calculator (web/dist) locally
     Web(cmd::web::WebArgs),
     /// Tools for chasing problems (`debug sign`: show every signing stage of one request)
@@ -25,6 +32,9 @@ enum Command {
 
 fn run(cli: Cli) -> anyhow_free::Result {
     match cli.command {
+        Command::Catalog(args) => cmd::catalog::run(args),
+        Command::Estimate(args) => cmd::estimate::run(args),
+        Command::Tco(args) => cmd::tco::run(args),
         Command::Web(args) => cmd::web::run(args),
         Command::Debug(args) => cmd::debug::run(args),
     }

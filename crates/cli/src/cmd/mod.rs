@@ -2,6 +2,9 @@
 
 use std::process::ExitCode;
 
+pub mod catalog;
+pub mod estimate;
+pub mod tco;
 pub mod debug;
 pub mod web;
 

@@ -1,0 +1,208 @@
+//! `gpuctl catalog`: list instance types with their prices per billing mode, GPUs, or model presets.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use gpuctl_core::{BillingMode, Catalog, Confidence, InstanceType, Price, Provider};
+use serde::Serialize;
+
+use super::CliError;
+use crate::output::{self, cny, table};
+
+#[derive(clap::Args)]
+pub struct CatalogArgs {
+    /// What to list: instances (default), gpus or models.
+    #[arg(default_value = "instances")]
+    pub what: String,
+    /// Only this provider (tencent, alibaba, jdcloud); repeatable.
+    #[arg(long = "provider")]
+    pub providers: Vec<String>,
+    /// Only this GPU (id or name, e.g. a10, "A100 80GB SXM4"); repeatable.
+    #[arg(long = "gpu")]
+    pub gpus: Vec<String>,
+    /// Only GPUs with at least this much VRAM per card, GB.
+    #[arg(long)]
+    pub min_vram: Option<f64>,
+    /// Only instance types sold in this region; prices shown are for it.
+    #[arg(long)]
+    pub region: Option<String>,
+    /// Price overlay file (TOML or JSON) with your own quotes; also GPUCTL_PRICE_OVERLAY.
+    #[arg(long)]
+    pub overlay: Option<PathBuf>,
+    /// Machine-readable output (shapes in docs/json.md).
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// One instance type with its prices (`--json`).
+#[derive(Serialize)]
+struct Row<'a> {
+    #[serde(flatten)]
+    instance: &'a InstanceType,
+    vram_gb_per_gpu: f64,
+    billing_modes: Vec<BillingMode>,
+    prices: Vec<&'a Price>,
+}
+
+#[derive(Serialize)]
+struct Out<'a> {
+    schema_version: u32,
+    today: gpuctl_core::Date,
+    price_age: String,
+    instance_types: Vec<Row<'a>>,
+}
+
+pub fn run(args: CatalogArgs) -> Result<ExitCode, CliError> {
+    let cat = output::load_catalog(args.overlay.as_deref())?;
+    let today = output::today()?;
+    let providers =
+        args.providers.iter().map(|p| Provider::parse(p).map_err(output::unknown)).collect::<Result<Vec<_>, _>>()?;
+    let gpus = args
+        .gpus
+        .iter()
+        .map(|g| cat.find_gpu(g).map(|g| g.id.clone()).map_err(output::unknown))
+        .collect::<Result<Vec<_>, _>>()?;
+    if let Some(r) = &args.region {
+        let all: Vec<&str> = cat.providers().iter().flat_map(|p| p.regions.iter().map(|r| r.id.as_str())).collect();
+        if !all.contains(&r.as_str()) {
+            return Err(output::unknown(gpuctl_core::UnknownName::new("region", r, all)));
+        }
+    }
+    match args.what.as_str() {
+        "instances" | "instance" | "types" => instances(&cat, &args, &providers, &gpus, today),
+        "gpus" | "gpu" => list_gpus(&cat, &args, &gpus),
+        "models" | "model" => list_models(&args),
+        other => Err(output::unknown(gpuctl_core::UnknownName::new("list", other, ["instances", "gpus", "models"]))),
+    }
+}
+
+fn instances(
+    cat: &Catalog,
+    args: &CatalogArgs,
+    providers: &[Provider],
+    gpus: &[String],
+    today: gpuctl_core::Date,
+) -> Result<ExitCode, CliError> {
+    let rows: Vec<Row> = cat
+        .instance_types()
+        .iter()
+        .filter(|i| providers.is_empty() || providers.contains(&i.provider))
+        .filter(|i| gpus.is_empty() || gpus.contains(&i.gpu))
+        .filter(|i| args.region.as_ref().is_none_or(|r| i.regions.contains(r)))
+        .filter_map(|i| {
+            let g = cat.gpu(&i.gpu)?;
+            let vram = i.vram_per_device_gb(g);
+            if args.min_vram.is_some_and(|m| vram < m) {
+                return None;
+            }
+            let prices = cat
+                .prices_of(i.provider, &i.id)
+                .iter()
+                .filter(|p| args.region.as_ref().is_none_or(|r| &p.region == r))
+                .collect();
+            Some(Row { instance: i, vram_gb_per_gpu: vram, billing_modes: cat.billing_modes(i), prices })
+        })
+        .collect();
+    let age = cat.price_age_line(today);
+    if args.json {
+        output::print_json(&Out { schema_version: gpuctl_core::SCHEMA_VERSION, today, price_age: age, instance_types: rows })?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    if rows.is_empty() {
+        println!("no instance types match these filters");
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut t = table([
+        "provider", "instance type", "GPU", "×", "VRAM", "vCPU", "RAM", "¥/hour", "spot ¥/h", "¥/week", "¥/month", "¥/year",
+        "¥/3 years",
+    ]);
+    for r in &rows {
+        let i = r.instance;
+        let regions: Vec<String> = args.region.iter().cloned().collect();
+        let cell = |m: BillingMode| cat.best_price(i.provider, &i.id, m, &regions).map_or("—".to_string(), mark);
+        t.add_row(vec![
+            i.provider.to_string(),
+            i.id.clone(),
+            i.gpu.clone(),
+            format!("{}", i.gpu_count),
+            format!("{:.0} GB", r.vram_gb_per_gpu),
+            if i.vcpu == 0 { "?".into() } else { i.vcpu.to_string() },
+            if i.ram_gb == 0.0 { "?".into() } else { format!("{:.0} GB", i.ram_gb) },
+            cell(BillingMode::Hourly),
+            cell(BillingMode::Spot),
+            cell(BillingMode::Weekly),
+            cell(BillingMode::Monthly),
+            cell(BillingMode::Year1),
+            cell(BillingMode::Year3),
+        ]);
+    }
+    println!("{t}");
+    println!("{} instance types; per mode the cheapest region with an observed price, else the cheapest estimate{}", rows.len(), args.region.as_ref().map_or(String::new(), |r| format!(" in {r}")));
+    println!("{age}");
+    println!("marks: ~ estimate (derived, see --json derivation)  ? brief-quoted, unverified  ! your overlay  (none) third-party capture");
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A price with its confidence mark.
+fn mark(p: &Price) -> String {
+    let m = match p.confidence {
+        Confidence::Estimate => "~",
+        Confidence::Brief => "?",
+        Confidence::User => "!",
+        _ => "",
+    };
+    format!("{m}{}", cny(p.cny))
+}
+
+fn list_gpus(cat: &Catalog, args: &CatalogArgs, gpus: &[String]) -> Result<ExitCode, CliError> {
+    let list: Vec<_> = cat
+        .gpus()
+        .iter()
+        .filter(|g| gpus.is_empty() || gpus.contains(&g.id))
+        .filter(|g| args.min_vram.is_none_or(|m| g.vram_gb >= m))
+        .collect();
+    if args.json {
+        output::print_json(&list)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut t = table(["id", "name", "VRAM", "GB/s", "FP16 TF (dense)", "BF16", "trains", "link", "stack", "CC", "conf"]);
+    for g in list {
+        t.add_row(vec![
+            g.id.clone(),
+            g.name.clone(),
+            format!("{:.0} GB", g.vram_gb),
+            format!("{:.0}", g.mem_bw_gbps),
+            format!("{}", g.fp16_tflops),
+            if g.bf16 { "yes" } else { "no" }.into(),
+            if g.fp16_training { "yes" } else { "NO" }.into(),
+            g.interconnect.clone(),
+            format!("{:?}", g.stack).to_lowercase(),
+            g.compute_capability.clone(),
+            g.confidence.as_str().into(),
+        ]);
+    }
+    println!("{t}");
+    Ok(ExitCode::SUCCESS)
+}
+
+fn list_models(args: &CatalogArgs) -> Result<ExitCode, CliError> {
+    let list = gpuctl_core::presets();
+    if args.json {
+        output::print_json(&list)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut t = table(["model", "params", "layers", "hidden", "heads", "KV heads", "vocab"]);
+    for m in list {
+        t.add_row(vec![
+            m.name.clone(),
+            format!("{:.2}B", m.params / 1e9),
+            m.layers.to_string(),
+            m.hidden.to_string(),
+            m.heads.to_string(),
+            m.kv_heads.to_string(),
+            m.vocab.to_string(),
+        ]);
+    }
+    println!("{t}");
+    Ok(ExitCode::SUCCESS)
+}

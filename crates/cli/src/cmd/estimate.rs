@@ -1,0 +1,385 @@
+//! `gpuctl estimate`: does the job fit, how long, what does it cost under each billing mode —
+//! every offer across providers ranked, with the memory breakdown, warnings and assumptions.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use gpuctl_core::{
+    parse_count, parse_hours, preset, price_job, rank, stages, BillingMode, Catalog, Date, Job, JobPrice, Method,
+    ModelShape, Precision, Provider, Question, Ranking, StagePlan, Usage,
+};
+use serde::Serialize;
+
+use super::CliError;
+use crate::output::{self, cny, hours, range, table};
+
+#[derive(clap::Args)]
+pub struct EstimateArgs {
+    /// Model preset, e.g. qwen2.5-7b, llama-2-13b (see `gpuctl catalog models`).
+    #[arg(long)]
+    pub model: Option<String>,
+    /// Parameter count instead of a preset, e.g. 7b, 1.5B, 350M.
+    #[arg(long)]
+    pub params: Option<String>,
+    /// full, full16, freeze, lora, qlora8, qlora4, inference.
+    #[arg(long, default_value = "lora")]
+    pub method: String,
+    /// fp16, bf16, fp32, int8, int4 (default: BF16 where the GPU has it, else FP16).
+    #[arg(long)]
+    pub precision: Option<String>,
+    /// Training tokens per epoch (or tokens to generate for inference), e.g. 50M.
+    #[arg(long)]
+    pub tokens: Option<String>,
+    #[arg(long, default_value_t = 1.0)]
+    pub epochs: f64,
+    #[arg(long, default_value_t = 2048)]
+    pub seq_len: u32,
+    #[arg(long, default_value_t = 1)]
+    pub micro_batch: u32,
+    /// Turn gradient checkpointing off (more activation memory, a little faster).
+    #[arg(long)]
+    pub no_grad_checkpointing: bool,
+    /// ZeRO/FSDP stage 0–3 (default: the lowest that fits).
+    #[arg(long)]
+    pub zero_stage: Option<u8>,
+    #[arg(long, default_value_t = 8)]
+    pub lora_rank: u32,
+    /// Only instance types with exactly this many GPUs.
+    #[arg(long)]
+    pub gpus: Option<u32>,
+    /// Only this GPU (id or name); repeatable.
+    #[arg(long = "gpu")]
+    pub gpu_filter: Vec<String>,
+    /// Hours of work per day (2 = bursty use with release in between).
+    #[arg(long, default_value_t = 24.0)]
+    pub hours_per_day: f64,
+    /// Days of use (with --hours-per-day) when no --tokens are given.
+    #[arg(long)]
+    pub days: Option<f64>,
+    /// Finish within this wall-clock time: 48h, 3d, 2w.
+    #[arg(long)]
+    pub deadline: Option<String>,
+    /// Total budget in ¥.
+    #[arg(long)]
+    pub budget: Option<f64>,
+    /// Only this provider; repeatable.
+    #[arg(long = "provider")]
+    pub providers: Vec<String>,
+    /// Only this region; repeatable.
+    #[arg(long = "region")]
+    pub regions: Vec<String>,
+    /// Only this billing mode (hourly, spot, weekly, monthly, year1, year3); repeatable.
+    #[arg(long = "mode")]
+    pub modes: Vec<String>,
+    /// Leave out spot offers.
+    #[arg(long)]
+    pub no_spot: bool,
+    /// Rows to show (table) or return (`--json`; 0 = all).
+    #[arg(long, default_value_t = 15)]
+    pub top: usize,
+    /// List every instance type that cannot run the job, with why.
+    #[arg(long)]
+    pub infeasible: bool,
+    /// Also plan the stages: validate → tune → produce.
+    #[arg(long)]
+    pub stages: bool,
+    /// Price overlay file (TOML or JSON); also GPUCTL_PRICE_OVERLAY.
+    #[arg(long)]
+    pub overlay: Option<PathBuf>,
+    /// Machine-readable output (shapes in docs/json.md).
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `--json` output.
+#[derive(Serialize)]
+struct Out<'a> {
+    schema_version: u32,
+    today: Date,
+    question: &'a Question,
+    ranking: &'a Ranking,
+    /// Every billing mode for the top offer's instance type and region, with break-even points.
+    best_instance_modes: Option<JobPrice>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    stages: Option<&'a StagePlan>,
+}
+
+/// Build the engine question from the flags (errors name the flag and suggest).
+pub fn question(args: &EstimateArgs, cat: &Catalog, today: Date) -> Result<Question, CliError> {
+    let model: ModelShape = match (&args.model, &args.params) {
+        (Some(_), Some(_)) => return Err(CliError::usage("give --model or --params, not both")),
+        (Some(m), None) => preset(m).map_err(output::unknown)?,
+        (None, Some(p)) => {
+            let n = parse_count(p).map_err(|e| CliError::usage(format!("--params: {e}")))?;
+            if n < 1e6 {
+                return Err(CliError::usage(format!("--params {p}: {n} parameters is too small; write e.g. 7b or 350M")));
+            }
+            ModelShape::from_params(n)
+        }
+        (None, None) => return Err(CliError::usage("say which model: --model qwen2.5-7b (see `gpuctl catalog models`) or --params 7b")),
+    };
+    let method = Method::parse(&args.method).map_err(output::unknown)?;
+    let mut job = Job::new(model, method);
+    job.precision = args.precision.as_deref().map(Precision::parse).transpose().map_err(output::unknown)?;
+    job.seq_len = args.seq_len.max(1);
+    job.micro_batch = args.micro_batch.max(1);
+    job.grad_checkpointing = !args.no_grad_checkpointing;
+    job.zero_stage = match args.zero_stage {
+        Some(s) if s > 3 => return Err(CliError::usage(format!("--zero-stage {s}: ZeRO stages are 0, 1, 2 and 3"))),
+        s => s,
+    };
+    job.lora_rank = args.lora_rank.max(1);
+    if !(args.epochs.is_finite() && args.epochs > 0.0) {
+        return Err(CliError::usage("--epochs must be a positive number"));
+    }
+    job.epochs = args.epochs;
+    if let Some(t) = &args.tokens {
+        job.tokens = parse_count(t).map_err(|e| CliError::usage(format!("--tokens: {e}")))?;
+    }
+    let mut q = Question::new(job, today);
+    if !(args.hours_per_day > 0.0 && args.hours_per_day <= 24.0) {
+        return Err(CliError::usage(format!("--hours-per-day {}: must be more than 0 and at most 24", args.hours_per_day)));
+    }
+    q.usage = Usage { hours_per_day: args.hours_per_day, total_hours: None };
+    if let Some(d) = args.days {
+        if !(d > 0.0 && d.is_finite()) {
+            return Err(CliError::usage("--days must be a positive number"));
+        }
+        if args.tokens.is_some() {
+            return Err(CliError::usage("--days sets the hours of use when there are no --tokens; with --tokens the job's time estimate decides (use --deadline for a limit)"));
+        }
+        q.usage = Usage::daily(args.hours_per_day, d);
+    }
+    q.providers = args.providers.iter().map(|p| Provider::parse(p).map_err(output::unknown)).collect::<Result<_, _>>()?;
+    q.gpus = args
+        .gpu_filter
+        .iter()
+        .map(|g| cat.find_gpu(g).map(|g| g.id.clone()).map_err(output::unknown))
+        .collect::<Result<_, _>>()?;
+    let all_regions: Vec<&str> = cat.providers().iter().flat_map(|p| p.regions.iter().map(|r| r.id.as_str())).collect();
+    for r in &args.regions {
+        if !all_regions.contains(&r.as_str()) {
+            return Err(output::unknown(gpuctl_core::UnknownName::new("region", r, all_regions.iter().copied())));
+        }
+    }
+    q.regions = args.regions.clone();
+    q.modes = args.modes.iter().map(|m| BillingMode::parse(m).map_err(output::unknown)).collect::<Result<_, _>>()?;
+    q.gpu_count = args.gpus;
+    q.deadline_hours = args.deadline.as_deref().map(parse_hours).transpose().map_err(|e| CliError::usage(format!("--deadline: {e}")))?;
+    if let Some(b) = args.budget {
+        if !(b > 0.0 && b.is_finite()) {
+            return Err(CliError::usage("--budget must be a positive amount of ¥"));
+        }
+    }
+    q.budget_cny = args.budget;
+    q.no_spot = args.no_spot;
+    Ok(q)
+}
+
+pub fn run(args: EstimateArgs) -> Result<ExitCode, CliError> {
+    let cat = output::load_catalog(args.overlay.as_deref())?;
+    let today = output::today()?;
+    let q = question(&args, &cat, today)?;
+    let mut ranking = rank(&cat, &q);
+    let best_modes = ranking.offers.first().map(|o| {
+        let prices: Vec<_> = cat
+            .prices_for(o.provider, &o.instance, &o.region)
+            .into_iter()
+            .filter(|p| !(q.no_spot && p.mode == BillingMode::Spot))
+            .collect();
+        price_job(&prices, (o.hours_low, o.hours_high), &q.usage, q.job.total_tokens())
+    });
+    let plan = args.stages.then(|| stages(&cat, &q));
+    let exit = if ranking.offers.is_empty() { ExitCode::from(1) } else { ExitCode::SUCCESS };
+
+    if args.json {
+        if args.top > 0 {
+            ranking.offers.truncate(args.top);
+        }
+        output::print_json(&Out {
+            schema_version: gpuctl_core::SCHEMA_VERSION,
+            today,
+            question: &q,
+            ranking: &ranking,
+            best_instance_modes: best_modes,
+            stages: plan.as_ref(),
+        })?;
+        return Ok(exit);
+    }
+    print_human(&args, &q, &ranking, best_modes.as_ref(), plan.as_ref());
+    Ok(exit)
+}
+
+fn print_human(args: &EstimateArgs, q: &Question, r: &Ranking, best: Option<&JobPrice>, plan: Option<&StagePlan>) {
+    let j = &q.job;
+    let tokens = if j.tokens > 0.0 {
+        format!("{} tokens × {} epochs", count(j.tokens), j.epochs)
+    } else {
+        match q.usage.total_hours {
+            Some(h) => format!("{h:.0} h of use at {} h/day", q.usage.hours_per_day),
+            None => "no tokens given".into(),
+        }
+    };
+    println!(
+        "{} ({:.2}B params) · {} · {} · seq {} · micro-batch {} · checkpointing {}",
+        j.model.name,
+        j.model.params / 1e9,
+        j.method.as_str(),
+        tokens,
+        j.seq_len,
+        j.micro_batch,
+        if j.grad_checkpointing { "on" } else { "off" }
+    );
+    println!("{}", r.price_age);
+    println!();
+
+    if let Some(o) = r.offers.first() {
+        let b = &o.fit.breakdown;
+        println!(
+            "Memory per GPU on the cheapest offer ({} × {}, ZeRO {}): weights {:.1} + grads {:.1} + optimizer {:.1} + adapters {:.1} + activations {:.1} + KV cache {:.1} + overhead {:.1} = {:.1} GB of {:.0} GB",
+            o.gpu_count, o.gpu_name, o.fit.zero_stage, b.weights_gb, b.gradients_gb, b.optimizer_gb, b.adapters_gb,
+            b.activations_gb, b.kv_cache_gb, b.overhead_gb, o.fit.need_gb, o.fit.vram_gb
+        );
+        println!();
+        let mut t = table(["#", "provider", "instance", "GPUs", "region", "mode", "price", "time", "cost", "¥/1M tok", "mem/GPU", "notes"]);
+        // One row per provider, family, GPU count and mode (the cheapest, smallest machine); siblings
+        // with the same estimate are counted in the notes. `--json` keeps every offer.
+        let mut rows: Vec<(&gpuctl_core::Offer, usize)> = Vec::new();
+        for o in &r.offers {
+            match rows.iter_mut().find(|(x, _)| {
+                x.provider == o.provider && x.family == o.family && x.gpu_count == o.gpu_count && x.mode == o.mode
+            }) {
+                Some((_, similar)) => *similar += 1,
+                None => rows.push((o, 0)),
+            }
+        }
+        let n = if args.top == 0 { rows.len() } else { args.top.min(rows.len()) };
+        for (k, (o, similar)) in rows.iter().take(n).enumerate() {
+            let similar = *similar;
+            let mut notes = Vec::new();
+            match o.price.confidence {
+                gpuctl_core::Confidence::Estimate => notes.push("est. price"),
+                gpuctl_core::Confidence::Brief => notes.push("brief price"),
+                gpuctl_core::Confidence::User => notes.push("your price"),
+                _ => {}
+            }
+            if o.mode == BillingMode::Spot {
+                notes.push("interruptible");
+            }
+            if o.gpu_count < 1.0 {
+                notes.push("vGPU slice");
+            }
+            let more = format!("+{similar} similar types");
+            if similar > 0 {
+                notes.push(&more);
+            }
+            t.add_row(vec![
+                (k + 1).to_string(),
+                o.provider.to_string(),
+                o.instance.clone(),
+                format!("{}×{}", o.gpu_count, o.gpu),
+                o.region.clone(),
+                o.mode.to_string(),
+                format!("{}/{}", cny(o.price.cny), o.mode.unit()),
+                range(o.hours_low, o.hours_high, hours),
+                range(o.cost_low, o.cost_high, cny),
+                match (o.cny_per_1m_tokens_low, o.cny_per_1m_tokens_high) {
+                    (Some(a), Some(b)) => range(a, b, cny),
+                    _ => "—".into(),
+                },
+                format!("{:.1}/{:.0} GB", o.fit.need_gb, o.fit.vram_gb),
+                notes.join(", "),
+            ]);
+        }
+        println!("{t}");
+        if rows.len() > n {
+            println!("… {} more rows (--top 0 shows all; --json lists every offer)", rows.len() - n);
+        }
+    } else {
+        println!("No offer can run this job.");
+    }
+
+    if let (Some(o), Some(jp)) = (r.offers.first(), best) {
+        println!();
+        println!("Billing modes for {} {} in {}:", o.provider, o.instance, o.region);
+        for m in &jp.modes {
+            println!(
+                "  {:<8} {:>14}/{:<7} → {}{}",
+                m.mode.as_str(),
+                cny(m.price.cny),
+                m.mode.unit(),
+                range(m.cost_low, m.cost_high, cny),
+                match m.price.confidence {
+                    gpuctl_core::Confidence::Estimate => " (estimated price)",
+                    gpuctl_core::Confidence::Brief => " (brief-quoted price, unverified)",
+                    gpuctl_core::Confidence::User => " (your price)",
+                    _ => "",
+                }
+            );
+        }
+        for b in &jp.break_even {
+            println!("  break-even: {}", b.text);
+        }
+    }
+
+    if !r.infeasible.is_empty() {
+        println!();
+        if args.infeasible {
+            println!("Cannot run this job:");
+            for i in &r.infeasible {
+                let mode = i.mode.map_or(String::new(), |m| format!(" ({m})"));
+                println!("  {} {}{} ({}×{}): {}", i.provider, i.instance, mode, i.gpu_count, i.gpu, i.reasons.join("; "));
+            }
+        } else {
+            // One line per GPU kind, so "7B full fine-tune does not fit 24 GB" is said without a flag.
+            let mut seen: Vec<(String, String)> = Vec::new();
+            for i in r.infeasible.iter().filter(|i| i.mode.is_none()) {
+                let key = format!("{}×{}", i.gpu_count, i.gpu);
+                if !seen.iter().any(|(k, _)| *k == key) {
+                    seen.push((key, i.reasons[0].clone()));
+                }
+            }
+            println!("Cannot run it ({} instance types or offers; --infeasible lists each):", r.infeasible.len());
+            for (k, why) in seen.iter().take(8) {
+                println!("  {k}: {why}");
+            }
+            if seen.len() > 8 {
+                println!("  … {} more GPU configurations", seen.len() - 8);
+            }
+        }
+    }
+
+    if let Some(plan) = plan {
+        println!();
+        println!("Staged plan:");
+        for s in &plan.stages {
+            println!("  {:<9} {}", s.name, s.why);
+            println!("            {}", s.purpose);
+        }
+        println!("  total (high estimate): {}", cny(plan.total_cost_high));
+    }
+
+    if !r.warnings.is_empty() {
+        println!();
+        println!("Warnings:");
+        for w in &r.warnings {
+            println!("  - {w}");
+        }
+    }
+    println!();
+    println!("Assumptions:");
+    for a in &r.assumptions {
+        println!("  - {a}");
+    }
+}
+
+/// 50000000 → "50M".
+fn count(v: f64) -> String {
+    for (d, s) in [(1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "K")] {
+        if v >= d {
+            let x = v / d;
+            return if x.fract() == 0.0 { format!("{x:.0}{s}") } else { format!("{x:.1}{s}") };
+        }
+    }
+    format!("{v:.0}")
+}

@@ -1,0 +1,104 @@
+//! Output shared by every command: tables (comfy-table), `--json`, money and number formatting,
+//! and the two inputs every engine call needs from the outside world — the catalog (shipped data
+//! plus the user's price overlay file) and today's date (the engine reads no clock).
+
+use std::path::{Path, PathBuf};
+
+use comfy_table::{presets::UTF8_FULL_CONDENSED, ContentArrangement, Table};
+use gpuctl_core::{Catalog, Date};
+use serde::Serialize;
+
+use crate::cmd::CliError;
+
+/// Environment variable naming a price overlay file (same as `--overlay`).
+pub const OVERLAY_ENV: &str = "GPUCTL_PRICE_OVERLAY";
+/// Environment variable pinning "today" (YYYY-MM-DD) for reproducible output in scripts and tests.
+pub const TODAY_ENV: &str = "GPUCTL_TODAY";
+
+/// A table with the project's look; columns wrap to the terminal.
+pub fn table<I, S>(header: I) -> Table
+where
+    I: IntoIterator<Item = S>,
+    S: Into<comfy_table::Cell>,
+{
+    let mut t = Table::new();
+    t.load_preset(UTF8_FULL_CONDENSED).set_content_arrangement(ContentArrangement::Dynamic).set_header(header);
+    t
+}
+
+/// Print `value` as pretty JSON on stdout.
+pub fn print_json<T: Serialize>(value: &T) -> Result<(), CliError> {
+    let s = serde_json::to_string_pretty(value).map_err(|e| CliError::failed(format!("could not write JSON: {e}")))?;
+    println!("{s}");
+    Ok(())
+}
+
+/// ¥ for people: "¥9.74" below 100, "¥12,346" above.
+pub fn cny(v: f64) -> String {
+    if !v.is_finite() {
+        return "—".into();
+    }
+    format!("¥{}", gpuctl_core::money(v))
+}
+
+/// A low–high range, collapsing equal ends: "12–15" or "12".
+pub fn range(lo: f64, hi: f64, fmt: impl Fn(f64) -> String) -> String {
+    let (a, b) = (fmt(lo), fmt(hi));
+    if a == b {
+        a
+    } else {
+        format!("{a}–{b}")
+    }
+}
+
+/// Hours for people: "45 min", "12.5 h", "3.2 d".
+pub fn hours(h: f64) -> String {
+    if h < 1.0 {
+        format!("{:.0} min", h * 60.0)
+    } else if h < 72.0 {
+        format!("{h:.1} h")
+    } else {
+        format!("{:.1} d", h / 24.0)
+    }
+}
+
+/// Today's date: `GPUCTL_TODAY` if set, else the local calendar date.
+pub fn today() -> Result<Date, CliError> {
+    match std::env::var(TODAY_ENV) {
+        Ok(s) => gpuctl_core::parse_date(&s).map_err(|e| CliError::usage(format!("{TODAY_ENV}: {e}"))),
+        Err(_) => Ok(jiff::Zoned::now().date()),
+    }
+}
+
+/// The catalog, with the overlay from `--overlay` or `GPUCTL_PRICE_OVERLAY` applied when given.
+pub fn load_catalog(overlay: Option<&Path>) -> Result<Catalog, CliError> {
+    let from_env = std::env::var_os(OVERLAY_ENV).filter(|v| !v.is_empty()).map(PathBuf::from);
+    let Some(path) = overlay.map(Path::to_path_buf).or(from_env) else {
+        return Ok(Catalog::shipped().clone());
+    };
+    let text = std::fs::read_to_string(&path)
+        .map_err(|e| CliError::usage(format!("cannot read price overlay {}: {e}", path.display())))?;
+    Catalog::shipped().with_overlay(&path.display().to_string(), &text).map_err(|e| CliError::usage(e.to_string()))
+}
+
+/// A person-facing error for an unknown name (closest names included).
+pub fn unknown(e: gpuctl_core::UnknownName) -> CliError {
+    CliError::usage(e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formatting() {
+        assert_eq!(cny(9.74), "¥9.74");
+        assert_eq!(cny(4675.66), "¥4,676");
+        assert_eq!(cny(1_230_000.0), "¥1,230,000");
+        assert_eq!(cny(-1234.0), "¥-1,234");
+        assert_eq!(range(1.0, 1.0, |v| format!("{v:.0}")), "1");
+        assert_eq!(range(1.0, 2.0, |v| format!("{v:.0}")), "1–2");
+        assert_eq!(hours(0.5), "30 min");
+        assert_eq!(hours(100.0), "4.2 d");
+    }
+}

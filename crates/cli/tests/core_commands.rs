@@ -1,0 +1,140 @@
+//! `gpuctl catalog | estimate | tco` run as a user would: the real binary, table and `--json`.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+fn gpuctl(args: &[&str], env: &[(&str, &str)]) -> Output {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_gpuctl"));
+    c.args(args).env("GPUCTL_TODAY", "2026-11-30").env_remove("GPUCTL_PRICE_OVERLAY");
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    c.output().expect("gpuctl runs")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn json(args: &[&str]) -> serde_json::Value {
+    let o = gpuctl(args, &[]);
+    assert!(o.status.success(), "{args:?}: {}", stderr(&o));
+    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{args:?}: not JSON ({e}): {}", stdout(&o)))
+}
+
+fn overlay_file(name: &str, text: &str) -> PathBuf {
+    let p = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name);
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+#[test]
+fn estimate_table_ranks_offers_with_breakdown_and_price_age() {
+    let o = gpuctl(&["estimate", "--model", "qwen2.5-7b", "--method", "qlora4", "--tokens", "50M", "--epochs", "3"], &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    for want in [
+        "qwen2.5-7b (7.61B params) · qlora4 · 50M tokens × 3 epochs",
+        "prices as of 2026-06-15 … 2026-11-01 (29–168 days old on 2026-11-30)",
+        "Memory per GPU on the cheapest offer",
+        "│ 1  ┆",
+        "Billing modes for",
+        "p4: needs",
+        "Assumptions:",
+        "4·N·D",
+    ] {
+        assert!(out.contains(want), "missing {want:?} in\n{out}");
+    }
+}
+
+#[test]
+fn estimate_json_is_sorted_and_complete() {
+    let v = json(&["estimate", "--model", "llama-2-13b", "--method", "lora", "--tokens", "20M", "--json", "--top", "0"]);
+    assert_eq!(v["schema_version"], 1);
+    assert_eq!(v["today"], "2026-11-30");
+    let offers = v["ranking"]["offers"].as_array().unwrap();
+    assert!(offers.len() > 20);
+    let costs: Vec<f64> = offers.iter().map(|o| o["cost_high"].as_f64().unwrap()).collect();
+    assert!(costs.windows(2).all(|w| w[0] <= w[1]));
+    let first = &offers[0];
+    for key in ["provider", "instance", "region", "mode", "price", "fit", "time", "cost_low", "price_age_days", "warnings"] {
+        assert!(!first[key].is_null(), "offer lacks {key}: {first}");
+    }
+    assert!(first["fit"]["breakdown"]["weights_gb"].as_f64().unwrap() > 20.0);
+    assert!(first["price"]["source"].as_str().unwrap().len() > 3);
+    assert!(!v["ranking"]["infeasible"].as_array().unwrap().is_empty());
+    assert!(v["best_instance_modes"]["break_even"].is_array());
+}
+
+#[test]
+fn full_7b_on_one_24gb_card_does_not_fit() {
+    let o = gpuctl(&["estimate", "--params", "7b", "--method", "full", "--gpu", "a10", "--gpus", "1", "--tokens", "1M"], &[]);
+    assert_eq!(o.status.code(), Some(1), "no offer → exit 1");
+    let out = stdout(&o);
+    assert!(out.contains("No offer can run this job."), "{out}");
+    assert!(out.contains("has 24 GB: does not fit"), "{out}");
+}
+
+#[test]
+fn typos_get_closest_names_and_exit_2() {
+    for (args, want) in [
+        (vec!["estimate", "--model", "qwen-7b"], "unknown model 'qwen-7b'; did you mean qwen2.5-7b"),
+        (vec!["estimate", "--model", "llama-2-7b", "--method", "qlora5"], "unknown method 'qlora5'; did you mean"),
+        (vec!["estimate", "--params", "7b", "--gpu", "a1O"], "unknown GPU 'a1O'; did you mean a10"),
+        (vec!["estimate", "--params", "7b", "--tokens", "lots"], "--tokens: 'lots' is not a count"),
+        (vec!["catalog", "--provider", "tencnet"], "did you mean tencent"),
+        (vec!["tco", "--gpu", "h8000"], "did you mean h800"),
+    ] {
+        let o = gpuctl(&args, &[]);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        assert!(stderr(&o).contains(want), "{args:?}: {}", stderr(&o));
+    }
+}
+
+#[test]
+fn catalog_table_and_json() {
+    let o = gpuctl(&["catalog", "--provider", "alibaba", "--gpu", "a10"], &[]);
+    assert!(o.status.success());
+    let out = stdout(&o);
+    assert!(out.contains("gn7i-c8g1.2xlarge") && out.contains("¥9.74") && out.contains("~¥1,403"), "{out}");
+    assert!(!out.contains("tencent"));
+    let v = json(&["catalog", "--min-vram", "80", "--json"]);
+    let rows = v["instance_types"].as_array().unwrap();
+    assert!(!rows.is_empty());
+    assert!(rows.iter().all(|r| r["vram_gb_per_gpu"].as_f64().unwrap() >= 80.0));
+    assert!(rows.iter().all(|r| !r["prices"].as_array().unwrap().is_empty()));
+    let gpus = json(&["catalog", "gpus", "--json"]);
+    assert!(gpus.as_array().unwrap().iter().any(|g| g["id"] == "p4" && g["fp16_training"] == false));
+}
+
+#[test]
+fn overlay_prices_win_from_flag_or_env_and_errors_point_at_the_line() {
+    let good = overlay_file(
+        "overlay-good.toml",
+        "schema_version = 1\n[[price]]\nprovider = \"alibaba\"\ninstance = \"gn7i-c8g1.2xlarge\"\nregion = \"cn-shanghai\"\nmode = \"hourly\"\ncny = 6.5\nas_of = \"2026-11-25\"\nsource = \"our contract\"\nconfidence = \"user\"\n",
+    );
+    let o = gpuctl(&["catalog", "--gpu", "a10", "--provider", "alibaba", "--overlay", good.to_str().unwrap()], &[]);
+    assert!(stdout(&o).contains("!¥6.50"), "{}", stdout(&o));
+    assert!(stdout(&o).contains("user overlay applied"));
+    let o = gpuctl(&["catalog", "--gpu", "a10", "--provider", "alibaba"], &[("GPUCTL_PRICE_OVERLAY", good.to_str().unwrap())]);
+    assert!(stdout(&o).contains("!¥6.50"), "{}", stdout(&o));
+    let bad = overlay_file("overlay-bad.toml", "schema_version = 1\n[[price]]\nprovider = \"alibaba\"\ncny = \"cheap\"\n");
+    let o = gpuctl(&["catalog", "--overlay", bad.to_str().unwrap()], &[]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("overlay-bad.toml:4:7"), "{}", stderr(&o));
+}
+
+#[test]
+fn tco_table_and_json() {
+    let o = gpuctl(&["tco", "--utilization", "40%"], &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("Break-even vs pay-as-you-go"));
+    let v = json(&["tco", "--gpu", "a10", "--gpus", "4", "--card-price", "25000", "--json"]);
+    assert_eq!(v["input"]["gpus"], 4);
+    assert!(v["self_built"]["total_per_year"].as_f64().unwrap() > 0.0);
+    assert_eq!(v["curve"].as_array().unwrap().len(), 21);
+    assert!(v["price_age"].as_str().unwrap().contains("days old"));
+}
