@@ -574,17 +574,11 @@ impl Engine {
     /// each snapshot is available, and records them. `generation` distinguishes repeated snapshots.
     pub async fn snapshot(&self, provider: Provider, region: &str, instance_id: &str, owner: Option<&Resource>, generation: u32) -> Result<Vec<SnapshotRecord>, ApplyError> {
         let cloud = self.cloud(provider)?;
-        let filter = Filter::Ids(vec![instance_id.to_string()]);
-        let found = self.call(provider, "describe", instance_id, || cloud.describe(region, &filter)).await?;
-        let inst = found
-            .into_iter()
-            .find(|i| i.instance_id == instance_id)
-            .ok_or_else(|| ApplyError::Other(format!("{provider} has no instance {instance_id} in {region}")))?;
-        let disks: Vec<(&str, &crate::cloud::DiskInfo)> =
-            inst.system_disk.iter().map(|d| ("system", d)).chain(inst.data_disks.iter().map(|d| ("data", d))).collect();
+        let disks = self.call(provider, "describe-disks", instance_id, || cloud.disks(region, instance_id)).await?;
         let mut tasks = tokio::task::JoinSet::new();
         for (kind, disk) in disks {
-            let (engine, region, instance_id, disk_id, owner) = (self.clone(), region.to_string(), instance_id.to_string(), disk.disk_id.clone(), owner.cloned());
+            let kind = kind.as_str();
+            let (engine, region, instance_id, disk_id, owner) = (self.clone(), region.to_string(), instance_id.to_string(), disk.disk_id, owner.cloned());
             let cloud = cloud.clone();
             tasks.spawn(async move {
                 let token = format!("gpuctl-{}", &hex::encode(Sha256::digest(format!("snapshot/{instance_id}/{disk_id}/{generation}")))[..40]);

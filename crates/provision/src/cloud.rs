@@ -78,6 +78,22 @@ pub struct DiskInfo {
     pub disk: Disk,
 }
 
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DiskKind {
+    System,
+    Data,
+}
+
+impl DiskKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DiskKind::System => "system",
+            DiskKind::Data => "data",
+        }
+    }
+}
+
 /// An instance as the cloud describes it: enough to adopt it, wait for it, and clone it.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Instance {
@@ -194,6 +210,10 @@ pub trait Cloud: Send + Sync {
     fn create<'a>(&'a self, req: &'a CreateRequest) -> BoxFuture<'a, Result<Created, CloudError>>;
 
     fn describe<'a>(&'a self, region: &'a str, filter: &'a Filter) -> BoxFuture<'a, Result<Vec<Instance>, CloudError>>;
+
+    /// The instance's cloud disks, system disk first (for snapshots and clones; `describe` leaves them out
+    /// where the cloud needs a second call for them).
+    fn disks<'a>(&'a self, region: &'a str, instance_id: &'a str) -> BoxFuture<'a, Result<Vec<(DiskKind, DiskInfo)>, CloudError>>;
 
     /// Asks for termination; the engine then describes until the instances are gone.
     fn terminate<'a>(&'a self, region: &'a str, instance_ids: &'a [String]) -> BoxFuture<'a, Result<(), CloudError>>;

@@ -5,4 +5,5 @@
 //! images and automatic snapshot policies, and answers as ECS does.
 
 pub mod api;
+pub mod client;
 pub mod emulator;
