@@ -6,7 +6,7 @@
 
 use gpuctl_core::{
     cost_of, parse_count, preset, rank, BillingMode, Catalog, Date, FitReport, Infeasible, Job, Method, ModelShape, Offer,
-    Precision, Provider, Question, Usage,
+    Precision, Provider, Question, StagePlan, TcoInput, TcoReport, UnknownName, Usage, stages, tco,
 };
 
 use crate::query::Inputs;
@@ -250,6 +250,58 @@ pub fn modes_over_days(catalog: &Catalog, row: &Row, hours_per_day: f64, max_day
         .collect()
 }
 
+/// The TCO tab's inputs as the engine's [`TcoInput`] (utilization typed in percent).
+pub fn tco_input(inputs: &Inputs) -> Result<TcoInput, Vec<FieldError>> {
+    let mut errors = Vec::new();
+    let mut t = TcoInput::default();
+    t.gpu = inputs.tco_gpu.trim().to_string();
+    let mut num = |field: &'static str, text: &str, what: &str, min: f64, max: f64| -> f64 {
+        match number(field, text, &mut errors, what) {
+            Some(v) if v >= min && v <= max => v,
+            Some(_) => {
+                errors.push(FieldError { field, message: format!("{what}: from {min} to {max}") });
+                f64::NAN
+            }
+            None => {
+                if !errors.iter().any(|e| e.field == field) {
+                    errors.push(FieldError { field, message: format!("give {what}") });
+                }
+                f64::NAN
+            }
+        }
+    };
+    t.gpus = num("tco-gpus", &inputs.tco_gpus, "a GPU count", 1.0, 100_000.0) as u32;
+    t.card_cny = num("tco-card", &inputs.tco_card, "a price per card in ¥", 0.0, 1e8);
+    t.server_cny = num("tco-server", &inputs.tco_server, "a price per server in ¥", 0.0, 1e8);
+    t.network_storage_cny = num("tco-network", &inputs.tco_network, "a price in ¥", 0.0, 1e10);
+    t.depreciation_years = num("tco-years", &inputs.tco_years, "years of depreciation", 0.5, 15.0);
+    t.server_kw = num("tco-kw", &inputs.tco_kw, "kW per server", 0.0, 100.0);
+    t.pue = num("tco-pue", &inputs.tco_pue, "a PUE", 1.0, 3.0);
+    t.cny_per_kwh = num("tco-kwh", &inputs.tco_kwh, "a tariff in ¥/kWh", 0.0, 10.0);
+    t.ops_cny_per_year = num("tco-ops", &inputs.tco_ops, "ops cost in ¥ per year", 0.0, 1e9);
+    t.utilization = num("tco-util", &inputs.tco_util, "a utilization in %", 0.0, 100.0) / 100.0;
+    if errors.is_empty() {
+        Ok(t)
+    } else {
+        Err(errors)
+    }
+}
+
+/// The TCO answer for the inputs.
+pub fn evaluate_tco(catalog: &Catalog, inputs: &Inputs) -> Result<TcoReport, Vec<FieldError>> {
+    let input = tco_input(inputs)?;
+    if catalog.gpu(&input.gpu).is_none() {
+        let names: Vec<&str> = catalog.gpus().iter().map(|g| g.id.as_str()).collect();
+        return Err(vec![FieldError { field: "tco-gpu", message: UnknownName::new("GPU", &input.gpu, names).to_string() }]);
+    }
+    Ok(tco(catalog, &input))
+}
+
+/// The staged plan (validate → tune → produce) for the inputs' question.
+pub fn evaluate_stages(catalog: &Catalog, ev: &Evaluation) -> Option<StagePlan> {
+    ev.question.as_ref().map(|q| stages(catalog, q))
+}
+
 /// The fit report's parts, for the memory breakdown bar: (label, GB), zero parts left out.
 pub fn memory_parts(f: &FitReport) -> Vec<(&'static str, f64)> {
     let b = &f.breakdown;
@@ -337,6 +389,18 @@ mod tests {
             assert!(row.modes.windows(2).all(|w| w[0].mode < w[1].mode));
         }
         assert_eq!(ev.picked("nope").map(|r| &r.key), ev.rows.first().map(|r| &r.key));
+    }
+
+    #[test]
+    fn tco_inputs() {
+        let t = tco_input(&Inputs::default()).unwrap();
+        assert_eq!(t, TcoInput::default(), "the page's defaults are the engine's");
+        let errs = tco_input(&with(|i| { i.tco_pue = "0.5".into(); i.tco_util = "x".into() })).unwrap_err();
+        assert_eq!(errs.iter().map(|e| e.field).collect::<Vec<_>>(), ["tco-pue", "tco-util"]);
+        let e = evaluate_tco(Catalog::shipped(), &with(|i| i.tco_gpu = "a100-sxm4-80".into())).unwrap_err();
+        assert!(e[0].message.contains("a100-sxm4-80g"), "{}", e[0].message);
+        let r = evaluate_tco(Catalog::shipped(), &Inputs::default()).unwrap();
+        assert!(!r.curve.is_empty());
     }
 
     #[test]

@@ -61,20 +61,24 @@ pub struct Inputs {
     pub providers: Vec<String>,
     /// The offer picked for the plan view and export, as `provider/instance/region`.
     pub pick: String,
-    // TCO tab: a self-built cluster.
+    // TCO tab: a self-built cluster (gpuctl-core's `TcoInput`; defaults are the engine's).
+    pub tco_gpu: String,
     pub tco_gpus: String,
-    pub tco_gpu_price: String,
-    pub tco_server_price: String,
-    pub tco_power_kw: String,
-    pub tco_pue: String,
-    pub tco_kwh_price: String,
-    pub tco_ops_per_year: String,
+    pub tco_card: String,
+    pub tco_server: String,
+    pub tco_network: String,
     pub tco_years: String,
-    pub tco_utilization: String,
+    pub tco_kw: String,
+    pub tco_pue: String,
+    pub tco_kwh: String,
+    pub tco_ops: String,
+    /// Percent of the year the GPUs do useful work.
+    pub tco_util: String,
 }
 
 impl Default for Inputs {
     fn default() -> Self {
+        let tco = gpuctl_core::TcoInput::default();
         Inputs {
             lang: None,
             tab: Tab::Offers,
@@ -92,16 +96,17 @@ impl Default for Inputs {
             budget: String::new(),
             providers: Vec::new(),
             pick: String::new(),
-            // Defaults from shared/reference/catalog-facts.md §4 (see the TCO tab's notes for sources).
-            tco_gpus: "8".into(),
-            tco_gpu_price: "110000".into(),
-            tco_server_price: "150000".into(),
-            tco_power_kw: "3.4".into(),
-            tco_pue: "1.4".into(),
-            tco_kwh_price: "0.7".into(),
-            tco_ops_per_year: "120000".into(),
-            tco_years: "3".into(),
-            tco_utilization: "50".into(),
+            tco_gpu: tco.gpu,
+            tco_gpus: tco.gpus.to_string(),
+            tco_card: tco.card_cny.to_string(),
+            tco_server: tco.server_cny.to_string(),
+            tco_network: tco.network_storage_cny.to_string(),
+            tco_years: tco.depreciation_years.to_string(),
+            tco_kw: tco.server_kw.to_string(),
+            tco_pue: tco.pue.to_string(),
+            tco_kwh: tco.cny_per_kwh.to_string(),
+            tco_ops: tco.ops_cny_per_year.to_string(),
+            tco_util: (tco.utilization * 100.0).round().to_string(),
         }
     }
 }
@@ -110,10 +115,11 @@ impl Default for Inputs {
 /// kept readable) and `.`. Everything else, including `&`, `=`, `+` and non-ASCII, is escaped.
 const VALUE: &AsciiSet = &NON_ALPHANUMERIC.remove(b'-').remove(b'_').remove(b'.').remove(b'~').remove(b',');
 
-/// Text fields in URL order: (key, getter, setter). One table drives both directions.
-type Field = (&'static str, fn(&Inputs) -> &String, fn(&mut Inputs) -> &mut String);
+/// Text fields in URL order: (key, getter, setter). One table drives both directions, and the page
+/// binds its inputs through it.
+pub type Field = (&'static str, fn(&Inputs) -> &String, fn(&mut Inputs) -> &mut String);
 
-const TEXT_FIELDS: &[Field] = &[
+pub const TEXT_FIELDS: &[Field] = &[
     ("model", |i| &i.model, |i| &mut i.model),
     ("params", |i| &i.params, |i| &mut i.params),
     ("method", |i| &i.method, |i| &mut i.method),
@@ -127,15 +133,17 @@ const TEXT_FIELDS: &[Field] = &[
     ("deadline", |i| &i.deadline_days, |i| &mut i.deadline_days),
     ("budget", |i| &i.budget, |i| &mut i.budget),
     ("pick", |i| &i.pick, |i| &mut i.pick),
+    ("tco_gpu", |i| &i.tco_gpu, |i| &mut i.tco_gpu),
     ("tco_gpus", |i| &i.tco_gpus, |i| &mut i.tco_gpus),
-    ("tco_gpu_price", |i| &i.tco_gpu_price, |i| &mut i.tco_gpu_price),
-    ("tco_server_price", |i| &i.tco_server_price, |i| &mut i.tco_server_price),
-    ("tco_power_kw", |i| &i.tco_power_kw, |i| &mut i.tco_power_kw),
-    ("tco_pue", |i| &i.tco_pue, |i| &mut i.tco_pue),
-    ("tco_kwh", |i| &i.tco_kwh_price, |i| &mut i.tco_kwh_price),
-    ("tco_ops", |i| &i.tco_ops_per_year, |i| &mut i.tco_ops_per_year),
+    ("tco_card", |i| &i.tco_card, |i| &mut i.tco_card),
+    ("tco_server", |i| &i.tco_server, |i| &mut i.tco_server),
+    ("tco_network", |i| &i.tco_network, |i| &mut i.tco_network),
     ("tco_years", |i| &i.tco_years, |i| &mut i.tco_years),
-    ("tco_util", |i| &i.tco_utilization, |i| &mut i.tco_utilization),
+    ("tco_kw", |i| &i.tco_kw, |i| &mut i.tco_kw),
+    ("tco_pue", |i| &i.tco_pue, |i| &mut i.tco_pue),
+    ("tco_kwh", |i| &i.tco_kwh, |i| &mut i.tco_kwh),
+    ("tco_ops", |i| &i.tco_ops, |i| &mut i.tco_ops),
+    ("tco_util", |i| &i.tco_util, |i| &mut i.tco_util),
 ];
 
 impl Inputs {
