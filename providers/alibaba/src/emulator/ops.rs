@@ -806,7 +806,7 @@ pub fn create_image(c: &Call, st: &mut EcsState) -> Answer {
     let mut snapshot_ids = Vec::new();
     let source_instance = c.p.str("InstanceId");
     if let Some(iid) = &source_instance {
-        if !st.instances.get(iid).is_some_and(|i| i.region == region) {
+        if st.instances.get(iid).is_none_or(|i| i.region != region) {
             return Err(instance_not_found(iid));
         }
         require_settled(st, iid, c)?;

@@ -285,7 +285,7 @@ fn due_slots(policy: &AutoSnapshotPolicy, now: Timestamp) -> Vec<Timestamp> {
         if policy.time_points.contains(&(local.hour() as u8)) && policy.repeat_weekdays.contains(&weekday) {
             out.push(hour);
         }
-        hour = hour + SignedDuration::from_hours(1);
+        hour += SignedDuration::from_hours(1);
     }
     out
 }

@@ -287,7 +287,9 @@ fn snapshots_images_and_policies() {
 }
 
 /// Sign like the SDKs do (through gpuctl-sign) and build the request the server would hand over.
-fn signed(alg: gpuctl_sign::Algorithm, ak: &str, sk: &str, action: &str, query: &[(&str, &str)], nonce: &str, ctx: &SimCtx) -> SimRequest {
+/// Signing time is the wall clock (the sim judges skew against it, as SDKs sign with the machine's
+/// time); `age` backdates it.
+fn signed(alg: gpuctl_sign::Algorithm, ak: &str, sk: &str, action: &str, query: &[(&str, &str)], nonce: &str, age: SignedDuration) -> SimRequest {
     let req = gpuctl_sign::SignableRequest {
         method: "POST".into(),
         scheme: "http".into(),
@@ -298,7 +300,7 @@ fn signed(alg: gpuctl_sign::Algorithm, ak: &str, sk: &str, action: &str, query: 
     };
     let params = gpuctl_sign::SigningParams {
         algorithm: alg,
-        time: ctx.now().as_second(),
+        time: (jiff::Timestamp::now() - age).as_second(),
         nonce: nonce.into(),
         region: String::new(),
         service: String::new(),
@@ -319,7 +321,7 @@ fn signed_requests_pass_in_v3_and_rpc_mode_and_auth_failures_use_ecs_codes() {
     let (_, ak, sk) = gpuctl_simkit::creds::TEST_KEY_PAIRS.iter().find(|(p, _, _)| *p == "alibaba").copied().unwrap();
     let q = [("RegionId", "cn-hangzhou"), ("InstanceType", TYPE), ("ImageId", "img"), ("Tag.1.Key", "team"), ("Tag.1.Value", "ml ops*")];
     for (alg, nonce) in [(Acs3, "n-v3"), (AlibabaRpcV2, "n-rpc")] {
-        let req = signed(alg, ak, sk, "RunInstances", &q, nonce, &ctx);
+        let req = signed(alg, ak, sk, "RunInstances", &q, nonce, SignedDuration::ZERO);
         assert!(ecs.claims(&req), "{alg:?}");
         assert_eq!(ecs.action(&req), "RunInstances");
         let r = ecs.handle(&req, &ctx);
@@ -330,14 +332,12 @@ fn signed_requests_pass_in_v3_and_rpc_mode_and_auth_failures_use_ecs_codes() {
         let r = ecs.handle(&req, &ctx);
         assert_eq!((r.status, r.json_body()["Code"].as_str().unwrap_or("").to_string()), (want.0, want.1.to_string()));
     };
-    check(signed(Acs3, ak, sk, "RunInstances", &q, "n-v3", &ctx), (400, codes::NONCE_USED));
-    check(signed(Acs3, ak, "wrong", "RunInstances", &q, "n-1", &ctx), (400, codes::SIGNATURE_MISMATCH));
-    check(signed(AlibabaRpcV2, "LTAInobody", sk, "RunInstances", &q, "n-2", &ctx), (404, codes::INVALID_ACCESS_KEY_ID));
-    let mut tampered = signed(Acs3, ak, sk, "RunInstances", &q, "n-3", &ctx);
+    check(signed(Acs3, ak, sk, "RunInstances", &q, "n-v3", SignedDuration::ZERO), (400, codes::NONCE_USED));
+    check(signed(Acs3, ak, "wrong", "RunInstances", &q, "n-1", SignedDuration::ZERO), (400, codes::SIGNATURE_MISMATCH));
+    check(signed(AlibabaRpcV2, "LTAInobody", sk, "RunInstances", &q, "n-2", SignedDuration::ZERO), (404, codes::INVALID_ACCESS_KEY_ID));
+    let mut tampered = signed(Acs3, ak, sk, "RunInstances", &q, "n-3", SignedDuration::ZERO);
     tampered.raw_query = tampered.raw_query.replace("cn-hangzhou", "cn-shanghai");
     check(tampered, (400, codes::SIGNATURE_MISMATCH));
-    let stale = signed(Acs3, ak, sk, "RunInstances", &q, "n-4", &ctx);
-    ctx.clock().advance(SignedDuration::from_mins(16));
-    check(stale, (400, codes::TIMESTAMP_EXPIRED));
+    check(signed(Acs3, ak, sk, "RunInstances", &q, "n-4", SignedDuration::from_mins(16)), (400, codes::TIMESTAMP_EXPIRED));
     assert_eq!(lock(&ecs.state).instances.len(), 2, "only the two good calls created instances");
 }

@@ -436,7 +436,7 @@ pub fn modify_instance_release_time(c: &Call, st: &mut JdState) -> Answer {
         }
     };
     for id in &ids {
-        if !st.instances.get(id).is_some_and(|i| i.region == c.region) {
+        if st.instances.get(id).is_none_or(|i| i.region != c.region) {
             return Err(not_found("instance", id));
         }
     }

@@ -201,7 +201,7 @@ impl JdState {
                 if let Some(p) = self.snapshot_policies.get_mut(&policy.id) {
                     p.last_run = Some(run);
                 }
-                run = run + SignedDuration::from_secs(policy.interval);
+                run += SignedDuration::from_secs(policy.interval);
             }
         }
         self.snapshots.retain(|_, s| !s.images.is_empty() || s.expires.is_none_or(|e| e > now));

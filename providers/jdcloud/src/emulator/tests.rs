@@ -235,6 +235,7 @@ fn throttling_faults_and_unsigned_requests_use_jd_error_shape() {
 }
 
 /// Sign like the SDKs do (through gpuctl-sign) and send through `handle`.
+#[allow(clippy::too_many_arguments)]
 fn signed(alg: gpuctl_sign::Algorithm, service: &str, region: &str, method: &str, path: &str, body: &str, nonce: &str, ctx: &SimCtx) -> SimRequest {
     let (_, ak, sk) = TEST_KEY_PAIRS.iter().find(|(p, _, _)| *p == "jdcloud").copied().unwrap();
     let req = gpuctl_sign::SignableRequest {
@@ -248,7 +249,7 @@ fn signed(alg: gpuctl_sign::Algorithm, service: &str, region: &str, method: &str
     };
     let params = gpuctl_sign::SigningParams {
         algorithm: alg,
-        time: ctx.now().as_second(),
+        time: jiff::Timestamp::now().as_second(),
         nonce: nonce.into(),
         region: region.into(),
         service: service.into(),
