@@ -20,7 +20,9 @@ import time
 import uuid
 from urllib.parse import unquote, unquote_plus, urlencode, urlparse
 
-OUT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+# GPUCTL_VECTORS_OUT lets CI regenerate into a scratch folder and diff against the committed set.
+OUT = os.environ.get("GPUCTL_VECTORS_OUT") or os.path.normpath(
+    os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 # ---- recording the SDKs' own hashing (they look these up at call time) ---------------------------
 _real_sha256 = hashlib.sha256
