@@ -169,6 +169,16 @@ pub fn run_instances(c: &Call, st: &mut EcsState) -> Answer {
     if spot == "SpotWithPriceLimit" && spot_limit.is_none() {
         return Err(EcsError::new(400, codes::MISSING_PARAMETER, "SpotWithPriceLimit needs SpotPriceLimit."));
     }
+    if let (Some(limit), Some(market)) = (spot_limit, offer.prices.spot_hourly.filter(|_| spot == "SpotWithPriceLimit")) {
+        if limit < market {
+            // *unverified* code; the rule (a limit under the market price cannot launch) is ECS's.
+            return Err(EcsError::new(
+                400,
+                "InvalidSpotPriceLimit.LowerThanPublicPrice",
+                format!("SpotPriceLimit {limit} is below the current spot price {market} of {instance_type} (catalog: {}, as of {}).", offer.source, offer.as_of),
+            ));
+        }
+    }
     let auto_release = match c.p.str("AutoReleaseTime") {
         Some(raw) => Some(auto_release_time(&raw, c.now)?),
         None => None,

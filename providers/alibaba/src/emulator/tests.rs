@@ -25,7 +25,8 @@ fn offers() -> Vec<Offer> {
         gpu_memory_gib: 24.0,
         vcpu: 8,
         memory_gib: 30.0,
-        prices: Prices { hourly: Some(9.74), monthly: Some(4675.66), ..Prices::default() },
+        // The spot figure is a test value (catalog-facts.md has no gn7i spot quote).
+        prices: Prices { hourly: Some(9.74), monthly: Some(4675.66), spot_hourly: Some(1.95), ..Prices::default() },
         source: "DescribePrice quote (catalog-facts.md §3)".into(),
         as_of: "2026-09-24".into(),
     }]
@@ -114,6 +115,11 @@ fn bad_run_parameters_get_ecs_errors() {
     check(&[("AutoReleaseTime", "tomorrow")], codes::AUTO_RELEASE_MALFORMED);
     check(&[("SpotStrategy", "SpotWithPriceLimit")], codes::MISSING_PARAMETER);
     check(&[("Amount", "0")], "InvalidAmount.ValueNotSupported");
+    check(&[("SpotStrategy", "SpotWithPriceLimit"), ("SpotPriceLimit", "1.5")], "InvalidSpotPriceLimit.LowerThanPublicPrice");
+    check(&[("SpotStrategy", "SpotAsPriceGo"), ("InstanceChargeType", "PrePaid"), ("Period", "1")], codes::INVALID_PARAMETER);
+    let spot = run(&ecs, &ctx, &[("SpotStrategy", "SpotWithPriceLimit"), ("SpotPriceLimit", "2.5")]).unwrap();
+    let v = call(&ecs, &ctx, "DescribeInstances", &[("RegionId", "cn-hangzhou"), ("InstanceIds", &format!("[\"{}\"]", spot[0]))]).unwrap();
+    assert_eq!((v["Instances"]["Instance"][0]["SpotStrategy"].as_str(), v["Instances"]["Instance"][0]["SpotPriceLimit"].as_f64()), (Some("SpotWithPriceLimit"), Some(2.5)));
     let soon = (ctx.now() + SignedDuration::from_mins(10)).strftime("%Y-%m-%dT%H:%M:%SZ").to_string();
     check(&[("AutoReleaseTime", &soon)], codes::AUTO_RELEASE_OUT_OF_RANGE);
     let e = call(&ecs, &ctx, "RunInstances", &[("RegionId", "cn-hangzhou")]).unwrap_err();
