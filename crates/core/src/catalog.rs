@@ -474,9 +474,9 @@ pub struct Catalog {
     ratios: Vec<ModeRatio>,
     /// Resolved prices, sorted by (provider, instance, region, mode).
     prices: Vec<Price>,
-    /// Index: (provider, instance id) → range in `prices`.
+    /// Index: provider → instance id → range in `prices` (looked up by `&str`, no allocation).
     #[serde(skip)]
-    price_index: BTreeMap<(Provider, String), (usize, usize)>,
+    price_index: BTreeMap<Provider, BTreeMap<String, (usize, usize)>>,
     /// True when an overlay was applied.
     pub overlaid: bool,
 }
@@ -647,15 +647,15 @@ impl Catalog {
         prices.sort_by(|a, b| {
             (a.provider, &a.instance, &a.region, a.mode).cmp(&(b.provider, &b.instance, &b.region, b.mode))
         });
-        let mut index = BTreeMap::new();
+        let mut index: BTreeMap<Provider, BTreeMap<String, (usize, usize)>> = BTreeMap::new();
         let mut start = 0;
         while start < prices.len() {
-            let key = (prices[start].provider, prices[start].instance.clone());
+            let (provider, instance) = (prices[start].provider, &prices[start].instance);
             let mut end = start;
-            while end < prices.len() && prices[end].provider == key.0 && prices[end].instance == key.1 {
+            while end < prices.len() && prices[end].provider == provider && &prices[end].instance == instance {
                 end += 1;
             }
-            index.insert(key, (start, end));
+            index.entry(provider).or_default().insert(instance.clone(), (start, end));
             start = end;
         }
         self.prices = prices;
@@ -803,7 +803,7 @@ impl Catalog {
 
     /// All resolved prices for an instance type (every region and mode).
     pub fn prices_of(&self, provider: Provider, instance_id: &str) -> &[Price] {
-        match self.price_index.get(&(provider, instance_id.to_string())) {
+        match self.price_index.get(&provider).and_then(|m| m.get(instance_id)) {
             Some(&(a, b)) => &self.prices[a..b],
             None => &[],
         }

@@ -247,22 +247,25 @@ pub fn fit(job: &Job, hw: &Hardware) -> FitReport {
         None if devices > 1 && job.method.is_training() => vec![0, 1, 2, 3],
         None => vec![0],
     };
-    let mut last = None;
-    for stage in stages {
-        let r = fit_at(job, hw, devices, stage);
-        if r.fits {
-            return r;
-        }
-        last = Some(r);
-    }
-    last.expect("at least one stage tried")
+    // Search without building text (rank calls this for every instance type), then explain the pick.
+    let last = *stages.last().expect("at least one stage");
+    let stage = stages.into_iter().find(|&s| fit_at(job, hw, devices, s, false).fits).unwrap_or(last);
+    fit_at(job, hw, devices, stage, true)
 }
 
-fn fit_at(job: &Job, hw: &Hardware, devices: u32, stage: u8) -> FitReport {
+fn fit_at(job: &Job, hw: &Hardware, devices: u32, stage: u8, text: bool) -> FitReport {
     let m = &job.model;
     let n = m.params;
     let d = devices as f64;
-    let mut a = Vec::new();
+    let mut a: Vec<String> = Vec::new();
+    // Assumption lines are only formatted when asked for.
+    macro_rules! say {
+        ($e:expr) => {
+            if text {
+                a.push($e);
+            }
+        };
+    }
     let mut b = MemoryBreakdown::default();
     let (s, mb) = (job.seq_len as f64, job.micro_batch as f64);
     let (h, l) = (m.hidden as f64, m.layers as f64);
@@ -276,10 +279,10 @@ fn fit_at(job: &Job, hw: &Hardware, devices: u32, stage: u8) -> FitReport {
             b.gradients_gb = 2.0 * n / shard(2) / GB;
             if job.method == Method::Full {
                 b.optimizer_gb = 12.0 * n / shard(1) / GB;
-                a.push("full fine-tune, mixed-precision Adam: 16-bit weights (2 B) + 16-bit grads (2 B) + FP32 master weights and Adam m, v (12 B) = 16 bytes/param".into());
+                say!("full fine-tune, mixed-precision Adam: 16-bit weights (2 B) + 16-bit grads (2 B) + FP32 master weights and Adam m, v (12 B) = 16 bytes/param".into());
             } else {
                 b.optimizer_gb = 4.0 * n / shard(1) / GB;
-                a.push("full fine-tune in pure 16-bit: weights 2 B + grads 2 B + Adam m, v in 16-bit 4 B = 8 bytes/param".into());
+                say!("full fine-tune in pure 16-bit: weights 2 B + grads 2 B + Adam m, v in 16-bit 4 B = 8 bytes/param".into());
             }
         }
         Method::Freeze => {
@@ -287,7 +290,7 @@ fn fit_at(job: &Job, hw: &Hardware, devices: u32, stage: u8) -> FitReport {
             b.weights_gb = 2.0 * n / shard(3) / GB;
             b.gradients_gb = 2.0 * trainable / shard(2) / GB;
             b.optimizer_gb = 12.0 * trainable / shard(1) / GB;
-            a.push(format!(
+            say!(format!(
                 "freeze: last {} of {} layers trainable ({:.2}B params) in mixed-precision Adam, the rest frozen in 16-bit",
                 job.freeze_trainable_layers,
                 m.layers,
@@ -309,7 +312,7 @@ fn fit_at(job: &Job, hw: &Hardware, devices: u32, stage: u8) -> FitReport {
             }
             let ap = job.adapter_params();
             b.adapters_gb = 16.0 * ap / shard(1) / GB;
-            a.push(format!(
+            say!(format!(
                 "{}: {label}; LoRA rank {} on all linear layers = {:.1}M params, FP32 weights + grads + Adam (16 B each)",
                 job.method.as_str(),
                 job.lora_rank,
@@ -323,7 +326,7 @@ fn fit_at(job: &Job, hw: &Hardware, devices: u32, stage: u8) -> FitReport {
             b.kv_cache_gb = kv / d / GB;
             // One layer's transient activations plus the logits of the last position per sequence.
             b.activations_gb = (s * mb * h * 16.0 + mb * m.vocab as f64 * 4.0) / GB;
-            a.push(format!(
+            say!(format!(
                 "inference: {} weights ({} B/param), 16-bit KV cache for {} tokens × batch {}{}",
                 p.as_str(),
                 p.weight_bytes(),
@@ -346,31 +349,33 @@ fn fit_at(job: &Job, hw: &Hardware, devices: u32, stage: u8) -> FitReport {
             l * per_layer + logits
         };
         b.activations_gb = act / GB;
-        a.push(format!(
+        say!(format!(
             "activations: seq {} × micro-batch {}, gradient checkpointing {}, s·b·h·(34 + 5·a·s/h) bytes per layer (Korthikanti et al. 2022), FP32 logits + grads",
             job.seq_len,
             job.micro_batch,
             if job.grad_checkpointing { "on (layer inputs kept, one layer recomputed)" } else { "off" },
         ));
-        a.push(if hw.flash_attention {
+        say!(if hw.flash_attention {
             "attention: FlashAttention-2 where the GPU has it (Ampere and newer), so no s² attention-score memory".to_string()
         } else {
             "attention: no FlashAttention-2 on pre-Ampere GPUs (T4, V100, P4/P40), so s² attention scores are kept".to_string()
         });
         if devices > 1 {
-            a.push(format!("data parallel over {devices} GPUs with ZeRO stage {stage}"));
+            say!(format!("data parallel over {devices} GPUs with ZeRO stage {stage}"));
         }
     }
 
     let rest = b.total_gb();
     b.overhead_gb = CONTEXT_GB + FRAGMENTATION * rest;
-    a.push(format!(
+    say!(format!(
         "overhead: {CONTEXT_GB} GB CUDA context/workspaces + {:.0} % allocator fragmentation",
         FRAGMENTATION * 100.0
     ));
     let need = b.total_gb();
     let fits = need <= hw.vram_gb;
-    let verdict = if fits {
+    let verdict = if !text {
+        String::new()
+    } else if fits {
         format!("needs {need:.1} GB per GPU, has {:.0} GB: fits ({:.1} GB free)", hw.vram_gb, hw.vram_gb - need)
     } else {
         format!("needs {need:.1} GB per GPU, has {:.0} GB: does not fit", hw.vram_gb)
