@@ -28,6 +28,8 @@ enum Command {
     Web(cmd::web::WebArgs),
     /// Tools for chasing problems (`debug sign`: show every signing stage of one request)
     Debug(cmd::debug::DebugArgs),
+    /// Run the local cloud: Tencent, Alibaba and JD Cloud emulators on one loopback port
+    Sim(cmd::sim::SimArgs),
 }
 
 fn run(cli: Cli) -> anyhow_free::Result {
@@ -37,6 +39,7 @@ fn run(cli: Cli) -> anyhow_free::Result {
         Command::Tco(args) => cmd::tco::run(args),
         Command::Web(args) => cmd::web::run(args),
         Command::Debug(args) => cmd::debug::run(args),
+        Command::Sim(args) => cmd::sim::run(args),
     }
 }
 

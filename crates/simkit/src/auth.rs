@@ -56,7 +56,7 @@ pub enum AuthError {
 }
 
 /// Verify `req` under `scheme` against the keys `ctx` accepts for `provider`, with `max_skew`
-/// between the signing time and the sim clock. The work is gpuctl-sign's `verify` — the same
+/// between the signing time and the wall clock. The work is gpuctl-sign's `verify` — the same
 /// canonical-request code the client side signs with — so this is the one place emulators meet it.
 pub fn verify(
     scheme: Scheme,
@@ -73,7 +73,10 @@ pub fn verify(
         body: req.body.to_vec(),
     };
     let lookup = |ak: &str| ctx.secret(provider, ak).cloned();
-    let v = gpuctl_sign::verify(&incoming, lookup, ctx.now().as_second(), max_skew.as_secs()).map_err(|e| {
+    // Skew is judged against the wall clock, not the sim clock: SDKs sign with the machine's time,
+    // and a test that advances the sim clock (to fire auto-release) must still be able to call.
+    let wall = Timestamp::now().as_second();
+    let v = gpuctl_sign::verify(&incoming, lookup, wall, max_skew.as_secs()).map_err(|e| {
         use gpuctl_sign::VerifyErrorKind as K;
         match e.kind {
             K::MissingAuthorization => AuthError::Missing,
@@ -163,8 +166,9 @@ mod tests {
     fn verify_maps_each_outcome() {
         let ctx = SimCtx::new(SimConfig::default(), Vec::new());
         let (_, ak, sk) = TEST_KEY_PAIRS[0];
-        let now = ctx.now().as_second();
+        let now = Timestamp::now().as_second();
         let skew = SignedDuration::from_mins(5);
+        ctx.clock().advance(SignedDuration::from_hours(3)); // the sim clock does not affect skew
         let tc3 = gpuctl_sign::Algorithm::Tc3;
         let ok = verify(Scheme::Tc3, &signed(ak, sk, now, tc3), &ctx, "tencent", skew).unwrap();
         assert_eq!((ok.access_key.as_str(), ok.service.as_deref()), (ak, Some("cvm")));

@@ -7,6 +7,7 @@ pub mod estimate;
 pub mod tco;
 pub mod debug;
 pub mod web;
+pub mod sim;
 
 /// An error for people: what went wrong and what to do. Never holds a secret.
 #[derive(Debug)]

@@ -1,0 +1,107 @@
+//! The `/_sim/...` admin endpoints: what tests and scripts use to look inside the local cloud and
+//! steer it. Plain JSON in and out; errors are `{"error": "..."}` with a 4xx status.
+//!
+//! - `GET  /_sim/health`            → `{"ok": true}`
+//! - `GET  /_sim/state`             → every provider's instances, disks, snapshots, images
+//! - `POST /_sim/reset`             → forget all state, knobs back to start-up
+//! - `GET  /_sim/clock`             → `{"now", "offset_seconds"}`
+//! - `POST /_sim/clock`             → `{"advance_seconds": N}` or `{"to": "2030-01-01T00:00:00Z"}`
+//! - `GET  /_sim/knobs`, `PUT /_sim/knobs` → all knobs (the `[knobs]` table of the config, as JSON)
+//! - `POST /_sim/faults`, `/_sim/stock_outs`, `/_sim/rate_limits` → append one rule
+
+use gpuctl_simkit::{FaultRule, Knobs, RateLimit, SimRequest, SimResponse, StockOut};
+use jiff::{SignedDuration, Timestamp};
+use serde::de::DeserializeOwned;
+use serde_json::{json, Value};
+
+use crate::Sim;
+
+pub(crate) fn handle(sim: &Sim, req: &SimRequest) -> SimResponse {
+    let ok = |v: Value| SimResponse::json(200, &v);
+    match (req.method.as_str(), req.path.as_str()) {
+        ("GET", "/_sim/health") => ok(json!({"ok": true})),
+        ("GET", "/_sim/state") => ok(sim.state()),
+        ("POST", "/_sim/reset") => {
+            sim.reset();
+            ok(json!({"reset": true}))
+        }
+        ("GET", "/_sim/clock") => ok(clock(sim)),
+        ("POST", "/_sim/clock") => match body::<ClockMove>(req) {
+            Ok(m) => match m.apply(sim) {
+                Ok(()) => {
+                    sim.tick();
+                    ok(clock(sim))
+                }
+                Err(e) => bad(&e),
+            },
+            Err(e) => bad(&e),
+        },
+        ("GET", "/_sim/knobs") => ok(serde_json::to_value(sim.ctx().knobs()).unwrap_or(Value::Null)),
+        ("PUT", "/_sim/knobs") => match body::<Knobs>(req) {
+            Ok(k) => {
+                sim.ctx().set_knobs(k);
+                ok(serde_json::to_value(sim.ctx().knobs()).unwrap_or(Value::Null))
+            }
+            Err(e) => bad(&e),
+        },
+        ("POST", "/_sim/faults") => append(sim, req, |k, r: FaultRule| k.faults.push(r)),
+        ("POST", "/_sim/stock_outs") => append(sim, req, |k, r: StockOut| k.stock_outs.push(r)),
+        ("POST", "/_sim/rate_limits") => append(sim, req, |k, r: RateLimit| k.rate_limits.push(r)),
+        _ => SimResponse::json(
+            404,
+            &json!({"error": format!("no admin endpoint {} {}", req.method, req.path),
+                    "endpoints": ["GET /_sim/health", "GET /_sim/state", "POST /_sim/reset", "GET|POST /_sim/clock",
+                                  "GET|PUT /_sim/knobs", "POST /_sim/faults", "POST /_sim/stock_outs", "POST /_sim/rate_limits"]}),
+        ),
+    }
+}
+
+fn bad(message: &str) -> SimResponse {
+    SimResponse::json(400, &json!({ "error": message }))
+}
+
+fn body<T: DeserializeOwned>(req: &SimRequest) -> Result<T, String> {
+    serde_json::from_slice(&req.body).map_err(|e| format!("request body: {e}"))
+}
+
+fn append<T: DeserializeOwned>(sim: &Sim, req: &SimRequest, add: impl FnOnce(&mut Knobs, T)) -> SimResponse {
+    match body::<T>(req) {
+        Ok(rule) => {
+            sim.ctx().update_knobs(|k| add(k, rule));
+            SimResponse::json(200, &serde_json::to_value(sim.ctx().knobs()).unwrap_or(Value::Null))
+        }
+        Err(e) => bad(&e),
+    }
+}
+
+fn clock(sim: &Sim) -> Value {
+    json!({ "now": sim.ctx().now().to_string(), "offset_seconds": sim.ctx().clock().offset().as_secs_f64() })
+}
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ClockMove {
+    advance_seconds: Option<f64>,
+    to: Option<String>,
+}
+
+impl ClockMove {
+    fn apply(self, sim: &Sim) -> Result<(), String> {
+        match (self.advance_seconds, self.to) {
+            (Some(s), None) if s >= 0.0 && s.is_finite() => {
+                sim.ctx().clock().advance(SignedDuration::from_secs_f64(s));
+                Ok(())
+            }
+            (Some(_), None) => Err("advance_seconds must be a finite number ≥ 0 (sim time never runs backwards)".into()),
+            (None, Some(to)) => {
+                let t: Timestamp = to.parse().map_err(|e| format!("to: {e}"))?;
+                if t < sim.ctx().now() {
+                    return Err(format!("to: {t} is in the sim's past (now {}); time never runs backwards", sim.ctx().now()));
+                }
+                sim.ctx().clock().set_at_least(t);
+                Ok(())
+            }
+            _ => Err("give exactly one of advance_seconds or to".into()),
+        }
+    }
+}

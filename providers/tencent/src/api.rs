@@ -1,0 +1,106 @@
+//! Tencent Cloud wire facts shared by the client and the emulator. Sources: the official Python SDK
+//! (tencentcloud-sdk-python-cvm 3.1.178 / -cbs 3.1.175: `models.py`, `errorcodes.py`) and
+//! https://www.tencentcloud.com/document/product/213/33281 (common error shape).
+
+use serde::{Deserialize, Serialize};
+
+/// `X-TC-Version` of both CVM and CBS.
+pub const VERSION: &str = "2017-03-12";
+/// Services in the TC3 credential scope (also the host prefix: `cvm.tencentcloudapi.com`).
+pub const CVM: &str = "cvm";
+pub const CBS: &str = "cbs";
+/// Most a request's `X-TC-Timestamp` may be off the server clock.
+pub const MAX_SKEW_SECS: i64 = 300;
+/// Longest accepted `ClientToken`.
+pub const CLIENT_TOKEN_MAX: usize = 64;
+
+/// The API host of a service: `cvm.tencentcloudapi.com` (the region travels in `X-TC-Region`).
+pub fn endpoint(service: &str) -> String {
+    format!("{service}.tencentcloudapi.com")
+}
+
+/// The operations gpuctl uses, by service.
+pub const CVM_ACTIONS: &[&str] = &[
+    "RunInstances",
+    "DescribeInstances",
+    "DescribeInstancesStatus",
+    "TerminateInstances",
+    "InquiryPriceRunInstances",
+    "DescribeZoneInstanceConfigInfos",
+    "CreateImage",
+    "DescribeImages",
+];
+pub const CBS_ACTIONS: &[&str] = &[
+    "CreateSnapshot",
+    "DescribeSnapshots",
+    "DeleteSnapshots",
+    "DescribeDisks",
+    "CreateAutoSnapshotPolicy",
+    "BindAutoSnapshotPolicy",
+];
+
+/// `{"Response":{"Error":{"Code","Message"},"RequestId"}}`, always with HTTP 200.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "PascalCase")]
+pub struct ErrorBody {
+    pub code: String,
+    pub message: String,
+}
+
+/// Error codes (each cloud's own spelling; the classifier on the client side keys on these).
+pub mod codes {
+    // Auth (common error codes).
+    pub const AUTH_INVALID_AUTHORIZATION: &str = "AuthFailure.InvalidAuthorization";
+    pub const AUTH_SIGNATURE_FAILURE: &str = "AuthFailure.SignatureFailure";
+    pub const AUTH_SIGNATURE_EXPIRE: &str = "AuthFailure.SignatureExpire";
+    pub const AUTH_SECRET_ID_NOT_FOUND: &str = "AuthFailure.SecretIdNotFound";
+    // Request shape (common).
+    pub const INVALID_ACTION: &str = "InvalidAction";
+    pub const NO_SUCH_VERSION: &str = "NoSuchVersion";
+    pub const UNSUPPORTED_REGION: &str = "UnsupportedRegion";
+    pub const MISSING_PARAMETER: &str = "MissingParameter";
+    pub const INVALID_PARAMETER: &str = "InvalidParameter";
+    pub const INVALID_PARAMETER_VALUE: &str = "InvalidParameterValue";
+    pub const INVALID_FILTER: &str = "InvalidFilter";
+    pub const DRY_RUN_OPERATION: &str = "DryRunOperation";
+    pub const INTERNAL_ERROR: &str = "InternalError";
+    // Throttling: the codes the SDK's own retryer retries (tencentcloud/common/retry.py).
+    pub const REQUEST_LIMIT_EXCEEDED: &str = "RequestLimitExceeded";
+    // CVM.
+    pub const INVALID_CLIENT_TOKEN_TOO_LONG: &str = "InvalidClientToken.TooLong";
+    pub const INVALID_INSTANCE_ID_MALFORMED: &str = "InvalidInstanceId.Malformed";
+    pub const INVALID_INSTANCE_ID_NOT_FOUND: &str = "InvalidInstanceId.NotFound";
+    pub const INVALID_IMAGE_ID_MALFORMED: &str = "InvalidImageId.Malformed";
+    pub const INVALID_IMAGE_ID_NOT_FOUND: &str = "InvalidImageId.NotFound";
+    pub const INVALID_ZONE_MISMATCH_REGION: &str = "InvalidZone.MismatchRegion";
+    pub const INSTANCE_TYPE_NOT_FOUND: &str = "InvalidParameterValue.InstanceTypeNotFound";
+    pub const INVALID_TIME_FORMAT: &str = "InvalidParameterValue.InvalidTimeFormat";
+    pub const VALUE_RANGE: &str = "InvalidParameterValue.Range";
+    pub const INSUFFICIENT_PRICE: &str = "InvalidParameterValue.InsufficientPrice";
+    pub const ZONE_SOLD_OUT_FOR_SPECIFIED_INSTANCE: &str = "ResourceInsufficient.ZoneSoldOutForSpecifiedInstance";
+    pub const INSTANCE_STATE_TERMINATING: &str = "UnsupportedOperation.InstanceStateTerminating";
+    // CBS.
+    pub const INVALID_DISK_ID_NOT_FOUND: &str = "InvalidDiskId.NotFound";
+    pub const DISK_NOT_SUPPORT_SNAPSHOT: &str = "InvalidDisk.NotSupportSnapshot";
+    pub const INVALID_SNAPSHOT_ID_NOT_FOUND: &str = "InvalidSnapshotId.NotFound";
+    pub const SNAPSHOT_NOT_SUPPORTED: &str = "InvalidSnapshot.NotSupported";
+    pub const INVALID_POLICY_ID_NOT_FOUND: &str = "InvalidAutoSnapshotPolicyId.NotFound";
+    /// CBS's code for a ClientToken problem; CVM documents no dedicated code for a token reused with
+    /// other parameters, so the emulator answers this one there too *(unverified for CVM)*.
+    pub const INVALID_CLIENT_TOKEN: &str = "InvalidParameter.InvalidClientToken";
+}
+
+/// Instance states (`Instance.InstanceState`).
+pub mod states {
+    pub const PENDING: &str = "PENDING";
+    pub const RUNNING: &str = "RUNNING";
+    pub const SHUTDOWN: &str = "SHUTDOWN";
+    pub const TERMINATING: &str = "TERMINATING";
+}
+
+/// `InstanceChargeType` values.
+pub mod charge {
+    pub const POSTPAID_BY_HOUR: &str = "POSTPAID_BY_HOUR";
+    pub const PREPAID: &str = "PREPAID";
+    pub const SPOTPAID: &str = "SPOTPAID";
+}

@@ -1,0 +1,619 @@
+//! CVM operations: RunInstances, DescribeInstances, DescribeInstancesStatus, TerminateInstances,
+//! InquiryPriceRunInstances, DescribeZoneInstanceConfigInfos, CreateImage, DescribeImages.
+//! Field names and shapes follow tencentcloud-sdk-python-cvm 3.1.178 `models.py`.
+
+use gpuctl_simkit::{Idem, Offer};
+use jiff::{SignedDuration, Timestamp};
+use serde_json::{json, Value};
+
+use super::model::{cvm_time, Disk, Image, Instance, State};
+use super::p::{self, filters, opt_bool, opt_f64, opt_i64, opt_str, page, req_str, str_list};
+use super::{Call, Result, TcError, PROVIDER};
+use crate::api::{charge, codes, CLIENT_TOKEN_MAX};
+
+/// What RunInstances and InquiryPriceRunInstances both read, validated against the catalog.
+struct LaunchSpec<'a> {
+    charge_type: String,
+    zone: String,
+    offer: &'a Offer,
+    image_id: String,
+    count: i64,
+    name: String,
+    system_disk: (String, i64),
+    /// (type, size GB, delete with instance)
+    data_disks: Vec<(String, i64, bool)>,
+    auto_release_at: Option<Timestamp>,
+    tags: Vec<(String, String)>,
+    spot_max_price: Option<f64>,
+    period_months: Option<i64>,
+    vpc_id: String,
+    subnet_id: String,
+    security_groups: Vec<String>,
+}
+
+fn launch_spec<'a>(call: &'a Call) -> Result<LaunchSpec<'a>> {
+    let v = &call.params;
+    let charge_type = opt_str(v, "InstanceChargeType")?.unwrap_or_else(|| charge::POSTPAID_BY_HOUR.into());
+    if ![charge::POSTPAID_BY_HOUR, charge::PREPAID, charge::SPOTPAID].contains(&charge_type.as_str()) {
+        return Err(TcError::new(
+            codes::INVALID_PARAMETER_VALUE,
+            format!("InstanceChargeType `{charge_type}` is not one of POSTPAID_BY_HOUR, PREPAID, SPOTPAID."),
+        ));
+    }
+    let zone = req_str(v, "Placement.Zone")?;
+    let instance_type = req_str(v, "InstanceType")?;
+    let image_id = req_str(v, "ImageId")?;
+    if !is_id(&image_id, "img-") {
+        return Err(TcError::new(codes::INVALID_IMAGE_ID_MALFORMED, format!("The ImageId `{image_id}` is malformed.")));
+    }
+    let region_offers: Vec<&Offer> = call.ctx.offers(PROVIDER).filter(|o| o.region == call.region).collect();
+    if !region_offers.iter().any(|o| o.zones.contains(&zone)) {
+        return Err(TcError::new(
+            codes::INVALID_ZONE_MISMATCH_REGION,
+            format!("The zone `{zone}` does not belong to region `{}`.", call.region),
+        ));
+    }
+    let offer = call.ctx.offer(PROVIDER, &call.region, &instance_type).ok_or_else(|| {
+        TcError::new(
+            codes::INSTANCE_TYPE_NOT_FOUND,
+            format!("The instance type `{instance_type}` is not sold in region `{}`.", call.region),
+        )
+    })?;
+    let count = opt_i64(v, "InstanceCount")?.unwrap_or(1);
+    if !(1..=100).contains(&count) {
+        return Err(TcError::new(codes::VALUE_RANGE, format!("InstanceCount must be between 1 and 100, not {count}.")));
+    }
+    let system_disk = (
+        opt_str(v, "SystemDisk.DiskType")?.unwrap_or_else(|| "CLOUD_PREMIUM".into()),
+        opt_i64(v, "SystemDisk.DiskSize")?.unwrap_or(50),
+    );
+    let mut data_disks = Vec::new();
+    for d in p::obj_list(v, "DataDisks")? {
+        let size = opt_i64(d, "DiskSize")?.ok_or_else(|| TcError::new(codes::MISSING_PARAMETER, "DataDisks.DiskSize is required."))?;
+        data_disks.push((
+            opt_str(d, "DiskType")?.unwrap_or_else(|| "CLOUD_PREMIUM".into()),
+            size,
+            opt_bool(d, "DeleteWithInstance")?.unwrap_or(true),
+        ));
+    }
+    let auto_release_at = match p::get(v, "ActionTimer") {
+        None => None,
+        Some(t) => {
+            let action = opt_str(t, "TimerAction")?.unwrap_or_default();
+            if action != "TerminateInstances" {
+                return Err(TcError::new(
+                    codes::INVALID_PARAMETER_VALUE,
+                    format!("ActionTimer.TimerAction must be `TerminateInstances`, not `{action}`."),
+                ));
+            }
+            let text = req_str(t, "ActionTime")?;
+            let at = parse_cvm_time(&text).ok_or_else(|| {
+                TcError::new(codes::INVALID_TIME_FORMAT, format!("ActionTimer.ActionTime `{text}` is not YYYY-MM-DDThh:mm:ssZ."))
+            })?;
+            let earliest = call.ctx.now().checked_add(SignedDuration::from_mins(5)).unwrap_or(at);
+            if at <= earliest {
+                return Err(TcError::new(
+                    codes::INVALID_PARAMETER_VALUE,
+                    format!("ActionTimer.ActionTime `{text}` must be more than 5 minutes in the future."),
+                ));
+            }
+            Some(at)
+        }
+    };
+    let mut tags = Vec::new();
+    for spec in p::obj_list(v, "TagSpecification")? {
+        let rt = opt_str(spec, "ResourceType")?.unwrap_or_default();
+        if rt != "instance" {
+            continue;
+        }
+        for t in p::obj_list(spec, "Tags")? {
+            tags.push((req_str(t, "Key")?, opt_str(t, "Value")?.unwrap_or_default()));
+        }
+    }
+    let spot_max_price = if charge_type == charge::SPOTPAID { opt_f64(v, "InstanceMarketOptions.SpotOptions.MaxPrice")? } else { None };
+    if charge_type == charge::SPOTPAID {
+        if let Some(mt) = opt_str(v, "InstanceMarketOptions.MarketType")? {
+            if mt != "spot" {
+                return Err(TcError::new(codes::INVALID_PARAMETER_VALUE, format!("InstanceMarketOptions.MarketType must be `spot`, not `{mt}`.")));
+            }
+        }
+    }
+    let period_months = if charge_type == charge::PREPAID {
+        let period = opt_i64(v, "InstanceChargePrepaid.Period")?
+            .ok_or_else(|| TcError::new(codes::MISSING_PARAMETER, "InstanceChargePrepaid.Period is required for PREPAID."))?;
+        if ![1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 24, 36, 48, 60].contains(&period) {
+            return Err(TcError::new(codes::VALUE_RANGE, format!("InstanceChargePrepaid.Period `{period}` is not a purchasable term.")));
+        }
+        Some(period)
+    } else {
+        None
+    };
+    Ok(LaunchSpec {
+        charge_type,
+        zone,
+        offer,
+        image_id,
+        count,
+        name: opt_str(v, "InstanceName")?.unwrap_or_else(|| "未命名".into()),
+        system_disk,
+        data_disks,
+        auto_release_at,
+        tags,
+        spot_max_price,
+        period_months,
+        vpc_id: opt_str(v, "VirtualPrivateCloud.VpcId")?.unwrap_or_else(|| "vpc-default0".into()),
+        subnet_id: opt_str(v, "VirtualPrivateCloud.SubnetId")?.unwrap_or_else(|| "subnet-default0".into()),
+        security_groups: str_list(v, "SecurityGroupIds")?,
+    })
+}
+
+/// The per-instance price of a launch from the catalog: (unit price per hour for pay-per-hour
+/// modes, total for the prepaid term). Unknown catalog prices are errors, never invented.
+struct Quote {
+    hourly: Option<f64>,
+    prepaid_total: Option<f64>,
+}
+
+fn quote(spec: &LaunchSpec) -> Result<Quote> {
+    let prices = &spec.offer.prices;
+    let missing = |mode: &str| {
+        TcError::new(
+            codes::INVALID_PARAMETER_VALUE,
+            format!("`{}` has no {mode} price in the local cloud's catalog, so it cannot be bought that way here.", spec.offer.instance_type),
+        )
+    };
+    match spec.charge_type.as_str() {
+        charge::POSTPAID_BY_HOUR => Ok(Quote { hourly: Some(prices.hourly.ok_or_else(|| missing("pay-as-you-go"))?), prepaid_total: None }),
+        charge::SPOTPAID => {
+            let spot = prices.spot_hourly.ok_or_else(|| missing("spot"))?;
+            if let Some(max) = spec.spot_max_price {
+                if max < spot {
+                    return Err(TcError::new(
+                        codes::INSUFFICIENT_PRICE,
+                        format!("The spot MaxPrice {max} is below the current spot price {spot}."),
+                    ));
+                }
+            }
+            Ok(Quote { hourly: Some(spot), prepaid_total: None })
+        }
+        _ => {
+            let months = spec.period_months.unwrap_or(1);
+            let total = match months {
+                12 if prices.yearly.is_some() => prices.yearly,
+                36 if prices.three_year.is_some() => prices.three_year,
+                m => prices.monthly.map(|p| p * m as f64),
+            };
+            Ok(Quote { hourly: None, prepaid_total: Some(total.ok_or_else(|| missing("prepaid"))?) })
+        }
+    }
+}
+
+fn round2(x: f64) -> f64 {
+    (x * 100.0).round() / 100.0
+}
+
+fn is_id(s: &str, prefix: &str) -> bool {
+    s.strip_prefix(prefix).is_some_and(|t| t.len() == 8 && t.bytes().all(|b| b.is_ascii_alphanumeric()))
+}
+
+fn parse_cvm_time(s: &str) -> Option<Timestamp> {
+    let dt = jiff::civil::DateTime::strptime("%Y-%m-%dT%H:%M:%SZ", s).ok()?;
+    dt.to_zoned(jiff::tz::TimeZone::UTC).ok().map(|z| z.timestamp())
+}
+
+pub(crate) fn run_instances(state: &mut State, call: &Call) -> Result<Value> {
+    let v = &call.params;
+    let token = opt_str(v, "ClientToken")?.filter(|t| !t.is_empty());
+    if let Some(t) = &token {
+        if t.len() > CLIENT_TOKEN_MAX || !t.is_ascii() {
+            return Err(TcError::new(codes::INVALID_CLIENT_TOKEN_TOO_LONG, "ClientToken must be at most 64 ASCII characters."));
+        }
+    }
+    // The parameters that define the request: everything but the token and DryRun.
+    let mut defining = v.clone();
+    if let Some(m) = defining.as_object_mut() {
+        m.remove("ClientToken");
+        m.remove("DryRun");
+    }
+    if let Some(t) = &token {
+        match state.run_tokens.check(t, &defining) {
+            Idem::Replay(ids) => return Ok(json!({ "InstanceIdSet": ids })),
+            Idem::Mismatch => {
+                return Err(TcError::new(
+                    codes::INVALID_CLIENT_TOKEN,
+                    format!("ClientToken `{t}` was already used with different parameters."),
+                ))
+            }
+            Idem::New => {}
+        }
+    }
+    let spec = launch_spec(call)?;
+    quote(&spec)?;
+    if call.ctx.is_sold_out(PROVIDER, &spec.offer.instance_type, &spec.zone) {
+        return Err(TcError::new(
+            codes::ZONE_SOLD_OUT_FOR_SPECIFIED_INSTANCE,
+            format!("The instance type `{}` is sold out in zone `{}`.", spec.offer.instance_type, spec.zone),
+        ));
+    }
+    if opt_bool(v, "DryRun")?.unwrap_or(false) {
+        return Err(TcError::new(codes::DRY_RUN_OPERATION, "DryRun: the request would have succeeded."));
+    }
+    let now = call.ctx.now();
+    let boot = call.ctx.boot_time();
+    let mut ids = Vec::new();
+    for n in 0..spec.count {
+        let id = call.ctx.new_id("ins-", 8);
+        let disk = |usage: &'static str, (ty, size, del): (String, i64, bool)| Disk {
+            id: call.ctx.new_id("disk-", 8),
+            region: call.region.clone(),
+            zone: spec.zone.clone(),
+            usage,
+            disk_type: ty,
+            size_gb: size,
+            instance_id: id.clone(),
+            delete_with_instance: del,
+            charge_type: spec.charge_type.clone(),
+            created: now,
+            policy_ids: Vec::new(),
+            name: String::new(),
+        };
+        let sys = disk("SYSTEM_DISK", (spec.system_disk.0.clone(), spec.system_disk.1, true));
+        let data: Vec<Disk> = spec.data_disks.iter().map(|d| disk("DATA_DISK", d.clone())).collect();
+        let name = if spec.count > 1 { format!("{}-{}", spec.name, n + 1) } else { spec.name.clone() };
+        state.instances.push(Instance {
+            id: id.clone(),
+            region: call.region.clone(),
+            zone: spec.zone.clone(),
+            instance_type: spec.offer.instance_type.clone(),
+            cpu: spec.offer.vcpu,
+            memory_gib: spec.offer.memory_gib,
+            gpu_count: spec.offer.gpu_count,
+            image_id: spec.image_id.clone(),
+            name,
+            charge_type: spec.charge_type.clone(),
+            created: now,
+            running_at: now.checked_add(boot).unwrap_or(now),
+            terminating_since: None,
+            shutdown: false,
+            auto_release_at: spec.auto_release_at,
+            expires_at: spec.period_months.and_then(|m| now.checked_add(SignedDuration::from_hours(730 * m)).ok()),
+            tags: spec.tags.clone(),
+            system_disk: sys.id.clone(),
+            data_disks: data.iter().map(|d| d.id.clone()).collect(),
+            private_ip: format!("10.0.{}.{}", (state.instances.len() / 250) % 250, state.instances.len() % 250 + 2),
+            vpc_id: spec.vpc_id.clone(),
+            subnet_id: spec.subnet_id.clone(),
+            security_groups: spec.security_groups.clone(),
+        });
+        state.disks.push(sys);
+        state.disks.extend(data);
+        ids.push(id);
+    }
+    if let Some(t) = &token {
+        state.run_tokens.remember(t, &defining, ids.clone());
+    }
+    Ok(json!({ "InstanceIdSet": ids }))
+}
+
+fn instance_json(state: &State, i: &Instance, now: Timestamp) -> Value {
+    let disk = |id: &str| state.disks.iter().find(|d| d.id == id);
+    let sys = disk(&i.system_disk);
+    json!({
+        "Placement": { "Zone": i.zone, "ProjectId": 0 },
+        "InstanceId": i.id,
+        "InstanceType": i.instance_type,
+        "CPU": i.cpu,
+        "Memory": i.memory_gib.round() as i64,
+        "RestrictState": "NORMAL",
+        "InstanceName": i.name,
+        "InstanceChargeType": i.charge_type,
+        "SystemDisk": { "DiskType": sys.map(|d| d.disk_type.clone()), "DiskId": i.system_disk, "DiskSize": sys.map(|d| d.size_gb) },
+        "DataDisks": i.data_disks.iter().filter_map(|id| disk(id)).map(|d| json!({
+            "DiskSize": d.size_gb, "DiskType": d.disk_type, "DiskId": d.id, "DeleteWithInstance": d.delete_with_instance,
+        })).collect::<Vec<_>>(),
+        "PrivateIpAddresses": [i.private_ip],
+        "PublicIpAddresses": Value::Null,
+        "InternetAccessible": { "InternetChargeType": "TRAFFIC_POSTPAID_BY_HOUR", "InternetMaxBandwidthOut": 0 },
+        "VirtualPrivateCloud": { "VpcId": i.vpc_id, "SubnetId": i.subnet_id, "AsVpcGateway": false },
+        "ImageId": i.image_id,
+        "RenewFlag": if i.charge_type == charge::PREPAID { Value::from("NOTIFY_AND_MANUAL_RENEW") } else { Value::Null },
+        "CreatedTime": cvm_time(i.created),
+        "ExpiredTime": i.expires_at.map(cvm_time),
+        "OsName": "Ubuntu Server 22.04 LTS 64bit",
+        "SecurityGroupIds": i.security_groups,
+        "LoginSettings": { "KeyIds": [] },
+        "InstanceState": i.state(now),
+        "Tags": i.tags.iter().map(|(k, v)| json!({"Key": k, "Value": v})).collect::<Vec<_>>(),
+        "StopChargingMode": "NOT_APPLICABLE",
+        "Uuid": format!("{}-sim", i.id),
+        "LatestOperation": if i.terminating_since.is_some() { "TerminateInstances" } else { "RunInstances" },
+        "LatestOperationState": if i.state(now) == "PENDING" { "OPERATING" } else { "SUCCESS" },
+        "GPUInfo": if i.gpu_count > 0 { json!({ "GPUCount": i.gpu_count as f64, "GPUId": [], "GPUType": Value::Null }) } else { Value::Null },
+        "DisableApiTermination": false,
+        "DefaultLoginUser": "ubuntu",
+        "DefaultLoginPort": 22,
+    })
+}
+
+fn check_instance_ids(ids: &[String]) -> Result<()> {
+    if ids.len() > 100 {
+        return Err(TcError::new(codes::VALUE_RANGE, "At most 100 InstanceIds per request."));
+    }
+    for id in ids {
+        if !is_id(id, "ins-") {
+            return Err(TcError::new(codes::INVALID_INSTANCE_ID_MALFORMED, format!("The instance id `{id}` is malformed.")));
+        }
+    }
+    Ok(())
+}
+
+/// The region's instances selected by `InstanceIds` or `Filters` (not both).
+fn select<'a>(state: &'a State, call: &Call, filter_names: &[&str]) -> Result<Vec<&'a Instance>> {
+    let v = &call.params;
+    let ids = str_list(v, "InstanceIds")?;
+    let fs = filters(v, filter_names)?;
+    if !ids.is_empty() && !fs.is_empty() {
+        return Err(TcError::new(codes::INVALID_PARAMETER, "InstanceIds and Filters cannot be given together."));
+    }
+    check_instance_ids(&ids)?;
+    Ok(state
+        .instances
+        .iter()
+        .filter(|i| i.region == call.region)
+        .filter(|i| ids.is_empty() || ids.contains(&i.id))
+        .filter(|i| {
+            fs.iter().all(|(name, values)| {
+                let any = |x: &str| values.iter().any(|v| v == x);
+                match name.as_str() {
+                    "zone" => any(&i.zone),
+                    "instance-id" => any(&i.id),
+                    "instance-name" => any(&i.name),
+                    "instance-type" => any(&i.instance_type),
+                    "instance-charge-type" => any(&i.charge_type),
+                    "instance-state" => any(i.state(call.ctx.now())),
+                    "image-id" => any(&i.image_id),
+                    "tag-key" => i.tags.iter().any(|(k, _)| any(k)),
+                    other => match other.strip_prefix("tag:") {
+                        Some(key) => i.tags.iter().any(|(k, val)| k == key && any(val)),
+                        None => false,
+                    },
+                }
+            })
+        })
+        .collect())
+}
+
+const INSTANCE_FILTERS: &[&str] =
+    &["zone", "instance-id", "instance-name", "instance-type", "instance-charge-type", "instance-state", "image-id", "tag-key", "tag:"];
+
+pub(crate) fn describe_instances(state: &State, call: &Call) -> Result<Value> {
+    let (offset, limit) = page(&call.params)?;
+    let found = select(state, call, INSTANCE_FILTERS)?;
+    let now = call.ctx.now();
+    Ok(json!({
+        "TotalCount": found.len(),
+        "InstanceSet": found.iter().skip(offset).take(limit).map(|i| instance_json(state, i, now)).collect::<Vec<_>>(),
+    }))
+}
+
+pub(crate) fn describe_instances_status(state: &State, call: &Call) -> Result<Value> {
+    let (offset, limit) = page(&call.params)?;
+    let found = select(state, call, &[])?;
+    let now = call.ctx.now();
+    Ok(json!({
+        "TotalCount": found.len(),
+        "InstanceStatusSet": found.iter().skip(offset).take(limit)
+            .map(|i| json!({ "InstanceId": i.id, "InstanceState": i.state(now) })).collect::<Vec<_>>(),
+    }))
+}
+
+pub(crate) fn terminate_instances(state: &mut State, call: &Call) -> Result<Value> {
+    let ids = str_list(&call.params, "InstanceIds")?;
+    if ids.is_empty() {
+        return Err(TcError::new(codes::MISSING_PARAMETER, "The request is missing a required parameter `InstanceIds`."));
+    }
+    check_instance_ids(&ids)?;
+    for id in &ids {
+        let Some(i) = state.instances.iter().find(|i| &i.id == id && i.region == call.region) else {
+            return Err(TcError::new(codes::INVALID_INSTANCE_ID_NOT_FOUND, format!("The instance `{id}` does not exist.")));
+        };
+        if i.terminating_since.is_some() || i.shutdown {
+            return Err(TcError::new(codes::INSTANCE_STATE_TERMINATING, format!("The instance `{id}` is already being terminated.")));
+        }
+    }
+    let now = call.ctx.now();
+    for id in &ids {
+        state.terminate(id, now);
+    }
+    Ok(json!({}))
+}
+
+pub(crate) fn inquiry_price_run_instances(call: &Call) -> Result<Value> {
+    let spec = launch_spec(call)?;
+    let q = quote(&spec)?;
+    let n = spec.count as f64;
+    let instance_price = match (q.hourly, q.prepaid_total) {
+        (Some(h), _) => json!({
+            "UnitPrice": round2(h * n), "UnitPriceDiscount": round2(h * n), "ChargeUnit": "HOUR", "Discount": 100.0,
+        }),
+        (None, Some(total)) => json!({
+            "OriginalPrice": round2(total * n), "DiscountPrice": round2(total * n), "Discount": 100.0,
+        }),
+        _ => json!({}),
+    };
+    Ok(json!({
+        "Price": {
+            "InstancePrice": instance_price,
+            "BandwidthPrice": { "UnitPrice": 0.0, "UnitPriceDiscount": 0.0, "ChargeUnit": "GB", "Discount": 100.0 },
+        },
+    }))
+}
+
+pub(crate) fn describe_zone_instance_config_infos(call: &Call) -> Result<Value> {
+    let fs = filters(&call.params, &["zone", "instance-family", "instance-type", "instance-charge-type", "sort-keys"])?;
+    let pass = |name: &str, value: &str| fs.iter().filter(|(n, _)| n == name).all(|(_, vs)| vs.iter().any(|v| v == value));
+    let mut set = Vec::new();
+    for o in call.ctx.offers(PROVIDER).filter(|o| o.region == call.region) {
+        let modes = [
+            (charge::POSTPAID_BY_HOUR, o.prices.hourly, "HOUR"),
+            (charge::SPOTPAID, o.prices.spot_hourly, "HOUR"),
+            (charge::PREPAID, o.prices.monthly, "MONTH"),
+        ];
+        for zone in &o.zones {
+            for (ct, price, unit) in modes {
+                let Some(price) = price else { continue };
+                if !(pass("zone", zone) && pass("instance-family", &o.family) && pass("instance-type", &o.instance_type) && pass("instance-charge-type", ct)) {
+                    continue;
+                }
+                let sold_out = call.ctx.is_sold_out(PROVIDER, &o.instance_type, zone);
+                let price = if unit == "HOUR" {
+                    json!({ "UnitPrice": price, "UnitPriceDiscount": price, "ChargeUnit": unit, "Discount": 100.0 })
+                } else {
+                    json!({ "OriginalPrice": price, "DiscountPrice": price, "Discount": 100.0 })
+                };
+                set.push(json!({
+                    "Zone": zone,
+                    "InstanceType": o.instance_type,
+                    "InstanceChargeType": ct,
+                    "NetworkCard": 0,
+                    "Externals": {},
+                    "Cpu": o.vcpu,
+                    "Memory": o.memory_gib.round() as i64,
+                    "InstanceFamily": o.family,
+                    "TypeName": format!("{} ({} × {})", o.family, o.gpu_count, o.gpu_model),
+                    "LocalDiskTypeList": [],
+                    "Status": if sold_out { "SOLD_OUT" } else { "SELL" },
+                    "Price": price,
+                    "SoldOutReason": if sold_out { "sold out (local cloud stock-out knob)" } else { "" },
+                    "InstanceBandwidth": 0.0,
+                    "InstancePps": 0,
+                    "StorageBlockAmount": 0,
+                    "CpuType": "",
+                    "Gpu": o.gpu_count,
+                    "Fpga": 0,
+                    "Remark": format!("prices: {} (as of {})", o.source, o.as_of),
+                    "GpuCount": o.gpu_count as f64,
+                    "Frequency": "",
+                    "StatusCategory": if sold_out { "WithoutStock" } else { "EnoughStock" },
+                }));
+            }
+        }
+    }
+    Ok(json!({ "InstanceTypeQuotaSet": set }))
+}
+
+pub(crate) fn create_image(state: &mut State, call: &Call) -> Result<Value> {
+    let v = &call.params;
+    let name = req_str(v, "ImageName")?;
+    let instance_id = opt_str(v, "InstanceId")?.filter(|s| !s.is_empty());
+    let data_disk_ids = str_list(v, "DataDiskIds")?;
+    let snapshot_ids = str_list(v, "SnapshotIds")?;
+    let now = call.ctx.now();
+    let (snapshots, size, source) = match (&instance_id, snapshot_ids.is_empty()) {
+        (Some(id), true) => {
+            let inst = state
+                .instances
+                .iter()
+                .find(|i| &i.id == id && i.region == call.region && i.terminating_since.is_none() && !i.shutdown)
+                .ok_or_else(|| TcError::new(codes::INVALID_INSTANCE_ID_NOT_FOUND, format!("The instance `{id}` does not exist.")))?;
+            for d in &data_disk_ids {
+                if !inst.data_disks.contains(d) {
+                    return Err(TcError::new(codes::INVALID_PARAMETER_VALUE, format!("The data disk `{d}` does not belong to instance `{id}`.")));
+                }
+            }
+            let sys = state.disks.iter().find(|d| d.id == inst.system_disk).map_or(50, |d| d.size_gb);
+            (Vec::new(), sys, Some(id.clone()))
+        }
+        (None, false) => {
+            let mut size = 0;
+            let mut has_system = false;
+            for sid in &snapshot_ids {
+                let s = state.snapshots.iter().find(|s| &s.id == sid && s.region == call.region).ok_or_else(|| {
+                    TcError::new(codes::INVALID_PARAMETER_VALUE, format!("The snapshot `{sid}` does not exist."))
+                })?;
+                if s.disk_usage == "SYSTEM_DISK" {
+                    has_system = true;
+                    size = s.disk_size_gb;
+                }
+            }
+            if !has_system {
+                return Err(TcError::new(codes::INVALID_PARAMETER_VALUE, "SnapshotIds must include a system disk snapshot."));
+            }
+            (snapshot_ids.clone(), size, None)
+        }
+        (Some(_), false) => return Err(TcError::new(codes::INVALID_PARAMETER, "Give InstanceId or SnapshotIds, not both.")),
+        (None, true) => return Err(TcError::new(codes::MISSING_PARAMETER, "CreateImage needs InstanceId or SnapshotIds.")),
+    };
+    if opt_bool(v, "DryRun")?.unwrap_or(false) {
+        return Err(TcError::new(codes::DRY_RUN_OPERATION, "DryRun: the request would have succeeded."));
+    }
+    let id = call.ctx.new_id("img-", 8);
+    for sid in &snapshots {
+        if let Some(s) = state.snapshots.iter_mut().find(|s| &s.id == sid) {
+            s.image_ids.push(id.clone());
+        }
+    }
+    state.images.push(Image {
+        id: id.clone(),
+        region: call.region.clone(),
+        name,
+        description: opt_str(v, "ImageDescription")?.unwrap_or_default(),
+        created: now,
+        ready_at: now.checked_add(call.ctx.boot_time()).unwrap_or(now),
+        size_gb: size,
+        snapshot_ids: snapshots,
+        source_instance: source,
+    });
+    Ok(json!({ "ImageId": id }))
+}
+
+pub(crate) fn describe_images(state: &State, call: &Call) -> Result<Value> {
+    let v = &call.params;
+    let (offset, limit) = page(v)?;
+    let ids = str_list(v, "ImageIds")?;
+    let fs = filters(v, &["image-id", "image-type", "image-name"])?;
+    if !ids.is_empty() && !fs.is_empty() {
+        return Err(TcError::new(codes::INVALID_PARAMETER, "ImageIds and Filters cannot be given together."));
+    }
+    let now = call.ctx.now();
+    let found: Vec<&Image> = state
+        .images
+        .iter()
+        .filter(|i| i.region == call.region && (ids.is_empty() || ids.contains(&i.id)))
+        .filter(|i| {
+            fs.iter().all(|(n, vs)| match n.as_str() {
+                "image-id" => vs.contains(&i.id),
+                "image-name" => vs.contains(&i.name),
+                // Only custom images live here; public images are not emulated.
+                "image-type" => vs.iter().any(|t| t == "PRIVATE_IMAGE"),
+                _ => false,
+            })
+        })
+        .collect();
+    Ok(json!({
+        "TotalCount": found.len(),
+        "ImageSet": found.iter().skip(offset).take(limit).map(|i| json!({
+            "ImageId": i.id,
+            "OsName": "Ubuntu Server 22.04 LTS 64bit",
+            "ImageType": "PRIVATE_IMAGE",
+            "CreatedTime": cvm_time(i.created),
+            "ImageName": i.name,
+            "ImageDescription": i.description,
+            "ImageSize": i.size_gb,
+            "Architecture": "x86_64",
+            "ImageState": if now >= i.ready_at { "NORMAL" } else { "CREATING" },
+            "Platform": "Ubuntu",
+            "ImageCreator": "gpuctl-sim",
+            "ImageSource": "CREATE_IMAGE",
+            "SyncPercent": if now >= i.ready_at { 100 } else { 0 },
+            "IsSupportCloudinit": true,
+            "SnapshotSet": i.snapshot_ids.iter().filter_map(|sid| state.snapshots.iter().find(|s| &s.id == sid)).map(|s| json!({
+                "SnapshotId": s.id, "DiskUsage": s.disk_usage, "DiskSize": s.disk_size_gb,
+            })).collect::<Vec<_>>(),
+            "Tags": [],
+            "LicenseType": "TencentCloud",
+            "ImageFamily": "",
+            "ImageDeprecated": false,
+        })).collect::<Vec<_>>(),
+    }))
+}

@@ -1,0 +1,228 @@
+//! The local cloud's Tencent CVM + CBS: routes TC3-signed requests by `X-TC-Action`, verifies the
+//! signature, region and version, runs the operation on the in-memory model and answers in
+//! Tencent's envelope (`{"Response":{…,"RequestId"}}`, errors with HTTP 200 and `Response.Error`).
+//!
+//! `model` owns the state (instances, disks, snapshots, images, policies) and its time-driven
+//! changes; `cvm` and `cbs` own the operations of each service.
+
+mod cbs;
+mod cvm;
+mod model;
+mod p;
+
+use std::sync::{Mutex, MutexGuard};
+
+use gpuctl_simkit::auth::{self, AuthError, Scheme};
+use gpuctl_simkit::params::unflatten;
+use gpuctl_simkit::{Emulator, SimCtx, SimRequest, SimResponse};
+use jiff::SignedDuration;
+use serde_json::{json, Value};
+
+use crate::api::{self, codes};
+use model::State;
+
+const PROVIDER: &str = "tencent";
+
+/// A Tencent error: a code from [`api::codes`] and a message for people.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TcError {
+    pub code: &'static str,
+    pub message: String,
+}
+
+impl TcError {
+    pub fn new(code: &'static str, message: impl Into<String>) -> Self {
+        Self { code, message: message.into() }
+    }
+}
+
+type Result<T> = std::result::Result<T, TcError>;
+
+/// One call, after auth: what the operation sees.
+pub(crate) struct Call<'a> {
+    pub ctx: &'a SimCtx,
+    pub region: String,
+    pub params: Value,
+}
+
+/// Tencent CVM + CBS.
+#[derive(Default)]
+pub struct Tencent {
+    state: Mutex<State>,
+}
+
+impl Tencent {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn state(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn run(&self, req: &SimRequest, ctx: &SimCtx) -> Result<Value> {
+        let action = req.header("x-tc-action").unwrap_or_default().to_string();
+        let verified = auth::verify(Scheme::Tc3, req, ctx, PROVIDER, SignedDuration::from_secs(api::MAX_SKEW_SECS))
+            .map_err(auth_error)?;
+        let service = verified.service.clone().unwrap_or_default();
+        let known = match service.as_str() {
+            api::CVM => api::CVM_ACTIONS.contains(&action.as_str()),
+            api::CBS => api::CBS_ACTIONS.contains(&action.as_str()),
+            _ => false,
+        };
+        if !known {
+            return Err(TcError::new(codes::INVALID_ACTION, format!("The action `{action}` is not supported by service `{service}`.")));
+        }
+        match req.header("x-tc-version") {
+            Some(api::VERSION) => {}
+            other => {
+                return Err(TcError::new(
+                    codes::NO_SUCH_VERSION,
+                    format!("The API version `{}` does not exist; use {}.", other.unwrap_or(""), api::VERSION),
+                ))
+            }
+        }
+        let region = req.header("x-tc-region").unwrap_or_default().to_string();
+        if region.is_empty() {
+            return Err(TcError::new(codes::MISSING_PARAMETER, "The request is missing the X-TC-Region header."));
+        }
+        if !ctx.regions(PROVIDER).contains(&region) {
+            return Err(TcError::new(codes::UNSUPPORTED_REGION, format!("The region `{region}` is not supported.")));
+        }
+        let params = params(req)?;
+        let call = Call { ctx, region, params };
+        let mut state = self.state();
+        match action.as_str() {
+            "RunInstances" => cvm::run_instances(&mut state, &call),
+            "DescribeInstances" => cvm::describe_instances(&state, &call),
+            "DescribeInstancesStatus" => cvm::describe_instances_status(&state, &call),
+            "TerminateInstances" => cvm::terminate_instances(&mut state, &call),
+            "InquiryPriceRunInstances" => cvm::inquiry_price_run_instances(&call),
+            "DescribeZoneInstanceConfigInfos" => cvm::describe_zone_instance_config_infos(&call),
+            "CreateImage" => cvm::create_image(&mut state, &call),
+            "DescribeImages" => cvm::describe_images(&state, &call),
+            "CreateSnapshot" => cbs::create_snapshot(&mut state, &call),
+            "DescribeSnapshots" => cbs::describe_snapshots(&state, &call),
+            "DeleteSnapshots" => cbs::delete_snapshots(&mut state, &call),
+            "DescribeDisks" => cbs::describe_disks(&state, &call),
+            "CreateAutoSnapshotPolicy" => cbs::create_auto_snapshot_policy(&mut state, &call),
+            "BindAutoSnapshotPolicy" => cbs::bind_auto_snapshot_policy(&mut state, &call),
+            _ => Err(TcError::new(codes::INVALID_ACTION, format!("The action `{action}` is not supported."))),
+        }
+    }
+}
+
+/// The request's parameters as JSON: the body of a JSON POST, or the flattened query/form
+/// (`Filters.0.Values.0=…`) of a GET or form POST.
+fn params(req: &SimRequest) -> Result<Value> {
+    let ct = req.header("content-type").unwrap_or("").to_ascii_lowercase();
+    if req.method == "POST" && ct.starts_with("application/json") {
+        let v = req
+            .json_body()
+            .map_err(|e| TcError::new(codes::INVALID_PARAMETER, format!("The request body is not valid JSON: {e}.")))?;
+        if !v.is_object() {
+            return Err(TcError::new(codes::INVALID_PARAMETER, "The request body must be a JSON object."));
+        }
+        return Ok(v);
+    }
+    let pairs: Vec<(String, String)> = req
+        .form_params()
+        .into_iter()
+        // Common parameters of the GET signature style are not operation parameters.
+        .filter(|(k, _)| !matches!(k.as_str(), "Action" | "Version" | "Region" | "Timestamp" | "Nonce" | "SecretId" | "Signature" | "SignatureMethod" | "Token" | "Language"))
+        .collect();
+    Ok(unflatten(&pairs))
+}
+
+fn auth_error(e: AuthError) -> TcError {
+    match e {
+        AuthError::Missing => TcError::new(codes::AUTH_INVALID_AUTHORIZATION, "The Authorization header is missing."),
+        AuthError::Malformed(d) => TcError::new(codes::AUTH_INVALID_AUTHORIZATION, format!("The Authorization header is invalid: {d}.")),
+        AuthError::Unsupported(_) => TcError::new(codes::AUTH_INVALID_AUTHORIZATION, "Only TC3-HMAC-SHA256 signatures are accepted."),
+        AuthError::UnknownKey(ak) => TcError::new(codes::AUTH_SECRET_ID_NOT_FOUND, format!("The SecretId `{ak}` is not found.")),
+        AuthError::Expired { skew_seconds } => TcError::new(
+            codes::AUTH_SIGNATURE_EXPIRE,
+            format!("Signature expired: the request timestamp is {skew_seconds}s away from the server time (limit {}s).", api::MAX_SKEW_SECS),
+        ),
+        AuthError::Scope(d) => TcError::new(codes::AUTH_SIGNATURE_FAILURE, format!("The credential scope is invalid: {d}.")),
+        AuthError::Mismatch => TcError::new(
+            codes::AUTH_SIGNATURE_FAILURE,
+            "The provided credentials could not be validated. Please check your signature is correct.",
+        ),
+    }
+}
+
+fn envelope(ctx: &SimCtx, result: Result<Value>) -> SimResponse {
+    let request_id = ctx.request_id();
+    let mut body = match result {
+        Ok(Value::Object(m)) => m,
+        Ok(_) => serde_json::Map::new(),
+        Err(e) => {
+            let mut m = serde_json::Map::new();
+            m.insert("Error".into(), json!({ "Code": e.code, "Message": e.message }));
+            m
+        }
+    };
+    body.insert("RequestId".into(), Value::String(request_id));
+    SimResponse::json(200, &json!({ "Response": body }))
+}
+
+/// The TC3 credential scope's service, read without verifying (routing only).
+fn scope_service(req: &SimRequest) -> Option<String> {
+    let auth = req.header("authorization")?;
+    let cred = auth.split("Credential=").nth(1)?.split([',', ' ']).next()?;
+    cred.split('/').nth(2).map(str::to_string)
+}
+
+impl Emulator for Tencent {
+    fn name(&self) -> &'static str {
+        PROVIDER
+    }
+
+    fn claims(&self, req: &SimRequest) -> bool {
+        if req.header("x-tc-action").is_none() {
+            return false;
+        }
+        // Prefer the scope's service; an unsigned request is still Tencent's (it gets an auth error).
+        match scope_service(req) {
+            Some(s) => s == api::CVM || s == api::CBS,
+            None => req.header("authorization").is_none_or(|a| !a.contains("Credential=")),
+        }
+    }
+
+    fn action(&self, req: &SimRequest) -> String {
+        req.header("x-tc-action").unwrap_or_default().to_string()
+    }
+
+    fn handle(&self, req: &SimRequest, ctx: &SimCtx) -> SimResponse {
+        envelope(ctx, self.run(req, ctx))
+    }
+
+    fn throttled(&self, _req: &SimRequest, ctx: &SimCtx) -> SimResponse {
+        envelope(
+            ctx,
+            Err(TcError::new(codes::REQUEST_LIMIT_EXCEEDED, "Your current request times equals to `limit`, please retry later.")),
+        )
+    }
+
+    fn server_error(&self, _req: &SimRequest, ctx: &SimCtx, status: u16) -> SimResponse {
+        let mut r = envelope(ctx, Err(TcError::new(codes::INTERNAL_ERROR, "An internal error occurred; retry later.")));
+        r.status = status;
+        r
+    }
+
+    fn state(&self) -> Value {
+        self.state().to_json()
+    }
+
+    fn reset(&self) {
+        *self.state() = State::default();
+    }
+
+    fn tick(&self, ctx: &SimCtx) {
+        self.state().tick(ctx);
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,294 @@
+//! The Tencent emulator's state: instances, disks (system and data, each belonging to an
+//! instance), snapshots, custom images and automatic snapshot policies, plus what changes with
+//! the sim clock — boot (PENDING → RUNNING), termination, ActionTimer auto-release, snapshot and
+//! image creation, policy-driven snapshots and their retention.
+
+use gpuctl_simkit::{IdempotencyStore, SimCtx};
+use jiff::{tz::TimeZone, SignedDuration, Timestamp};
+use serde_json::{json, Value};
+
+use crate::api::{charge, states};
+
+#[derive(Default)]
+pub(crate) struct State {
+    /// In creation order (DescribeInstances pages in this order).
+    pub instances: Vec<Instance>,
+    pub disks: Vec<Disk>,
+    pub snapshots: Vec<Snapshot>,
+    pub images: Vec<Image>,
+    pub policies: Vec<Policy>,
+    /// RunInstances ClientToken → the instance ids it created.
+    pub run_tokens: IdempotencyStore<Vec<String>>,
+}
+
+#[derive(Clone, Debug)]
+pub(crate) struct Instance {
+    pub id: String,
+    pub region: String,
+    pub zone: String,
+    pub instance_type: String,
+    pub cpu: u32,
+    pub memory_gib: f64,
+    pub gpu_count: u32,
+    pub image_id: String,
+    pub name: String,
+    pub charge_type: String,
+    pub created: Timestamp,
+    pub running_at: Timestamp,
+    /// Set once termination started (API call, auto-release); the instance leaves after a while.
+    pub terminating_since: Option<Timestamp>,
+    /// PREPAID instances go to SHUTDOWN (the recycle bin) instead of disappearing.
+    pub shutdown: bool,
+    pub auto_release_at: Option<Timestamp>,
+    pub expires_at: Option<Timestamp>,
+    pub tags: Vec<(String, String)>,
+    pub system_disk: String,
+    pub data_disks: Vec<String>,
+    pub private_ip: String,
+    pub vpc_id: String,
+    pub subnet_id: String,
+    pub security_groups: Vec<String>,
+}
+
+impl Instance {
+    pub fn state(&self, now: Timestamp) -> &'static str {
+        if self.shutdown {
+            states::SHUTDOWN
+        } else if self.terminating_since.is_some() {
+            states::TERMINATING
+        } else if now >= self.running_at {
+            states::RUNNING
+        } else {
+            states::PENDING
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub(crate) struct Disk {
+    pub id: String,
+    pub region: String,
+    pub zone: String,
+    /// "SYSTEM_DISK" or "DATA_DISK".
+    pub usage: &'static str,
+    pub disk_type: String,
+    pub size_gb: i64,
+    pub instance_id: String,
+    pub delete_with_instance: bool,
+    pub charge_type: String,
+    pub created: Timestamp,
+    pub policy_ids: Vec<String>,
+    pub name: String,
+}
+
+impl Disk {
+    /// Local disks cannot be snapshotted (Tencent docs; only CBS cloud disks can).
+    pub fn is_local(&self) -> bool {
+        self.disk_type.starts_with("LOCAL_")
+    }
+}
+
+#[derive(Clone, Debug)]
+pub(crate) struct Snapshot {
+    pub id: String,
+    pub region: String,
+    pub zone: String,
+    pub name: String,
+    pub disk_id: String,
+    pub disk_usage: &'static str,
+    pub disk_size_gb: i64,
+    pub created: Timestamp,
+    pub ready_at: Timestamp,
+    pub policy_id: Option<String>,
+    pub deadline: Option<Timestamp>,
+    pub image_ids: Vec<String>,
+}
+
+#[derive(Clone, Debug)]
+pub(crate) struct Image {
+    pub id: String,
+    pub region: String,
+    pub name: String,
+    pub description: String,
+    pub created: Timestamp,
+    pub ready_at: Timestamp,
+    pub size_gb: i64,
+    pub snapshot_ids: Vec<String>,
+    pub source_instance: Option<String>,
+}
+
+#[derive(Clone, Debug)]
+pub(crate) struct Policy {
+    pub id: String,
+    pub region: String,
+    pub name: String,
+    pub hours: Vec<u32>,
+    /// 0 = Sunday … 6 = Saturday (Tencent's `DayOfWeek`).
+    pub days_of_week: Vec<u32>,
+    pub activated: bool,
+    pub permanent: bool,
+    pub retention_days: i64,
+    pub created: Timestamp,
+    pub next_trigger: Option<Timestamp>,
+}
+
+/// At most this many policy firings are caught up per tick, so a clock jumped by years stays cheap.
+const MAX_FIRINGS_PER_TICK: usize = 10_000;
+
+impl Policy {
+    /// The first trigger time strictly after `after` (policy hours/days in UTC+8, as Tencent's
+    /// console shows them), or None if the policy can never fire.
+    pub fn next_after(&self, after: Timestamp) -> Option<Timestamp> {
+        if !self.activated || self.hours.is_empty() || self.days_of_week.is_empty() {
+            return None;
+        }
+        let tz = TimeZone::fixed(jiff::tz::offset(8));
+        let start = after.to_zoned(tz.clone());
+        // Walk hour by hour for up to 8 days: fine-grained enough, and the answer is within a week.
+        let mut t = start.datetime().date().at(start.hour(), 0, 0, 0);
+        for _ in 0..(24 * 8 + 1) {
+            t = t.checked_add(SignedDuration::from_hours(1)).ok()?;
+            let dow = t.date().weekday().to_sunday_zero_offset() as u32;
+            if self.hours.contains(&(t.hour() as u32)) && self.days_of_week.contains(&dow) {
+                let ts = t.to_zoned(tz.clone()).ok()?.timestamp();
+                if ts > after {
+                    return Some(ts);
+                }
+            }
+        }
+        None
+    }
+}
+
+impl State {
+    /// Bring everything to `ctx.now()`.
+    pub fn tick(&mut self, ctx: &SimCtx) {
+        let now = ctx.now();
+        let linger = ctx.boot_time();
+        // Auto-release (ActionTimer TerminateInstances) fires on the sim clock.
+        let due: Vec<String> = self
+            .instances
+            .iter()
+            .filter(|i| i.terminating_since.is_none() && !i.shutdown && i.auto_release_at.is_some_and(|t| t <= now))
+            .map(|i| i.id.clone())
+            .collect();
+        for id in due {
+            let at = self.instances.iter().find(|i| i.id == id).and_then(|i| i.auto_release_at).unwrap_or(now);
+            self.terminate(&id, at);
+        }
+        // Terminating instances leave after a boot time's worth of sim time, taking the disks that
+        // are deleted with them.
+        let gone: Vec<String> = self
+            .instances
+            .iter()
+            .filter(|i| i.terminating_since.is_some_and(|t| t.checked_add(linger).unwrap_or(t) <= now))
+            .map(|i| i.id.clone())
+            .collect();
+        for id in &gone {
+            self.instances.retain(|i| &i.id != id);
+            self.disks.retain(|d| !(d.instance_id == *id && d.delete_with_instance));
+            for d in self.disks.iter_mut().filter(|d| d.instance_id == *id) {
+                d.instance_id.clear();
+            }
+        }
+        self.fire_policies(ctx, now);
+        // Snapshots past their Deadline are deleted.
+        self.snapshots.retain(|s| s.deadline.is_none_or(|d| d > now));
+    }
+
+    fn fire_policies(&mut self, ctx: &SimCtx, now: Timestamp) {
+        let mut fired = 0;
+        for pi in 0..self.policies.len() {
+            while let Some(at) = self.policies[pi].next_trigger.filter(|t| *t <= now) {
+                if fired >= MAX_FIRINGS_PER_TICK {
+                    return;
+                }
+                fired += 1;
+                let policy = self.policies[pi].clone();
+                let disks: Vec<Disk> = self
+                    .disks
+                    .iter()
+                    .filter(|d| d.policy_ids.contains(&policy.id) && !d.is_local())
+                    .cloned()
+                    .collect();
+                for d in disks {
+                    let snap = Snapshot {
+                        id: ctx.new_id("snap-", 8),
+                        region: d.region.clone(),
+                        zone: d.zone.clone(),
+                        name: format!("{}_{}", policy.name, at.strftime("%Y%m%d%H%M")),
+                        disk_id: d.id.clone(),
+                        disk_usage: d.usage,
+                        disk_size_gb: d.size_gb,
+                        created: at,
+                        ready_at: at.checked_add(ctx.boot_time()).unwrap_or(at),
+                        policy_id: Some(policy.id.clone()),
+                        deadline: None,
+                        image_ids: Vec::new(),
+                    };
+                    self.snapshots.push(snap);
+                }
+                // Retention: automatic snapshots of this policy older than RetentionDays go.
+                if !policy.permanent {
+                    let keep_after = at.checked_sub(SignedDuration::from_hours(24 * policy.retention_days)).unwrap_or(at);
+                    self.snapshots.retain(|s| {
+                        s.policy_id.as_deref() != Some(policy.id.as_str()) || s.created > keep_after || !s.image_ids.is_empty()
+                    });
+                }
+                self.policies[pi].next_trigger = policy.next_after(at);
+            }
+        }
+    }
+
+    /// Start terminating one instance at `at`.
+    pub fn terminate(&mut self, id: &str, at: Timestamp) {
+        if let Some(i) = self.instances.iter_mut().find(|i| i.id == id) {
+            if i.charge_type == charge::PREPAID {
+                i.shutdown = true;
+            } else {
+                i.terminating_since = Some(at);
+            }
+        }
+    }
+
+    pub fn to_json(&self) -> Value {
+        let ts = |t: &Timestamp| t.to_string();
+        json!({
+            "instances": self.instances.iter().map(|i| json!({
+                "InstanceId": i.id, "Region": i.region, "Zone": i.zone, "InstanceType": i.instance_type,
+                "InstanceChargeType": i.charge_type, "ImageId": i.image_id, "InstanceName": i.name,
+                "CreatedTime": ts(&i.created), "RunningAt": ts(&i.running_at),
+                "Terminating": i.terminating_since.is_some(), "Shutdown": i.shutdown,
+                "AutoReleaseTime": i.auto_release_at.as_ref().map(ts),
+                "Tags": i.tags.iter().map(|(k, v)| json!({"Key": k, "Value": v})).collect::<Vec<_>>(),
+                "SystemDiskId": i.system_disk, "DataDiskIds": i.data_disks,
+            })).collect::<Vec<_>>(),
+            "disks": self.disks.iter().map(|d| json!({
+                "DiskId": d.id, "Zone": d.zone, "DiskUsage": d.usage, "DiskType": d.disk_type,
+                "DiskSize": d.size_gb, "InstanceId": d.instance_id, "AutoSnapshotPolicyIds": d.policy_ids,
+            })).collect::<Vec<_>>(),
+            "snapshots": self.snapshots.iter().map(|s| json!({
+                "SnapshotId": s.id, "DiskId": s.disk_id, "SnapshotName": s.name, "CreateTime": ts(&s.created),
+                "AutoSnapshotPolicyId": s.policy_id, "Images": s.image_ids,
+            })).collect::<Vec<_>>(),
+            "images": self.images.iter().map(|i| json!({
+                "ImageId": i.id, "ImageName": i.name, "SnapshotIds": i.snapshot_ids, "SourceInstanceId": i.source_instance,
+            })).collect::<Vec<_>>(),
+            "auto_snapshot_policies": self.policies.iter().map(|p| json!({
+                "AutoSnapshotPolicyId": p.id, "AutoSnapshotPolicyName": p.name, "CreateTime": ts(&p.created),
+                "NextTriggerTime": p.next_trigger.as_ref().map(ts),
+            })).collect::<Vec<_>>(),
+            "client_tokens": self.run_tokens.len(),
+        })
+    }
+}
+
+/// CVM's time format: `2020-03-10T02:43:51Z`.
+pub(crate) fn cvm_time(t: Timestamp) -> String {
+    t.strftime("%Y-%m-%dT%H:%M:%SZ").to_string()
+}
+
+/// CBS's time format: `2020-03-10 10:43:51` (UTC+8, as the API returns it).
+pub(crate) fn cbs_time(t: Timestamp) -> String {
+    t.to_zoned(TimeZone::fixed(jiff::tz::offset(8))).strftime("%Y-%m-%d %H:%M:%S").to_string()
+}

@@ -1,0 +1,1 @@
+//! Unit tests of the Tencent emulator (filled in by the next commit).
