@@ -1,0 +1,164 @@
+//! The provisioner's engine against the local cloud (a real HTTP server on 127.0.0.1 hosting the
+//! emulators), through the real provider clients: signing, the wire, error classification, waits.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use gpuctl_core::Catalog;
+use gpuctl_provision::apply::{Engine, Options};
+use gpuctl_provision::cloud::Cloud;
+use gpuctl_provision::http::{Endpoint, Http};
+use gpuctl_provision::plan::plan;
+use gpuctl_provision::retry::RetryPolicy;
+use gpuctl_provision::spec::{self, Limits};
+use gpuctl_provision::state::{ResourceState, Store};
+use gpuctl_sim::BackgroundSim;
+use gpuctl_simkit::{FaultKind, FaultRule, Knobs, RateLimit, SimConfig, StockOut};
+
+fn sim(knobs: Knobs) -> BackgroundSim {
+    BackgroundSim::start(SimConfig { seed: 7, credentials: vec![], knobs }).expect("sim starts")
+}
+
+fn quick_knobs() -> Knobs {
+    Knobs { boot_seconds: 1, ..Knobs::default() }
+}
+
+fn clouds(sim: &BackgroundSim) -> Vec<Arc<dyn Cloud>> {
+    let http = Http::new(Duration::from_secs(5)).unwrap();
+    let ep = Some(Endpoint::parse(&sim.url()).unwrap());
+    let key = |p: &str| {
+        let (_, ak, sk) = gpuctl_simkit::creds::TEST_KEY_PAIRS.iter().find(|(n, _, _)| *n == p).unwrap();
+        gpuctl_sign::Credentials::new(*ak, *sk)
+    };
+    vec![Arc::new(gpuctl_alibaba::client::Client::new(key("alibaba"), ep, http))]
+}
+
+fn engine(sim: &BackgroundSim, store: Store) -> Engine {
+    let opts = Options {
+        retry: RetryPolicy { max_attempts: 8, base: Duration::from_millis(50), cap: Duration::from_millis(800) },
+        calls_per_second: 50.0,
+        poll_interval: Duration::from_millis(200),
+        wait_timeout: Duration::from_secs(30),
+    };
+    Engine::new(clouds(sim), store, opts, Arc::new(|_| {}))
+}
+
+const ALIBABA: &str = r#"
+deployment = "e2e"
+hours = 2
+[[pool]]
+name = "tune"
+count = 2
+billing = "hourly"
+image = "ubuntu_22_04_x64_20G_alibase_20240926.vhd"
+data_disks = [{ size_gb = 100 }]
+[[pool.candidates]]
+provider = "alibaba"
+region = "cn-hangzhou"
+zone = "cn-hangzhou-i"
+instance_type = "ecs.gn7i-c8g1.2xlarge"
+[[pool.candidates]]
+provider = "alibaba"
+region = "cn-hangzhou"
+zone = "cn-hangzhou-h"
+instance_type = "ecs.gn7i-c8g1.2xlarge"
+"#;
+
+fn instances(sim: &BackgroundSim, provider: &str) -> Vec<serde_json::Value> {
+    sim.sim().state()["providers"][provider]["instances"].as_array().cloned().unwrap_or_default()
+}
+
+async fn provision(sim: &BackgroundSim, dir: &tempfile::TempDir, src: &str) -> (Engine, gpuctl_provision::apply::Report) {
+    let spec = spec::parse("e2e.toml", src, None, &Limits::default()).unwrap();
+    let store = Store::open(&dir.path().join("state.db")).unwrap();
+    let recorded = store.resources(Some("e2e")).unwrap();
+    let p = plan(&spec, Catalog::shipped(), &recorded, jiff::civil::date(2026, 11, 30));
+    let e = engine(sim, store);
+    let report = e.apply(&spec, &p, jiff::Timestamp::now()).await;
+    (e, report)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn alibaba_lifecycle_create_snapshot_release() {
+    let sim = sim(quick_knobs());
+    let dir = tempfile::tempdir().unwrap();
+    let (e, report) = provision(&sim, &dir, ALIBABA).await;
+    assert!(report.errors.is_empty(), "{:?}", report.errors);
+    assert_eq!(report.units.len(), 2);
+    for u in &report.units {
+        assert_eq!((u.state, u.zone.as_str()), (ResourceState::Running, "cn-hangzhou-i"), "{u:?}");
+        assert!(u.auto_release_at.is_some(), "pay-as-you-go gets an auto-release time");
+    }
+    let cloud = instances(&sim, "alibaba");
+    assert_eq!(cloud.len(), 2);
+    for i in &cloud {
+        assert_eq!(i["Status"], "Running");
+        let tags = i["Tags"]["Tag"].as_array().unwrap();
+        assert!(tags.iter().any(|t| t["TagKey"] == "gpuctl-deployment" && t["TagValue"] == "e2e"));
+        assert!(tags.iter().any(|t| t["TagKey"] == "gpuctl-token"));
+        assert!(!i["AutoReleaseTime"].as_str().unwrap().is_empty());
+    }
+
+    // A re-run adopts: nothing new is created.
+    let (_, again) = provision(&sim, &dir, ALIBABA).await;
+    assert!(again.units.iter().all(|u| u.adopted), "{:?}", again.units);
+    assert_eq!(instances(&sim, "alibaba").len(), 2);
+
+    // Snapshot the system and data disk of the first instance.
+    let first = e.store(|s| s.resources(Some("e2e"))).unwrap().remove(0);
+    let snaps = e.snapshot(first.provider, &first.region, first.instance_id.as_deref().unwrap(), Some(&first), 0).await.unwrap();
+    assert_eq!(snaps.iter().map(|s| s.disk_kind.as_str()).collect::<Vec<_>>(), ["system", "data"]);
+    assert!(snaps.iter().all(|s| s.state == "available"));
+    assert_eq!(e.store(|s| s.snapshots(first.instance_id.as_deref())).unwrap().len(), 2);
+
+    // Release everything: gone from the cloud, kept (as released) in state.
+    let live = e.store(|s| s.resources(Some("e2e"))).unwrap();
+    let (released, errors) = e.release(&live).await;
+    assert!(errors.is_empty(), "{errors:?}");
+    assert_eq!(released.len(), 2);
+    assert!(instances(&sim, "alibaba").is_empty());
+    let after = e.store(|s| s.resources(Some("e2e"))).unwrap();
+    assert!(after.iter().all(|r| r.state == ResourceState::Released), "{after:?}");
+    assert!(e.store(|s| s.open_operations(None)).unwrap().is_empty(), "every intent is closed");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stock_out_falls_back_to_the_next_candidate() {
+    let knobs = Knobs {
+        stock_outs: vec![StockOut { provider: Some("alibaba".into()), instance_type: None, zone: Some("cn-hangzhou-i".into()) }],
+        ..quick_knobs()
+    };
+    let sim = sim(knobs);
+    let dir = tempfile::tempdir().unwrap();
+    let (e, report) = provision(&sim, &dir, ALIBABA).await;
+    assert!(report.errors.is_empty(), "{:?}", report.errors);
+    for u in &report.units {
+        assert_eq!(u.zone, "cn-hangzhou-h");
+        assert_eq!(u.fell_back_from, ["alibaba cn-hangzhou-i ecs.gn7i-c8g1.2xlarge"]);
+    }
+    // The sold-out attempts are recorded as failed, with the cloud's code; nothing billable was left.
+    let recorded = e.store(|s| s.resources(Some("e2e"))).unwrap();
+    let failed: Vec<_> = recorded.iter().filter(|r| r.state == ResourceState::Failed).collect();
+    assert_eq!(failed.len(), 2);
+    assert!(failed[0].last_error.as_deref().unwrap().contains("OperationDenied.NoStock"), "{:?}", failed[0].last_error);
+    assert_eq!(instances(&sim, "alibaba").len(), 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn throttled_and_dropped_calls_are_retried_without_duplicates() {
+    let knobs = Knobs {
+        rate_limits: vec![RateLimit { provider: Some("alibaba".into()), action: Some("RunInstances".into()), per_second: 2.0, burst: Some(1.0) }],
+        // The first create succeeds on the cloud but its answer never arrives: the retry must adopt it.
+        faults: vec![FaultRule::next(Some("alibaba"), Some("RunInstances"), FaultKind::SuccessThenDrop, 1)],
+        ..quick_knobs()
+    };
+    let sim = sim(knobs);
+    let dir = tempfile::tempdir().unwrap();
+    let src = ALIBABA.replace("count = 2", "count = 4");
+    let (_, report) = provision(&sim, &dir, &src).await;
+    assert!(report.errors.is_empty(), "{:?}", report.errors);
+    assert!(report.retries > 0, "throttling must have caused retries");
+    eprintln!("retries {} waited {} ms", report.retries, report.retry_wait_ms);
+    assert_eq!(report.units.iter().filter(|u| u.state == ResourceState::Running).count(), 4);
+    assert_eq!(instances(&sim, "alibaba").len(), 4, "the dropped answer must not cost a second instance");
+}
