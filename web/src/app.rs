@@ -1,8 +1,1015 @@
+//! The page: Leptos components that render what `calc` computes and write what the user types back
+//! into [`Inputs`]. No domain logic lives here (todomvc style): the state is one `RwSignal<Inputs>`,
+//! answers are memos over it, and the only side effects are the URL, `<html lang>`, the download of
+//! an exported spec and the timing figure the budget bench reads.
+
+use gpuctl_core::{BillingMode, Catalog, Date, Method, Offer, Precision, Provider};
 use leptos::prelude::*;
-use wasm_bindgen::prelude::wasm_bindgen;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+
+use crate::calc::{self, Evaluation, FieldError};
+use crate::chart::{self, Scale};
+use crate::format;
+use crate::i18n::{self, Lang, Text};
+use crate::query::{Inputs, Tab, TEXT_FIELDS};
+use crate::spec;
+
+/// Rows rendered in the offers table; the rest are counted, and all of them are in the chart.
+const MAX_ROWS: usize = 40;
+
+/// Everything the components share. All fields are `Copy` handles.
+#[derive(Clone, Copy)]
+struct Ctx {
+    inputs: RwSignal<Inputs>,
+    lang: Memo<Lang>,
+    eval: Memo<Evaluation>,
+    tco: Memo<Result<gpuctl_core::TcoReport, Vec<FieldError>>>,
+    errors: Memo<Vec<FieldError>>,
+    today: Date,
+}
+
+impl Ctx {
+    fn t(&self, text: Text) -> &'static str {
+        text.get(self.lang.get())
+    }
+}
 
 #[wasm_bindgen(start)]
 pub fn start() {
     console_error_panic_hook::set_once();
-    leptos::mount::mount_to_body(|| view! { <p>"gpuctl"</p> });
+    leptos::mount::mount_to_body(App);
+}
+
+fn window() -> web_sys::Window {
+    web_sys::window().expect("the page runs in a browser window")
+}
+
+fn now_ms() -> f64 {
+    window().performance().map(|p| p.now()).unwrap_or(0.0)
+}
+
+/// Today in the browser's time zone: the engine reads no clock, the page passes the date in.
+fn today() -> Date {
+    let d = js_sys::Date::new_0();
+    Date::new(d.get_full_year() as i16, (d.get_month() + 1) as i8, d.get_date() as i8)
+        .unwrap_or_else(|_| Date::constant(2026, 1, 1))
+}
+
+fn browser_lang() -> Lang {
+    let langs: Vec<String> = window().navigator().languages().iter().filter_map(|v| v.as_string()).collect();
+    Lang::from_browser(langs.iter().map(String::as_str))
+}
+
+/// The inputs with the fields that do not change the ranking reset, so switching tab, language,
+/// the chosen offer or a TCO field does not re-rank.
+fn ranking_inputs(i: &Inputs) -> Inputs {
+    let d = Inputs::default();
+    Inputs {
+        lang: None,
+        tab: d.tab,
+        pick: String::new(),
+        tco_gpu: d.tco_gpu,
+        tco_gpus: d.tco_gpus,
+        tco_card: d.tco_card,
+        tco_server: d.tco_server,
+        tco_network: d.tco_network,
+        tco_years: d.tco_years,
+        tco_kw: d.tco_kw,
+        tco_pue: d.tco_pue,
+        tco_kwh: d.tco_kwh,
+        tco_ops: d.tco_ops,
+        tco_util: d.tco_util,
+        ..i.clone()
+    }
+}
+
+#[component]
+fn App() -> impl IntoView {
+    let search = window().location().search().unwrap_or_default();
+    let inputs = RwSignal::new(Inputs::from_query(&search));
+    let browser = browser_lang();
+    let lang = Memo::new(move |_| inputs.with(|i| i.lang).unwrap_or(browser));
+    let today = today();
+    let rank_key = Memo::new(move |_| inputs.with(ranking_inputs));
+    let eval = Memo::new(move |_| {
+        let t0 = now_ms();
+        let ev = rank_key.with(|i| calc::evaluate(Catalog::shipped(), i, today));
+        // The budget bench (web/e2e/bench.mjs) reads how long the engine and grouping took.
+        let _ = js_sys::Reflect::set(&window(), &"__gpuctlRankMs".into(), &(now_ms() - t0).into());
+        ev
+    });
+    let tco = Memo::new(move |_| inputs.with(|i| calc::evaluate_tco(Catalog::shipped(), i)));
+    let errors = Memo::new(move |_| {
+        let mut all = eval.with(|e| e.errors.clone());
+        tco.with(|t| {
+            if let Err(e) = t {
+                all.extend(e.iter().cloned())
+            }
+        });
+        all
+    });
+    let ctx = Ctx { inputs, lang, eval, tco, errors, today };
+
+    // The URL is the state: replace (not push) so typing does not flood the history.
+    Effect::new(move |_| {
+        let q = inputs.with(Inputs::to_query);
+        let path = window().location().pathname().unwrap_or_else(|_| "/".into());
+        let url = if q.is_empty() { path } else { format!("{path}?{q}") };
+        if let Ok(h) = window().history() {
+            let _ = h.replace_state_with_url(&JsValue::NULL, "", Some(&url));
+        }
+    });
+    Effect::new(move |_| {
+        let l = lang.get();
+        if let Some(doc) = window().document() {
+            if let Some(root) = doc.document_element() {
+                let _ = root.set_attribute("lang", if l == Lang::Zh { "zh-CN" } else { "en" });
+            }
+            doc.set_title(&format!("gpuctl — {}", i18n::TITLE.get(l)));
+        }
+    });
+
+    view! {
+        <header class="top">
+            <div>
+                <h1>"gpuctl · " {move || ctx.t(i18n::TITLE)}</h1>
+                <p class="sub">{move || ctx.t(i18n::SUBTITLE)}</p>
+            </div>
+            <label class="lang">
+                <span>{move || ctx.t(i18n::LANGUAGE)}</span>
+                <select
+                    data-testid="lang"
+                    on:change=move |ev| {
+                        let v = event_target_value(&ev);
+                        inputs.update(|i| i.lang = Lang::from_code(&v));
+                    }
+                >
+                    <option value="en" selected=move || lang.get() == Lang::En>"English"</option>
+                    <option value="zh" selected=move || lang.get() == Lang::Zh>"中文"</option>
+                </select>
+            </label>
+        </header>
+        <main class="layout">
+            <JobInputs ctx />
+            <section class="results">
+                <nav class="tabs">
+                    {Tab::ALL
+                        .into_iter()
+                        .map(|tab| {
+                            let label = match tab {
+                                Tab::Offers => i18n::TAB_OFFERS,
+                                Tab::Plan => i18n::TAB_PLAN,
+                                Tab::Tco => i18n::TAB_TCO,
+                            };
+                            view! {
+                                <button
+                                    data-testid=format!("tab-{}", tab.code())
+                                    class:active=move || inputs.with(|i| i.tab == tab)
+                                    on:click=move |_| inputs.update(|i| i.tab = tab)
+                                >
+                                    {move || ctx.t(label)}
+                                </button>
+                            }
+                        })
+                        .collect_view()}
+                </nav>
+                {move || match inputs.with(|i| i.tab) {
+                    Tab::Offers => view! { <OffersView ctx /> }.into_any(),
+                    Tab::Plan => view! { <PlanView ctx /> }.into_any(),
+                    Tab::Tco => view! { <TcoView ctx /> }.into_any(),
+                }}
+            </section>
+        </main>
+        <footer class="foot">
+            <p>{move || eval.with(|e| e.price_age.clone())}</p>
+            <details>
+                <summary>{move || ctx.t(i18n::ASSUMPTIONS)}</summary>
+                <p class="muted">{move || if lang.get() == Lang::Zh { i18n::ENGINE_NOTE.zh } else { "" }}</p>
+                <ul>{move || eval.with(|e| e.assumptions.iter().map(|a| view! { <li>{a.clone()}</li> }).collect_view())}</ul>
+            </details>
+        </footer>
+    }
+}
+
+/// A text input bound to one field of [`Inputs`] (by its URL key), with its error underneath.
+#[component]
+fn Field(
+    ctx: Ctx,
+    /// URL key in `query::TEXT_FIELDS`.
+    key: &'static str,
+    testid: &'static str,
+    label: Text,
+    #[prop(optional)] hint: Option<Text>,
+    /// Extra change applied on every edit (typing a parameter count leaves the preset).
+    #[prop(optional)]
+    also: Option<fn(&mut Inputs)>,
+) -> impl IntoView {
+    let &(_, get, set) = TEXT_FIELDS.iter().find(|f| f.0 == key).expect("a field of Inputs");
+    let error = move || ctx.errors.with(|es| es.iter().find(|e| e.field == testid).map(|e| e.message.clone()));
+    view! {
+        <label class="field" class:invalid=move || error().is_some()>
+            <span>{move || ctx.t(label)}</span>
+            <input
+                type="text"
+                autocomplete="off"
+                spellcheck="false"
+                data-testid=testid
+                prop:value=move || ctx.inputs.with(|i| get(i).clone())
+                placeholder=move || hint.map(|h| ctx.t(h)).unwrap_or("")
+                on:input=move |ev| {
+                    let v = event_target_value(&ev);
+                    ctx.inputs.update(|i| {
+                        *set(i) = v;
+                        if let Some(f) = also {
+                            f(i);
+                        }
+                    });
+                }
+            />
+            {move || error().map(|m| view! { <small class="error" data-testid=format!("error-{testid}")>{m}</small> })}
+        </label>
+    }
+}
+
+/// A `<select>` bound to one field of [`Inputs`]; options are (value, label in the page's language).
+#[component]
+fn Choice(
+    ctx: Ctx,
+    key: &'static str,
+    testid: &'static str,
+    label: Text,
+    options: Signal<Vec<(String, String)>>,
+    #[prop(optional)] also: Option<fn(&mut Inputs)>,
+) -> impl IntoView {
+    let &(_, get, set) = TEXT_FIELDS.iter().find(|f| f.0 == key).expect("a field of Inputs");
+    let error = move || ctx.errors.with(|es| es.iter().find(|e| e.field == testid).map(|e| e.message.clone()));
+    view! {
+        <label class="field" class:invalid=move || error().is_some()>
+            <span>{move || ctx.t(label)}</span>
+            <select
+                data-testid=testid
+                on:change=move |ev| {
+                    let v = event_target_value(&ev);
+                    ctx.inputs.update(|i| {
+                        *set(i) = v;
+                        if let Some(f) = also {
+                            f(i);
+                        }
+                    });
+                }
+            >
+                {move || {
+                    let current = ctx.inputs.with(|i| get(i).clone());
+                    options
+                        .get()
+                        .into_iter()
+                        .map(|(value, text)| {
+                            let selected = value == current;
+                            view! { <option value=value selected=selected>{text}</option> }
+                        })
+                        .collect_view()
+                }}
+            </select>
+            {move || error().map(|m| view! { <small class="error">{m}</small> })}
+        </label>
+    }
+}
+
+#[component]
+fn JobInputs(ctx: Ctx) -> impl IntoView {
+    let lang = ctx.lang;
+    let models = Signal::derive(move || {
+        let mut v = vec![(String::new(), i18n::CUSTOM_MODEL.get(lang.get()).to_string())];
+        v.extend(gpuctl_core::preset_names().map(|n| (n.to_string(), n.to_string())));
+        v
+    });
+    let methods = Signal::derive(move || {
+        Method::ALL.iter().map(|m| (m.as_str().to_string(), i18n::method_name(*m, lang.get()).to_string())).collect()
+    });
+    let precisions = Signal::derive(move || {
+        let mut v = vec![(String::new(), i18n::AUTO.get(lang.get()).to_string())];
+        v.extend(Precision::ALL.iter().map(|p| (p.as_str().to_string(), p.as_str().to_uppercase())));
+        v
+    });
+    let gpu_counts = Signal::derive(move || {
+        let mut v = vec![(String::new(), i18n::ANY.get(lang.get()).to_string())];
+        v.extend([1, 2, 4, 8].map(|n| (n.to_string(), n.to_string())));
+        v
+    });
+    let params_hint = Signal::derive(move || {
+        ctx.inputs.with(|i| gpuctl_core::preset(&i.model).ok()).map(|m| format::count(m.params))
+    });
+    view! {
+        <aside class="inputs">
+            <h2>{move || ctx.t(i18n::JOB)}</h2>
+            <Choice ctx key="model" testid="model" label=i18n::MODEL options=models also=|i| i.params.clear() />
+            <Field ctx key="params" testid="params" label=i18n::PARAMS hint=i18n::PARAMS_HINT also=|i| i.model.clear() />
+            {move || params_hint.get().map(|p| view! { <p class="muted small">{p} " params"</p> })}
+            <Choice ctx key="method" testid="method" label=i18n::METHOD options=methods />
+            <Choice ctx key="precision" testid="precision" label=i18n::PRECISION options=precisions />
+            <Field ctx key="seq" testid="seq" label=i18n::SEQ />
+            <Field ctx key="tokens" testid="tokens" label=i18n::TOKENS hint=i18n::TOKENS_HINT />
+            <Field ctx key="epochs" testid="epochs" label=i18n::EPOCHS />
+            <h2>{move || ctx.t(i18n::USAGE)}</h2>
+            <Choice ctx key="gpus" testid="gpus" label=i18n::GPUS options=gpu_counts />
+            <Field ctx key="hpd" testid="hours-per-day" label=i18n::HOURS_PER_DAY />
+            <Field ctx key="days" testid="days" label=i18n::DAYS hint=i18n::DAYS_HINT />
+            <Field ctx key="deadline" testid="deadline" label=i18n::DEADLINE hint=i18n::OPTIONAL />
+            <Field ctx key="budget" testid="budget" label=i18n::BUDGET hint=i18n::OPTIONAL />
+            <fieldset class="providers" data-testid="providers">
+                <legend>{move || ctx.t(i18n::PROVIDERS)}</legend>
+                {Provider::ALL
+                    .into_iter()
+                    .map(|p| {
+                        let code = p.as_str();
+                        let checked = move || ctx.inputs.with(|i| i.providers.is_empty() || i.providers.iter().any(|x| x == code));
+                        view! {
+                            <label class="check">
+                                <input
+                                    type="checkbox"
+                                    data-testid=format!("provider-{code}")
+                                    prop:checked=checked
+                                    on:change=move |ev| {
+                                        let on = event_target_checked(&ev);
+                                        ctx.inputs.update(|i| {
+                                            // Empty means all: make the set explicit before changing it.
+                                            let mut set: Vec<String> = if i.providers.is_empty() {
+                                                Provider::ALL.iter().map(|p| p.as_str().to_string()).collect()
+                                            } else {
+                                                i.providers.clone()
+                                            };
+                                            set.retain(|x| x != code);
+                                            if on {
+                                                set.push(code.to_string());
+                                            }
+                                            set.sort_by_key(|x| Provider::ALL.iter().position(|p| p.as_str() == x));
+                                            i.providers = if set.len() == Provider::ALL.len() { vec![] } else { set };
+                                        });
+                                    }
+                                />
+                                {move || i18n::provider_name(p, lang.get())}
+                            </label>
+                        }
+                    })
+                    .collect_view()}
+                {move || {
+                    ctx.errors
+                        .with(|es| es.iter().find(|e| e.field == "providers").map(|e| e.message.clone()))
+                        .map(|m| view! { <small class="error">{m}</small> })
+                }}
+            </fieldset>
+        </aside>
+    }
+}
+
+/// Stable colours per provider in the charts and the table.
+fn provider_class(p: Provider) -> &'static str {
+    match p {
+        Provider::Tencent => "p-tencent",
+        Provider::Alibaba => "p-alibaba",
+        Provider::JdCloud => "p-jdcloud",
+    }
+}
+
+fn export_context<'a>(ctx: &Ctx, inputs: &'a Inputs, today: &'a str, pool: &'a str) -> spec::ExportContext<'a> {
+    let q = ctx.eval.with_untracked(|e| e.question.as_ref().map(|q| (q.job.tokens, q.job.epochs)));
+    let (tokens, epochs) = q.unwrap_or((0.0, 1.0));
+    let model = if inputs.model.is_empty() { inputs.params.as_str() } else { inputs.model.as_str() };
+    spec::ExportContext { model, method: &inputs.method, tokens, epochs, today, pool }
+}
+
+/// The exported spec text for an offer.
+fn spec_text(ctx: &Ctx, offer: &Offer, pool: &str) -> String {
+    let today = ctx.today.to_string();
+    ctx.inputs.with_untracked(|i| spec::export(Catalog::shipped(), offer, &export_context(ctx, i, &today, pool)))
+}
+
+/// Saves `text` as a file through a temporary object URL.
+fn download(name: &str, text: &str) -> Result<(), JsValue> {
+    let parts = js_sys::Array::of1(&JsValue::from_str(text));
+    let opts = web_sys::BlobPropertyBag::new();
+    opts.set_type("application/toml");
+    let blob = web_sys::Blob::new_with_str_sequence_and_options(&parts, &opts)?;
+    let url = web_sys::Url::create_object_url_with_blob(&blob)?;
+    let doc = window().document().ok_or("no document")?;
+    let a: web_sys::HtmlAnchorElement = doc.create_element("a")?.dyn_into()?;
+    a.set_href(&url);
+    a.set_download(name);
+    a.click();
+    // Revoke later: revoking right after click can cancel the download in some browsers.
+    set_timeout(move || drop(web_sys::Url::revoke_object_url(&url)), std::time::Duration::from_secs(5));
+    Ok(())
+}
+
+fn export_offer(ctx: &Ctx, offer: &Offer, pool: &str) {
+    let text = spec_text(ctx, offer, pool);
+    let name = format!("{}.toml", ctx.inputs.with_untracked(|i| {
+        let model = if i.model.is_empty() { i.params.clone() } else { i.model.clone() };
+        spec::deployment_name(&model, &i.method)
+    }));
+    if let Err(e) = download(&name, &text) {
+        web_sys::console::error_2(&"gpuctl: the spec could not be downloaded".into(), &e);
+    }
+}
+
+#[component]
+fn OffersView(ctx: Ctx) -> impl IntoView {
+    let lang = ctx.lang;
+    let picked = Memo::new(move |_| {
+        let pick = ctx.inputs.with(|i| i.pick.clone());
+        ctx.eval.with(|e| e.picked(&pick).cloned())
+    });
+    view! {
+        <div class="summary">
+            {move || {
+                ctx.eval.with(|e| {
+                    if !e.errors.is_empty() {
+                        view! { <p class="error">{ctx.t(i18n::FIX_INPUTS)}</p> }.into_any()
+                    } else if e.rows.is_empty() {
+                        view! { <p class="warn">{ctx.t(i18n::NO_OFFERS)}</p> }.into_any()
+                    } else {
+                        let shown = e.rows.len().min(MAX_ROWS);
+                        view! {
+                            <p>
+                                <strong data-testid="offer-count">{e.rows.len()}</strong>
+                                " "
+                                {ctx.t(i18n::OFFERS_FOUND)}
+                                {(e.rows.len() > shown)
+                                    .then(|| format!(" · {} {shown}", ctx.t(i18n::SHOWING)))}
+                                " · "
+                                <span class="muted">{ctx.t(i18n::CHOOSE_HINT)}</span>
+                            </p>
+                        }
+                            .into_any()
+                    }
+                })
+            }}
+            <ul class="warnings">
+                {move || ctx.eval.with(|e| e.warnings.iter().map(|w| view! { <li>{w.clone()}</li> }).collect_view())}
+            </ul>
+        </div>
+        <div class="charts">
+            <CostTimeChart ctx picked />
+            <ModesChart ctx picked />
+        </div>
+        {move || {
+            picked
+                .get()
+                .map(|row| {
+                    let o = row.best.clone();
+                    let o2 = o.clone();
+                    let l = lang.get();
+                    view! {
+                        <div class="chosen" data-testid="chosen" data-key=row.key.clone()>
+                            <span>
+                                <strong>{ctx.t(i18n::CHOSEN)} ": "</strong>
+                                {format!(
+                                    "{} {} · {} × {} · {} · {} · {}",
+                                    i18n::provider_name(o.provider, l),
+                                    o.instance,
+                                    o.gpu_count,
+                                    o.gpu_name,
+                                    o.region,
+                                    i18n::mode_name(o.mode, l),
+                                    format::cny(l, o.cost_high),
+                                )}
+                            </span>
+                            <button data-testid="export-spec" on:click=move |_| export_offer(&ctx, &o2, "train")>
+                                {ctx.t(i18n::EXPORT)}
+                            </button>
+                            <span class="muted small">{ctx.t(i18n::EXPORT_HINT)}</span>
+                            <details>
+                                <summary>{ctx.t(i18n::PREVIEW)}</summary>
+                                <pre data-testid="spec-preview">{spec_text(&ctx, &o, "train")}</pre>
+                            </details>
+                        </div>
+                    }
+                })
+        }}
+        <div class="table-wrap">
+            <table data-testid="offers" class="offers">
+                <thead>
+                    <tr>
+                        <th>{move || ctx.t(i18n::RANK)}</th>
+                        <th>{move || ctx.t(i18n::OFFER)}</th>
+                        <th>{move || ctx.t(i18n::GPU_COL)}</th>
+                        <th>{move || ctx.t(i18n::FIT)}</th>
+                        <th>{move || ctx.t(i18n::TIME)}</th>
+                        {BillingMode::ALL
+                            .into_iter()
+                            .map(|m| view! { <th class="num">{move || i18n::mode_name(m, lang.get())}</th> })
+                            .collect_view()}
+                        <th class="num">{move || ctx.t(i18n::PER_1M)}</th>
+                        <th>{move || ctx.t(i18n::PRICE)}</th>
+                        <th>{move || ctx.t(i18n::WARNINGS)}</th>
+                    </tr>
+                </thead>
+                <tbody>{move || offer_rows(ctx, picked)}</tbody>
+            </table>
+        </div>
+        <details class="infeasible">
+            <summary>
+                {move || ctx.t(i18n::DOES_NOT_FIT)} " (" {move || ctx.eval.with(|e| e.infeasible.len())} ")"
+            </summary>
+            <ul>
+                {move || {
+                    ctx.eval
+                        .with(|e| {
+                            e.infeasible
+                                .iter()
+                                .map(|x| {
+                                    let mode = x.mode.map(|m| format!(" ({})", i18n::mode_name(m, lang.get()))).unwrap_or_default();
+                                    view! {
+                                        <li>
+                                            <strong>{format!("{} {}{mode}", i18n::provider_name(x.provider, lang.get()), x.instance)}</strong>
+                                            ": "
+                                            {x.reasons.join("; ")}
+                                        </li>
+                                    }
+                                })
+                                .collect_view()
+                        })
+                }}
+            </ul>
+        </details>
+    }
+}
+
+fn offer_rows(ctx: Ctx, picked: Memo<Option<calc::Row>>) -> impl IntoView {
+    let l = ctx.lang.get();
+    let picked_key = picked.with(|p| p.as_ref().map(|r| r.key.clone()));
+    ctx.eval.with(|e| {
+        e.rows
+            .iter()
+            .take(MAX_ROWS)
+            .enumerate()
+            .map(|(n, row)| {
+                let o = &row.best;
+                let key = row.key.clone();
+                let key2 = key.clone();
+                let is_picked = picked_key.as_deref() == Some(key.as_str());
+                let used = o.fit.need_gb;
+                let cap = o.fit.vram_gb;
+                let parts = calc::memory_parts(&o.fit);
+                let bar = parts
+                    .iter()
+                    .map(|(name, gb)| {
+                        let w = (gb / cap.max(used) * 100.0).clamp(0.0, 100.0);
+                        view! { <i class=format!("mem-{name}") style=format!("width:{w:.1}%") title=format!("{name}: {gb:.1} GB")></i> }
+                    })
+                    .collect_view();
+                let modes = BillingMode::ALL
+                    .into_iter()
+                    .map(|m| match row.modes.iter().find(|c| c.mode == m) {
+                        Some(c) => {
+                            let cheapest = m == row.cheapest();
+                            let title = format!("{} – {}", format::cny(l, c.cost_low), format::cny(l, c.cost_high));
+                            view! {
+                                <td class="num" class:cheapest=cheapest title=title data-mode=m.as_str()>
+                                    {format::cny(l, c.cost_high)}
+                                    {cheapest.then(|| view! { <span class="star" title=i18n::CHEAPEST.get(l)>" ★"</span> })}
+                                </td>
+                            }
+                                .into_any()
+                        }
+                        None => view! { <td class="num muted">"—"</td> }.into_any(),
+                    })
+                    .collect_view();
+                let p = &o.price;
+                let price_title = format!(
+                    "{} · as of {} · confidence {}{}",
+                    p.source,
+                    p.as_of,
+                    p.confidence.as_str(),
+                    if p.derivation.is_empty() { String::new() } else { format!(" · {}", p.derivation) }
+                );
+                let per_1m = o.cny_per_1m_tokens_high.map(|v| format::cny(l, v)).unwrap_or_else(|| "—".into());
+                view! {
+                    <tr
+                        data-testid="offer-row"
+                        data-key=key.clone()
+                        class=provider_class(o.provider)
+                        class:picked=is_picked
+                        on:click=move |_| ctx.inputs.update(|i| i.pick = key2.clone())
+                    >
+                        <td>{n + 1}</td>
+                        <td>
+                            <span class="prov">{i18n::provider_name(o.provider, l)}</span>
+                            " "
+                            <code>{o.instance.clone()}</code>
+                            <br />
+                            <small class="muted">{o.region.clone()}</small>
+                        </td>
+                        <td>{format!("{} × {}", o.gpu_count, o.gpu_name)}</td>
+                        <td title=o.fit.verdict.clone()>
+                            <span class:ok=o.fit.fits>{format!("{used:.1} / {cap:.0} GB")}</span>
+                            <div class="mem">{bar}</div>
+                        </td>
+                        <td>{format::hours_range(l, o.hours_low, o.hours_high)}</td>
+                        {modes}
+                        <td class="num">{per_1m}</td>
+                        <td title=price_title>
+                            {format::cny_per_hour(l, p.cny_per_hour)}
+                            <br />
+                            <small class="muted">
+                                {format!("{} · {} {}", p.as_of, o.price_age_days, i18n::DAYS_OLD.get(l))}
+                            </small>
+                        </td>
+                        <td class="warn small">
+                            {row.warnings.iter().map(|w| view! { <div>{w.clone()}</div> }).collect_view()}
+                        </td>
+                    </tr>
+                }
+            })
+            .collect_view()
+    })
+}
+
+// ---- charts -------------------------------------------------------------------------------------
+
+const W: f64 = 520.0;
+const H: f64 = 280.0;
+const ML: f64 = 56.0;
+const MR: f64 = 12.0;
+const MT: f64 = 12.0;
+const MB: f64 = 40.0;
+
+/// Axes with ticks and labels for two scales.
+fn axes(x: Scale, y: Scale, x_label: String, y_label: String, x_fmt: fn(f64) -> String) -> impl IntoView {
+    let xt = x.ticks(6);
+    let yt = y.ticks(5);
+    view! {
+        <g class="axis">
+            <line x1=ML y1=H - MB x2=W - MR y2=H - MB />
+            <line x1=ML y1=MT x2=ML y2=H - MB />
+            {xt
+                .into_iter()
+                .map(|v| {
+                    let px = x.map(v);
+                    view! {
+                        <line class="grid" x1=px y1=MT x2=px y2=H - MB />
+                        <text x=px y=H - MB + 14.0 text-anchor="middle">{x_fmt(v)}</text>
+                    }
+                })
+                .collect_view()}
+            {yt
+                .into_iter()
+                .map(|v| {
+                    let py = y.map(v);
+                    view! {
+                        <line class="grid" x1=ML y1=py x2=W - MR y2=py />
+                        <text x=ML - 4.0 y=py + 4.0 text-anchor="end">{chart::tick_label(v)}</text>
+                    }
+                })
+                .collect_view()}
+            <text class="label" x=(ML + W - MR) / 2.0 y=H - 6.0 text-anchor="middle">{x_label}</text>
+            <text class="label" x=12.0 y=(MT + H - MB) / 2.0 text-anchor="middle" transform=format!("rotate(-90 12 {})", (MT + H - MB) / 2.0)>
+                {y_label}
+            </text>
+        </g>
+    }
+}
+
+#[component]
+fn CostTimeChart(ctx: Ctx, picked: Memo<Option<calc::Row>>) -> impl IntoView {
+    let body = move || {
+        let l = ctx.lang.get();
+        let picked_key = picked.with(|p| p.as_ref().map(|r| r.key.clone()));
+        ctx.eval.with(|e| {
+            if e.rows.is_empty() {
+                return None;
+            }
+            let pts: Vec<(f64, f64)> = e.rows.iter().map(|r| (r.best.hours_high, r.best.cost_high)).collect();
+            let (x0, x1) = pts.iter().fold((f64::INFINITY, 0f64), |(a, b), p| (a.min(p.0), b.max(p.0)));
+            let (y0, y1) = pts.iter().fold((f64::INFINITY, 0f64), |(a, b), p| (a.min(p.1), b.max(p.1)));
+            let x = Scale::log((x0 * 0.8, x1 * 1.25), (ML, W - MR));
+            let y = Scale::log((y0 * 0.8, y1 * 1.25), (H - MB, MT));
+            let front = chart::frontier(&pts);
+            let line = chart::polyline(&front.iter().map(|&i| (x.map(pts[i].0), y.map(pts[i].1))).collect::<Vec<_>>());
+            let dots = e
+                .rows
+                .iter()
+                .enumerate()
+                .map(|(i, r)| {
+                    let on_front = front.contains(&i);
+                    let key = r.key.clone();
+                    let is_picked = picked_key.as_deref() == Some(r.key.as_str());
+                    let title = format!(
+                        "{} {} · {} · {} · {}",
+                        i18n::provider_name(r.best.provider, l),
+                        r.best.instance,
+                        i18n::mode_name(r.best.mode, l),
+                        format::hours(l, r.best.hours_high),
+                        format::cny(l, r.best.cost_high)
+                    );
+                    view! {
+                        <circle
+                            class=format!("dot {}", provider_class(r.best.provider))
+                            class:front=on_front
+                            class:picked=is_picked
+                            cx=x.map(pts[i].0)
+                            cy=y.map(pts[i].1)
+                            r=if is_picked { 7.0 } else if on_front { 5.0 } else { 3.5 }
+                            on:click=move |_| ctx.inputs.update(|inp| inp.pick = key.clone())
+                        >
+                            <title>{title}</title>
+                        </circle>
+                    }
+                })
+                .collect_view();
+            Some(view! {
+                {axes(x, y, i18n::AXIS_HOURS.get(l).into(), i18n::AXIS_COST.get(l).into(), chart::tick_label)}
+                <path class="frontier" d=line />
+                {dots}
+            })
+        })
+    };
+    view! {
+        <figure class="chart" data-testid="chart-cost-time">
+            <figcaption>{move || ctx.t(i18n::CHART_COST_TIME)}</figcaption>
+            <svg viewBox=format!("0 0 {W} {H}") role="img">{body}</svg>
+            <div class="legend">
+                {Provider::ALL
+                    .into_iter()
+                    .map(|p| view! { <span class=format!("key {}", provider_class(p))>{move || i18n::provider_name(p, ctx.lang.get())}</span> })
+                    .collect_view()}
+            </div>
+        </figure>
+    }
+}
+
+fn mode_class(m: BillingMode) -> String {
+    format!("m-{}", m.as_str())
+}
+
+#[component]
+fn ModesChart(ctx: Ctx, picked: Memo<Option<calc::Row>>) -> impl IntoView {
+    let body = move || {
+        let l = ctx.lang.get();
+        let row = picked.get()?;
+        let hpd = ctx.eval.with(|e| e.question.as_ref().map(|q| q.usage.hours_per_day)).unwrap_or(24.0);
+        let job_days = row.best.calendar_days;
+        let max_days = ((job_days * 2.0).ceil() as u32).clamp(30, 400);
+        let series = calc::modes_over_days(Catalog::shipped(), &row, hpd, max_days);
+        let ys = series.iter().flat_map(|(_, pts)| pts.iter().map(|p| p.1));
+        let (y0, y1) = ys.fold((f64::INFINITY, 0f64), |(a, b), v| (a.min(v), b.max(v)));
+        let x = Scale::linear((0.0, max_days as f64), (ML, W - MR));
+        let y = Scale::log((y0.max(0.01) * 0.8, y1 * 1.25), (H - MB, MT));
+        let lines = series
+            .iter()
+            .map(|(m, pts)| {
+                let d = chart::polyline(&pts.iter().map(|p| (x.map(p.0), y.map(p.1))).collect::<Vec<_>>());
+                view! {
+                    <path class=format!("series {}", mode_class(*m)) d=d>
+                        <title>{i18n::mode_name(*m, l)}</title>
+                    </path>
+                }
+            })
+            .collect_view();
+        let jx = x.map(job_days.min(max_days as f64));
+        let legend = series
+            .iter()
+            .map(|(m, _)| view! { <span class=format!("key {}", mode_class(*m))>{i18n::mode_name(*m, l)}</span> })
+            .collect_view();
+        Some((
+            view! {
+                {axes(x, y, i18n::AXIS_DAYS.get(l).into(), i18n::AXIS_COST.get(l).into(), |v| format!("{v:.0}"))}
+                {lines}
+                <line class="marker" x1=jx y1=MT x2=jx y2=H - MB />
+                <text class="marker-label" x=jx + 4.0 y=MT + 12.0>{i18n::THIS_JOB.get(l)}</text>
+            },
+            legend,
+            format!("{} {} · {} {hpd} {}", i18n::CHART_MODES_FOR.get(l), row.best.instance, row.best.region, i18n::HOURS_A_DAY.get(l)),
+        ))
+    };
+    view! {
+        <figure class="chart" data-testid="chart-modes">
+            <figcaption>{move || ctx.t(i18n::CHART_MODES)}</figcaption>
+            {move || {
+                body()
+                    .map(|(svg, legend, sub)| {
+                        view! {
+                            <svg viewBox=format!("0 0 {W} {H}") role="img">{svg}</svg>
+                            <div class="legend">{legend}</div>
+                            <p class="muted small">{sub}</p>
+                        }
+                    })
+            }}
+        </figure>
+    }
+}
+
+// ---- staged plan ----------------------------------------------------------------------------------
+
+#[component]
+fn PlanView(ctx: Ctx) -> impl IntoView {
+    let plan = Memo::new(move |_| ctx.eval.with(|e| calc::evaluate_stages(Catalog::shipped(), e)));
+    move || {
+        let l = ctx.lang.get();
+        let Some(plan) = plan.get() else {
+            return view! { <p class="error">{ctx.t(i18n::FIX_INPUTS)}</p> }.into_any();
+        };
+        let cards = plan
+            .stages
+            .iter()
+            .map(|s| {
+                let (title, why) = match s.name.as_str() {
+                    "validate" => (i18n::STAGE_VALIDATE, i18n::STAGE_VALIDATE_WHY),
+                    "tune" => (i18n::STAGE_TUNE, i18n::STAGE_TUNE_WHY),
+                    _ => (i18n::STAGE_PRODUCE, i18n::STAGE_PRODUCE_WHY),
+                };
+                let name = s.name.clone();
+                let body = match &s.offer {
+                    Some(o) => {
+                        let o2 = o.clone();
+                        let pool = name.clone();
+                        view! {
+                            <p class="offer">
+                                <strong>{format!("{} {}", i18n::provider_name(o.provider, l), o.instance)}</strong>
+                                <br />
+                                {format!("{} × {} · {} · {}", o.gpu_count, o.gpu_name, o.region, i18n::mode_name(o.mode, l))}
+                            </p>
+                            <p class="cost">{format!("{} – {}", format::cny(l, o.cost_low), format::cny(l, o.cost_high))}</p>
+                            <p class="muted small">{format::hours_range(l, o.hours_low, o.hours_high)}</p>
+                            <button data-testid=format!("export-stage-{name}") on:click=move |_| export_offer(&ctx, &o2, &pool)>
+                                {i18n::EXPORT.get(l)}
+                            </button>
+                            {(!s.alternatives.is_empty())
+                                .then(|| {
+                                    view! {
+                                        <p class="small">{i18n::ALTERNATIVES.get(l)} ":"</p>
+                                        <ul class="small">
+                                            {s.alternatives
+                                                .iter()
+                                                .map(|a| {
+                                                    view! {
+                                                        <li>
+                                                            {format!(
+                                                                "{} {} · {} · {}",
+                                                                i18n::provider_name(a.provider, l),
+                                                                a.instance,
+                                                                i18n::mode_name(a.mode, l),
+                                                                format::cny(l, a.cost_high),
+                                                            )}
+                                                        </li>
+                                                    }
+                                                })
+                                                .collect_view()}
+                                        </ul>
+                                    }
+                                })}
+                        }
+                            .into_any()
+                    }
+                    None => view! { <p class="warn">{i18n::STAGE_NONE.get(l)}</p> }.into_any(),
+                };
+                view! {
+                    <article class="stage" data-testid=format!("stage-{}", s.name)>
+                        <h3>{title.get(l)}</h3>
+                        <p class="muted small">{why.get(l)}</p>
+                        {body}
+                    </article>
+                }
+            })
+            .collect_view();
+        view! {
+            <div class="stages">{cards}</div>
+            <p class="total">
+                {i18n::PLAN_TOTAL.get(l)} ": " <strong>{format::cny(l, plan.total_cost_high)}</strong>
+            </p>
+            <ul class="small muted">{plan.assumptions.iter().map(|a| view! { <li>{a.clone()}</li> }).collect_view()}</ul>
+        }
+            .into_any()
+    }
+}
+
+// ---- TCO --------------------------------------------------------------------------------------------
+
+#[component]
+fn TcoView(ctx: Ctx) -> impl IntoView {
+    let lang = ctx.lang;
+    // GPUs with at least one cloud price: the only ones a comparison makes sense for.
+    let gpus = Signal::derive(move || {
+        let c = Catalog::shipped();
+        c.gpus()
+            .iter()
+            .filter(|g| c.instance_types().iter().any(|i| i.gpu == g.id && !c.prices_of(i.provider, &i.id).is_empty()))
+            .map(|g| (g.id.clone(), g.name.clone()))
+            .collect()
+    });
+    view! {
+        <div class="tco">
+            <div class="tco-inputs">
+                <h2>{move || ctx.t(i18n::TCO_CLUSTER)}</h2>
+                <Choice ctx key="tco_gpu" testid="tco-gpu" label=i18n::TCO_GPU options=gpus />
+                <Field ctx key="tco_gpus" testid="tco-gpus" label=i18n::TCO_GPUS />
+                <Field ctx key="tco_card" testid="tco-card" label=i18n::TCO_CARD />
+                <Field ctx key="tco_server" testid="tco-server" label=i18n::TCO_SERVER />
+                <Field ctx key="tco_network" testid="tco-network" label=i18n::TCO_NETWORK />
+                <Field ctx key="tco_years" testid="tco-years" label=i18n::TCO_YEARS />
+                <Field ctx key="tco_kw" testid="tco-kw" label=i18n::TCO_KW />
+                <Field ctx key="tco_pue" testid="tco-pue" label=i18n::TCO_PUE />
+                <Field ctx key="tco_kwh" testid="tco-kwh" label=i18n::TCO_KWH />
+                <Field ctx key="tco_ops" testid="tco-ops" label=i18n::TCO_OPS />
+                <Field ctx key="tco_util" testid="tco-util" label=i18n::TCO_UTIL />
+            </div>
+            <div class="tco-result">
+                {move || {
+                    let l = lang.get();
+                    ctx.tco
+                        .get()
+                        .ok()
+                        .map(|r| {
+                            let sb = &r.self_built;
+                            let verdict = if r.self_built_cheaper { i18n::TCO_VERDICT_SELF } else { i18n::TCO_VERDICT_CLOUD };
+                            let be = match r.break_even_utilization_vs_hourly {
+                                Some(u) => format!("{} {:.0} %", i18n::TCO_BREAK_EVEN.get(l), u * 100.0),
+                                None => i18n::TCO_NEVER.get(l).to_string(),
+                            };
+                            view! {
+                                <p class="verdict" data-testid="tco-verdict">{verdict.get(l)}</p>
+                                <p data-testid="tco-break-even"><strong>{be}</strong></p>
+                                <p>
+                                    {i18n::TCO_SELF_YEAR.get(l)} ": " <strong>{format::cny(l, sb.total_per_year)}</strong>
+                                    {format!(
+                                        " = {} {} + {} {} + {} {} · {} {}",
+                                        i18n::TCO_DEPRECIATION.get(l),
+                                        format::cny(l, sb.depreciation_per_year),
+                                        i18n::TCO_POWER.get(l),
+                                        format::cny(l, sb.power_per_year),
+                                        i18n::TCO_OPS_SHORT.get(l),
+                                        format::cny(l, sb.ops_per_year),
+                                        format::cny_per_hour(l, sb.cny_per_gpu_hour_used),
+                                        i18n::TCO_PER_GPU_HOUR.get(l),
+                                    )}
+                                </p>
+                                <h3>{i18n::TCO_CLOUD.get(l)}</h3>
+                                <ul>
+                                    {r.cloud
+                                        .iter()
+                                        .map(|c| {
+                                            view! {
+                                                <li title=format!("{} · as of {} · {}", c.price.source, c.price.as_of, c.price.confidence.as_str())>
+                                                    {format!(
+                                                        "{}: {} / yr · {} {} {} ({})",
+                                                        i18n::mode_name(c.mode, l),
+                                                        format::cny(l, c.total_per_year),
+                                                        format::cny_per_hour(l, c.cny_per_gpu_hour),
+                                                        c.price.provider,
+                                                        c.price.instance,
+                                                        c.price.region,
+                                                    )}
+                                                </li>
+                                            }
+                                        })
+                                        .collect_view()}
+                                </ul>
+                                <TcoChart ctx report=r.clone() />
+                                <details>
+                                    <summary>{i18n::ASSUMPTIONS.get(l)}</summary>
+                                    <ul class="small">
+                                        {r.assumptions.iter().chain(&r.warnings).map(|a| view! { <li>{a.clone()}</li> }).collect_view()}
+                                    </ul>
+                                </details>
+                            }
+                        })
+                }}
+            </div>
+        </div>
+    }
+}
+
+#[component]
+fn TcoChart(ctx: Ctx, report: gpuctl_core::TcoReport) -> impl IntoView {
+    let l = ctx.lang.get_untracked();
+    let c = &report.curve;
+    let ymax = c.iter().map(|p| p.self_built_per_year.max(if p.cloud_best_per_year.is_finite() { p.cloud_best_per_year } else { 0.0 })).fold(0.0, f64::max);
+    let x = Scale::linear((0.0, 1.0), (ML, W - MR));
+    let y = Scale::linear((0.0, ymax * 1.1), (H - MB, MT));
+    let own = chart::polyline(&c.iter().map(|p| (x.map(p.utilization), y.map(p.self_built_per_year))).collect::<Vec<_>>());
+    let cloud = chart::polyline(
+        &c.iter().filter(|p| p.cloud_best_per_year.is_finite()).map(|p| (x.map(p.utilization), y.map(p.cloud_best_per_year))).collect::<Vec<_>>(),
+    );
+    let ux = x.map(report.input.utilization);
+    let be = report.break_even_utilization_vs_hourly.map(|u| {
+        let bx = x.map(u);
+        view! { <line class="marker be" x1=bx y1=MT x2=bx y2=H - MB /> }
+    });
+    view! {
+        <figure class="chart" data-testid="chart-tco">
+            <figcaption>{i18n::TCO_CHART.get(l)}</figcaption>
+            <svg viewBox=format!("0 0 {W} {H}") role="img">
+                {axes(x, y, i18n::AXIS_UTIL.get(l).into(), i18n::AXIS_PER_YEAR.get(l).into(), |v| format!("{:.0}%", v * 100.0))}
+                <path class="series self" d=own />
+                <path class="series cloud" d=cloud />
+                {be}
+                <line class="marker" x1=ux y1=MT x2=ux y2=H - MB />
+            </svg>
+            <div class="legend">
+                <span class="key self">{i18n::SELF_BUILT.get(l)}</span>
+                <span class="key cloud">{i18n::CLOUD_BEST.get(l)}</span>
+            </div>
+        </figure>
+    }
 }

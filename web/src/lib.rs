@@ -2,9 +2,13 @@
 //!
 //! Split so that everything but the page itself is plain Rust, built and tested natively by
 //! `cargo test -p gpuctl-web` (and so by the workspace test run) without compiling Leptos:
-//! - `i18n`, `format`: the two languages and number conventions;
+//! - `query`: the whole state as typed, and its URL form (a shared link reproduces the view);
+//! - `calc`: inputs → gpuctl-core question → ranked rows, staged plan, TCO (numbers all from core);
+//! - `spec`: "Export spec", a stage TOML for `gpuctl plan`;
+//! - `i18n`, `format`: the two languages and their number conventions;
 //! - `chart`: SVG geometry for the three charts;
-//! - `view` (wasm32 only): the Leptos components, which render and wire, holding no domain logic.
+//! - `app` (wasm32 with the default `ui` feature): the Leptos components, which render and wire and
+//!   hold no domain logic.
 
 pub mod calc;
 pub mod chart;

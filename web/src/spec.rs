@@ -6,9 +6,8 @@
 //! requires) cannot be known to a static page: they are public-image defaults or marked placeholders,
 //! said so in the file's comments.
 
-use gpuctl_core::{BillingMode, Catalog, Provider};
+use gpuctl_core::{BillingMode, Catalog, Offer, Provider};
 
-use crate::calc::Row;
 use crate::format::{count, grouped};
 
 /// What the exported file is for (names the deployment and pool, and is echoed in its header).
@@ -22,6 +21,8 @@ pub struct ExportContext<'a> {
     pub epochs: f64,
     /// `YYYY-MM-DD`, passed in (the page reads the clock, this module does not).
     pub today: &'a str,
+    /// The pool's name: the stage ("validate", "tune", "produce") or "train".
+    pub pool: &'a str,
 }
 
 /// A TOML basic string. JSON string escapes (`\"`, `\\`, `\n`, `\u00XX`) are all valid TOML
@@ -69,9 +70,8 @@ fn term(mode: BillingMode, terms_high: f64) -> Option<u32> {
     Some((terms_high.ceil() as u32).clamp(1, max))
 }
 
-/// The stage TOML for `row`'s cheapest billing mode.
-pub fn export(catalog: &Catalog, row: &Row, ctx: &ExportContext<'_>) -> String {
-    let o = &row.best;
+/// The stage TOML for one engine offer (an instance type in a region under one billing mode).
+pub fn export(catalog: &Catalog, o: &Offer, ctx: &ExportContext<'_>) -> String {
     let deployment = deployment_name(ctx.model, ctx.method);
     let zone = catalog
         .provider(o.provider)
@@ -137,7 +137,7 @@ pub fn export(catalog: &Catalog, row: &Row, ctx: &ExportContext<'_>) -> String {
     line(&format!("total_cny = {budget}  # the high estimate + 10 %"));
     line("");
     line("[[pool]]");
-    line("name = \"train\"");
+    line(&format!("name = {}", quoted(&deployment_name(ctx.pool, ""))));
     line("count = 1");
     line(&format!("billing = {}", quoted(o.mode.as_str())));
     if let Some(t) = term(o.mode, o.terms_high) {
@@ -195,8 +195,8 @@ mod tests {
             inputs.method = "qlora4".into();
             let ev = evaluate(catalog, &inputs, today);
             let row = ev.rows.first().unwrap_or_else(|| panic!("{provider} has an offer"));
-            let ctx = ExportContext { model: "qwen2.5-7b", method: "qlora4", tokens: 50e6, epochs: 3.0, today: "2026-11-30" };
-            let text = export(catalog, row, &ctx);
+            let ctx = ExportContext { model: "qwen2.5-7b", method: "qlora4", tokens: 50e6, epochs: 3.0, today: "2026-11-30", pool: "tune" };
+            let text = export(catalog, &row.best, &ctx);
             let spec = gpuctl_provision::spec::parse("export.toml", &text, None, &Default::default())
                 .unwrap_or_else(|e| panic!("{provider}: {e}\n{text}"));
             assert_eq!(spec.deployment.value, "qwen2-5-7b-qlora4");
