@@ -139,3 +139,19 @@ fn tco_table_and_json() {
     assert_eq!(v["curve"].as_array().unwrap().len(), 21);
     assert!(v["price_age"].as_str().unwrap().contains("days old"));
 }
+
+#[test]
+fn bursty_usage_and_stages() {
+    let v = json(&["estimate", "--model", "llama-2-7b", "--method", "lora", "--hours-per-day", "2", "--days", "10", "--stages", "--json"]);
+    assert_eq!(v["question"]["usage"]["total_hours"], 20.0);
+    let first = &v["ranking"]["offers"][0];
+    assert_eq!(first["hours_high"], 20.0);
+    assert_eq!(first["calendar_days"], 10.0);
+    let stages = v["stages"]["stages"].as_array().unwrap();
+    let names: Vec<&str> = stages.iter().map(|s| s["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["validate", "tune", "produce"]);
+    assert!(stages.iter().all(|s| s["offer"].is_object()));
+    let o = gpuctl(&["estimate", "--model", "llama-2-7b", "--tokens", "1M", "--days", "3"], &[]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("--days sets the hours of use when there are no --tokens"));
+}

@@ -100,8 +100,8 @@ pub fn check(gpu: &Gpu, q: &CompatQuery) -> Vec<CompatIssue> {
     for f in &q.frameworks {
         let (name, v) = framework_version(f);
         match name.as_str() {
-            "pytorch" | "torch" => {
-                if v.len() >= 2 {
+            "pytorch" | "torch"
+                if v.len() >= 2 => {
                     let key = format!("{}.{}", v[0], v[1]);
                     if let (Some((_, cudas)), Some(c)) = (TORCH_CUDA.iter().find(|(k, _)| *k == key), &cuda) {
                         let ck = c.iter().take(2).map(|x| x.to_string()).collect::<Vec<_>>().join(".");
@@ -113,17 +113,14 @@ pub fn check(gpu: &Gpu, q: &CompatQuery) -> Vec<CompatIssue> {
                         err("B200 (Blackwell) needs PyTorch 2.7+ built with CUDA 12.8".into());
                     }
                 }
-            }
-            "vllm" => {
-                if cc.is_some_and(|cc| cc < 7.0) {
+            "vllm"
+                if cc.is_some_and(|cc| cc < 7.0) => {
                     err(format!("vLLM needs compute capability ≥ 7.0; {} is {}", gpu.name, gpu.compute_capability));
                 }
-            }
-            "flash-attn" | "flash_attn" | "flashattention" => {
-                if !gpu.flash_attention2 {
+            "flash-attn" | "flash_attn" | "flashattention"
+                if !gpu.flash_attention2 => {
                     err(format!("FlashAttention-2 needs Ampere or newer (CC ≥ 8.0); {} is {}", gpu.name, gpu.compute_capability));
                 }
-            }
             "mindspore" | "torch_npu" | "torch-npu" => {
                 err(format!("{name} targets Huawei Ascend; {} is an NVIDIA GPU", gpu.name));
             }

@@ -60,7 +60,9 @@ impl ModelShape {
 }
 
 /// (name, params, layers, hidden, heads, kv_heads, ffn, vocab)
-const PRESETS: &[(&str, f64, u32, u32, u32, u32, u32, u32)] = &[
+type Preset = (&'static str, f64, u32, u32, u32, u32, u32, u32);
+
+const PRESETS: &[Preset] = &[
     ("qwen2.5-0.5b", 0.494e9, 24, 896, 14, 2, 4864, 151936),
     ("qwen2.5-1.5b", 1.54e9, 28, 1536, 12, 2, 8960, 151936),
     ("qwen2.5-3b", 3.09e9, 36, 2048, 16, 2, 11008, 151936),

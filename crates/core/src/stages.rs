@@ -99,10 +99,11 @@ fn stage(catalog: &Catalog, name: &str, purpose: &str, q: Question) -> Stage {
         None => vec![],
     };
     let why = match &offer {
-        Some(o) => format!(
-            "{} {} ({} × {}) {} in {}: ¥{:.0}–{:.0}",
-            o.provider, o.instance, o.gpu_count, o.gpu_name, o.mode, o.region, o.cost_low, o.cost_high
-        ),
+        Some(o) => {
+            let (lo, hi) = (crate::price::money(o.cost_low), crate::price::money(o.cost_high));
+            let cost = if lo == hi { format!("¥{hi}") } else { format!("¥{lo}–{hi}") };
+            format!("{} {} ({} × {}) {} in {}: {cost}", o.provider, o.instance, o.gpu_count, o.gpu_name, o.mode, o.region)
+        }
         None => "no offer fits this stage".into(),
     };
     Stage { name: name.into(), purpose: purpose.into(), question: q, offer, alternatives, why }

@@ -336,7 +336,7 @@ fn print_human(args: &EstimateArgs, q: &Question, r: &Ranking, best: Option<&Job
             for i in r.infeasible.iter().filter(|i| i.mode.is_none()) {
                 let key = format!("{}×{}", i.gpu_count, i.gpu);
                 if !seen.iter().any(|(k, _)| *k == key) {
-                    seen.push((key, i.reasons[0].clone()));
+                    seen.push((key, i.reasons.join("; ")));
                 }
             }
             println!("Cannot run it ({} instance types or offers; --infeasible lists each):", r.infeasible.len());
