@@ -217,13 +217,16 @@ impl EcsState {
     /// run automatic snapshot policies for every hour slot since the last tick, and drop automatic
     /// snapshots past their retention.
     pub fn tick(&mut self, now: Timestamp, new_id: &mut dyn FnMut(&str) -> String) {
-        let due: Vec<String> = self
+        // Replay in time order, so policy runs due before a release still see that instance's disks
+        // even when the clock jumped past both.
+        let mut due: Vec<(Timestamp, String)> = self
             .instances
             .values()
-            .filter(|i| i.auto_release.is_some_and(|t| t <= now))
-            .map(|i| i.id.clone())
+            .filter_map(|i| i.auto_release.filter(|t| *t <= now).map(|t| (t, i.id.clone())))
             .collect();
-        for id in due {
+        due.sort();
+        for (at, id) in due {
+            self.run_policies(at, new_id);
             self.remove_instance(&id);
         }
         self.run_policies(now, new_id);

@@ -347,3 +347,26 @@ fn signed_requests_pass_in_v3_and_rpc_mode_and_auth_failures_use_ecs_codes() {
     check(signed(Acs3, ak, sk, "RunInstances", &q, "n-4", SignedDuration::from_mins(16)), (400, codes::TIMESTAMP_EXPIRED));
     assert_eq!(lock(&ecs.state).instances.len(), 2, "only the two good calls created instances");
 }
+
+#[test]
+fn a_clock_jump_replays_policy_runs_before_the_release() {
+    let (ecs, ctx) = (Ecs::new(), ctx());
+    let release = ctx.now() + SignedDuration::from_mins(150);
+    let at = release.strftime("%Y-%m-%dT%H:%M:%SZ").to_string();
+    let ids = run(&ecs, &ctx, &[("AutoReleaseTime", &at)]).unwrap();
+    let disk = lock(&ecs.state).disks.values().find(|d| d.instance_id.as_deref() == Some(ids[0].as_str())).unwrap().id.clone();
+    let all_hours = format!("[{}]", (0..24).map(|h| format!("\"{h}\"")).collect::<Vec<_>>().join(","));
+    let pol = call(&ecs, &ctx, "CreateAutoSnapshotPolicy", &[
+        ("regionId", "cn-hangzhou"), ("timePoints", &all_hours), ("repeatWeekdays", "[\"1\",\"2\",\"3\",\"4\",\"5\",\"6\",\"7\"]"), ("retentionDays", "-1"),
+    ])
+    .unwrap();
+    let pid = pol["AutoSnapshotPolicyId"].as_str().unwrap().to_string();
+    call(&ecs, &ctx, "ApplyAutoSnapshotPolicy", &[("regionId", "cn-hangzhou"), ("autoSnapshotPolicyId", &pid), ("diskIds", &format!("[\"{disk}\"]"))]).unwrap();
+    ctx.clock().advance(SignedDuration::from_hours(10));
+    ecs.tick(&ctx);
+    let st = lock(&ecs.state);
+    assert!(st.instances.is_empty());
+    let autos: Vec<_> = st.snapshots.values().filter(|s| s.disk_id == disk).collect();
+    assert!((2..=3).contains(&autos.len()), "the hourly runs in the 2.5 h before release: {}", autos.len());
+    assert!(autos.iter().all(|s| s.created <= release));
+}

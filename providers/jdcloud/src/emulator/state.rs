@@ -162,19 +162,32 @@ impl JdState {
     /// Bring the state to `now`: delete failed instances after their `error` spell and instances
     /// whose autoReleaseTime has come, run snapshot policies, expire policy snapshots.
     pub fn tick(&mut self, now: Timestamp, boot: SignedDuration, new_id: &mut dyn FnMut(&str) -> String) {
-        let due: Vec<String> = self
+        // Replay in time order, so policy runs due before a deletion still see that instance's
+        // disks even when the clock jumped past both.
+        let mut due: Vec<(Timestamp, String)> = self
             .instances
             .values()
-            .filter(|i| {
-                (i.failed && now.duration_since(i.created) >= boot + ERROR_VISIBLE)
-                    || i.auto_release.is_some_and(|t| t <= now)
+            .filter_map(|i| {
+                let failed_gone = i.failed.then(|| i.created + boot + ERROR_VISIBLE);
+                let at = match (failed_gone, i.auto_release) {
+                    (Some(a), Some(b)) => Some(a.min(b)),
+                    (a, b) => a.or(b),
+                };
+                at.filter(|t| *t <= now).map(|t| (t, i.id.clone()))
             })
-            .map(|i| i.id.clone())
             .collect();
-        for id in due {
+        due.sort();
+        for (at, id) in due {
+            self.run_policies(at, new_id);
             self.remove_instance(&id);
         }
-        let since = self.policies_evaluated.unwrap_or(now);
+        self.run_policies(now, new_id);
+    }
+
+    /// Run enabled snapshot policies for every due time in (last evaluation, now], then drop policy
+    /// snapshots past their lifecycle.
+    fn run_policies(&mut self, now: Timestamp, new_id: &mut dyn FnMut(&str) -> String) {
+        let since = self.policies_evaluated.unwrap_or(now).min(now);
         self.policies_evaluated = Some(now);
         let policies: Vec<SnapshotPolicy> = self.snapshot_policies.values().filter(|p| p.status == 1).cloned().collect();
         for policy in policies {

@@ -283,3 +283,23 @@ fn signed_requests_pass_with_both_schemes_and_scope_and_nonce_are_checked() {
     assert_eq!(wrong_region.status, 401);
     assert_eq!(lock(&jd.state).instances.len(), 2);
 }
+
+#[test]
+fn a_clock_jump_replays_policy_runs_before_the_release() {
+    let (jd, ctx) = (JdCloud::new(), ctx());
+    let ids = create(&jd, &ctx, json!({})).unwrap();
+    let release = ctx.now() + SignedDuration::from_hours(30);
+    let at = crate::api::format_release_time(release);
+    call(&jd, &ctx, "POST", "instances:modifyInstanceReleaseTime", json!({"instanceIds": ids, "autoReleaseTime": at})).unwrap();
+    let disk = lock(&jd.state).instances[&ids[0]].system_disk_id.clone().unwrap();
+    let effective = crate::api::format_time(ctx.now() + SignedDuration::from_mins(1));
+    let p = call(&jd, &ctx, "POST", "snapshotPolicy", json!({"name": "p", "interval": 43200, "effectiveTime": effective, "snapshotLifecycle": 0, "status": 1})).unwrap();
+    call(&jd, &ctx, "POST", "snapshotPolicies:apply", json!({"relations": [{"diskId": disk, "policyId": p["id"], "op": 1}]})).unwrap();
+    ctx.clock().advance(SignedDuration::from_hours(100));
+    jd.tick(&ctx);
+    let st = lock(&jd.state);
+    assert!(st.instances.is_empty());
+    let runs: Vec<_> = st.snapshots.values().filter(|s| s.disk_id == disk).collect();
+    assert_eq!(runs.len(), 3, "runs at +1 min, +12 h 1 min and +24 h 1 min, before the release at +30 h");
+    assert!(runs.iter().all(|s| s.created <= release));
+}
