@@ -30,7 +30,10 @@ fn clouds(sim: &BackgroundSim) -> Vec<Arc<dyn Cloud>> {
         let (_, ak, sk) = gpuctl_simkit::creds::TEST_KEY_PAIRS.iter().find(|(n, _, _)| *n == p).unwrap();
         gpuctl_sign::Credentials::new(*ak, *sk)
     };
-    vec![Arc::new(gpuctl_alibaba::client::Client::new(key("alibaba"), ep, http))]
+    vec![
+        Arc::new(gpuctl_alibaba::client::Client::new(key("alibaba"), ep.clone(), http.clone())),
+        Arc::new(gpuctl_tencent::client::Client::new(key("tencent"), ep, http)),
+    ]
 }
 
 fn engine(sim: &BackgroundSim, store: Store) -> Engine {
@@ -64,6 +67,21 @@ zone = "cn-hangzhou-h"
 instance_type = "ecs.gn7i-c8g1.2xlarge"
 "#;
 
+const TENCENT: &str = r#"
+deployment = "e2e"
+hours = 2
+[[pool]]
+name = "validate"
+count = 2
+billing = "hourly"
+image = "img-pi0ii46r"
+data_disks = [{ size_gb = 100 }]
+provider = "tencent"
+region = "ap-guangzhou"
+zone = "ap-guangzhou-3"
+instance_type = "GN7.2XLARGE32"
+"#;
+
 fn instances(sim: &BackgroundSim, provider: &str) -> Vec<serde_json::Value> {
     sim.sim().state()["providers"][provider]["instances"].as_array().cloned().unwrap_or_default()
 }
@@ -78,31 +96,26 @@ async fn provision(sim: &BackgroundSim, dir: &tempfile::TempDir, src: &str) -> (
     (e, report)
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn alibaba_lifecycle_create_snapshot_release() {
+/// Create, adopt on re-run, snapshot, release: the cloud ends with nothing, the state keeps the record.
+async fn lifecycle(provider: &str, src: &str, zone: &str) {
     let sim = sim(quick_knobs());
     let dir = tempfile::tempdir().unwrap();
-    let (e, report) = provision(&sim, &dir, ALIBABA).await;
+    let (e, report) = provision(&sim, &dir, src).await;
     assert!(report.errors.is_empty(), "{:?}", report.errors);
     assert_eq!(report.units.len(), 2);
     for u in &report.units {
-        assert_eq!((u.state, u.zone.as_str()), (ResourceState::Running, "cn-hangzhou-i"), "{u:?}");
+        assert_eq!((u.state, u.zone.as_str()), (ResourceState::Running, zone), "{u:?}");
         assert!(u.auto_release_at.is_some(), "pay-as-you-go gets an auto-release time");
     }
-    let cloud = instances(&sim, "alibaba");
-    assert_eq!(cloud.len(), 2);
-    for i in &cloud {
-        assert_eq!(i["Status"], "Running");
-        let tags = i["Tags"]["Tag"].as_array().unwrap();
-        assert!(tags.iter().any(|t| t["TagKey"] == "gpuctl-deployment" && t["TagValue"] == "e2e"));
-        assert!(tags.iter().any(|t| t["TagKey"] == "gpuctl-token"));
-        assert!(!i["AutoReleaseTime"].as_str().unwrap().is_empty());
-    }
+    let cloud = instances(&sim, provider);
+    assert_eq!(cloud.len(), 2, "{cloud:?}");
+    let text = serde_json::to_string(&cloud).unwrap();
+    assert!(text.contains("gpuctl-deployment") && text.contains("gpuctl-token"), "tagged: {text}");
 
     // A re-run adopts: nothing new is created.
-    let (_, again) = provision(&sim, &dir, ALIBABA).await;
+    let (_, again) = provision(&sim, &dir, src).await;
     assert!(again.units.iter().all(|u| u.adopted), "{:?}", again.units);
-    assert_eq!(instances(&sim, "alibaba").len(), 2);
+    assert_eq!(instances(&sim, provider).len(), 2);
 
     // Snapshot the system and data disk of the first instance.
     let first = e.store(|s| s.resources(Some("e2e"))).unwrap().remove(0);
@@ -116,10 +129,20 @@ async fn alibaba_lifecycle_create_snapshot_release() {
     let (released, errors) = e.release(&live).await;
     assert!(errors.is_empty(), "{errors:?}");
     assert_eq!(released.len(), 2);
-    assert!(instances(&sim, "alibaba").is_empty());
+    assert!(instances(&sim, provider).is_empty(), "{:?}", instances(&sim, provider));
     let after = e.store(|s| s.resources(Some("e2e"))).unwrap();
     assert!(after.iter().all(|r| r.state == ResourceState::Released), "{after:?}");
     assert!(e.store(|s| s.open_operations(None)).unwrap().is_empty(), "every intent is closed");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn alibaba_lifecycle_create_snapshot_release() {
+    lifecycle("alibaba", ALIBABA, "cn-hangzhou-i").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tencent_lifecycle_create_snapshot_release() {
+    lifecycle("tencent", TENCENT, "ap-guangzhou-3").await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

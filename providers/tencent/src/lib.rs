@@ -8,4 +8,5 @@
 #![recursion_limit = "256"]
 
 pub mod api;
+pub mod client;
 pub mod emulator;
