@@ -244,8 +244,23 @@ fn compare(alg: Algorithm, st: Result<Stages, String>, given: &str) -> Result<St
     }
 }
 
-fn explained(st: Stages, verified: Verified) -> Result<Explained, VerifyError> {
-    Ok(Explained { verified, canonical_request: st.canonical_request, string_to_sign: st.string_to_sign })
+/// What every scheme checks, in the same order, once its request is parsed: the key is known, the
+/// clock is within the skew, the scope fits, and `compute(secret)` gives the signature sent.
+fn finish(
+    claimed: Verified,
+    scope: Result<(), VerifyError>,
+    given_signature: &str,
+    lookup: &impl Fn(&str) -> Option<Secret>,
+    now: i64,
+    skew: i64,
+    compute: impl FnOnce(&str) -> Result<Stages, String>,
+) -> Result<Explained, VerifyError> {
+    let alg = claimed.algorithm;
+    let secret = find_secret(alg, &claimed.access_key_id, lookup)?;
+    check_skew(alg, claimed.timestamp, now, skew)?;
+    scope?;
+    let st = compare(alg, compute(secret.expose()), given_signature)?;
+    Ok(Explained { verified: claimed, canonical_request: st.canonical_request, string_to_sign: st.string_to_sign })
 }
 
 fn malformed(alg: Algorithm, detail: impl Into<String>) -> VerifyError {
@@ -267,19 +282,17 @@ fn verify_tc3(
     let ts_text = header(&req.headers, "X-TC-Timestamp").ok_or_else(|| malformed(alg, "missing X-TC-Timestamp"))?;
     let ts: i64 = ts_text.trim().parse().map_err(|_| malformed(alg, "X-TC-Timestamp is not unix seconds"))?;
     require_signed(alg, &f.signed_headers, &["content-type", "host"])?;
-    let secret = find_secret(alg, ak, lookup)?;
-    check_skew(alg, ts, now, skew)?;
     let want_date = time::format(ts, Format::IsoDate).unwrap_or_default();
-    if date != want_date || terminator != tc3::TERMINATOR {
-        return Err(VerifyError::new(
+    let scope = if date != want_date || terminator != tc3::TERMINATOR {
+        Err(VerifyError::new(
             VerifyErrorKind::ScopeMismatch,
             Some(alg),
             format!("credential scope {date}/{service}/{terminator} should be {want_date}/<service>/tc3_request"),
-        ));
-    }
-    let st = tc3::stages(req, &f.signed_headers, ts_text.trim(), date, service, secret.expose());
-    let st = compare(alg, st, &f.signature)?;
-    explained(st, Verified {
+        ))
+    } else {
+        Ok(())
+    };
+    let claimed = Verified {
         algorithm: alg,
         access_key_id: ak.to_owned(),
         region: header(&req.headers, "X-TC-Region").map(str::to_owned),
@@ -290,6 +303,9 @@ fn verify_tc3(
         action: header(&req.headers, "X-TC-Action").map(str::to_owned),
         version: header(&req.headers, "X-TC-Version").map(str::to_owned),
         signed_headers: f.signed_headers.clone(),
+    };
+    finish(claimed, scope, &f.signature, lookup, now, skew, |secret| {
+        tc3::stages(req, &f.signed_headers, ts_text.trim(), date, service, secret)
     })
 }
 
@@ -317,10 +333,7 @@ fn verify_acs3(
     );
     let must: Vec<&str> = must.iter().map(String::as_str).collect();
     require_signed(alg, &f.signed_headers, &must)?;
-    let secret = find_secret(alg, ak, lookup)?;
-    check_skew(alg, ts, now, skew)?;
-    let st = compare(alg, acs3::stages(req, &f.signed_headers, secret.expose()), &f.signature)?;
-    explained(st, Verified {
+    let claimed = Verified {
         algorithm: alg,
         access_key_id: ak.to_owned(),
         region: None,
@@ -331,7 +344,8 @@ fn verify_acs3(
         action: header(&req.headers, "x-acs-action").map(str::to_owned),
         version: header(&req.headers, "x-acs-version").map(str::to_owned),
         signed_headers: f.signed_headers.clone(),
-    })
+    };
+    finish(claimed, Ok(()), &f.signature, lookup, now, skew, |secret| acs3::stages(req, &f.signed_headers, secret))
 }
 
 fn verify_jd(
@@ -356,10 +370,8 @@ fn verify_jd(
         // JD's doc: date and nonce "必须在请求中包含并且参与签名".
         jdcloud::Version::V2 => require_signed(alg, &f.signed_headers, &["host", "x-jdcloud-date", "x-jdcloud-nonce"])?,
     }
-    let secret = find_secret(alg, ak, lookup)?;
-    check_skew(alg, ts, now, skew)?;
-    if date != &jd_date[..8] || terminator != v.terminator() {
-        return Err(VerifyError::new(
+    let scope_check = if date != &jd_date[..8] || terminator != v.terminator() {
+        Err(VerifyError::new(
             VerifyErrorKind::ScopeMismatch,
             Some(alg),
             format!(
@@ -367,12 +379,11 @@ fn verify_jd(
                 &jd_date[..8],
                 v.terminator()
             ),
-        ));
-    }
-    // The SDKs put the header value into the string to sign untrimmed.
-    let scope = jdcloud::Scope { jd_date: jd_date_raw, date, region, service };
-    let st = compare(alg, jdcloud::stages(req, &f.signed_headers, &scope, v, secret.expose()), &f.signature)?;
-    explained(st, Verified {
+        ))
+    } else {
+        Ok(())
+    };
+    let claimed = Verified {
         algorithm: alg,
         access_key_id: ak.to_owned(),
         region: Some(region.to_owned()),
@@ -383,6 +394,11 @@ fn verify_jd(
         action: None,
         version: None,
         signed_headers: f.signed_headers.clone(),
+    };
+    // The SDKs put the header value into the string to sign untrimmed.
+    let scope = jdcloud::Scope { jd_date: jd_date_raw, date, region, service };
+    finish(claimed, scope_check, &f.signature, lookup, now, skew, |secret| {
+        jdcloud::stages(req, &f.signed_headers, &scope, v, secret)
     })
 }
 
@@ -414,10 +430,7 @@ fn verify_rpc(
     let ts_text = get("Timestamp").ok_or_else(|| malformed(alg, "missing Timestamp"))?;
     let ts = time::parse(ts_text, Format::IsoSeconds).ok_or_else(|| malformed(alg, "Timestamp is not yyyy-MM-ddTHH:mm:ssZ"))?;
     let nonce = get("SignatureNonce").ok_or_else(|| malformed(alg, "missing SignatureNonce"))?;
-    let secret = find_secret(alg, ak, lookup)?;
-    check_skew(alg, ts, now, skew)?;
-    let st = compare(alg, Ok(rpc::stages(&req.method, &params, secret.expose())), &given)?;
-    explained(st, Verified {
+    let claimed = Verified {
         algorithm: alg,
         access_key_id: ak.to_owned(),
         region: get("RegionId").map(str::to_owned),
@@ -428,5 +441,6 @@ fn verify_rpc(
         action: get("Action").map(str::to_owned),
         version: get("Version").map(str::to_owned),
         signed_headers: Vec::new(),
-    })
+    };
+    finish(claimed, Ok(()), &given, lookup, now, skew, |secret| Ok(rpc::stages(&req.method, &params, secret)))
 }
