@@ -1,3 +1,8 @@
 # gpuctl-core must build for the browser: no I/O, no clock, no tokio.
 rustup target list --installed | grep -q wasm32-unknown-unknown || rustup target add wasm32-unknown-unknown
 cargo build -p gpuctl-core --target wasm32-unknown-unknown --locked
+# …and stays pure: no async runtime, HTTP or filesystem crates in its normal dependency tree.
+if cargo tree -p gpuctl-core -e normal --locked --prefix none | grep -E '^(tokio|reqwest|hyper|axum|rusqlite|mio) '; then
+    echo "gpuctl-core must not depend on the crates above (see ARCHITECTURE.md)" >&2
+    exit 1
+fi

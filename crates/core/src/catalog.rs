@@ -559,12 +559,10 @@ impl Catalog {
                 return Err(invalid(format!("price row {} ({}): cny must be a positive number", n + 1, r.instance)));
             }
             let mut r = r;
-            if origin == PriceOrigin::Overlay && r.confidence != Confidence::User {
-                // An overlay is the user's word; keep their tag only if they gave a stronger one.
-                if matches!(r.confidence, Confidence::Estimate | Confidence::Brief) {
-                } else {
-                    r.confidence = Confidence::User;
-                }
+            // An overlay row is the user's own figure (a quote, a contract): tag it `user`, unless they
+            // marked it as an estimate or a brief quote themselves.
+            if origin == PriceOrigin::Overlay && !matches!(r.confidence, Confidence::Estimate | Confidence::Brief) {
+                r.confidence = Confidence::User;
             }
             match self.rows.iter().position(|x| {
                 x.provider == r.provider && x.instance == r.instance && x.region == r.region && x.mode == r.mode

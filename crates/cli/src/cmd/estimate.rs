@@ -221,23 +221,33 @@ fn print_human(args: &EstimateArgs, q: &Question, r: &Ranking, best: Option<&Job
         }
     };
     println!(
-        "{} ({:.2}B params) · {} · {} · seq {} · micro-batch {} · checkpointing {}",
+        "{} ({:.2}B params) · {} · {} · seq {} · {} {}{}",
         j.model.name,
         j.model.params / 1e9,
         j.method.as_str(),
         tokens,
         j.seq_len,
+        if j.method == Method::Inference { "batch" } else { "micro-batch" },
         j.micro_batch,
-        if j.grad_checkpointing { "on" } else { "off" }
+        match (j.method, j.grad_checkpointing) {
+            (Method::Inference, _) => "",
+            (_, true) => " · checkpointing on",
+            (_, false) => " · checkpointing off",
+        }
     );
     println!("{}", r.price_age);
     println!();
 
     if let Some(o) = r.offers.first() {
         let b = &o.fit.breakdown;
+        let sharding = match (q.job.method, o.fit.devices) {
+            (_, 1) => String::new(),
+            (Method::Inference, d) => format!(", tensor parallel over {d}"),
+            (_, _) => format!(", ZeRO stage {}", o.fit.zero_stage),
+        };
         println!(
-            "Memory per GPU on the cheapest offer ({} × {}, ZeRO {}): weights {:.1} + grads {:.1} + optimizer {:.1} + adapters {:.1} + activations {:.1} + KV cache {:.1} + overhead {:.1} = {:.1} GB of {:.0} GB",
-            o.gpu_count, o.gpu_name, o.fit.zero_stage, b.weights_gb, b.gradients_gb, b.optimizer_gb, b.adapters_gb,
+            "Memory per GPU on the cheapest offer ({} × {}{sharding}): weights {:.1} + grads {:.1} + optimizer {:.1} + adapters {:.1} + activations {:.1} + KV cache {:.1} + overhead {:.1} = {:.1} GB of {:.0} GB",
+            o.gpu_count, o.gpu_name, b.weights_gb, b.gradients_gb, b.optimizer_gb, b.adapters_gb,
             b.activations_gb, b.kv_cache_gb, b.overhead_gb, o.fit.need_gb, o.fit.vram_gb
         );
         println!();
