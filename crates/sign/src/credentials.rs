@@ -4,7 +4,7 @@
 //! run against temporary homes without touching the process environment.
 //!
 //! Where each cloud keeps keys:
-//! - Tencent: `TENCENTCLOUD_SECRET_ID` / `TENCENTCLOUD_SECRET_KEY` (+ `TENCENTCLOUD_SESSION_TOKEN`),
+//! - Tencent: `TENCENTCLOUD_SECRET_ID` / `TENCENTCLOUD_SECRET_KEY` (+ `TENCENTCLOUD_SECURITY_TOKEN`),
 //!   tccli's `~/.tccli/<profile>.credential` (JSON `secretId`, `secretKey`, optional `token`).
 //! - Alibaba: `ALIBABA_CLOUD_ACCESS_KEY_ID` / `ALIBABA_CLOUD_ACCESS_KEY_SECRET`
 //!   (+ `ALIBABA_CLOUD_SECURITY_TOKEN`), the aliyun CLI's `~/.aliyun/config.json` (`current` and
@@ -41,13 +41,15 @@ impl Cloud {
         }
     }
 
-    fn env_names(self) -> (&'static str, &'static str, &'static str) {
+    /// (key id, secret, session token). Token names: Alibaba's from its credentials SDK; Tencent's
+    /// is the one its Terraform provider reads (the Python SDK reads no token variable); JD has none.
+    fn env_names(self) -> (&'static str, &'static str, Option<&'static str>) {
         match self {
-            Cloud::Tencent => ("TENCENTCLOUD_SECRET_ID", "TENCENTCLOUD_SECRET_KEY", "TENCENTCLOUD_SESSION_TOKEN"),
+            Cloud::Tencent => ("TENCENTCLOUD_SECRET_ID", "TENCENTCLOUD_SECRET_KEY", Some("TENCENTCLOUD_SECURITY_TOKEN")),
             Cloud::Alibaba => {
-                ("ALIBABA_CLOUD_ACCESS_KEY_ID", "ALIBABA_CLOUD_ACCESS_KEY_SECRET", "ALIBABA_CLOUD_SECURITY_TOKEN")
+                ("ALIBABA_CLOUD_ACCESS_KEY_ID", "ALIBABA_CLOUD_ACCESS_KEY_SECRET", Some("ALIBABA_CLOUD_SECURITY_TOKEN"))
             }
-            Cloud::JdCloud => ("JDCLOUD_ACCESS_KEY", "JDCLOUD_SECRET_KEY", "JDCLOUD_SESSION_TOKEN"),
+            Cloud::JdCloud => ("JDCLOUD_ACCESS_KEY", "JDCLOUD_SECRET_KEY", None),
         }
     }
 }
@@ -139,7 +141,7 @@ pub fn load(cloud: Cloud, profile: Option<&str>, env: &Env) -> Result<Loaded, Cr
         looked.push(format!("${id_var}/${secret_var}"));
         if let (Some(id), Some(secret)) = (env.var(id_var), env.var(secret_var)) {
             let mut credentials = Credentials::new(id, secret);
-            credentials.security_token = env.var(token_var).map(Secret::from);
+            credentials.security_token = token_var.and_then(|t| env.var(t)).map(Secret::from);
             return Ok(Loaded { credentials, source: Source::EnvVars { id_var, secret_var }, region: None, warnings: vec![] });
         }
     }

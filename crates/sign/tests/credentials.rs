@@ -32,7 +32,7 @@ fn environment_variables_come_first() {
     write(home.path(), ".tccli/default.credential", r#"{"secretId":"FILEID","secretKey":"FILEKEY"}"#, 0o600);
     let e = env(
         home.path(),
-        &[("TENCENTCLOUD_SECRET_ID", "ENVID"), ("TENCENTCLOUD_SECRET_KEY", "ENVKEY"), ("TENCENTCLOUD_SESSION_TOKEN", "TOK")],
+        &[("TENCENTCLOUD_SECRET_ID", "ENVID"), ("TENCENTCLOUD_SECRET_KEY", "ENVKEY"), ("TENCENTCLOUD_SECURITY_TOKEN", "TOK")],
     );
     let l = load(Cloud::Tencent, None, &e).unwrap();
     assert_eq!(l.credentials.access_key_id, "ENVID");
