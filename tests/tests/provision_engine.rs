@@ -32,7 +32,8 @@ fn clouds(sim: &BackgroundSim) -> Vec<Arc<dyn Cloud>> {
     };
     vec![
         Arc::new(gpuctl_alibaba::client::Client::new(key("alibaba"), ep.clone(), http.clone())),
-        Arc::new(gpuctl_tencent::client::Client::new(key("tencent"), ep, http)),
+        Arc::new(gpuctl_tencent::client::Client::new(key("tencent"), ep.clone(), http.clone())),
+        Arc::new(gpuctl_jdcloud::client::Client::new(key("jdcloud"), ep, http)),
     ]
 }
 
@@ -80,6 +81,22 @@ provider = "tencent"
 region = "ap-guangzhou"
 zone = "ap-guangzhou-3"
 instance_type = "GN7.2XLARGE32"
+"#;
+
+const JDCLOUD: &str = r#"
+deployment = "e2e"
+hours = 2
+[[pool]]
+name = "infer"
+count = 2
+billing = "hourly"
+image = "img-ubuntu2204"
+data_disks = [{ size_gb = 100 }]
+network = { vpc = "vpc-e2e", subnet = "subnet-e2e", security_groups = ["sg-e2e"] }
+provider = "jdcloud"
+region = "cn-north-1"
+zone = "cn-north-1a"
+instance_type = "p.n1v100.2xlarge"
 "#;
 
 fn instances(sim: &BackgroundSim, provider: &str) -> Vec<serde_json::Value> {
@@ -143,6 +160,11 @@ async fn alibaba_lifecycle_create_snapshot_release() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tencent_lifecycle_create_snapshot_release() {
     lifecycle("tencent", TENCENT, "ap-guangzhou-3").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn jdcloud_lifecycle_create_snapshot_release() {
+    lifecycle("jdcloud", JDCLOUD, "cn-north-1a").await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -5,4 +5,5 @@
 //! instances, disks, snapshots, images and snapshot policies, and answers as JD Cloud does.
 
 pub mod api;
+pub mod client;
 pub mod emulator;
