@@ -155,3 +155,81 @@ fn bursty_usage_and_stages() {
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("--days sets the hours of use when there are no --tokens"));
 }
+
+/// Every key path in a JSON value ("ranking.offers[].fit.breakdown.weights_gb"), sorted.
+fn key_paths(v: &serde_json::Value, prefix: &str, out: &mut std::collections::BTreeSet<String>) {
+    match v {
+        serde_json::Value::Object(m) => {
+            for (k, x) in m {
+                let p = if prefix.is_empty() { k.clone() } else { format!("{prefix}.{k}") };
+                out.insert(p.clone());
+                key_paths(x, &p, out);
+            }
+        }
+        serde_json::Value::Array(a) => {
+            for x in a {
+                key_paths(x, &format!("{prefix}[]"), out);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The `--json` shapes are a contract (docs/json.md): this list may only grow.
+#[test]
+fn estimate_json_keeps_its_documented_fields() {
+    let v = json(&["estimate", "--model", "qwen2.5-7b", "--method", "qlora4", "--tokens", "50M", "--provider", "alibaba", "--provider", "tencent", "--json", "--top", "1"]);
+    let mut paths = std::collections::BTreeSet::new();
+    key_paths(&v, "", &mut paths);
+    let docs = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/json.md")).unwrap();
+    for p in [
+        "schema_version",
+        "today",
+        "question.job.model.params",
+        "question.job.method",
+        "question.usage.hours_per_day",
+        "question.deadline_hours",
+        "question.budget_cny",
+        "ranking.price_age",
+        "ranking.warnings",
+        "ranking.assumptions",
+        "ranking.offers[].provider",
+        "ranking.offers[].instance",
+        "ranking.offers[].region",
+        "ranking.offers[].mode",
+        "ranking.offers[].price.cny",
+        "ranking.offers[].price.cny_per_hour",
+        "ranking.offers[].price.as_of",
+        "ranking.offers[].price.source",
+        "ranking.offers[].price.confidence",
+        "ranking.offers[].price.origin",
+        "ranking.offers[].price.derivation",
+        "ranking.offers[].fit.fits",
+        "ranking.offers[].fit.need_gb",
+        "ranking.offers[].fit.breakdown.weights_gb",
+        "ranking.offers[].fit.breakdown.gradients_gb",
+        "ranking.offers[].fit.breakdown.optimizer_gb",
+        "ranking.offers[].fit.breakdown.adapters_gb",
+        "ranking.offers[].fit.breakdown.activations_gb",
+        "ranking.offers[].fit.breakdown.kv_cache_gb",
+        "ranking.offers[].fit.breakdown.overhead_gb",
+        "ranking.offers[].time.hours_low",
+        "ranking.offers[].time.hours_high",
+        "ranking.offers[].time.mfu.low",
+        "ranking.offers[].time.unsuitable",
+        "ranking.offers[].cost_low",
+        "ranking.offers[].cost_high",
+        "ranking.offers[].cny_per_1m_tokens_high",
+        "ranking.offers[].price_age_days",
+        "ranking.offers[].warnings",
+        "ranking.infeasible[].reasons",
+        "ranking.infeasible[].mode",
+        "best_instance_modes.modes[].cost_high",
+        "best_instance_modes.break_even[].threshold",
+        "best_instance_modes.cheapest",
+    ] {
+        assert!(paths.contains(p), "--json lost {p}");
+        let leaf = p.rsplit(['.', ']']).next().unwrap();
+        assert!(docs.contains(&format!("`{leaf}`")), "docs/json.md does not document `{leaf}`");
+    }
+}
