@@ -81,11 +81,63 @@ fn timeout_fault_holds_the_connection_silent() {
 }
 
 #[test]
-fn success_then_drop_closes_without_an_answer() {
+fn success_then_drop_creates_the_instance_and_loses_the_answer() {
     let sim = start();
-    fault(&sim, r#"{"action":"DescribeInstances","kind":"success_then_drop","count":1}"#);
-    let got = send(&sim, &tencent_call("DescribeInstances"), Duration::from_secs(5));
+    fault(&sim, r#"{"provider":"tencent","action":"RunInstances","kind":"success_then_drop","count":1}"#);
+    let offer = sim
+        .sim()
+        .ctx()
+        .offers("tencent")
+        .find(|o| o.prices.hourly.is_some())
+        .expect("the catalog sells something pay-as-you-go at Tencent")
+        .clone();
+    let body = serde_json::json!({
+        "Placement": {"Zone": offer.zones[0]}, "InstanceType": offer.instance_type, "ImageId": "img-487zeit5",
+        "ClientToken": "drop-1",
+    });
+    let raw = signed_tencent(&sim, &offer.region, "RunInstances", &body.to_string());
+    let got = send(&sim, &raw, Duration::from_secs(5));
     assert_eq!(got, Ok(String::new()), "closed without a byte of answer");
+    let state = sim.sim().state();
+    let instances = state["providers"]["tencent"]["instances"].as_array().unwrap();
+    assert_eq!(instances.len(), 1, "the create happened: {state}");
+    // The retry with the same token adopts it instead of creating a second one.
+    let again = send(&sim, &signed_tencent(&sim, &offer.region, "RunInstances", &body.to_string()), Duration::from_secs(5)).unwrap();
+    assert!(again.contains(instances[0]["InstanceId"].as_str().unwrap()), "{again}");
+    assert_eq!(sim.sim().state()["providers"]["tencent"]["instances"].as_array().unwrap().len(), 1);
+}
+
+/// A TC3-signed Tencent CVM call as raw HTTP/1.1, signed with the documented test pair.
+fn signed_tencent(sim: &BackgroundSim, region: &str, action: &str, body: &str) -> String {
+    let (_, ak, sk) = gpuctl_simkit::creds::TEST_KEY_PAIRS[0];
+    let host = sim.addr().to_string();
+    let req = gpuctl_sign::SignableRequest {
+        method: "POST".into(),
+        scheme: "http".into(),
+        host: host.clone(),
+        path: "/".into(),
+        headers: vec![("Content-Type".into(), "application/json".into())],
+        body: body.as_bytes().to_vec(),
+        ..Default::default()
+    };
+    let params = gpuctl_sign::SigningParams {
+        algorithm: gpuctl_sign::Algorithm::Tc3,
+        time: jiff::Timestamp::now().as_second(),
+        nonce: String::new(),
+        region: region.into(),
+        service: "cvm".into(),
+        action: action.into(),
+        version: "2017-03-12".into(),
+    };
+    let s = gpuctl_sign::sign(&req, &gpuctl_sign::Credentials::new(ak, sk), &params).unwrap();
+    let mut raw = String::from("POST / HTTP/1.1\r\n");
+    for (k, v) in &s.headers {
+        if !k.eq_ignore_ascii_case("content-length") {
+            raw.push_str(&format!("{k}: {v}\r\n"));
+        }
+    }
+    raw.push_str(&format!("Content-Length: {}\r\nConnection: close\r\n\r\n{body}", s.body.len()));
+    raw
 }
 
 #[test]
