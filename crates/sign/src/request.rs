@@ -84,6 +84,9 @@ pub struct SigningParams {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Signed {
     pub algorithm: Algorithm,
+    pub method: String,
+    /// The path as sent (characters a URL cannot hold raw are percent-encoded).
+    pub path: String,
     pub canonical_request: String,
     pub string_to_sign: String,
     /// Hex (HMAC-SHA256 schemes) or base64 (Alibaba RPC).
@@ -101,10 +104,10 @@ pub struct Signed {
 
 impl Signed {
     /// The request as the server will receive it (what `verify` takes).
-    pub fn to_incoming(&self, method: &str, path: &str) -> IncomingRequest {
+    pub fn to_incoming(&self) -> IncomingRequest {
         IncomingRequest {
-            method: method.to_owned(),
-            path: path.to_owned(),
+            method: self.method.clone(),
+            path: self.path.clone(),
             raw_query: self.raw_query.clone(),
             headers: self.headers.clone(),
             body: self.body.clone(),

@@ -187,6 +187,8 @@ pub fn sign(req: &SignableRequest, creds: &Credentials, params: &SigningParams) 
     }
     Ok(Signed {
         algorithm: alg,
+        method: wire.method,
+        path: wire.path,
         canonical_request: stages.canonical_request,
         string_to_sign: stages.string_to_sign,
         signature: stages.signature,

@@ -44,7 +44,7 @@ fn lookup(ak: &str) -> Option<Secret> {
 fn signed_incoming(alg: Algorithm) -> IncomingRequest {
     let req = request(alg);
     let signed = sign(&req, &creds(), &params(alg)).unwrap();
-    signed.to_incoming(&req.method, &req.path)
+    signed.to_incoming()
 }
 
 #[test]
