@@ -138,6 +138,12 @@ def model(cls, data, strict):
     return cls(**{k: v for k, v in data.items() if k in declared})
 
 
+def sim_now(sim):
+    """The sim's clock in Beijing time (tests may have moved it): the emulator judges times by it."""
+    raw = admin(sim, "GET", "/_sim/clock")["now"]
+    return dt.datetime.fromisoformat(raw[:19] + "+00:00").astimezone(dt.timezone(dt.timedelta(hours=8)))
+
+
 def create(jd, count=1, token=None, **spec):
     body = {"az": AZ, "instanceType": TYPE, "imageId": "img-ubuntu2204", "name": "conformance"}
     body.update(spec)
@@ -173,7 +179,7 @@ def test_instance_types_show_stock(jd):
     assert AZ in [s.az for s in states] and all(s.inStock is True for s in states)
 
 
-def test_create_describe_release_delete(jd):
+def test_create_describe_release_delete(jd, sim):
     token = f"conf-{uuid.uuid4()}"
     tags = [{"key": "gpuctl:deployment", "value": "conformance"}]
     disks = [{"diskCategory": "cloud", "autoDelete": True, "cloudDiskSpec": {"diskType": "ssd.gp1", "diskSizeGB": 100}}]
@@ -198,7 +204,7 @@ def test_create_describe_release_delete(jd):
     assert model(Disk, inst.dataDisks[0]["cloudDisk"], jd.strict).diskSizeGB == 100
 
     assert wait_running(jd, ids[0]) == "running"
-    release = (dt.datetime.now(dt.timezone(dt.timedelta(hours=8))) + dt.timedelta(hours=2)).strftime("%Y-%m-%d %H:%M:%S")
+    release = (sim_now(sim) + dt.timedelta(hours=2)).strftime("%Y-%m-%d %H:%M:%S")
     p = ModifyInstanceReleaseTimeParameters(REGION)
     p.setInstanceIds(ids)
     p.setAutoReleaseTime(release)
@@ -213,7 +219,7 @@ def test_create_describe_release_delete(jd):
     assert err(describe(jd, ids[0])) == (404, "NOT_FOUND")
 
 
-def test_images_snapshots_and_policies(jd):
+def test_images_snapshots_and_policies(jd, sim):
     iid = ok(create(jd))["instanceIds"][0]
     assert wait_running(jd, iid) == "running"
     disk_id = ok(describe(jd, iid))["instance"]["systemDisk"]["cloudDisk"]["diskId"]
@@ -231,7 +237,7 @@ def test_images_snapshots_and_policies(jd):
     ok(jd.disk.send(DeleteSnapshotRequest(DeleteSnapshotParameters(REGION, sid))))
     assert err(jd.disk.send(DeleteSnapshotRequest(DeleteSnapshotParameters(REGION, sid)))) == (404, "NOT_FOUND")
 
-    effective = (dt.datetime.now(dt.timezone(dt.timedelta(hours=8))) + dt.timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M:%S+08:00")
+    effective = (sim_now(sim) + dt.timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M:%S+08:00")
     policy = ok(jd.disk.send(CreateSnapshotPolicyRequest(CreateSnapshotPolicyParameters(REGION, "twice-a-day", 43200, effective, 7 * 86400, 1))))
     pol = model(SnapshotPolicy, policy, jd.strict)
     assert pol.id and pol.interval == 43200
@@ -275,3 +281,25 @@ def test_auth_stock_out_and_throttling_errors(jd, sim):
         assert err(jd.vm.send(DescribeInstanceTypesRequest(DescribeInstanceTypesParameters(REGION)))) == (429, "RATE_LIMIT")
     finally:
         admin(sim, "PUT", "/_sim/knobs", knobs)
+
+
+def test_release_time_and_snapshot_policy_fire_on_the_sim_clock(jd, sim):
+    iid = ok(create(jd))["instanceIds"][0]
+    assert wait_running(jd, iid) == "running"
+    disk_id = ok(describe(jd, iid))["instance"]["systemDisk"]["cloudDisk"]["diskId"]
+    effective = (sim_now(sim) + dt.timedelta(minutes=5)).strftime("%Y-%m-%dT%H:%M:%S+08:00")
+    pol = ok(jd.disk.send(CreateSnapshotPolicyRequest(CreateSnapshotPolicyParameters(REGION, "clock", 43200, effective, 0, 1))))
+    p = ApplySnapshotPoliciesParameters(REGION)
+    p.setRelations([{"diskId": disk_id, "diskRegion": REGION, "policyId": pol["id"], "op": 1}])
+    ok(jd.disk.send(ApplySnapshotPoliciesRequest(p)))
+    p = ModifyInstanceReleaseTimeParameters(REGION)
+    p.setInstanceIds([iid])
+    p.setAutoReleaseTime((sim_now(sim) + dt.timedelta(hours=2)).strftime("%Y-%m-%d %H:%M:%S"))
+    ok(jd.vm.send(ModifyInstanceReleaseTimeRequest(p)))
+    # The sim clock moves; signatures are judged on the wall clock, so the SDK keeps working.
+    admin(sim, "POST", "/_sim/clock", {"advance_seconds": 3 * 3600})
+    assert err(describe(jd, iid)) == (404, "NOT_FOUND"), "deleted at its autoReleaseTime"
+    q = DescribeSnapshotsParameters(REGION)
+    q.setFilters([Filter("diskId", [disk_id])])
+    snaps = ok(jd.disk.send(DescribeSnapshotsRequest(q)))["snapshots"]
+    assert len(snaps) == 1, "the policy ran once (at +5 min) before the release at +2 h"
