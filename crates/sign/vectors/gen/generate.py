@@ -162,11 +162,16 @@ def tencent():
           "Placement": {"Zone": "ap-beijing-7"}, "InstanceCount": 1}),
         ("tc3-post-empty-body-object", cvm_client.CvmClient, "cvm.tencentcloudapi.com", "https", "POST",
          "", "DescribeRegions", {}),
+        # ClientProfile(unsignedPayload=True): the literal "UNSIGNED-PAYLOAD" is hashed, not the body.
+        ("tc3-post-unsigned-payload", cbs_client.CbsClient, "cbs.tencentcloudapi.com", "https", "POST",
+         "ap-guangzhou", "DescribeDisks", {"Limit": 5}),
     ]
     unix = 1551113065  # the doc's example time, 2019-02-25T16:44:25Z
     for name, cls, endpoint, proto, method, region, action, params in cases:
         hp = HttpProfile(endpoint=endpoint, protocol=proto, reqMethod=method)
-        client = cls(credential.Credential(ak, sk), region, ClientProfile(httpProfile=hp))
+        profile = ClientProfile(httpProfile=hp)
+        profile.unsignedPayload = name.endswith("unsigned-payload")
+        client = cls(credential.Credential(ak, sk), region, profile)
         req = RequestInternal(client._get_endpoint(), method, client._requestPath, header={})
         with Pinned(unix) as p:
             client._build_req_inter(action, params, req)
@@ -176,8 +181,9 @@ def tencent():
         wire = {"method": method, "path": "/", "raw_query": raw_query, "headers": headers_list(req.header), "body": body}
         # What gpuctl signs: the same parameters as decoded pairs in the SDK's order, its unsigned
         # client header as an extra header, everything else from SigningParams.
+        extra = [["X-TC-Content-SHA256", "UNSIGNED-PAYLOAD"]] if profile.unsignedPayload else []
         request = {"method": method, "scheme": proto, "host": endpoint, "path": "/",
-                   "query": pairs_from_raw(raw_query), "headers": [], "body": body}
+                   "query": pairs_from_raw(raw_query), "headers": extra, "body": body}
         write_case(name, "Tc3", "tencentcloud-sdk-python-common 3.1.195 AbstractClient._build_req_with_tc3_signature",
                    request, params_of(unix, region=region, service=client._service, action=action,
                                       version=client._apiVersion),
