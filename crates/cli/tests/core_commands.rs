@@ -233,3 +233,14 @@ fn estimate_json_keeps_its_documented_fields() {
         assert!(docs.contains(&format!("`{leaf}`")), "docs/json.md does not document `{leaf}`");
     }
 }
+
+#[test]
+fn software_needs_rule_out_gpus() {
+    let o = gpuctl(&["estimate", "--model", "qwen2.5-7b", "--method", "inference", "--framework", "vllm", "--infeasible", "--hours-per-day", "24", "--days", "30"], &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.contains("vLLM needs compute capability ≥ 7.0; NVIDIA Tesla P40 is 6.1"), "{out}");
+    let o = gpuctl(&["estimate", "--model", "qwen2.5-7b", "--method", "lora", "--gpu", "a10", "--framework", "pytorch 2.1", "--cuda", "11.7", "--tokens", "1M"], &[]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stdout(&o).contains("PyTorch 2.1 ships wheels for CUDA 11.8 / 12.1, not 11.7"), "{}", stdout(&o));
+}

@@ -22,6 +22,13 @@ pub struct CompatQuery {
     pub driver: Option<String>,
 }
 
+impl CompatQuery {
+    /// Nothing to check.
+    pub fn is_empty(&self) -> bool {
+        self.frameworks.is_empty() && self.cuda.is_none() && self.driver.is_none()
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Severity {

@@ -3,6 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::compat::{check as check_compat, CompatQuery, Severity};
 use crate::catalog::{BillingMode, Catalog, Confidence, Gpu, InstanceType, Price, PriceOrigin, Provider, Stack};
 use crate::fit::{fit, FitReport, Hardware, Job, Method};
 use crate::price::{cost_of, Usage, SPOT_WARNING};
@@ -43,6 +44,9 @@ pub struct Question {
     /// Leave out spot offers (work that cannot tolerate interruption).
     #[serde(default)]
     pub no_spot: bool,
+    /// Software the job needs (frameworks, CUDA, driver): GPUs it cannot run on are infeasible.
+    #[serde(default)]
+    pub compat: CompatQuery,
 }
 
 impl Question {
@@ -59,6 +63,7 @@ impl Question {
             budget_cny: None,
             today,
             no_spot: false,
+            compat: CompatQuery::default(),
         }
     }
 
@@ -193,6 +198,9 @@ pub fn rank(catalog: &Catalog, q: &Question) -> Ranking {
         }
         if let Some(why) = &t.unsuitable {
             reasons.push(why.clone());
+        }
+        if !q.compat.is_empty() {
+            reasons.extend(check_compat(gpu, &q.compat).into_iter().filter(|i| i.severity == Severity::Error).map(|i| i.message));
         }
         let hours = q.work_hours(&t).unwrap_or((1.0, 1.0));
         if let Some(dl) = q.deadline_hours {
@@ -355,6 +363,16 @@ mod tests {
         assert!(r.offers.iter().all(|o| o.cost_high <= 500.0 && o.hours_high <= 48.0));
         assert!(r.infeasible.iter().any(|i| i.reasons.iter().any(|x| x.contains("over budget"))));
         assert!(r.infeasible.iter().any(|i| i.reasons.iter().any(|x| x.contains("deadline"))));
+    }
+
+    #[test]
+    fn software_needs_make_gpus_infeasible() {
+        let mut q = question("qwen2.5-7b", Method::Inference, 1e6);
+        q.compat.frameworks = vec!["vllm".into()];
+        let r = rank(Catalog::shipped(), &q);
+        assert!(r.offers.iter().all(|o| o.gpu != "p4" && o.gpu != "p40"));
+        let p40 = r.infeasible.iter().find(|i| i.gpu == "p40").unwrap();
+        assert!(p40.reasons.iter().any(|x| x.contains("vLLM needs compute capability")), "{:?}", p40.reasons);
     }
 
     #[test]

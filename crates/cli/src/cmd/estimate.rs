@@ -74,6 +74,16 @@ pub struct EstimateArgs {
     /// Leave out spot offers.
     #[arg(long)]
     pub no_spot: bool,
+    /// Software the job needs, e.g. "pytorch 2.1", vllm, flash-attn, mindspore; repeatable.
+    /// GPUs that cannot run it are listed as infeasible.
+    #[arg(long = "framework")]
+    pub frameworks: Vec<String>,
+    /// CUDA version of your image, e.g. 12.1 (checked against the framework and driver).
+    #[arg(long)]
+    pub cuda: Option<String>,
+    /// NVIDIA driver version of the host image, e.g. 535.104.05.
+    #[arg(long)]
+    pub driver: Option<String>,
     /// Rows to show (table) or return (`--json`; 0 = all).
     #[arg(long, default_value_t = 15)]
     pub top: usize,
@@ -173,6 +183,7 @@ pub fn question(args: &EstimateArgs, cat: &Catalog, today: Date) -> Result<Quest
     }
     q.budget_cny = args.budget;
     q.no_spot = args.no_spot;
+    q.compat = gpuctl_core::CompatQuery { frameworks: args.frameworks.clone(), cuda: args.cuda.clone(), driver: args.driver.clone() };
     Ok(q)
 }
 
