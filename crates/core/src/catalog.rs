@@ -536,22 +536,13 @@ impl Catalog {
     fn merge(&mut self, name: &str, file: DataFile, origin: PriceOrigin) -> Result<(), CatalogError> {
         let invalid = |message: String| CatalogError::Invalid { file: name.to_string(), message };
         for g in file.gpu {
-            match self.gpus.iter_mut().find(|x| x.id == g.id) {
-                Some(x) => *x = g,
-                None => self.gpus.push(g),
-            }
+            upsert(&mut self.gpus, g, |a, b| a.id == b.id);
         }
         for p in file.provider {
-            match self.providers.iter_mut().find(|x| x.id == p.id) {
-                Some(x) => *x = p,
-                None => self.providers.push(p),
-            }
+            upsert(&mut self.providers, p, |a, b| a.id == b.id);
         }
         for i in file.instance {
-            match self.instances.iter_mut().find(|x| x.provider == i.provider && x.id == i.id) {
-                Some(x) => *x = i,
-                None => self.instances.push(i),
-            }
+            upsert(&mut self.instances, i, |a, b| a.provider == b.provider && a.id == b.id);
         }
         for (n, r) in file.price.into_iter().enumerate() {
             parse_date(&r.as_of).map_err(|e| invalid(format!("price row {} ({}): {e}", n + 1, r.instance)))?;
@@ -579,16 +570,10 @@ impl Catalog {
         }
         for a in file.anchor {
             parse_date(&a.as_of).map_err(|e| invalid(format!("anchor for {}: {e}", a.gpu)))?;
-            match self.anchors.iter_mut().find(|x| x.gpu == a.gpu) {
-                Some(x) => *x = a,
-                None => self.anchors.push(a),
-            }
+            upsert(&mut self.anchors, a, |x, y| x.gpu == y.gpu);
         }
         for m in file.mode_ratio {
-            match self.ratios.iter_mut().find(|x| x.mode == m.mode) {
-                Some(x) => *x = m,
-                None => self.ratios.push(m),
-            }
+            upsert(&mut self.ratios, m, |a, b| a.mode == b.mode);
         }
         Ok(())
     }
@@ -866,6 +851,14 @@ impl Catalog {
     }
 }
 
+/// Replace the element `same` as `item`, or append it: later files and overlays win.
+fn upsert<T>(v: &mut Vec<T>, item: T, same: impl Fn(&T, &T) -> bool) {
+    match v.iter().position(|x| same(x, &item)) {
+        Some(k) => v[k] = item,
+        None => v.push(item),
+    }
+}
+
 /// Parse `YYYY-MM-DD`.
 pub fn parse_date(s: &str) -> Result<Date, String> {
     s.parse::<Date>().map_err(|e| format!("'{s}' is not a date (YYYY-MM-DD): {e}"))
@@ -956,6 +949,38 @@ confidence = "A"
             "mode": "hourly", "cny": 3.2, "as_of": "2026-11-01", "source": "quote", "confidence": "user"}]}"#;
         let c = Catalog::shipped().with_overlay("mine.json", json).unwrap();
         assert_eq!(c.price(Provider::Tencent, "GN7.2XLARGE32", "ap-guangzhou", BillingMode::Hourly).unwrap().cny, 3.2);
+    }
+
+    #[test]
+    fn overlay_can_add_an_instance_type_with_its_prices() {
+        let overlay = r#"
+schema_version = 1
+[[instance]]
+provider = "alibaba"
+id = "gn7i-c8g1.2xlarge-contract"
+family = "gn7i"
+gpu = "a10"
+gpu_count = 1.0
+vcpu = 8
+ram_gb = 30.0
+regions = ["cn-hangzhou"]
+billing_modes = ["monthly"]
+confidence = "user"
+[[price]]
+provider = "alibaba"
+instance = "gn7i-c8g1.2xlarge-contract"
+region = "cn-hangzhou"
+mode = "monthly"
+cny = 3000.0
+as_of = "2026-11-01"
+source = "framework contract"
+confidence = "user"
+"#;
+        let c = Catalog::shipped().with_overlay("contract.toml", overlay).unwrap();
+        let ps = c.prices_for(Provider::Alibaba, "gn7i-c8g1.2xlarge-contract", "cn-hangzhou");
+        assert_eq!(ps.len(), 1, "only the modes the overlay says are sold");
+        assert_eq!((ps[0].cny, ps[0].origin), (3000.0, PriceOrigin::Overlay));
+        assert_eq!(c.instance_types().len(), Catalog::shipped().instance_types().len() + 1);
     }
 
     #[test]
