@@ -101,7 +101,8 @@ impl Ecs {
             .map(str::to_string)
             .or_else(|| params.get("SignatureNonce").and_then(Value::as_str).map(str::to_string));
         if let Some(nonce) = nonce {
-            let now = ctx.now();
+            // Nonces live in the signature window, which is judged on the wall clock (as skew is).
+            let now = Timestamp::now();
             let mut seen = lock(&self.nonces);
             seen.retain(|_, t| now.duration_since(*t) <= MAX_SKEW * 2);
             if seen.insert(nonce, now).is_some() {

@@ -141,7 +141,8 @@ impl JdCloud {
             )));
         }
         if let Some(nonce) = req.header("x-jdcloud-nonce") {
-            let now = ctx.now();
+            // Nonces live in the signature window, which is judged on the wall clock (as skew is).
+            let now = Timestamp::now();
             let mut seen = lock(&self.nonces);
             seen.retain(|_, t| now.duration_since(*t) <= MAX_SKEW * 2);
             if seen.insert(nonce.to_string(), now).is_some() {

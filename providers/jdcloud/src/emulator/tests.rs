@@ -235,8 +235,7 @@ fn throttling_faults_and_unsigned_requests_use_jd_error_shape() {
 }
 
 /// Sign like the SDKs do (through gpuctl-sign) and send through `handle`.
-#[allow(clippy::too_many_arguments)]
-fn signed(alg: gpuctl_sign::Algorithm, service: &str, region: &str, method: &str, path: &str, body: &str, nonce: &str, ctx: &SimCtx) -> SimRequest {
+fn signed(alg: gpuctl_sign::Algorithm, service: &str, region: &str, method: &str, path: &str, body: &str, nonce: &str) -> SimRequest {
     let (_, ak, sk) = TEST_KEY_PAIRS.iter().find(|(p, _, _)| *p == "jdcloud").copied().unwrap();
     let req = gpuctl_sign::SignableRequest {
         method: method.into(),
@@ -270,16 +269,16 @@ fn signed_requests_pass_with_both_schemes_and_scope_and_nonce_are_checked() {
     let body = r#"{"regionId":"cn-north-1","instanceSpec":{"az":"cn-north-1a","instanceType":"p.n1p40.3xlarge","imageId":"img","name":"x"}}"#;
     let path = "/v1/regions/cn-north-1/instances";
     for (alg, nonce) in [(JdCloud3, "n-3"), (JdCloud2, "n-2")] {
-        let r = jd.handle(&signed(alg, "vm", "cn-north-1", "POST", path, body, nonce, &ctx), &ctx);
+        let r = jd.handle(&signed(alg, "vm", "cn-north-1", "POST", path, body, nonce), &ctx);
         assert_eq!(r.status, 200, "{alg:?}: {:?}", r.json_body());
         assert_eq!(r.json_body()["result"]["instanceIds"].as_array().map(Vec::len), Some(1));
     }
-    let replay = jd.handle(&signed(JdCloud3, "vm", "cn-north-1", "POST", path, body, "n-3", &ctx), &ctx);
+    let replay = jd.handle(&signed(JdCloud3, "vm", "cn-north-1", "POST", path, body, "n-3"), &ctx);
     assert_eq!(replay.status, 401, "a reused nonce is refused");
-    let wrong_service = jd.handle(&signed(JdCloud3, "disk", "cn-north-1", "POST", path, body, "n-4", &ctx), &ctx);
+    let wrong_service = jd.handle(&signed(JdCloud3, "disk", "cn-north-1", "POST", path, body, "n-4"), &ctx);
     assert_eq!(wrong_service.status, 401);
     assert!(wrong_service.json_body()["error"]["message"].as_str().unwrap().contains("service disk"));
-    let wrong_region = jd.handle(&signed(JdCloud3, "vm", "cn-east-2", "POST", path, body, "n-5", &ctx), &ctx);
+    let wrong_region = jd.handle(&signed(JdCloud3, "vm", "cn-east-2", "POST", path, body, "n-5"), &ctx);
     assert_eq!(wrong_region.status, 401);
     assert_eq!(lock(&jd.state).instances.len(), 2);
 }
