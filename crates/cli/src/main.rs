@@ -30,6 +30,20 @@ enum Command {
     Debug(cmd::debug::DebugArgs),
     /// Run the local cloud: Tencent, Alibaba and JD Cloud emulators on one loopback port
     Sim(cmd::sim::SimArgs),
+    /// What `provision` would create, keep and release, with ¥/hour and totals (exit 3 over budget)
+    Plan(cmd::plan::PlanArgs),
+    /// Create the instances a spec asks for, wait until running, record them
+    Provision(cmd::provision::ProvisionArgs),
+    /// What gpuctl holds now across the clouds, with ¥/hour and spend so far
+    Status(cmd::status::StatusArgs),
+    /// Snapshot the system and data disks of an instance or a deployment/pool
+    Snapshot(cmd::snapshot::SnapshotArgs),
+    /// Buy the same configuration again (购买相同配置): describe, normalize to a spec, provision
+    Clone(cmd::clone::CloneArgs),
+    /// Release an instance or a deployment/pool: terminate, verify gone, keep the record
+    Release(cmd::release::ReleaseArgs),
+    /// Release everything a spec's deployment holds
+    Destroy(cmd::destroy::DestroyArgs),
 }
 
 fn run(cli: Cli) -> anyhow_free::Result {
@@ -40,6 +54,13 @@ fn run(cli: Cli) -> anyhow_free::Result {
         Command::Web(args) => cmd::web::run(args),
         Command::Debug(args) => cmd::debug::run(args),
         Command::Sim(args) => cmd::sim::run(args),
+        Command::Plan(args) => cmd::plan::run(args),
+        Command::Provision(args) => cmd::provision::run(args),
+        Command::Status(args) => cmd::status::run(args),
+        Command::Snapshot(args) => cmd::snapshot::run(args),
+        Command::Clone(args) => cmd::clone::run(args),
+        Command::Release(args) => cmd::release::run(args),
+        Command::Destroy(args) => cmd::destroy::run(args),
     }
 }
 

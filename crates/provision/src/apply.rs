@@ -649,6 +649,23 @@ impl Engine {
         Ok(out)
     }
 
+    /// Asks the cloud to check one create without making it (not billable, so no intent is written).
+    pub async fn dry_run(&self, spec: &Spec, pool: &str, c: &Choice) -> Result<(), ApplyError> {
+        let pool = spec.pools.iter().find(|p| p.name.value == pool).ok_or_else(|| ApplyError::Other(format!("no pool `{pool}`")))?;
+        let cloud = self.cloud(c.provider)?;
+        let mut req = Self::request(&spec.deployment.value, pool, 0, c, jiff::Timestamp::now())?;
+        req.client_token = client_token(&spec.deployment.value, &pool.name.value, 0, &req, u32::MAX);
+        req.dry_run = true;
+        self.call(c.provider, "create", &req.client_token, || cloud.create(&req)).await?;
+        Ok(())
+    }
+
+    /// The instance's cloud disks, system disk first (for clone).
+    pub async fn disks(&self, provider: Provider, region: &str, instance_id: &str) -> Result<Vec<(crate::cloud::DiskKind, crate::cloud::DiskInfo)>, ApplyError> {
+        let cloud = self.cloud(provider)?;
+        Ok(self.call(provider, "describe-disks", instance_id, || cloud.disks(region, instance_id)).await?)
+    }
+
     /// Describes one instance (for clone and status).
     pub async fn describe_one(&self, provider: Provider, region: &str, instance_id: &str) -> Result<Instance, ApplyError> {
         let cloud = self.cloud(provider)?;

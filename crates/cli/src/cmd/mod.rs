@@ -8,6 +8,15 @@ pub mod tco;
 pub mod debug;
 pub mod web;
 pub mod sim;
+// provisioning (issue 5)
+pub mod clone;
+pub mod destroy;
+pub mod plan;
+pub mod provision;
+pub mod provisioning;
+pub mod release;
+pub mod snapshot;
+pub mod status;
 
 /// An error for people: what went wrong and what to do. Never holds a secret.
 #[derive(Debug)]

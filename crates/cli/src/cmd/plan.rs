@@ -1,0 +1,90 @@
+//! `gpuctl plan SPEC`: what `provision` would create, keep and release, with ¥/hour, the total under
+//! the chosen billing mode and every other mode, and the budget check (exit 3 when over budget).
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Args;
+use gpuctl_provision::plan::{plan, Plan};
+
+use super::provisioning::{load_spec, state_error, CloudArgs, EXIT_OVER_BUDGET};
+use super::CliError;
+use crate::output::{cny, load_catalog, print_json, table, today};
+
+#[derive(Args, Debug)]
+pub struct PlanArgs {
+    /// The deployment spec (TOML; see infra/stage1.toml)
+    pub spec: PathBuf,
+    /// A price overlay file (your negotiated prices); also GPUCTL_PRICE_OVERLAY
+    #[arg(long)]
+    pub overlay: Option<PathBuf>,
+    #[command(flatten)]
+    pub cloud: CloudArgs,
+}
+
+/// Builds the plan from the spec, the catalog and what the state store holds for the deployment.
+pub fn make_plan(spec: &gpuctl_provision::spec::Spec, catalog: &gpuctl_core::Catalog, state: &gpuctl_provision::state::Store) -> Result<Plan, CliError> {
+    let recorded = state.resources(Some(&spec.deployment.value)).map_err(state_error)?;
+    Ok(plan(spec, catalog, &recorded, today()?))
+}
+
+pub fn print_plan(p: &Plan) {
+    println!("deployment {}{}", p.deployment, p.hours.map(|h| format!(", {h} hours")).unwrap_or_default());
+    let mut t = table(["pool", "create", "keep", "billing", "where (in fallback order)", "¥/hour", "total", "price source"]);
+    for pool in &p.pools {
+        let wheres: Vec<String> = pool.choices.iter().map(|c| format!("{} {} {}", c.provider, c.zone, c.instance_type)).collect();
+        let source = pool
+            .choices
+            .first()
+            .and_then(|c| c.price.as_ref())
+            .map(|f| format!("{} ({}, {:?})", f.source, f.as_of, f.confidence))
+            .unwrap_or_else(|| "no catalog price".into());
+        t.add_row([
+            pool.name.clone(),
+            pool.create.len().to_string(),
+            pool.keep.len().to_string(),
+            format!("{}{}", pool.billing, if pool.billing.is_per_hour() { String::new() } else { format!(" ×{}", pool.term) }),
+            wheres.join("\n"),
+            pool.cny_per_hour.map(cny).unwrap_or_else(|| "unknown".into()),
+            pool.total_cny.map(cny).unwrap_or_else(|| "unknown".into()),
+            source,
+        ]);
+    }
+    println!("{t}");
+    for pool in &p.pools {
+        let modes: Vec<String> = pool.by_mode.iter().map(|m| format!("{} {}{}", m.mode, cny(m.total_cny), if m.offered { "" } else { " (not sold)" })).collect();
+        if !modes.is_empty() {
+            println!("{} under each billing mode: {}", pool.name, modes.join(", "));
+        }
+    }
+    for r in &p.release {
+        println!("release: {}/{} #{} {} ({})", r.deployment, r.pool, r.index, r.instance_id.as_deref().unwrap_or("no id yet"), r.provider);
+    }
+    println!(
+        "in all: {} to create, {} to release; {}/hour, {} in total",
+        p.creates(),
+        p.release.len(),
+        p.cny_per_hour.map(cny).unwrap_or_else(|| "unknown".into()),
+        p.total_cny.map(cny).unwrap_or_else(|| "unknown".into())
+    );
+    for w in &p.warnings {
+        println!("warning: {w}");
+    }
+    for o in &p.over_budget {
+        println!("over budget: {o}");
+    }
+}
+
+pub fn run(args: PlanArgs) -> Result<ExitCode, CliError> {
+    let catalog = load_catalog(args.overlay.as_deref())?;
+    let spec = load_spec(&args.spec, &catalog)?;
+    // Planning reads the state but calls no cloud: open the store directly, no credentials needed.
+    let session = super::provisioning::Session::open(&args.cloud, &[])?;
+    let p = session.engine.store(|s| make_plan(&spec, &catalog, s))?;
+    if args.cloud.json {
+        print_json(&p)?;
+    } else {
+        print_plan(&p);
+    }
+    Ok(if p.over_budget.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(EXIT_OVER_BUDGET) })
+}

@@ -1,0 +1,150 @@
+//! `gpuctl provision SPEC`: plan, refuse over budget, confirm, then create what is missing — intent
+//! recorded before each create, a progress bar per pool while instances start — and print a summary
+//! (ids, IPs, ¥/hour, auto-release time). A re-run adopts what an earlier run created.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Args;
+use gpuctl_provision::apply::Report;
+use sha2::Digest as _;
+
+use super::plan::{make_plan, print_plan};
+use super::provisioning::{confirm, load_spec, state_error, CloudArgs, Session, EXIT_OVER_BUDGET, EXIT_PARTIAL};
+use super::CliError;
+use crate::output::{cny, load_catalog, print_json, table};
+
+#[derive(Args, Debug)]
+pub struct ProvisionArgs {
+    /// The deployment spec (TOML; see infra/stage1.toml)
+    pub spec: PathBuf,
+    /// Do not ask before creating
+    #[arg(long, short = 'y')]
+    pub yes: bool,
+    /// Ask each cloud to check the creates (stock, quota, parameters) without creating anything
+    #[arg(long)]
+    pub dry_run: bool,
+    /// A price overlay file (your negotiated prices); also GPUCTL_PRICE_OVERLAY
+    #[arg(long)]
+    pub overlay: Option<PathBuf>,
+    #[command(flatten)]
+    pub cloud: CloudArgs,
+}
+
+pub fn print_report(r: &Report) {
+    let mut t = table(["pool", "#", "instance", "where", "state", "ip", "¥/hour", "auto-release", "note"]);
+    for u in &r.units {
+        let mut note = Vec::new();
+        if u.adopted {
+            note.push("adopted".to_string());
+        }
+        if !u.fell_back_from.is_empty() {
+            note.push(format!("fell back from {}", u.fell_back_from.join(", ")));
+        }
+        if let Some(e) = &u.error {
+            note.push(e.clone());
+        }
+        t.add_row([
+            u.pool.clone(),
+            u.index.to_string(),
+            u.instance_id.clone().unwrap_or_else(|| "—".into()),
+            format!("{} {} {}", u.provider, u.zone, u.instance_type),
+            u.state.name().to_string(),
+            u.public_ip.clone().or_else(|| u.private_ip.clone()).unwrap_or_default(),
+            u.cny_per_hour.map(cny).unwrap_or_else(|| "unknown".into()),
+            u.auto_release_at.clone().unwrap_or_else(|| "none".into()),
+            note.join("; "),
+        ]);
+    }
+    println!("{t}");
+    if !r.released.is_empty() {
+        println!("released: {}", r.released.join(", "));
+    }
+    if r.retries > 0 {
+        println!("retried {} throttled/transient calls, waiting {:.1} s in all", r.retries, r.retry_wait_ms as f64 / 1000.0);
+    }
+    for e in &r.errors {
+        println!("error: {e}");
+    }
+}
+
+pub fn exit_for(r: &Report) -> ExitCode {
+    let ok = r.units.iter().filter(|u| u.error.is_none()).count();
+    match (r.errors.is_empty(), ok) {
+        (true, _) => ExitCode::SUCCESS,
+        (false, 0) => ExitCode::FAILURE,
+        (false, _) => ExitCode::from(EXIT_PARTIAL),
+    }
+}
+
+pub fn run(args: ProvisionArgs) -> Result<ExitCode, CliError> {
+    let catalog = load_catalog(args.overlay.as_deref())?;
+    let spec = load_spec(&args.spec, &catalog)?;
+    let providers: Vec<_> = {
+        let p = gpuctl_provision::plan::plan(&spec, &catalog, &[], crate::output::today()?);
+        let mut v: Vec<_> = p.pools.iter().flat_map(|pool| pool.choices.iter().map(|c| c.provider)).collect();
+        v.sort();
+        v.dedup();
+        v
+    };
+    let session = Session::open(&args.cloud, &providers)?;
+    let _lock = session.engine.store(|s| s.lock(&spec.deployment.value)).map_err(state_error)?;
+    let plan = session.engine.store(|s| make_plan(&spec, &catalog, s))?;
+    if !plan.over_budget.is_empty() {
+        if args.cloud.json {
+            print_json(&plan)?;
+        } else {
+            print_plan(&plan);
+            eprintln!("error: the plan is over the spec's budget; nothing was created");
+        }
+        return Ok(ExitCode::from(EXIT_OVER_BUDGET));
+    }
+    if !args.cloud.json {
+        print_plan(&plan);
+    }
+    if args.dry_run {
+        return dry_run(&session, &spec, &plan, args.cloud.json);
+    }
+    if plan.creates() == 0 && plan.release.is_empty() {
+        if !args.cloud.json {
+            println!("nothing to do: every instance the spec asks for is recorded as running");
+        }
+    } else {
+        confirm(&format!("create {} and release {} instance(s) for {}?", plan.creates(), plan.release.len(), plan.deployment), args.yes)?;
+    }
+    let spec_text = std::fs::read(&args.spec).unwrap_or_default();
+    let sha = hex::encode(sha2::Sha256::digest(&spec_text));
+    session.engine.store(|s| s.upsert_deployment(&spec.deployment.value, &args.spec.display().to_string(), &sha)).map_err(state_error)?;
+    for pool in &plan.pools {
+        if !pool.create.is_empty() {
+            session.bars.pool(&pool.name, pool.create.len() as u64, "starting");
+        }
+    }
+    let report = session.runtime.block_on(session.engine.apply(&spec, &plan, jiff::Timestamp::now()));
+    session.bars.finish();
+    if args.cloud.json {
+        print_json(&report)?;
+    } else {
+        print_report(&report);
+    }
+    Ok(exit_for(&report))
+}
+
+/// `--dry-run`: the cloud checks each first-choice create (Tencent/Alibaba DryRun, JD stock query).
+fn dry_run(session: &Session, spec: &gpuctl_provision::spec::Spec, plan: &gpuctl_provision::plan::Plan, json: bool) -> Result<ExitCode, CliError> {
+    let mut results = Vec::new();
+    for pool in &plan.pools {
+        let Some(c) = pool.choices.first() else { continue };
+        let verdict = session.runtime.block_on(session.engine.dry_run(spec, &pool.name, c));
+        results.push(serde_json::json!({ "pool": pool.name, "provider": c.provider, "zone": c.zone, "instance_type": c.instance_type, "ok": verdict.is_ok(), "error": verdict.err().map(|e| e.to_string()) }));
+    }
+    let ok = results.iter().all(|r| r["ok"] == serde_json::json!(true));
+    if json {
+        print_json(&results)?;
+    } else {
+        for r in &results {
+            println!("dry run {} ({} {} {}): {}", r["pool"].as_str().unwrap_or(""), r["provider"].as_str().unwrap_or(""), r["zone"].as_str().unwrap_or(""), r["instance_type"].as_str().unwrap_or(""), r["error"].as_str().unwrap_or("the cloud would accept it"));
+        }
+    }
+    Ok(if ok { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+}

@@ -1,0 +1,61 @@
+//! `gpuctl release <instance|deployment/pool>`: terminate, wait until the cloud no longer has the
+//! instances, and mark them released (the records are kept).
+
+use std::process::ExitCode;
+
+use clap::Args;
+
+use super::provisioning::{apply_error, confirm, resolve, state_error, CloudArgs, Session, Target};
+use super::CliError;
+use crate::output::print_json;
+
+#[derive(Args, Debug)]
+pub struct ReleaseArgs {
+    /// An instance id gpuctl recorded, or deployment/pool
+    pub target: String,
+    /// Snapshot the instances' disks first
+    #[arg(long)]
+    pub snapshot: bool,
+    /// Do not ask before releasing
+    #[arg(long, short = 'y')]
+    pub yes: bool,
+    #[command(flatten)]
+    pub cloud: CloudArgs,
+}
+
+/// Released ids and errors, as `release --json` and `destroy --json` print them.
+#[derive(serde::Serialize)]
+pub struct Released {
+    pub released: Vec<String>,
+    pub errors: Vec<String>,
+}
+
+pub fn run(args: ReleaseArgs) -> Result<ExitCode, CliError> {
+    let session = Session::open(&args.cloud, &[])?;
+    let targets = resolve(&session.engine, &Target::parse(&args.target))?;
+    let ids: Vec<&str> = targets.iter().filter_map(|r| r.instance_id.as_deref()).collect();
+    confirm(&format!("release {} instance(s): {}?", targets.len(), ids.join(", ")), args.yes)?;
+    let _lock = session.engine.store(|s| s.lock(&targets[0].deployment)).map_err(state_error)?;
+    if args.snapshot {
+        for r in &targets {
+            let Some(id) = r.instance_id.as_deref() else { continue };
+            let generation = session.engine.store(|s| s.snapshots(Some(id))).map_err(state_error)?.iter().filter(|s| s.disk_kind == "system").count() as u32;
+            session.runtime.block_on(session.engine.snapshot(r.provider, &r.region, id, Some(r), generation)).map_err(apply_error)?;
+        }
+    }
+    session.bars.pool("release", targets.len() as u64, "releasing");
+    let (released, errors) = session.runtime.block_on(session.engine.release(&targets));
+    session.bars.finish();
+    let out = Released { released, errors };
+    if args.cloud.json {
+        print_json(&out)?;
+    } else {
+        for id in &out.released {
+            println!("released {id}");
+        }
+        for e in &out.errors {
+            println!("error: {e}");
+        }
+    }
+    Ok(if out.errors.is_empty() { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+}

@@ -1,0 +1,41 @@
+//! `gpuctl snapshot <instance|deployment/pool>`: snapshot the system and data cloud disks of each
+//! instance, wait until the snapshots are available, record them.
+
+use std::process::ExitCode;
+
+use clap::Args;
+
+use super::provisioning::{apply_error, resolve, state_error, CloudArgs, Session, Target};
+use super::CliError;
+use crate::output::{print_json, table};
+
+#[derive(Args, Debug)]
+pub struct SnapshotArgs {
+    /// An instance id gpuctl recorded, or deployment/pool
+    pub target: String,
+    #[command(flatten)]
+    pub cloud: CloudArgs,
+}
+
+pub fn run(args: SnapshotArgs) -> Result<ExitCode, CliError> {
+    let session = Session::open(&args.cloud, &[])?;
+    let targets = resolve(&session.engine, &Target::parse(&args.target))?;
+    let mut all = Vec::new();
+    for r in &targets {
+        let Some(id) = r.instance_id.as_deref() else { continue };
+        // Each round of snapshots gets its own tokens: the round number is how many rounds came before.
+        let generation = session.engine.store(|s| s.snapshots(Some(id))).map_err(state_error)?.iter().filter(|s| s.disk_kind == "system").count() as u32;
+        let snaps = session.runtime.block_on(session.engine.snapshot(r.provider, &r.region, id, Some(r), generation)).map_err(apply_error)?;
+        all.extend(snaps);
+    }
+    if args.cloud.json {
+        print_json(&all)?;
+    } else {
+        let mut t = table(["instance", "disk", "kind", "snapshot", "state"]);
+        for s in &all {
+            t.add_row([s.instance_id.clone(), s.disk_id.clone(), s.disk_kind.clone(), s.snapshot_id.clone(), s.state.clone()]);
+        }
+        println!("{t}");
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,81 @@
+//! `gpuctl status [DEPLOYMENT]`: what gpuctl holds now across the three clouds, from the state store:
+//! each instance with its ¥/hour (the catalog price recorded at creation, with its date) and the
+//! spend so far estimated from it.
+
+use std::process::ExitCode;
+
+use clap::Args;
+use gpuctl_provision::state::Resource;
+
+use super::provisioning::{state_error, CloudArgs, Session};
+use super::CliError;
+use crate::output::{cny, print_json, table};
+
+#[derive(Args, Debug)]
+pub struct StatusArgs {
+    /// Only this deployment
+    pub deployment: Option<String>,
+    /// Include released and failed instances
+    #[arg(long)]
+    pub all: bool,
+    #[command(flatten)]
+    pub cloud: CloudArgs,
+}
+
+/// One row of `status --json`.
+#[derive(serde::Serialize)]
+struct Row<'a> {
+    #[serde(flatten)]
+    resource: &'a Resource,
+    /// Hours since the instance was created (to now, or to its release).
+    hours: f64,
+    /// ¥/hour × hours: an estimate from the recorded catalog price, not the cloud's bill.
+    spend_cny_estimate: Option<f64>,
+}
+
+fn hours_between(from: &str, to: Option<&str>) -> f64 {
+    let parse = |s: &str| s.parse::<jiff::Timestamp>().ok();
+    let (Some(a), b) = (parse(from), to.and_then(parse).or_else(|| Some(jiff::Timestamp::now()))) else { return 0.0 };
+    b.map(|b| b.duration_since(a).as_secs_f64() / 3600.0).unwrap_or(0.0).max(0.0)
+}
+
+pub fn run(args: StatusArgs) -> Result<ExitCode, CliError> {
+    let session = Session::open(&args.cloud, &[])?;
+    let all = session.engine.store(|s| s.resources(args.deployment.as_deref())).map_err(state_error)?;
+    let shown: Vec<&Resource> = all.iter().filter(|r| args.all || r.state.is_live()).collect();
+    let rows: Vec<Row> = shown
+        .iter()
+        .map(|r| {
+            let hours = hours_between(r.running_at.as_deref().unwrap_or(&r.created_at), r.released_at.as_deref());
+            Row { resource: r, hours, spend_cny_estimate: r.price_cny_per_hour.map(|p| p * hours) }
+        })
+        .collect();
+    if args.cloud.json {
+        print_json(&rows)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    if rows.is_empty() {
+        println!("gpuctl holds no {}instances{}", if args.all { "" } else { "live " }, args.deployment.as_ref().map(|d| format!(" in {d}")).unwrap_or_default());
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut t = table(["deployment/pool", "#", "instance", "where", "billing", "state", "ip", "¥/hour", "spend so far (est.)", "auto-release"]);
+    for row in &rows {
+        let r = row.resource;
+        t.add_row([
+            format!("{}/{}", r.deployment, r.pool),
+            r.index.to_string(),
+            r.instance_id.clone().unwrap_or_else(|| "—".into()),
+            format!("{} {} {}", r.provider, r.zone, r.instance_type),
+            r.billing.to_string(),
+            r.state.name().to_string(),
+            r.public_ip.clone().or_else(|| r.private_ip.clone()).unwrap_or_default(),
+            r.price_cny_per_hour.map(|p| format!("{} ({})", cny(p), r.price_as_of.as_deref().unwrap_or("?"))).unwrap_or_else(|| "unknown".into()),
+            row.spend_cny_estimate.map(cny).unwrap_or_else(|| "unknown".into()),
+            r.auto_release_at.clone().unwrap_or_else(|| "none".into()),
+        ]);
+    }
+    println!("{t}");
+    let per_hour: f64 = rows.iter().filter(|r| r.resource.state.is_live()).filter_map(|r| r.resource.price_cny_per_hour).sum();
+    println!("live: {}/hour (recorded catalog prices; the cloud's bill is authoritative)", cny(per_hour));
+    Ok(ExitCode::SUCCESS)
+}
