@@ -302,3 +302,44 @@ fn a_clock_jump_replays_policy_runs_before_the_release() {
     assert_eq!(runs.len(), 3, "runs at +1 min, +12 h 1 min and +24 h 1 min, before the release at +30 h");
     assert!(runs.iter().all(|s| s.created <= release));
 }
+
+#[test]
+fn bad_create_parameters_get_jd_errors() {
+    let (jd, ctx) = (JdCloud::new(), ctx());
+    let check = |body: Value, want: (u16, &str), hint: &str| {
+        let e = call(&jd, &ctx, "POST", "instances", body.clone()).unwrap_err();
+        assert_eq!((e.code, e.status), want, "{body}");
+        assert!(e.message.contains(hint), "{} should mention {hint}", e.message);
+    };
+    let spec = |extra: Value| {
+        let mut s = json!({"az": AZ, "instanceType": TYPE, "imageId": "img", "name": "x"});
+        if let (Value::Object(a), Value::Object(b)) = (&mut s, extra) {
+            a.extend(b);
+        }
+        json!({"regionId": "cn-north-1", "instanceSpec": s})
+    };
+    check(json!({"regionId": "cn-north-1"}), (400, "INVALID_ARGUMENT"), "instanceSpec");
+    check(spec(json!({"imageId": null})), (400, "INVALID_ARGUMENT"), "imageId");
+    check(spec(json!({"instanceType": "g.none"})), (400, "INVALID_ARGUMENT"), "g.none");
+    check(spec(json!({"az": "cn-north-1z"})), (400, "INVALID_ARGUMENT"), "cn-north-1a");
+    check(spec(json!({"charge": {"chargeMode": "prepaid_by_duration"}})), (400, "INVALID_ARGUMENT"), "chargeDuration");
+    check(spec(json!({"charge": {"chargeMode": "prepaid_by_duration", "chargeUnit": "year", "chargeDuration": 5}})), (400, "INVALID_ARGUMENT"), "year: 1-3");
+    check(spec(json!({"charge": {"chargeMode": "spot"}})), (400, "INVALID_ARGUMENT"), "chargeMode");
+    let mut many = spec(json!({}));
+    many["maxCount"] = json!(101);
+    check(many, (400, "OUT_OF_RANGE"), "maxCount");
+    let mut long = spec(json!({}));
+    long["clientToken"] = json!("t".repeat(65));
+    check(long, (400, "INVALID_ARGUMENT"), "64");
+    assert!(lock(&jd.state).instances.is_empty());
+
+    // A prepaid instance cannot be deleted through the API before it expires.
+    let ids = create(&jd, &ctx, json!({"instanceSpec": {"az": AZ, "instanceType": TYPE, "imageId": "img", "name": "m",
+        "charge": {"chargeMode": "prepaid_by_duration", "chargeUnit": "month", "chargeDuration": 1}}}))
+    .unwrap();
+    ctx.clock().advance(SignedDuration::from_secs(11));
+    let e = call(&jd, &ctx, "DELETE", &format!("instances/{}", ids[0]), json!({})).unwrap_err();
+    assert_eq!(e.status, "FAILED_PRECONDITION");
+    let e = jd.dispatch(&route("GET", "/v1/regions/mars-1/instances").unwrap(), &json!({}), &ctx).unwrap_err();
+    assert_eq!(e.status, "INVALID_ARGUMENT");
+}
