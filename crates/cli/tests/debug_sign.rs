@@ -12,9 +12,15 @@ fn vectors() -> PathBuf {
 }
 
 fn run(input: &str) -> Output {
+    run_with_env(input, &[])
+}
+
+fn run_with_env(input: &str, vars: &[(&str, &str)]) -> Output {
     let mut child = Command::new(env!("CARGO_BIN_EXE_gpuctl"))
         .args(["debug", "sign", "--request", "-"])
         .env("HOME", "/nonexistent-gpuctl-test-home")
+        .env_remove("ALIBABA_CLOUD_ACCESS_KEY_ID")
+        .envs(vars.iter().copied())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -100,5 +106,27 @@ fn bad_input_is_explained() {
         assert!(stderr.contains(want), "{input}: expected {want:?} in {stderr:?}");
         assert!(!stderr.contains("TOPSECRET"));
         assert!(out.stdout.is_empty());
+    }
+}
+
+#[test]
+fn credentials_from_the_environment_and_the_token_stays_hidden() {
+    let input = r#"{"provider":"alibaba-rpc","method":"GET","host":"ecs.aliyuncs.com","timestamp":1456231584,
+                    "nonce":"n1","action":"DescribeRegions","version":"2014-05-26"}"#;
+    let out = run_with_env(
+        input,
+        &[
+            ("ALIBABA_CLOUD_ACCESS_KEY_ID", "LTAIenv"),
+            ("ALIBABA_CLOUD_ACCESS_KEY_SECRET", "ENV-SECRET-VALUE"),
+            ("ALIBABA_CLOUD_SECURITY_TOKEN", "STS+TOKEN/VALUE="),
+        ],
+    );
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let got: Value = serde_json::from_str(&stdout).unwrap();
+    assert!(got["url"].as_str().unwrap().contains("AccessKeyId=LTAIenv"));
+    assert!(got["url"].as_str().unwrap().contains("SecurityToken=******"));
+    for secret in ["ENV-SECRET-VALUE", "STS+TOKEN", "STS%2BTOKEN", "TOKEN"] {
+        assert!(!stdout.contains(secret), "{secret} printed: {stdout}");
     }
 }

@@ -103,6 +103,28 @@ pub struct Signed {
 }
 
 impl Signed {
+    /// A copy safe to print or log: every occurrence of `secret` (a session token travels in a
+    /// header or, for Alibaba RPC, the query), raw or percent-encoded, becomes `******`.
+    pub fn redacted(&self, secret: &crate::Secret) -> Signed {
+        let raw = secret.expose();
+        if raw.is_empty() {
+            return self.clone();
+        }
+        // Raw, as sent in a query (%20 or +), and twice-encoded as in the RPC string to sign.
+        let once = crate::encode::rfc3986(raw);
+        let forms = [raw.to_owned(), crate::encode::rfc3986(&once), once, crate::encode::form(raw)];
+        let hide = |s: &str| forms.iter().fold(s.to_owned(), |acc, f| acc.replace(f.as_str(), "******"));
+        Signed {
+            canonical_request: hide(&self.canonical_request),
+            string_to_sign: hide(&self.string_to_sign),
+            authorization: self.authorization.as_deref().map(hide),
+            url: hide(&self.url),
+            raw_query: hide(&self.raw_query),
+            headers: self.headers.iter().map(|(k, v)| (k.clone(), hide(v))).collect(),
+            ..self.clone()
+        }
+    }
+
     /// The request as the server will receive it (what `verify` takes).
     pub fn to_incoming(&self) -> IncomingRequest {
         IncomingRequest {

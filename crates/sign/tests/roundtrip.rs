@@ -120,3 +120,20 @@ fn scope_checks() {
     }
     assert_eq!(verify(&r, lookup, NOW, 300).unwrap_err().kind, VerifyErrorKind::ScopeMismatch);
 }
+
+#[test]
+fn redacted_hides_a_session_token_everywhere() {
+    // A token with characters that percent-encoding changes, so the encoded form must go too.
+    let token = "tok+en/with=chars ok";
+    for alg in Algorithm::ALL {
+        let mut creds = creds();
+        creds.security_token = Some(Secret::new(token));
+        let signed = sign(&request(alg), &creds, &params(alg)).unwrap();
+        let shown = format!("{:?}", signed.redacted(creds.security_token.as_ref().unwrap()));
+        // "chars" occurs only inside the token, in each of its raw, %20 and + encodings.
+        assert!(!shown.contains("chars"), "{alg}: {shown}");
+        assert!(shown.contains("******"), "{alg}: the token was not in the request at all");
+        // The unredacted request still verifies: redaction is for display only.
+        verify(&signed.to_incoming(), lookup, NOW, 300).unwrap();
+    }
+}

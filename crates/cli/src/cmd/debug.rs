@@ -158,7 +158,11 @@ fn run_sign(args: SignArgs) -> Result<ExitCode, CliError> {
         action: input.action,
         version: input.version,
     };
-    let signed = sign(&req, &creds, &params).map_err(|e| CliError::usage(format!("{name}: {e}")))?;
+    let mut signed = sign(&req, &creds, &params).map_err(|e| CliError::usage(format!("{name}: {e}")))?;
+    // A session token is a secret too: it travels in a header (or the RPC query), so hide it.
+    if let Some(token) = &creds.security_token {
+        signed = signed.redacted(token);
+    }
     for w in warnings {
         eprintln!("{w}");
     }
