@@ -140,6 +140,19 @@ impl Ecs {
     }
 }
 
+/// ECS serves one API version; another one is refused as the gateway does.
+fn check_version(req: &SimRequest, params: &Value) -> Result<(), EcsError> {
+    let version = req.header("x-acs-version").or_else(|| params.get("Version").and_then(Value::as_str));
+    match version {
+        Some(v) if v != crate::api::API_VERSION => Err(EcsError::new(
+            400,
+            "InvalidVersion",
+            format!("Specified parameter Version \"{v}\" is not valid; ECS serves {}.", crate::api::API_VERSION),
+        )),
+        _ => Ok(()),
+    }
+}
+
 impl Emulator for Ecs {
     fn name(&self) -> &'static str {
         PROVIDER
@@ -159,7 +172,10 @@ impl Emulator for Ecs {
     fn handle(&self, req: &SimRequest, ctx: &SimCtx) -> SimResponse {
         let params = unflatten(&req.form_params());
         let action = self.action(req);
-        let result = self.authenticate(req, ctx, &params).and_then(|()| self.dispatch(&action, &params, ctx));
+        let result = self
+            .authenticate(req, ctx, &params)
+            .and_then(|()| check_version(req, &params))
+            .and_then(|()| self.dispatch(&action, &params, ctx));
         match result {
             Ok(mut body) => {
                 if let Value::Object(map) = &mut body {

@@ -296,6 +296,11 @@ fn snapshots_images_and_policies() {
 /// Signing time is the wall clock (the sim judges skew against it, as SDKs sign with the machine's
 /// time); `age` backdates it.
 fn signed(alg: gpuctl_sign::Algorithm, ak: &str, sk: &str, action: &str, query: &[(&str, &str)], nonce: &str, age: SignedDuration) -> SimRequest {
+    signed_for(crate::api::API_VERSION, alg, ak, sk, action, query, nonce, age)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn signed_for(version: &str, alg: gpuctl_sign::Algorithm, ak: &str, sk: &str, action: &str, query: &[(&str, &str)], nonce: &str, age: SignedDuration) -> SimRequest {
     let req = gpuctl_sign::SignableRequest {
         method: "POST".into(),
         scheme: "http".into(),
@@ -311,7 +316,7 @@ fn signed(alg: gpuctl_sign::Algorithm, ak: &str, sk: &str, action: &str, query: 
         region: String::new(),
         service: String::new(),
         action: action.into(),
-        version: crate::api::API_VERSION.into(),
+        version: version.into(),
     };
     let s = gpuctl_sign::sign(&req, &gpuctl_sign::Credentials::new(ak, sk), &params).unwrap();
     let mut out = SimRequest::new("POST", "/").with_body(s.body.clone());
@@ -345,6 +350,8 @@ fn signed_requests_pass_in_v3_and_rpc_mode_and_auth_failures_use_ecs_codes() {
     tampered.raw_query = tampered.raw_query.replace("cn-hangzhou", "cn-shanghai");
     check(tampered, (400, codes::SIGNATURE_MISMATCH));
     check(signed(Acs3, ak, sk, "RunInstances", &q, "n-4", SignedDuration::from_mins(16)), (400, codes::TIMESTAMP_EXPIRED));
+    check(signed_for("2013-01-10", Acs3, ak, sk, "RunInstances", &q, "n-6", SignedDuration::ZERO), (400, "InvalidVersion"));
+    check(signed_for("2013-01-10", AlibabaRpcV2, ak, sk, "RunInstances", &q, "n-7", SignedDuration::ZERO), (400, "InvalidVersion"));
     assert_eq!(lock(&ecs.state).instances.len(), 2, "only the two good calls created instances");
 }
 
