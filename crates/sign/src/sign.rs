@@ -98,6 +98,8 @@ pub fn sign(req: &SignableRequest, creds: &Credentials, params: &SigningParams) 
                 put(&mut wire, "content-type", "application/x-www-form-urlencoded".to_owned());
             }
             if let Some(token) = &creds.security_token {
+                // Like the SDK: STS requests also name the key id in a (signed) header.
+                put(&mut wire, "x-acs-accesskey-id", creds.access_key_id.clone());
                 put(&mut wire, "x-acs-security-token", token.expose().to_owned());
             }
             // Like the SDK: every header present is signed.

@@ -215,10 +215,11 @@ def alibaba():
     unix = 1698315752  # 2023-10-26T10:22:32Z, the doc example's x-acs-date
     nonce = "3156853299f313e23d1673dc12e1703d"
 
-    def run_v3(name, endpoint, proto, method, query, body, body_type="formData"):
+    def run_v3(name, endpoint, proto, method, query, body, body_type="formData", token=None):
         Utils.get_nonce = staticmethod(lambda: nonce)
         Utils.get_timestamp = staticmethod(lambda: "2023-10-26T10:22:32Z")
-        client = oc.Client(Config(access_key_id=ak, access_key_secret=sk, endpoint=endpoint, protocol=proto))
+        client = oc.Client(Config(access_key_id=ak, access_key_secret=sk, endpoint=endpoint, protocol=proto,
+                                  security_token=token))
         params = Params(action="DescribeInstances" if not body else "RunInstances", version="2014-05-26",
                         protocol=proto, pathname="/", method=method, auth_type="AK", style="RPC",
                         req_body_type=body_type, body_type="json")
@@ -250,6 +251,9 @@ def alibaba():
     run_v3("acs3-post-form-body-loopback", "127.0.0.1:9443", "http", "POST",
            {"RegionId": "cn-beijing"}, {"InstanceIds": '["i-a","i-b"]', "PageSize": "10", "Name": "x y+z"})
     run_v3("acs3-get-empty-query", "ecs.cn-shanghai.aliyuncs.com", "https", "GET", {}, None)
+    # STS credentials: the SDK adds and signs x-acs-accesskey-id and x-acs-security-token.
+    run_v3("acs3-sts-token", "ecs.cn-hangzhou.aliyuncs.com", "https", "POST", {"RegionId": "cn-hangzhou"}, None,
+           token="CAIS+sts/token=example")
 
     # The published V3 example (help.aliyun.com "V3 request structure and signature"): RunInstances,
     # signature 06563a9e…83c0, signed with the SDK's own get_authorization.
