@@ -137,3 +137,21 @@ fn redacted_hides_a_session_token_everywhere() {
         verify(&signed.to_incoming(), lookup, NOW, 300).unwrap();
     }
 }
+
+#[test]
+fn tc3_signs_the_content_type_as_sent() {
+    // The trap in shared/reference/cloud-apis.md: `application/json` and
+    // `application/json; charset=utf-8` sign differently, so a proxy or client that rewrites it breaks the signature.
+    let mut req = request(Algorithm::Tc3);
+    req.headers.push(("Content-Type".into(), "application/json; charset=utf-8".into()));
+    let signed = sign(&req, &creds(), &params(Algorithm::Tc3)).unwrap();
+    assert!(signed.canonical_request.contains("\ncontent-type:application/json; charset=utf-8\n"));
+    let mut incoming = signed.to_incoming();
+    verify(&incoming, lookup, NOW, 300).unwrap();
+    for (k, v) in incoming.headers.iter_mut() {
+        if k == "Content-Type" {
+            *v = "application/json".into();
+        }
+    }
+    assert_eq!(verify(&incoming, lookup, NOW, 300).unwrap_err().kind, VerifyErrorKind::SignatureMismatch);
+}
