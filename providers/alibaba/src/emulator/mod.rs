@@ -73,7 +73,8 @@ impl Ecs {
         SimResponse::json(e.status, &serde_json::to_value(body).unwrap_or(Value::Null))
     }
 
-    fn authenticate(&self, req: &SimRequest, ctx: &SimCtx, params: &Value) -> Result<(), EcsError> {
+    /// Check the signature; the signer's access key names the account (ClientTokens are per account).
+    fn authenticate(&self, req: &SimRequest, ctx: &SimCtx, params: &Value) -> Result<String, EcsError> {
         let scheme = if req.header("authorization").is_some_and(|a| a.starts_with("ACS3-HMAC-SHA256")) {
             Scheme::Acs3
         } else if params.get("Signature").is_some() {
@@ -81,7 +82,7 @@ impl Ecs {
         } else {
             return Err(EcsError::new(400, "MissingSignature", "The request is not signed: no Authorization header and no Signature parameter."));
         };
-        auth::verify(scheme, req, ctx, PROVIDER, MAX_SKEW).map_err(|e| match e {
+        let verified = auth::verify(scheme, req, ctx, PROVIDER, MAX_SKEW).map_err(|e| match e {
             AuthError::UnknownKey(_) => EcsError::new(404, codes::INVALID_ACCESS_KEY_ID, "Specified access key is not found."),
             AuthError::Mismatch | AuthError::Scope(_) => {
                 EcsError::new(400, codes::SIGNATURE_MISMATCH, "Specified signature is not matched with our calculation.")
@@ -109,11 +110,11 @@ impl Ecs {
                 return Err(EcsError::new(400, codes::NONCE_USED, "Specified signature nonce was used already."));
             }
         }
-        Ok(())
+        Ok(verified.access_key)
     }
 
-    fn dispatch(&self, action: &str, params: &Value, ctx: &SimCtx) -> Result<Value, EcsError> {
-        let c = ops::Call { p: params::Params(params), ctx, now: ctx.now(), timings: timings(ctx) };
+    fn dispatch(&self, account: &str, action: &str, params: &Value, ctx: &SimCtx) -> Result<Value, EcsError> {
+        let c = ops::Call { p: params::Params(params), ctx, now: ctx.now(), timings: timings(ctx), account: account.to_string() };
         let mut st = lock(&self.state);
         match action {
             "RunInstances" => ops::run_instances(&c, &mut st),
@@ -172,10 +173,10 @@ impl Emulator for Ecs {
     fn handle(&self, req: &SimRequest, ctx: &SimCtx) -> SimResponse {
         let params = unflatten(&req.form_params());
         let action = self.action(req);
-        let result = self
-            .authenticate(req, ctx, &params)
-            .and_then(|()| check_version(req, &params))
-            .and_then(|()| self.dispatch(&action, &params, ctx));
+        let result = self.authenticate(req, ctx, &params).and_then(|account| {
+            check_version(req, &params)?;
+            self.dispatch(&account, &action, &params, ctx)
+        });
         match result {
             Ok(mut body) => {
                 if let Value::Object(map) = &mut body {

@@ -16,6 +16,8 @@ pub struct Call<'a> {
     pub ctx: &'a SimCtx,
     pub now: Timestamp,
     pub timings: Timings,
+    /// The caller's access key: ClientTokens are remembered per account.
+    pub account: String,
 }
 
 type Answer = Result<Value, EcsError>;
@@ -188,16 +190,8 @@ pub fn run_instances(c: &Call, st: &mut EcsState) -> Answer {
         if t.len() > 64 || !t.is_ascii() {
             return Err(EcsError::new(400, "InvalidClientToken.Malformed", "ClientToken must be at most 64 ASCII characters."));
         }
-        match st.tokens.check(&format!("RunInstances:{t}"), &c.p.fingerprint()) {
-            Idem::Replay(answer) => return Ok(answer),
-            Idem::Mismatch => {
-                return Err(EcsError::new(
-                    400,
-                    codes::IDEMPOTENT_MISMATCH,
-                    "The specified ClientToken was used by an earlier request with different parameters.",
-                ))
-            }
-            Idem::New => {}
+        if let Some(replay) = token_check(st, "RunInstances", c)? {
+            return Ok(replay);
         }
     }
     if sold_out(c.ctx, offer, &zone) {
@@ -304,8 +298,8 @@ pub fn run_instances(c: &Call, st: &mut EcsState) -> Answer {
     if charge == "PrePaid" {
         answer["OrderId"] = json!(c.ctx.new_id("", 15).chars().map(|ch| if ch.is_ascii_digit() { ch } else { '7' }).collect::<String>());
     }
-    if let Some(t) = token {
-        st.tokens.remember(&format!("RunInstances:{t}"), &c.p.fingerprint(), answer.clone());
+    if token.is_some() {
+        token_remember(st, "RunInstances", c, &answer);
     }
     Ok(answer)
 }
@@ -671,7 +665,7 @@ fn require_settled(st: &EcsState, instance_id: &str, c: &Call) -> Result<(), Ecs
 /// Replay or refuse a ClientToken seen before; `None` → do the work.
 fn token_check(st: &EcsState, action: &str, c: &Call) -> Result<Option<Value>, EcsError> {
     let Some(t) = c.p.str("ClientToken") else { return Ok(None) };
-    match st.tokens.check(&format!("{action}:{t}"), &c.p.fingerprint()) {
+    match st.tokens.check(&format!("{}:{action}:{t}", c.account), &c.p.fingerprint()) {
         Idem::New => Ok(None),
         Idem::Replay(v) => Ok(Some(v)),
         Idem::Mismatch => Err(EcsError::new(
@@ -684,7 +678,7 @@ fn token_check(st: &EcsState, action: &str, c: &Call) -> Result<Option<Value>, E
 
 fn token_remember(st: &mut EcsState, action: &str, c: &Call, answer: &Value) {
     if let Some(t) = c.p.str("ClientToken") {
-        st.tokens.remember(&format!("{action}:{t}"), &c.p.fingerprint(), answer.clone());
+        st.tokens.remember(&format!("{}:{action}:{t}", c.account), &c.p.fingerprint(), answer.clone());
     }
 }
 

@@ -44,7 +44,7 @@ fn ctx() -> SimCtx {
 fn call(ecs: &Ecs, ctx: &SimCtx, action: &str, pairs: &[(&str, &str)]) -> Result<Value, EcsError> {
     ecs.tick(ctx);
     let pairs: Vec<(String, String)> = pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
-    ecs.dispatch(action, &unflatten(&pairs), ctx)
+    ecs.dispatch("test-account", action, &unflatten(&pairs), ctx)
 }
 
 fn err_code<T: std::fmt::Debug>(r: Result<T, EcsError>) -> (u16, String) {
@@ -95,6 +95,13 @@ fn client_token_replays_the_same_instances_and_refuses_changed_parameters() {
     assert_eq!(lock(&ecs.state).instances.len(), 2, "replays and mismatches create nothing");
     let other = run(&ecs, &ctx, &[("ClientToken", "deploy-a-1"), ("Amount", "2")]).unwrap();
     assert_ne!(first, other);
+    // Tokens belong to an account: another account may use the same token for something else.
+    let p: Vec<(String, String)> = [("RegionId", "cn-hangzhou"), ("InstanceType", TYPE), ("ImageId", "img"), ("ClientToken", "deploy-a-0")]
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    let theirs = ecs.dispatch("another-account", "RunInstances", &unflatten(&p), &ctx).unwrap();
+    assert_eq!(theirs["InstanceIdSets"]["InstanceIdSet"].as_array().map(Vec::len), Some(1));
 }
 
 #[test]

@@ -106,7 +106,9 @@ impl JdCloud {
         }
     }
 
-    fn authenticate(&self, req: &SimRequest, ctx: &SimCtx, route: &Route) -> Result<(), JdError> {
+    /// Check the signature and its scope; the signer's access key names the account (clientTokens
+    /// are per account).
+    fn authenticate(&self, req: &SimRequest, ctx: &SimCtx, route: &Route) -> Result<String, JdError> {
         let unauthenticated = |msg: String| JdError::new(status::UNAUTHENTICATED, msg);
         let auth_header = req.header("authorization").unwrap_or("");
         let scheme = if auth_header.starts_with("JDCLOUD3-HMAC-SHA256") {
@@ -149,14 +151,22 @@ impl JdCloud {
                 return Err(unauthenticated(format!("x-jdcloud-nonce {nonce} was already used")));
             }
         }
-        Ok(())
+        Ok(v.access_key)
     }
 
-    fn dispatch(&self, route: &Route, params: &Value, ctx: &SimCtx) -> Result<Value, JdError> {
+    fn dispatch(&self, account: &str, route: &Route, params: &Value, ctx: &SimCtx) -> Result<Value, JdError> {
         if !ctx.regions(PROVIDER).contains(&route.region) {
             return Err(JdError::new(status::INVALID_ARGUMENT, format!("regionId {} is not a JD Cloud region the local cloud serves", route.region)));
         }
-        let c = ops::Call { region: route.region.clone(), id: route.id.clone(), p: params, ctx, now: ctx.now(), boot: ctx.boot_time() };
+        let c = ops::Call {
+            region: route.region.clone(),
+            id: route.id.clone(),
+            p: params,
+            ctx,
+            now: ctx.now(),
+            boot: ctx.boot_time(),
+            account: account.to_string(),
+        };
         let mut st = lock(&self.state);
         match route.action {
             "createInstances" => ops::create_instances(&c, &mut st),
@@ -202,10 +212,10 @@ impl Emulator for JdCloud {
         let Some(route) = route(&req.method, &req.path) else {
             return self.render(ctx, Err(JdError::new(status::NOT_FOUND, format!("{} {} is not a JD Cloud API the local cloud serves", req.method, req.path))));
         };
-        let result = self
-            .authenticate(req, ctx, &route)
-            .and_then(|()| Self::params(req))
-            .and_then(|params| self.dispatch(&route, &params, ctx));
+        let result = self.authenticate(req, ctx, &route).and_then(|account| {
+            let params = Self::params(req)?;
+            self.dispatch(&account, &route, &params, ctx)
+        });
         self.render(ctx, result)
     }
 

@@ -19,6 +19,8 @@ pub struct Call<'a> {
     pub ctx: &'a SimCtx,
     pub now: Timestamp,
     pub boot: SignedDuration,
+    /// The caller's access key: clientTokens are remembered per account.
+    pub account: String,
 }
 
 type Answer = Result<Value, JdError>;
@@ -75,12 +77,13 @@ fn not_found(kind: &str, id: &str) -> JdError {
 }
 
 /// Replay or refuse a clientToken seen before; `None` → do the work.
-fn token_check(st: &JdState, op: &str, p: &Value) -> Result<Option<Value>, JdError> {
+fn token_check(st: &JdState, op: &str, c: &Call) -> Result<Option<Value>, JdError> {
+    let p = c.p;
     let Some(t) = text(p, "clientToken") else { return Ok(None) };
     if t.len() > 64 {
         return Err(invalid("clientToken must be at most 64 characters"));
     }
-    match st.tokens.check(&format!("{op}:{t}"), &fingerprint(p)) {
+    match st.tokens.check(&format!("{}:{op}:{t}", c.account), &fingerprint(p)) {
         Idem::New => Ok(None),
         Idem::Replay(v) => Ok(Some(v)),
         // *unverified*: JD documents no dedicated code for a reused token with other parameters.
@@ -88,9 +91,9 @@ fn token_check(st: &JdState, op: &str, p: &Value) -> Result<Option<Value>, JdErr
     }
 }
 
-fn token_remember(st: &mut JdState, op: &str, p: &Value, result: &Value) {
-    if let Some(t) = text(p, "clientToken") {
-        st.tokens.remember(&format!("{op}:{t}"), &fingerprint(p), result.clone());
+fn token_remember(st: &mut JdState, op: &str, c: &Call, result: &Value) {
+    if let Some(t) = text(c.p, "clientToken") {
+        st.tokens.remember(&format!("{}:{op}:{t}", c.account), &fingerprint(c.p), result.clone());
     }
 }
 
@@ -143,7 +146,7 @@ pub fn create_instances(c: &Call, st: &mut JdState) -> Answer {
         return Err(invalid(format!("instanceType {itype} is not sold in az {az} (sold in: {})", offer.zones.join(", "))));
     }
     let (charge_mode, charge_expires) = charge_of(spec, c.now)?;
-    if let Some(replay) = token_check(st, "createInstances", c.p)? {
+    if let Some(replay) = token_check(st, "createInstances", c)? {
         return Ok(replay);
     }
     if c.ctx.is_sold_out(PROVIDER, &itype, &az) {
@@ -219,7 +222,7 @@ pub fn create_instances(c: &Call, st: &mut JdState) -> Answer {
         ids.push(id);
     }
     let result = json!({ "instanceIds": ids });
-    token_remember(st, "createInstances", c.p, &result);
+    token_remember(st, "createInstances", c, &result);
     Ok(result)
 }
 
@@ -506,12 +509,12 @@ pub fn create_snapshot(c: &Call, st: &mut JdState) -> Answer {
     let spec = get(c.p, "snapshotSpec").ok_or_else(|| invalid("snapshotSpec is required"))?;
     let disk = required(spec, "diskId")?;
     let name = required(spec, "name")?;
-    if let Some(replay) = token_check(st, "createSnapshot", c.p)? {
+    if let Some(replay) = token_check(st, "createSnapshot", c)? {
         return Ok(replay);
     }
     let id = new_snapshot(st, c, &disk, name, text(spec, "description").unwrap_or_default())?;
     let result = json!({ "snapshotId": id });
-    token_remember(st, "createSnapshot", c.p, &result);
+    token_remember(st, "createSnapshot", c, &result);
     Ok(result)
 }
 

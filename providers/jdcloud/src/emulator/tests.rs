@@ -44,7 +44,7 @@ fn ctx() -> SimCtx {
 fn call(jd: &JdCloud, ctx: &SimCtx, method: &str, path: &str, params: Value) -> Result<Value, JdError> {
     jd.tick(ctx);
     let route = route(method, &format!("/v1/regions/cn-north-1/{path}")).expect("routed");
-    jd.dispatch(&route, &params, ctx)
+    jd.dispatch("test-account", &route, &params, ctx)
 }
 
 fn create(jd: &JdCloud, ctx: &SimCtx, extra: Value) -> Result<Vec<String>, JdError> {
@@ -340,6 +340,6 @@ fn bad_create_parameters_get_jd_errors() {
     ctx.clock().advance(SignedDuration::from_secs(11));
     let e = call(&jd, &ctx, "DELETE", &format!("instances/{}", ids[0]), json!({})).unwrap_err();
     assert_eq!(e.status, "FAILED_PRECONDITION");
-    let e = jd.dispatch(&route("GET", "/v1/regions/mars-1/instances").unwrap(), &json!({}), &ctx).unwrap_err();
+    let e = jd.dispatch("test-account", &route("GET", "/v1/regions/mars-1/instances").unwrap(), &json!({}), &ctx).unwrap_err();
     assert_eq!(e.status, "INVALID_ARGUMENT");
 }
