@@ -15,13 +15,15 @@ use crate::creds::{Credentials, SecretKey};
 use crate::knobs::{matches, Fault, Knobs};
 use crate::offers::Offer;
 
+/// (rate-limit rule index, provider, action) → (tokens left, last refill on the sim clock).
+type Buckets = HashMap<(usize, String, String), (f64, Timestamp)>;
+
 #[derive(Debug)]
 pub struct SimCtx {
     clock: SimClock,
     credentials: Credentials,
     knobs: Mutex<Knobs>,
-    /// (rule index, provider, action) → (tokens, last refill on the sim clock).
-    buckets: Mutex<HashMap<(usize, String, String), (f64, Timestamp)>>,
+    buckets: Mutex<Buckets>,
     rng: Mutex<StdRng>,
     offers: Vec<Offer>,
 }
