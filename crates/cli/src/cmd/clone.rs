@@ -15,7 +15,7 @@ use toml_edit::{value, Array, DocumentMut, InlineTable, Item, Table};
 
 use super::plan::{make_plan, print_plan};
 use super::provision::{exit_for, print_report};
-use super::provisioning::{apply_error, confirm, resolve, state_error, CloudArgs, Session, Target, EXIT_OVER_BUDGET};
+use super::provisioning::{apply_error, confirm, resolve, snapshot_instance, state_error, CloudArgs, Session, Target, EXIT_OVER_BUDGET};
 use super::CliError;
 use crate::output::{load_catalog, print_json};
 
@@ -109,7 +109,9 @@ fn spec_text(deployment: &str, pool: &str, count: u32, provider: Provider, src: 
             let mut t = InlineTable::new();
             t.insert("vpc", n.vpc.as_str().into());
             t.insert("subnet", n.subnet.as_str().into());
-            t.insert("security_groups", n.security_groups.iter().map(String::as_str).collect::<Array>().into());
+            if !n.security_groups.is_empty() {
+                t.insert("security_groups", n.security_groups.iter().map(String::as_str).collect::<Array>().into());
+            }
             p["network"] = value(t);
         }
         None => p["network"] = value("default"),
@@ -160,8 +162,7 @@ pub fn run(args: CloneArgs) -> Result<ExitCode, CliError> {
     let disks = session.runtime.block_on(engine.disks(provider, &region, &instance_id)).map_err(apply_error)?;
     let mut snapshots = Vec::new();
     if args.from_snapshot && !args.dry_run {
-        let generation = engine.store(|s| s.snapshots(Some(&instance_id))).map_err(state_error)?.iter().filter(|s| s.disk_kind == "system").count() as u32;
-        for s in session.runtime.block_on(engine.snapshot(provider, &region, &instance_id, owner.as_ref(), generation)).map_err(apply_error)? {
+        for s in snapshot_instance(&session, provider, &region, &instance_id, owner.as_ref())? {
             snapshots.push((s.disk_id, s.snapshot_id));
         }
     }

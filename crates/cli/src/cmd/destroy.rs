@@ -7,7 +7,7 @@ use std::process::ExitCode;
 
 use clap::Args;
 
-use super::provisioning::{apply_error, confirm, load_spec, state_error, CloudArgs, Session};
+use super::provisioning::{confirm, load_spec, snapshot_instance, state_error, CloudArgs, Session};
 use super::release::Released;
 use super::CliError;
 use crate::output::{load_catalog, print_json};
@@ -41,8 +41,7 @@ pub fn run(args: DestroyArgs) -> Result<ExitCode, CliError> {
     for r in &live {
         let policy = spec.pools.iter().find(|p| p.name.value == r.pool).map(|p| p.snapshot.before_release).unwrap_or(false);
         if let (true, Some(id)) = (policy, r.instance_id.as_deref()) {
-            let generation = session.engine.store(|s| s.snapshots(Some(id))).map_err(state_error)?.iter().filter(|s| s.disk_kind == "system").count() as u32;
-            session.runtime.block_on(session.engine.snapshot(r.provider, &r.region, id, Some(r), generation)).map_err(apply_error)?;
+            snapshot_instance(&session, r.provider, &r.region, id, Some(r))?;
         }
     }
     session.bars.pool("release", live.len() as u64, "releasing");

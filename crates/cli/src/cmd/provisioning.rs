@@ -264,3 +264,10 @@ pub fn resolve(engine: &Engine, target: &Target) -> Result<Vec<gpuctl_provision:
         },
     }
 }
+
+/// Snapshots one instance's disks as the next round (each round gets its own client tokens).
+pub fn snapshot_instance(session: &Session, provider: Provider, region: &str, instance_id: &str, owner: Option<&gpuctl_provision::state::Resource>) -> Result<Vec<gpuctl_provision::state::SnapshotRecord>, CliError> {
+    let engine = &session.engine;
+    let round = engine.store(|s| s.snapshots(Some(instance_id))).map_err(state_error)?.iter().filter(|s| s.disk_kind == "system").count() as u32;
+    session.runtime.block_on(engine.snapshot(provider, region, instance_id, owner, round)).map_err(apply_error)
+}

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use clap::Args;
 
-use super::provisioning::{apply_error, confirm, resolve, state_error, CloudArgs, Session, Target};
+use super::provisioning::{confirm, resolve, snapshot_instance, state_error, CloudArgs, Session, Target};
 use super::CliError;
 use crate::output::print_json;
 
@@ -39,8 +39,7 @@ pub fn run(args: ReleaseArgs) -> Result<ExitCode, CliError> {
     if args.snapshot {
         for r in &targets {
             let Some(id) = r.instance_id.as_deref() else { continue };
-            let generation = session.engine.store(|s| s.snapshots(Some(id))).map_err(state_error)?.iter().filter(|s| s.disk_kind == "system").count() as u32;
-            session.runtime.block_on(session.engine.snapshot(r.provider, &r.region, id, Some(r), generation)).map_err(apply_error)?;
+            snapshot_instance(&session, r.provider, &r.region, id, Some(r))?;
         }
     }
     session.bars.pool("release", targets.len() as u64, "releasing");

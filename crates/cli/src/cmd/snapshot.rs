@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use clap::Args;
 
-use super::provisioning::{apply_error, resolve, state_error, CloudArgs, Session, Target};
+use super::provisioning::{resolve, snapshot_instance, CloudArgs, Session, Target};
 use super::CliError;
 use crate::output::{print_json, table};
 
@@ -23,10 +23,7 @@ pub fn run(args: SnapshotArgs) -> Result<ExitCode, CliError> {
     let mut all = Vec::new();
     for r in &targets {
         let Some(id) = r.instance_id.as_deref() else { continue };
-        // Each round of snapshots gets its own tokens: the round number is how many rounds came before.
-        let generation = session.engine.store(|s| s.snapshots(Some(id))).map_err(state_error)?.iter().filter(|s| s.disk_kind == "system").count() as u32;
-        let snaps = session.runtime.block_on(session.engine.snapshot(r.provider, &r.region, id, Some(r), generation)).map_err(apply_error)?;
-        all.extend(snaps);
+        all.extend(snapshot_instance(&session, r.provider, &r.region, id, Some(r))?);
     }
     if args.cloud.json {
         print_json(&all)?;

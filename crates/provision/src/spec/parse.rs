@@ -619,18 +619,15 @@ impl Parser<'_> {
         };
         let vpc = req("vpc");
         let subnet = req("subnet");
+        // Omitted: the cloud picks the VPC's default security group (where it has one).
         let groups = match t.strings(r, "security_groups") {
             Some(g) if g.is_empty() => {
-                r.error(t.value_span("security_groups"), format!("`security_groups` of {} is empty", t.what));
+                r.error(t.value_span("security_groups"), format!("`security_groups` of {} is empty; leave it out to use the VPC's default group", t.what));
                 return None;
             }
             Some(g) => g,
-            None => {
-                if t.get("security_groups").is_none() {
-                    t.missing(r, "security_groups", "");
-                }
-                return None;
-            }
+            None if t.get("security_groups").is_some() => return None,
+            None => Vec::new(),
         };
         let mut security_groups = Vec::new();
         for g in groups {
