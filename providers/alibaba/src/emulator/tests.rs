@@ -384,3 +384,23 @@ fn a_clock_jump_replays_policy_runs_before_the_release() {
     assert!((2..=3).contains(&autos.len()), "the hourly runs in the 2.5 h before release: {}", autos.len());
     assert!(autos.iter().all(|s| s.created <= release));
 }
+
+#[test]
+fn describe_instances_pages_and_filters_by_tag_and_name() {
+    let (ecs, ctx) = (Ecs::new(), ctx());
+    run(&ecs, &ctx, &[("Amount", "3"), ("InstanceName", "train-a"), ("Tag.1.Key", "team"), ("Tag.1.Value", "ml")]).unwrap();
+    run(&ecs, &ctx, &[("Amount", "2"), ("InstanceName", "serve-b")]).unwrap();
+    let q = |extra: &[(&str, &str)]| {
+        let mut p = vec![("RegionId", "cn-hangzhou")];
+        p.extend_from_slice(extra);
+        let v = call(&ecs, &ctx, "DescribeInstances", &p).unwrap();
+        (v["TotalCount"].as_u64().unwrap(), v["Instances"]["Instance"].as_array().unwrap().len())
+    };
+    assert_eq!(q(&[]), (5, 5));
+    assert_eq!(q(&[("PageSize", "2"), ("PageNumber", "3")]), (5, 1));
+    assert_eq!(q(&[("Tag.1.Key", "team"), ("Tag.1.Value", "ml")]), (3, 3));
+    assert_eq!(q(&[("Tag.1.Key", "team"), ("Tag.1.Value", "ops")]), (0, 0));
+    assert_eq!(q(&[("InstanceName", "serve-*")]), (2, 2));
+    assert_eq!(q(&[("Status", "Running")]), (0, 0));
+    assert_eq!(err_code(call(&ecs, &ctx, "DescribeInstances", &[("RegionId", "cn-hangzhou"), ("InstanceIds", "i-a,i-b")])).1, "InvalidInstanceIds.Malformed");
+}

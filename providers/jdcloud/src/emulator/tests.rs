@@ -343,3 +343,20 @@ fn bad_create_parameters_get_jd_errors() {
     let e = jd.dispatch("test-account", &route("GET", "/v1/regions/mars-1/instances").unwrap(), &json!({}), &ctx).unwrap_err();
     assert_eq!(e.status, "INVALID_ARGUMENT");
 }
+
+#[test]
+fn describe_instances_pages_and_filters() {
+    let (jd, ctx) = (JdCloud::new(), ctx());
+    create(&jd, &ctx, json!({"maxCount": 12})).unwrap();
+    create(&jd, &ctx, json!({"instanceSpec": {"az": "cn-north-1b", "instanceType": TYPE, "imageId": "img-2", "name": "other"}})).unwrap();
+    let q = |p: Value| {
+        let v = call(&jd, &ctx, "GET", "instances", p).unwrap();
+        (v["totalCount"].as_u64().unwrap(), v["instances"].as_array().unwrap().len())
+    };
+    assert_eq!(q(json!({})), (13, 13));
+    assert_eq!(q(json!({"pageNumber": "2", "pageSize": "10"})), (13, 3));
+    assert_eq!(q(json!({"filters": [{"name": "az", "values": ["cn-north-1b"]}]})), (1, 1));
+    assert_eq!(q(json!({"filters": [{"name": "imageId", "values": ["img-2"]}, {"name": "status", "values": ["pending"]}]})), (1, 1));
+    assert_eq!(q(json!({"filters": [{"name": "name", "values": ["oth"]}]})), (1, 1));
+    assert_eq!(q(json!({"filters": [{"name": "status", "values": ["running"]}]})), (0, 0));
+}
