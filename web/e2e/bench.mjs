@@ -1,0 +1,80 @@
+// Budget bench for the calculator (issue 6). Prints figures; it is a benchmark, not a test, so it
+// fails only when it cannot measure. Budgets: WASM + JS ≤ 300 KB gzipped; first render ≤ 1 s from a
+// local server in headless Chromium; re-ranking after an input change ≤ 16 ms.
+//
+//   scripts/build-web && (cd web/e2e && node bench.mjs)
+import { readFileSync } from "node:fs";
+import { gzipSync } from "node:zlib";
+import path from "node:path";
+import { serve, launch, openPage, DIST } from "./harness.mjs";
+
+const RUNS = Number(process.env.BENCH_RUNS ?? 7);
+const EDITS = Number(process.env.BENCH_EDITS ?? 40);
+const KB = (n) => (n / 1024).toFixed(1);
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const max = (xs) => Math.max(...xs);
+const verdict = (v, budget) => (v <= budget ? "within budget" : "OVER BUDGET");
+
+// 1. Shipped size, gzip -9 (what a static host with gzip sends).
+const files = ["pkg/gpuctl_web_bg.wasm", "pkg/gpuctl_web.js", "index.html", "style.css", "sw.js"];
+const sizes = Object.fromEntries(files.map((f) => {
+  const raw = readFileSync(path.join(DIST, f));
+  return [f, { raw: raw.length, gz: gzipSync(raw, { level: 9 }).length }];
+}));
+const wasmJs = sizes["pkg/gpuctl_web_bg.wasm"].gz + sizes["pkg/gpuctl_web.js"].gz;
+const all = Object.values(sizes).reduce((a, s) => a + s.gz, 0);
+console.log("bundle (gzip -9):");
+for (const [f, s] of Object.entries(sizes)) console.log(`  ${f.padEnd(24)} ${KB(s.raw).padStart(8)} KB raw  ${KB(s.gz).padStart(7)} KB gz`);
+console.log(`  WASM + JS: ${KB(wasmJs)} KB gzipped (budget 300 KB: ${verdict(wasmJs / 1024, 300)}); everything: ${KB(all)} KB`);
+
+const server = await serve();
+const browser = await launch();
+try {
+  // 2. First render: navigation start → the first ranked row in the DOM, fresh profile each run.
+  const firsts = [];
+  for (let i = 0; i < RUNS; i++) {
+    const page = await openPage(browser);
+    await page.addInitScript(() => {
+      new MutationObserver((_, obs) => {
+        if (document.querySelector('[data-testid="offer-row"]')) {
+          window.__firstRowMs = performance.now();
+          obs.disconnect();
+        }
+      }).observe(document, { childList: true, subtree: true });
+    });
+    await page.goto(server.url);
+    await page.waitForFunction(() => window.__firstRowMs !== undefined);
+    firsts.push(await page.evaluate(() => window.__firstRowMs));
+    await page.context().close();
+  }
+  console.log(`first render (navigation → first ranked row), ${RUNS} cold loads: median ${median(firsts).toFixed(0)} ms, max ${max(firsts).toFixed(0)} ms (budget 1000 ms: ${verdict(median(firsts), 1000)})`);
+
+  // 3. Re-rank after an input change, measured in the page with performance.now(): from the input
+  // event to the table's DOM updated, and the engine + grouping alone (window.__gpuctlRankMs).
+  const page = await openPage(browser);
+  await page.goto(server.url);
+  await page.getByTestId("offer-row").first().waitFor();
+  const r = await page.evaluate(async (edits) => {
+    const input = document.querySelector('[data-testid="tokens"]');
+    const body = document.querySelector('[data-testid="offers"] tbody');
+    const total = [], engine = [];
+    for (let i = 0; i < edits; i++) {
+      const changed = new Promise((res) => {
+        const obs = new MutationObserver(() => { obs.disconnect(); res(performance.now()); });
+        obs.observe(body, { childList: true, subtree: true, characterData: true });
+      });
+      const t0 = performance.now();
+      input.value = `${50 + (i % 2 ? 1 : 2) * (i + 1)}M`;
+      input.dispatchEvent(new Event("input", { bubbles: true }));
+      total.push((await changed) - t0);
+      engine.push(window.__gpuctlRankMs);
+      await new Promise((res) => requestAnimationFrame(() => res()));
+    }
+    return { total, engine, rows: document.querySelectorAll('[data-testid="offer-row"]').length };
+  }, EDITS);
+  console.log(`re-rank after typing into tokens, ${EDITS} edits (${r.rows} rows shown): input → DOM updated median ${median(r.total).toFixed(1)} ms, max ${max(r.total).toFixed(1)} ms (budget 16 ms: ${verdict(median(r.total), 16)}); engine + grouping alone median ${median(r.engine).toFixed(1)} ms`);
+  if (page.errors.length) throw new Error(page.errors.join("\n"));
+} finally {
+  await browser.close();
+  server.stop();
+}
