@@ -174,6 +174,8 @@ fn admin_endpoints_report_and_refuse_clearly() {
     assert!(back.starts_with("HTTP/1.1 400") && back.contains("never runs backwards"), "{back}");
     let typo = send(&sim, &admin("POST", "/_sim/faults", r#"{"kind":"rest"}"#), Duration::from_secs(5)).unwrap();
     assert!(typo.starts_with("HTTP/1.1 400") && typo.contains("unknown variant"), "{typo}");
+    let huge = send(&sim, &admin("POST", "/_sim/clock", r#"{"advance_seconds":1e300}"#), Duration::from_secs(5)).unwrap();
+    assert!(huge.starts_with("HTTP/1.1 400"), "{huge}");
     let fwd = send(&sim, &admin("POST", "/_sim/clock", r#"{"advance_seconds":7200}"#), Duration::from_secs(5)).unwrap();
     assert!(fwd.contains("\"offset_seconds\":7200"), "{fwd}");
 }

@@ -260,8 +260,8 @@ pub(crate) fn create_auto_snapshot_policy(state: &mut State, call: &Call) -> Res
     days.sort_unstable();
     days.dedup();
     let retention_days = opt_i64(v, "RetentionDays")?.unwrap_or(7);
-    if retention_days < 1 {
-        return Err(TcError::new(codes::VALUE_RANGE, "RetentionDays must be ≥ 1."));
+    if !(1..=65535).contains(&retention_days) {
+        return Err(TcError::new(codes::VALUE_RANGE, "RetentionDays must be between 1 and 65535."));
     }
     let now = call.ctx.now();
     let mut policy = Policy {
