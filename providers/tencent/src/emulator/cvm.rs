@@ -6,7 +6,7 @@ use gpuctl_simkit::{Idem, Offer};
 use jiff::{SignedDuration, Timestamp};
 use serde_json::{json, Value};
 
-use super::model::{cvm_time, Disk, Image, Instance, State};
+use super::model::{cvm_time, Disk, Image, Instance, Snapshot, State};
 use super::p::{self, filters, opt_bool, opt_f64, opt_i64, opt_str, page, req_str, str_list};
 use super::{Call, Result, TcError, PROVIDER};
 use crate::api::{charge, codes, CLIENT_TOKEN_MAX};
@@ -215,8 +215,10 @@ pub(crate) fn run_instances(state: &mut State, call: &Call) -> Result<Value> {
         m.remove("ClientToken");
         m.remove("DryRun");
     }
-    if let Some(t) = &token {
-        match state.run_tokens.check(t, &defining) {
+    // Tokens belong to the account that sent them.
+    let token_key = token.as_ref().map(|t| format!("{}/{t}", call.account));
+    if let (Some(t), Some(key)) = (&token, &token_key) {
+        match state.run_tokens.check(key, &defining) {
             Idem::Replay(ids) => return Ok(json!({ "InstanceIdSet": ids })),
             Idem::Mismatch => {
                 return Err(TcError::new(
@@ -289,8 +291,8 @@ pub(crate) fn run_instances(state: &mut State, call: &Call) -> Result<Value> {
         state.disks.extend(data);
         ids.push(id);
     }
-    if let Some(t) = &token {
-        state.run_tokens.remember(t, &defining, ids.clone());
+    if let Some(key) = &token_key {
+        state.run_tokens.remember(key, &defining, ids.clone());
     }
     Ok(json!({ "InstanceIdSet": ids }))
 }
@@ -522,7 +524,11 @@ pub(crate) fn create_image(state: &mut State, call: &Call) -> Result<Value> {
                 }
             }
             let sys = state.disks.iter().find(|d| d.id == inst.system_disk).map_or(50, |d| d.size_gb);
-            (Vec::new(), sys, Some(id.clone()))
+            // The image is backed by fresh snapshots of the system disk and the named data disks,
+            // created below once the request is known to succeed.
+            let mut backing = vec![inst.system_disk.clone()];
+            backing.extend(data_disk_ids.iter().cloned());
+            (backing, sys, Some(id.clone()))
         }
         (None, false) => {
             let mut size = 0;
@@ -548,6 +554,32 @@ pub(crate) fn create_image(state: &mut State, call: &Call) -> Result<Value> {
         return Err(TcError::new(codes::DRY_RUN_OPERATION, "DryRun: the request would have succeeded."));
     }
     let id = call.ctx.new_id("img-", 8);
+    let snapshots = if source.is_some() {
+        // `snapshots` holds disk ids here: snapshot each one for the image.
+        let mut made = Vec::new();
+        for disk_id in &snapshots {
+            let Some(d) = state.disks.iter().find(|d| &d.id == disk_id).cloned() else { continue };
+            let sid = call.ctx.new_id("snap-", 8);
+            state.snapshots.push(Snapshot {
+                id: sid.clone(),
+                region: d.region.clone(),
+                zone: d.zone.clone(),
+                name: format!("Created by CreateImage {id}"),
+                disk_id: d.id.clone(),
+                disk_usage: d.usage,
+                disk_size_gb: d.size_gb,
+                created: now,
+                ready_at: now.checked_add(call.ctx.boot_time()).unwrap_or(now),
+                policy_id: None,
+                deadline: None,
+                image_ids: Vec::new(),
+            });
+            made.push(sid);
+        }
+        made
+    } else {
+        snapshots
+    };
     for sid in &snapshots {
         if let Some(s) = state.snapshots.iter_mut().find(|s| &s.id == sid) {
             s.image_ids.push(id.clone());

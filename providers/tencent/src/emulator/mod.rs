@@ -41,6 +41,8 @@ type Result<T> = std::result::Result<T, TcError>;
 /// One call, after auth: what the operation sees.
 pub(crate) struct Call<'a> {
     pub ctx: &'a SimCtx,
+    /// The signer's SecretId: ClientTokens are remembered per account.
+    pub account: String,
     pub region: String,
     pub params: Value,
 }
@@ -90,7 +92,7 @@ impl Tencent {
             return Err(TcError::new(codes::UNSUPPORTED_REGION, format!("The region `{region}` is not supported.")));
         }
         let params = params(req)?;
-        let call = Call { ctx, region, params };
+        let call = Call { ctx, account: verified.access_key.clone(), region, params };
         let mut state = self.state();
         match action.as_str() {
             "RunInstances" => cvm::run_instances(&mut state, &call),

@@ -225,3 +225,20 @@ fn call_raw(emu: &Tencent, ctx: &SimCtx, service: &str, action: &str) -> Value {
     }
     emu.handle(&req, ctx).json_body()["Response"].clone()
 }
+
+#[test]
+fn create_image_from_an_instance_snapshots_its_disks() {
+    let (emu, ctx) = setup(Knobs::default());
+    let r = call(&emu, &ctx, "RunInstances", run(json!({"DataDisks": [{"DiskSize": 100}]})));
+    let id = r["InstanceIdSet"][0].clone();
+    let data = Emulator::state(&emu)["instances"][0]["DataDiskIds"][0].clone();
+    let img = call(&emu, &ctx, "CreateImage", json!({"InstanceId": id, "ImageName": "env", "DataDiskIds": [data]}));
+    let image_id = img["ImageId"].as_str().unwrap().to_string();
+    let snaps = call(&emu, &ctx, "DescribeSnapshots", json!({}));
+    assert_eq!(snaps["TotalCount"], 2, "system + data disk snapshots back the image");
+    assert!(snaps["SnapshotSet"].as_array().unwrap().iter().all(|s| s["Images"][0]["ImageId"] == image_id));
+    let images = call(&emu, &ctx, "DescribeImages", json!({"ImageIds": [image_id]}));
+    assert_eq!(images["ImageSet"][0]["SnapshotSet"].as_array().unwrap().len(), 2);
+    let bad = call(&emu, &ctx, "CreateImage", json!({"InstanceId": id, "ImageName": "x", "DataDiskIds": ["disk-zzzzzzzz"]}));
+    assert_eq!(code(&bad), "InvalidParameterValue");
+}
