@@ -46,7 +46,11 @@ impl Provider {
             "tencent" | "tencentcloud" | "qcloud" | "tc" => Ok(Provider::Tencent),
             "alibaba" | "aliyun" | "alibabacloud" | "ali" => Ok(Provider::Alibaba),
             "jdcloud" | "jd" | "jdcloudcom" => Ok(Provider::JdCloud),
-            _ => Err(UnknownName::new("provider", s, Provider::ALL.iter().map(|p| p.as_str()))),
+            _ => Err(UnknownName::new(
+                "provider",
+                s,
+                Provider::ALL.iter().map(|p| p.as_str()),
+            )),
         }
     }
 }
@@ -104,7 +108,11 @@ impl BillingMode {
             "monthly" | "month" | "prepaid" => Ok(BillingMode::Monthly),
             "year1" | "yearly" | "1y" | "1-year" => Ok(BillingMode::Year1),
             "year3" | "3y" | "3-year" => Ok(BillingMode::Year3),
-            _ => Err(UnknownName::new("billing mode", s, BillingMode::ALL.iter().map(|m| m.as_str()))),
+            _ => Err(UnknownName::new(
+                "billing mode",
+                s,
+                BillingMode::ALL.iter().map(|m| m.as_str()),
+            )),
         }
     }
 
@@ -397,7 +405,12 @@ struct DataFile {
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum CatalogError {
     #[error("{file}:{line}:{column}: {message}")]
-    Parse { file: String, line: usize, column: usize, message: String },
+    Parse {
+        file: String,
+        line: usize,
+        column: usize,
+        message: String,
+    },
     #[error("{file}: {message}")]
     Invalid { file: String, message: String },
 }
@@ -502,7 +515,10 @@ impl Catalog {
             let file = parse_file(name, text)?;
             cat.merge(name, file, PriceOrigin::Shipped)?;
         }
-        cat.resolve().map_err(|message| CatalogError::Invalid { file: "catalog".into(), message })?;
+        cat.resolve().map_err(|message| CatalogError::Invalid {
+            file: "catalog".into(),
+            message,
+        })?;
         Ok(cat)
     }
 
@@ -529,12 +545,23 @@ impl Catalog {
         let mut cat = self.clone();
         cat.merge(name, file, PriceOrigin::Overlay)?;
         cat.overlaid = true;
-        cat.resolve().map_err(|message| CatalogError::Invalid { file: name.into(), message })?;
+        cat.resolve().map_err(|message| CatalogError::Invalid {
+            file: name.into(),
+            message,
+        })?;
         Ok(cat)
     }
 
-    fn merge(&mut self, name: &str, file: DataFile, origin: PriceOrigin) -> Result<(), CatalogError> {
-        let invalid = |message: String| CatalogError::Invalid { file: name.to_string(), message };
+    fn merge(
+        &mut self,
+        name: &str,
+        file: DataFile,
+        origin: PriceOrigin,
+    ) -> Result<(), CatalogError> {
+        let invalid = |message: String| CatalogError::Invalid {
+            file: name.to_string(),
+            message,
+        };
         for g in file.gpu {
             upsert(&mut self.gpus, g, |a, b| a.id == b.id);
         }
@@ -542,21 +569,33 @@ impl Catalog {
             upsert(&mut self.providers, p, |a, b| a.id == b.id);
         }
         for i in file.instance {
-            upsert(&mut self.instances, i, |a, b| a.provider == b.provider && a.id == b.id);
+            upsert(&mut self.instances, i, |a, b| {
+                a.provider == b.provider && a.id == b.id
+            });
         }
         for (n, r) in file.price.into_iter().enumerate() {
-            parse_date(&r.as_of).map_err(|e| invalid(format!("price row {} ({}): {e}", n + 1, r.instance)))?;
+            parse_date(&r.as_of)
+                .map_err(|e| invalid(format!("price row {} ({}): {e}", n + 1, r.instance)))?;
             if !(r.cny.is_finite() && r.cny > 0.0) {
-                return Err(invalid(format!("price row {} ({}): cny must be a positive number", n + 1, r.instance)));
+                return Err(invalid(format!(
+                    "price row {} ({}): cny must be a positive number",
+                    n + 1,
+                    r.instance
+                )));
             }
             let mut r = r;
             // An overlay row is the user's own figure (a quote, a contract): tag it `user`, unless they
             // marked it as an estimate or a brief quote themselves.
-            if origin == PriceOrigin::Overlay && !matches!(r.confidence, Confidence::Estimate | Confidence::Brief) {
+            if origin == PriceOrigin::Overlay
+                && !matches!(r.confidence, Confidence::Estimate | Confidence::Brief)
+            {
                 r.confidence = Confidence::User;
             }
             match self.rows.iter().position(|x| {
-                x.provider == r.provider && x.instance == r.instance && x.region == r.region && x.mode == r.mode
+                x.provider == r.provider
+                    && x.instance == r.instance
+                    && x.region == r.region
+                    && x.mode == r.mode
             }) {
                 Some(k) => {
                     self.rows[k] = r;
@@ -586,7 +625,10 @@ impl Catalog {
                 return Err(format!("instance {} {}: {e}", i.provider, i.id));
             }
             let Some(p) = self.provider(i.provider) else {
-                return Err(format!("instance {} {}: provider {} has no [[provider]] entry", i.provider, i.id, i.provider));
+                return Err(format!(
+                    "instance {} {}: provider {} has no [[provider]] entry",
+                    i.provider, i.id, i.provider
+                ));
             };
             for r in &i.regions {
                 if !p.regions.iter().any(|x| &x.id == r) {
@@ -600,13 +642,20 @@ impl Catalog {
                 let e = UnknownName::new(
                     "instance type",
                     &r.instance,
-                    self.instances.iter().filter(|i| i.provider == r.provider).map(|i| i.id.as_str()),
+                    self.instances
+                        .iter()
+                        .filter(|i| i.provider == r.provider)
+                        .map(|i| i.id.as_str()),
                 );
                 return Err(format!("price for {} {}: {e}", r.provider, r.instance));
             };
             if r.region != "*" && !inst.regions.contains(&r.region) {
-                let e = UnknownName::new("region", &r.region, inst.regions.iter().map(|s| s.as_str()));
-                return Err(format!("price for {} {}: {e} (regions of this instance type)", r.provider, r.instance));
+                let e =
+                    UnknownName::new("region", &r.region, inst.regions.iter().map(|s| s.as_str()));
+                return Err(format!(
+                    "price for {} {}: {e} (regions of this instance type)",
+                    r.provider, r.instance
+                ));
             }
         }
         for a in &self.anchors {
@@ -628,17 +677,28 @@ impl Catalog {
             }
         }
         prices.sort_by(|a, b| {
-            (a.provider, &a.instance, &a.region, a.mode).cmp(&(b.provider, &b.instance, &b.region, b.mode))
+            (a.provider, &a.instance, &a.region, a.mode).cmp(&(
+                b.provider,
+                &b.instance,
+                &b.region,
+                b.mode,
+            ))
         });
         let mut index: BTreeMap<Provider, BTreeMap<String, (usize, usize)>> = BTreeMap::new();
         let mut start = 0;
         while start < prices.len() {
             let (provider, instance) = (prices[start].provider, &prices[start].instance);
             let mut end = start;
-            while end < prices.len() && prices[end].provider == provider && &prices[end].instance == instance {
+            while end < prices.len()
+                && prices[end].provider == provider
+                && &prices[end].instance == instance
+            {
                 end += 1;
             }
-            index.entry(provider).or_default().insert(instance.clone(), (start, end));
+            index
+                .entry(provider)
+                .or_default()
+                .insert(instance.clone(), (start, end));
             start = end;
         }
         self.prices = prices;
@@ -647,29 +707,38 @@ impl Catalog {
     }
 
     /// Observed row for exactly this region, else a `*` row.
-    fn row_for(&self, inst: &InstanceType, region: &str, mode: BillingMode) -> Option<(&PriceRow, PriceOrigin)> {
+    fn row_for(
+        &self,
+        inst: &InstanceType,
+        region: &str,
+        mode: BillingMode,
+    ) -> Option<(&PriceRow, PriceOrigin)> {
         let find = |reg: &str| {
             self.rows.iter().zip(&self.row_origin).find(|(r, _)| {
-                r.provider == inst.provider && r.instance == inst.id && r.region == reg && r.mode == mode
+                r.provider == inst.provider
+                    && r.instance == inst.id
+                    && r.region == reg
+                    && r.mode == mode
             })
         };
         find(region).or_else(|| find("*")).map(|(r, o)| (r, *o))
     }
 
     fn resolve_one(&self, inst: &InstanceType, region: &str, mode: BillingMode) -> Option<Price> {
-        let make = |cny: f64, as_of: &str, source: &str, confidence, origin, derivation: String| Price {
-            provider: inst.provider,
-            instance: inst.id.clone(),
-            region: region.to_string(),
-            mode,
-            cny,
-            cny_per_hour: cny / mode.term_hours(),
-            as_of: parse_date(as_of).expect("dates checked on merge"),
-            source: source.to_string(),
-            confidence,
-            origin,
-            derivation,
-        };
+        let make =
+            |cny: f64, as_of: &str, source: &str, confidence, origin, derivation: String| Price {
+                provider: inst.provider,
+                instance: inst.id.clone(),
+                region: region.to_string(),
+                mode,
+                cny,
+                cny_per_hour: cny / mode.term_hours(),
+                as_of: parse_date(as_of).expect("dates checked on merge"),
+                source: source.to_string(),
+                confidence,
+                origin,
+                derivation,
+            };
         if let Some((r, origin)) = self.row_for(inst, region, mode) {
             let mut d = r.derivation.clone();
             if r.region == "*" && d.is_empty() {
@@ -680,19 +749,31 @@ impl Catalog {
         // Estimate from a monthly figure: this instance's own monthly row (same region, else any), else the
         // per-GPU anchor × GPU count.
         let ratio = self.ratios.iter().find(|x| x.mode == mode)?;
-        let own_monthly = self.row_for(inst, region, BillingMode::Monthly).or_else(|| {
-            self.rows
-                .iter()
-                .zip(&self.row_origin)
-                .find(|(r, _)| r.provider == inst.provider && r.instance == inst.id && r.mode == BillingMode::Monthly)
-                .map(|(r, o)| (r, *o))
-        });
+        let own_monthly = self
+            .row_for(inst, region, BillingMode::Monthly)
+            .or_else(|| {
+                self.rows
+                    .iter()
+                    .zip(&self.row_origin)
+                    .find(|(r, _)| {
+                        r.provider == inst.provider
+                            && r.instance == inst.id
+                            && r.mode == BillingMode::Monthly
+                    })
+                    .map(|(r, o)| (r, *o))
+            });
         let (monthly, as_of, source, base) = if let Some((r, _)) = own_monthly {
             (
                 r.cny,
                 r.as_of.clone(),
                 r.source.clone(),
-                format!("this type's monthly ¥{:.2} ({}, {}, confidence {})", r.cny, r.region, r.as_of, r.confidence.as_str()),
+                format!(
+                    "this type's monthly ¥{:.2} ({}, {}, confidence {})",
+                    r.cny,
+                    r.region,
+                    r.as_of,
+                    r.confidence.as_str()
+                ),
             )
         } else {
             let a = self.anchors.iter().find(|a| a.gpu == inst.gpu)?;
@@ -717,7 +798,14 @@ impl Catalog {
             &source,
             Confidence::Estimate,
             PriceOrigin::Derived,
-            if mode == BillingMode::Monthly { base } else { format!("{base}; {} × {}: {}", mode, ratio.of_monthly, ratio.derivation) },
+            if mode == BillingMode::Monthly {
+                base
+            } else {
+                format!(
+                    "{base}; {} × {}: {}",
+                    mode, ratio.of_monthly, ratio.derivation
+                )
+            },
         ))
     }
 
@@ -737,7 +825,11 @@ impl Catalog {
         let n = norm(name);
         self.gpus
             .iter()
-            .find(|g| norm(&g.id) == n || norm(&g.name) == n || norm(g.name.trim_start_matches("NVIDIA ")) == n)
+            .find(|g| {
+                norm(&g.id) == n
+                    || norm(&g.name) == n
+                    || norm(g.name.trim_start_matches("NVIDIA ")) == n
+            })
             .ok_or_else(|| UnknownName::new("GPU", name, self.gpus.iter().map(|g| g.id.as_str())))
     }
 
@@ -759,15 +851,29 @@ impl Catalog {
     }
 
     pub fn instance_type(&self, provider: Provider, id: &str) -> Option<&InstanceType> {
-        self.instances.iter().find(|i| i.provider == provider && i.id == id)
+        self.instances
+            .iter()
+            .find(|i| i.provider == provider && i.id == id)
     }
 
     /// An instance type by id, or the closest ids of that provider.
-    pub fn find_instance_type(&self, provider: Provider, id: &str) -> Result<&InstanceType, UnknownName> {
+    pub fn find_instance_type(
+        &self,
+        provider: Provider,
+        id: &str,
+    ) -> Result<&InstanceType, UnknownName> {
         self.instance_type(provider, id)
-            .or_else(|| self.instances.iter().find(|i| i.provider == provider && i.id.eq_ignore_ascii_case(id)))
+            .or_else(|| {
+                self.instances
+                    .iter()
+                    .find(|i| i.provider == provider && i.id.eq_ignore_ascii_case(id))
+            })
             .ok_or_else(|| {
-                UnknownName::new("instance type", id, self.instance_types_of(provider).map(|i| i.id.as_str()))
+                UnknownName::new(
+                    "instance type",
+                    id,
+                    self.instance_types_of(provider).map(|i| i.id.as_str()),
+                )
             })
     }
 
@@ -775,7 +881,10 @@ impl Catalog {
     pub fn billing_modes(&self, inst: &InstanceType) -> Vec<BillingMode> {
         match &inst.billing_modes {
             Some(m) => m.clone(),
-            None => self.provider(inst.provider).map(|p| p.billing_modes.clone()).unwrap_or_default(),
+            None => self
+                .provider(inst.provider)
+                .map(|p| p.billing_modes.clone())
+                .unwrap_or_default(),
         }
     }
 
@@ -786,7 +895,11 @@ impl Catalog {
 
     /// All resolved prices for an instance type (every region and mode).
     pub fn prices_of(&self, provider: Provider, instance_id: &str) -> &[Price] {
-        match self.price_index.get(&provider).and_then(|m| m.get(instance_id)) {
+        match self
+            .price_index
+            .get(&provider)
+            .and_then(|m| m.get(instance_id))
+        {
             Some(&(a, b)) => &self.prices[a..b],
             None => &[],
         }
@@ -794,25 +907,51 @@ impl Catalog {
 
     /// Resolved prices for an instance type in one region, one per billing mode offered.
     pub fn prices_for(&self, provider: Provider, instance_id: &str, region: &str) -> Vec<&Price> {
-        self.prices_of(provider, instance_id).iter().filter(|p| p.region == region).collect()
+        self.prices_of(provider, instance_id)
+            .iter()
+            .filter(|p| p.region == region)
+            .collect()
     }
 
     /// One price.
-    pub fn price(&self, provider: Provider, instance_id: &str, region: &str, mode: BillingMode) -> Option<&Price> {
-        self.prices_of(provider, instance_id).iter().find(|p| p.region == region && p.mode == mode)
+    pub fn price(
+        &self,
+        provider: Provider,
+        instance_id: &str,
+        region: &str,
+        mode: BillingMode,
+    ) -> Option<&Price> {
+        self.prices_of(provider, instance_id)
+            .iter()
+            .find(|p| p.region == region && p.mode == mode)
     }
 
     /// The price to quote for an instance type and mode: the cheapest observed (shipped or overlay)
     /// price among `regions` (empty = all), else the cheapest estimate. Evidence beats estimates, so a
     /// derived price in another region never undercuts an observed one.
-    pub fn best_price(&self, provider: Provider, instance_id: &str, mode: BillingMode, regions: &[String]) -> Option<&Price> {
+    pub fn best_price(
+        &self,
+        provider: Provider,
+        instance_id: &str,
+        mode: BillingMode,
+        regions: &[String],
+    ) -> Option<&Price> {
         let cands = || {
             self.prices_of(provider, instance_id)
                 .iter()
-                .filter(move |p| p.mode == mode && (regions.is_empty() || regions.contains(&p.region)))
+                .filter(move |p| {
+                    p.mode == mode && (regions.is_empty() || regions.contains(&p.region))
+                })
         };
-        let cheapest = |a: &&Price, b: &&Price| a.cny.total_cmp(&b.cny).then_with(|| a.region.cmp(&b.region));
-        cands().filter(|p| p.origin != PriceOrigin::Derived).min_by(cheapest).or_else(|| cands().min_by(cheapest))
+        let cheapest = |a: &&Price, b: &&Price| {
+            a.cny
+                .total_cmp(&b.cny)
+                .then_with(|| a.region.cmp(&b.region))
+        };
+        cands()
+            .filter(|p| p.origin != PriceOrigin::Derived)
+            .min_by(cheapest)
+            .or_else(|| cands().min_by(cheapest))
     }
 
     /// The price rows as written (shipped and overlay), with where each came from.
@@ -843,7 +982,11 @@ impl Catalog {
                 let b = (today - old).get_days();
                 format!(
                     "prices as of {old} … {new} ({a}–{b} days old on {today}){}",
-                    if self.overlaid { "; user overlay applied" } else { "" }
+                    if self.overlaid {
+                        "; user overlay applied"
+                    } else {
+                        ""
+                    }
                 )
             }
             None => "no prices in the catalog".to_string(),
@@ -861,7 +1004,8 @@ fn upsert<T>(v: &mut Vec<T>, item: T, same: impl Fn(&T, &T) -> bool) {
 
 /// Parse `YYYY-MM-DD`.
 pub fn parse_date(s: &str) -> Result<Date, String> {
-    s.parse::<Date>().map_err(|e| format!("'{s}' is not a date (YYYY-MM-DD): {e}"))
+    s.parse::<Date>()
+        .map_err(|e| format!("'{s}' is not a date (YYYY-MM-DD): {e}"))
 }
 
 #[cfg(test)]
@@ -893,11 +1037,19 @@ mod tests {
             (Provider::JdCloud, "p.n1v100"),
             (Provider::JdCloud, "gcs"),
         ] {
-            assert!(c.instance_types_of(p).any(|i| i.family == fam), "{p} {fam} missing");
+            assert!(
+                c.instance_types_of(p).any(|i| i.family == fam),
+                "{p} {fam} missing"
+            );
         }
         // Every instance type has at least one price, and every price says where it came from.
         for i in c.instance_types() {
-            assert!(!c.prices_of(i.provider, &i.id).is_empty(), "{} {} has no price", i.provider, i.id);
+            assert!(
+                !c.prices_of(i.provider, &i.id).is_empty(),
+                "{} {} has no price",
+                i.provider,
+                i.id
+            );
         }
         for p in c.prices() {
             assert!(!p.source.is_empty(), "{p:?}");
@@ -910,16 +1062,57 @@ mod tests {
     #[test]
     fn observed_rows_win_and_the_rest_are_marked_estimates() {
         let c = Catalog::shipped();
-        let p = c.price(Provider::Alibaba, "gn7i-c8g1.2xlarge", "cn-shanghai", BillingMode::Hourly).unwrap();
-        assert_eq!((p.cny, p.confidence, p.origin), (9.74, Confidence::C, PriceOrigin::Shipped));
-        let p = c.price(Provider::Alibaba, "gn7i-c8g1.2xlarge", "cn-hangzhou", BillingMode::Hourly).unwrap();
-        assert_eq!((p.confidence, p.origin), (Confidence::Estimate, PriceOrigin::Derived));
+        let p = c
+            .price(
+                Provider::Alibaba,
+                "gn7i-c8g1.2xlarge",
+                "cn-shanghai",
+                BillingMode::Hourly,
+            )
+            .unwrap();
+        assert_eq!(
+            (p.cny, p.confidence, p.origin),
+            (9.74, Confidence::C, PriceOrigin::Shipped)
+        );
+        let p = c
+            .price(
+                Provider::Alibaba,
+                "gn7i-c8g1.2xlarge",
+                "cn-hangzhou",
+                BillingMode::Hourly,
+            )
+            .unwrap();
+        assert_eq!(
+            (p.confidence, p.origin),
+            (Confidence::Estimate, PriceOrigin::Derived)
+        );
         assert!(p.derivation.contains("1.52"), "{}", p.derivation);
-        let p = c.price(Provider::Alibaba, "gn7i-c8g1.2xlarge", "cn-shanghai", BillingMode::Weekly).unwrap();
+        let p = c
+            .price(
+                Provider::Alibaba,
+                "gn7i-c8g1.2xlarge",
+                "cn-shanghai",
+                BillingMode::Weekly,
+            )
+            .unwrap();
         assert!(p.derivation.contains("4675.66"), "{}", p.derivation);
         // Tencent sells no weekly term.
-        assert!(c.price(Provider::Tencent, "GN7.2XLARGE32", "ap-guangzhou", BillingMode::Weekly).is_none());
-        let brief = c.price(Provider::JdCloud, "gcs.classic.24g", "cn-central-xy1", BillingMode::Hourly).unwrap();
+        assert!(c
+            .price(
+                Provider::Tencent,
+                "GN7.2XLARGE32",
+                "ap-guangzhou",
+                BillingMode::Weekly
+            )
+            .is_none());
+        let brief = c
+            .price(
+                Provider::JdCloud,
+                "gcs.classic.24g",
+                "cn-central-xy1",
+                BillingMode::Hourly,
+            )
+            .unwrap();
         assert_eq!(brief.confidence, Confidence::Brief);
     }
 
@@ -937,18 +1130,47 @@ as_of = "2026-11-20"
 source = "our contract"
 confidence = "A"
 "#;
-        let c = Catalog::shipped().with_overlay("mine.toml", overlay).unwrap();
-        let p = c.price(Provider::Alibaba, "gn7i-c8g1.2xlarge", "cn-shanghai", BillingMode::Hourly).unwrap();
-        assert_eq!((p.cny, p.origin, p.confidence), (7.5, PriceOrigin::Overlay, Confidence::User));
+        let c = Catalog::shipped()
+            .with_overlay("mine.toml", overlay)
+            .unwrap();
+        let p = c
+            .price(
+                Provider::Alibaba,
+                "gn7i-c8g1.2xlarge",
+                "cn-shanghai",
+                BillingMode::Hourly,
+            )
+            .unwrap();
+        assert_eq!(
+            (p.cny, p.origin, p.confidence),
+            (7.5, PriceOrigin::Overlay, Confidence::User)
+        );
         // Other regions keep the shipped row.
-        let p = c.price(Provider::Alibaba, "gn7i-c8g1.2xlarge", "cn-shenzhen", BillingMode::Hourly).unwrap();
+        let p = c
+            .price(
+                Provider::Alibaba,
+                "gn7i-c8g1.2xlarge",
+                "cn-shenzhen",
+                BillingMode::Hourly,
+            )
+            .unwrap();
         assert_eq!(p.cny, 9.74);
         assert!(c.overlaid);
         // JSON works too.
         let json = r#"{"schema_version": 1, "price": [{"provider": "tencent", "instance": "GN7.2XLARGE32", "region": "ap-guangzhou",
             "mode": "hourly", "cny": 3.2, "as_of": "2026-11-01", "source": "quote", "confidence": "user"}]}"#;
         let c = Catalog::shipped().with_overlay("mine.json", json).unwrap();
-        assert_eq!(c.price(Provider::Tencent, "GN7.2XLARGE32", "ap-guangzhou", BillingMode::Hourly).unwrap().cny, 3.2);
+        assert_eq!(
+            c.price(
+                Provider::Tencent,
+                "GN7.2XLARGE32",
+                "ap-guangzhou",
+                BillingMode::Hourly
+            )
+            .unwrap()
+            .cny,
+            3.2
+        );
     }
 
     #[test]
@@ -976,21 +1198,39 @@ as_of = "2026-11-01"
 source = "framework contract"
 confidence = "user"
 "#;
-        let c = Catalog::shipped().with_overlay("contract.toml", overlay).unwrap();
-        let ps = c.prices_for(Provider::Alibaba, "gn7i-c8g1.2xlarge-contract", "cn-hangzhou");
+        let c = Catalog::shipped()
+            .with_overlay("contract.toml", overlay)
+            .unwrap();
+        let ps = c.prices_for(
+            Provider::Alibaba,
+            "gn7i-c8g1.2xlarge-contract",
+            "cn-hangzhou",
+        );
         assert_eq!(ps.len(), 1, "only the modes the overlay says are sold");
         assert_eq!((ps[0].cny, ps[0].origin), (3000.0, PriceOrigin::Overlay));
-        assert_eq!(c.instance_types().len(), Catalog::shipped().instance_types().len() + 1);
+        assert_eq!(
+            c.instance_types().len(),
+            Catalog::shipped().instance_types().len() + 1
+        );
     }
 
     #[test]
     fn overlay_errors_say_where_and_suggest() {
         let check = |text: &str, expected: &str| {
-            let e = Catalog::shipped().with_overlay("mine.toml", text).unwrap_err().to_string();
+            let e = Catalog::shipped()
+                .with_overlay("mine.toml", text)
+                .unwrap_err()
+                .to_string();
             assert!(e.contains(expected), "got: {e}\nwant: {expected}");
         };
-        check("schema_version = 1\n[[price]]\nprovider = \"alibaba\"\ncny = \"x\"\n", "mine.toml:4:7");
-        check("schema_version = 2\n", "schema_version = 2 but this gpuctl reads schema_version = 1");
+        check(
+            "schema_version = 1\n[[price]]\nprovider = \"alibaba\"\ncny = \"x\"\n",
+            "mine.toml:4:7",
+        );
+        check(
+            "schema_version = 2\n",
+            "schema_version = 2 but this gpuctl reads schema_version = 1",
+        );
         check(
             "schema_version = 1\n[[price]]\nprovider = \"alibaba\"\ninstance = \"gn7i-c8g1.2xlage\"\nregion = \"*\"\nmode = \"hourly\"\ncny = 1.0\nas_of = \"2026-01-01\"\nsource = \"x\"\nconfidence = \"A\"\n",
             "did you mean gn7i-c8g1.2xlarge",
@@ -999,7 +1239,10 @@ confidence = "user"
             "schema_version = 1\n[[price]]\nprovider = \"alibaba\"\ninstance = \"gn7i-c8g1.2xlarge\"\nregion = \"*\"\nmode = \"hourly\"\ncny = 1.0\nas_of = \"2026-13-01\"\nsource = \"x\"\nconfidence = \"A\"\n",
             "is not a date",
         );
-        let e = Catalog::shipped().with_overlay("m.json", "{\"schema_version\": 1,\n \"gpu\": 3}").unwrap_err().to_string();
+        let e = Catalog::shipped()
+            .with_overlay("m.json", "{\"schema_version\": 1,\n \"gpu\": 3}")
+            .unwrap_err()
+            .to_string();
         assert!(e.starts_with("m.json:2:"), "{e}");
     }
 
@@ -1007,6 +1250,11 @@ confidence = "user"
     fn price_age_is_relative_to_the_given_day() {
         let c = Catalog::shipped();
         let line = c.price_age_line(parse_date("2026-11-30").unwrap());
-        assert!(line.starts_with("prices as of 2026-06-15 … 2026-11-01 (29–168 days old on 2026-11-30)"), "{line}");
+        assert!(
+            line.starts_with(
+                "prices as of 2026-06-15 … 2026-11-01 (29–168 days old on 2026-11-30)"
+            ),
+            "{line}"
+        );
     }
 }

@@ -31,8 +31,15 @@ pub enum Method {
 }
 
 impl Method {
-    pub const ALL: [Method; 7] =
-        [Method::Full, Method::FullPure16, Method::Freeze, Method::Lora, Method::Qlora8, Method::Qlora4, Method::Inference];
+    pub const ALL: [Method; 7] = [
+        Method::Full,
+        Method::FullPure16,
+        Method::Freeze,
+        Method::Lora,
+        Method::Qlora8,
+        Method::Qlora4,
+        Method::Inference,
+    ];
 
     pub fn as_str(self) -> &'static str {
         match self {
@@ -55,7 +62,11 @@ impl Method {
             "qlora8" | "qlora-8" | "qlora-8bit" => Ok(Method::Qlora8),
             "qlora4" | "qlora-4" | "qlora" | "qlora-4bit" => Ok(Method::Qlora4),
             "inference" | "infer" | "serve" => Ok(Method::Inference),
-            _ => Err(UnknownName::new("method", s, Method::ALL.iter().map(|m| m.as_str()))),
+            _ => Err(UnknownName::new(
+                "method",
+                s,
+                Method::ALL.iter().map(|m| m.as_str()),
+            )),
         }
     }
 
@@ -65,7 +76,10 @@ impl Method {
 
     /// Trains adapters (or a few layers) rather than every weight.
     pub fn is_lora_style(self) -> bool {
-        matches!(self, Method::Freeze | Method::Lora | Method::Qlora8 | Method::Qlora4)
+        matches!(
+            self,
+            Method::Freeze | Method::Lora | Method::Qlora8 | Method::Qlora4
+        )
     }
 }
 
@@ -82,7 +96,13 @@ pub enum Precision {
 }
 
 impl Precision {
-    pub const ALL: [Precision; 5] = [Precision::Fp32, Precision::Fp16, Precision::Bf16, Precision::Int8, Precision::Int4];
+    pub const ALL: [Precision; 5] = [
+        Precision::Fp32,
+        Precision::Fp16,
+        Precision::Bf16,
+        Precision::Int8,
+        Precision::Int4,
+    ];
 
     pub fn as_str(self) -> &'static str {
         match self {
@@ -101,7 +121,11 @@ impl Precision {
             "bf16" | "bfloat16" => Ok(Precision::Bf16),
             "int8" | "8bit" => Ok(Precision::Int8),
             "int4" | "4bit" | "nf4" => Ok(Precision::Int4),
-            _ => Err(UnknownName::new("precision", s, Precision::ALL.iter().map(|m| m.as_str()))),
+            _ => Err(UnknownName::new(
+                "precision",
+                s,
+                Precision::ALL.iter().map(|m| m.as_str()),
+            )),
         }
     }
 
@@ -241,6 +265,11 @@ const GB: f64 = 1e9;
 /// Memory for `job` on `hw`. With `job.zero_stage = None` and several devices, the lowest ZeRO stage
 /// that fits is chosen (stage 3 if none does).
 pub fn fit(job: &Job, hw: &Hardware) -> FitReport {
+    fit_explained(job, hw, true)
+}
+
+/// [`fit`], with the assumption lines only when `explain` (ranking formats them once, not per offer).
+pub(crate) fn fit_explained(job: &Job, hw: &Hardware, explain: bool) -> FitReport {
     let devices = hw.devices.max(1);
     let stages: Vec<u8> = match job.zero_stage {
         Some(s) => vec![s.min(3)],
@@ -249,8 +278,11 @@ pub fn fit(job: &Job, hw: &Hardware) -> FitReport {
     };
     // Search without building text (rank calls this for every instance type), then explain the pick.
     let last = *stages.last().expect("at least one stage");
-    let stage = stages.into_iter().find(|&s| fit_at(job, hw, devices, s, false).fits).unwrap_or(last);
-    fit_at(job, hw, devices, stage, true)
+    let stage = stages
+        .into_iter()
+        .find(|&s| fit_at(job, hw, devices, s, false).fits)
+        .unwrap_or(last);
+    fit_at(job, hw, devices, stage, explain)
 }
 
 fn fit_at(job: &Job, hw: &Hardware, devices: u32, stage: u8, text: bool) -> FitReport {
@@ -286,7 +318,8 @@ fn fit_at(job: &Job, hw: &Hardware, devices: u32, stage: u8, text: bool) -> FitR
             }
         }
         Method::Freeze => {
-            let trainable = (job.freeze_trainable_layers as f64 / l).min(1.0) * (n - m.embedding_params()).max(0.0);
+            let trainable = (job.freeze_trainable_layers as f64 / l).min(1.0)
+                * (n - m.embedding_params()).max(0.0);
             b.weights_gb = 2.0 * n / shard(3) / GB;
             b.gradients_gb = 2.0 * trainable / shard(2) / GB;
             b.optimizer_gb = 12.0 * trainable / shard(1) / GB;
@@ -320,7 +353,11 @@ fn fit_at(job: &Job, hw: &Hardware, devices: u32, stage: u8, text: bool) -> FitR
             ));
         }
         Method::Inference => {
-            let p = job.precision.unwrap_or(if hw.bf16 { Precision::Bf16 } else { Precision::Fp16 });
+            let p = job.precision.unwrap_or(if hw.bf16 {
+                Precision::Bf16
+            } else {
+                Precision::Fp16
+            });
             b.weights_gb = p.weight_bytes() * n / d / GB;
             let kv = 2.0 * l * m.kv_heads as f64 * m.head_dim() * s * mb * 2.0;
             b.kv_cache_gb = kv / d / GB;
@@ -332,7 +369,11 @@ fn fit_at(job: &Job, hw: &Hardware, devices: u32, stage: u8, text: bool) -> FitR
                 p.weight_bytes(),
                 job.seq_len,
                 job.micro_batch,
-                if devices > 1 { format!(", tensor parallel over {devices} GPUs") } else { String::new() }
+                if devices > 1 {
+                    format!(", tensor parallel over {devices} GPUs")
+                } else {
+                    String::new()
+                }
             ));
         }
     }
@@ -340,7 +381,11 @@ fn fit_at(job: &Job, hw: &Hardware, devices: u32, stage: u8, text: bool) -> FitR
     if job.method.is_training() {
         // Activations of a decoder layer in 16-bit: s·b·h·(34 + 5·a·s/h) bytes (Korthikanti et al. 2022);
         // FlashAttention drops the 5·a·s/h attention-score term.
-        let score = if hw.flash_attention { 0.0 } else { 5.0 * m.heads as f64 * s / h };
+        let score = if hw.flash_attention {
+            0.0
+        } else {
+            5.0 * m.heads as f64 * s / h
+        };
         let per_layer = s * mb * h * (34.0 + score);
         let logits = s * mb * m.vocab as f64 * 4.0 * 2.0;
         let act = if job.grad_checkpointing {
@@ -361,7 +406,9 @@ fn fit_at(job: &Job, hw: &Hardware, devices: u32, stage: u8, text: bool) -> FitR
             "attention: no FlashAttention-2 on pre-Ampere GPUs (T4, V100, P4/P40), so s² attention scores are kept".to_string()
         });
         if devices > 1 {
-            say!(format!("data parallel over {devices} GPUs with ZeRO stage {stage}"));
+            say!(format!(
+                "data parallel over {devices} GPUs with ZeRO stage {stage}"
+            ));
         }
     }
 
@@ -373,14 +420,28 @@ fn fit_at(job: &Job, hw: &Hardware, devices: u32, stage: u8, text: bool) -> FitR
     ));
     let need = b.total_gb();
     let fits = need <= hw.vram_gb;
-    let verdict = if !text {
-        String::new()
-    } else if fits {
-        format!("needs {need:.1} GB per GPU, has {:.0} GB: fits ({:.1} GB free)", hw.vram_gb, hw.vram_gb - need)
+    let verdict = if fits {
+        format!(
+            "needs {need:.1} GB per GPU, has {:.0} GB: fits ({:.1} GB free)",
+            hw.vram_gb,
+            hw.vram_gb - need
+        )
     } else {
-        format!("needs {need:.1} GB per GPU, has {:.0} GB: does not fit", hw.vram_gb)
+        format!(
+            "needs {need:.1} GB per GPU, has {:.0} GB: does not fit",
+            hw.vram_gb
+        )
     };
-    FitReport { fits, need_gb: need, vram_gb: hw.vram_gb, devices, zero_stage: stage, breakdown: b, verdict, assumptions: a }
+    FitReport {
+        fits,
+        need_gb: need,
+        vram_gb: hw.vram_gb,
+        devices,
+        zero_stage: stage,
+        breakdown: b,
+        verdict,
+        assumptions: a,
+    }
 }
 
 #[cfg(test)]
@@ -389,7 +450,12 @@ mod tests {
     use crate::model::preset;
 
     fn single(vram: f64) -> Hardware {
-        Hardware { vram_gb: vram, devices: 1, flash_attention: true, bf16: true }
+        Hardware {
+            vram_gb: vram,
+            devices: 1,
+            flash_attention: true,
+            bf16: true,
+        }
     }
 
     /// LlamaFactory's hardware table at its implied settings: batch 1, seq 512, checkpointing on.
@@ -415,15 +481,29 @@ mod tests {
                 let r = fit(&reference_job(model, *method), &single(10_000.0));
                 let err = r.need_gb / want - 1.0;
                 worst = worst.max(err.abs());
-                report.push_str(&format!("{:>7} {:<12} {:>7.1} vs {:>6.0} ({:+.1} %)\n", method.as_str(), model, r.need_gb, want, err * 100.0));
+                report.push_str(&format!(
+                    "{:>7} {:<12} {:>7.1} vs {:>6.0} ({:+.1} %)\n",
+                    method.as_str(),
+                    model,
+                    r.need_gb,
+                    want,
+                    err * 100.0
+                ));
             }
         }
-        assert!(worst <= 0.15, "worst deviation {:.1} %\n{report}", worst * 100.0);
+        assert!(
+            worst <= 0.15,
+            "worst deviation {:.1} %\n{report}",
+            worst * 100.0
+        );
     }
 
     #[test]
     fn full_7b_does_not_fit_24gb() {
-        let r = fit(&Job::new(preset("llama-2-7b").unwrap(), Method::Full), &single(24.0));
+        let r = fit(
+            &Job::new(preset("llama-2-7b").unwrap(), Method::Full),
+            &single(24.0),
+        );
         assert!(!r.fits);
         assert!(r.need_gb > 100.0, "{}", r.verdict);
         assert!(r.verdict.contains("does not fit"));
@@ -431,21 +511,43 @@ mod tests {
 
     #[test]
     fn qlora_7b_fits_a_16gb_t4() {
-        let t4 = Hardware { vram_gb: 16.0, devices: 1, flash_attention: false, bf16: false };
-        let r = fit(&Job::new(preset("qwen2.5-7b").unwrap(), Method::Qlora4), &t4);
+        let t4 = Hardware {
+            vram_gb: 16.0,
+            devices: 1,
+            flash_attention: false,
+            bf16: false,
+        };
+        let r = fit(
+            &Job::new(preset("qwen2.5-7b").unwrap(), Method::Qlora4),
+            &t4,
+        );
         assert!(r.fits, "{}", r.verdict);
-        let r = fit(&Job::new(preset("llama-2-7b").unwrap(), Method::Qlora4), &t4);
+        let r = fit(
+            &Job::new(preset("llama-2-7b").unwrap(), Method::Qlora4),
+            &t4,
+        );
         assert!(r.fits, "{}", r.verdict);
     }
 
     #[test]
     fn zero_stage_is_chosen_to_fit_across_gpus() {
         let job = Job::new(preset("llama-2-7b").unwrap(), Method::Full);
-        let hw = Hardware { vram_gb: 40.0, devices: 8, flash_attention: true, bf16: true };
+        let hw = Hardware {
+            vram_gb: 40.0,
+            devices: 8,
+            flash_attention: true,
+            bf16: true,
+        };
         let r = fit(&job, &hw);
         assert!(r.fits, "{}", r.verdict);
         assert!(r.zero_stage >= 2, "stage {}", r.zero_stage);
-        let r1 = fit(&Job { zero_stage: Some(0), ..job }, &hw);
+        let r1 = fit(
+            &Job {
+                zero_stage: Some(0),
+                ..job
+            },
+            &hw,
+        );
         assert!(!r1.fits);
     }
 
@@ -456,7 +558,11 @@ mod tests {
         j.micro_batch = 8;
         let r = fit(&j, &single(80.0));
         // 2 (K,V) × 32 layers × 4096 dims × 4096 tokens × 8 seqs × 2 bytes = 17.2 GB.
-        assert!((r.breakdown.kv_cache_gb - 17.18).abs() < 0.1, "{:?}", r.breakdown);
+        assert!(
+            (r.breakdown.kv_cache_gb - 17.18).abs() < 0.1,
+            "{:?}",
+            r.breakdown
+        );
         assert!((r.breakdown.weights_gb - 13.48).abs() < 0.01);
     }
 }

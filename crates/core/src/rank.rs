@@ -3,11 +3,13 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::catalog::{
+    BillingMode, Catalog, Confidence, Gpu, InstanceType, Price, PriceOrigin, Provider, Stack,
+};
 use crate::compat::{check as check_compat, CompatQuery, Severity};
-use crate::catalog::{BillingMode, Catalog, Confidence, Gpu, InstanceType, Price, PriceOrigin, Provider, Stack};
-use crate::fit::{fit, FitReport, Hardware, Job, Method};
+use crate::fit::{fit_explained, FitReport, Hardware, Job, Method};
 use crate::price::{cost_of, Usage, SPOT_WARNING};
-use crate::time::{estimate_time, TimeEstimate};
+use crate::time::{estimate_time_explained, TimeEstimate};
 use jiff::civil::Date;
 
 /// Prices older than this many days get a warning.
@@ -148,6 +150,7 @@ pub fn hardware(inst: &InstanceType, gpu: &Gpu) -> Hardware {
 /// Rank every offer in `catalog` for `q`.
 pub fn rank(catalog: &Catalog, q: &Question) -> Ranking {
     let mut offers = Vec::new();
+    let mut explained: Vec<(bool, bool)> = Vec::new();
     let mut infeasible = Vec::new();
     let mut warnings = Vec::new();
     let mut assumptions: Vec<String> = Vec::new();
@@ -182,14 +185,27 @@ pub fn rank(catalog: &Catalog, q: &Question) -> Ranking {
                 continue;
             }
         }
-        let Some(gpu) = catalog.gpu(&inst.gpu) else { continue };
+        let Some(gpu) = catalog.gpu(&inst.gpu) else {
+            continue;
+        };
         let hw = hardware(inst, gpu);
-        let f = fit(&q.job, &hw);
-        let t = estimate_time(&q.job, gpu, inst.gpu_count);
-        for a in f.assumptions.iter().chain(&t.assumptions) {
-            // Per-offer numbers vary (GPU, MFU); keep the general lines once.
-            if !a.starts_with("MFU") && !a.starts_with("data parallel") && !a.starts_with("inference: decode") {
-                note(&mut assumptions, a.clone());
+        // Assumption text depends on the method, FlashAttention support and the stack, not on the
+        // instance: format it for the first instance of each kind only.
+        let kind = (hw.flash_attention, gpu.stack == Stack::Ascend);
+        let explain = !explained.contains(&kind);
+        if explain {
+            explained.push(kind);
+        }
+        let mut f = fit_explained(&q.job, &hw, explain);
+        let mut t = estimate_time_explained(&q.job, gpu, inst.gpu_count, explain);
+        // Assumption lines are collected once for the whole ranking rather than copied into every
+        // offer; what varies per offer is in the offer's numbers (`fit.zero_stage`, `time.mfu`).
+        for a in f.assumptions.drain(..).chain(t.assumptions.drain(..)) {
+            if !a.starts_with("MFU")
+                && !a.starts_with("data parallel")
+                && !a.starts_with("inference: decode")
+            {
+                note(&mut assumptions, a);
             }
         }
         let mut reasons = Vec::new();
@@ -200,7 +216,12 @@ pub fn rank(catalog: &Catalog, q: &Question) -> Ranking {
             reasons.push(why.clone());
         }
         if !q.compat.is_empty() {
-            reasons.extend(check_compat(gpu, &q.compat).into_iter().filter(|i| i.severity == Severity::Error).map(|i| i.message));
+            reasons.extend(
+                check_compat(gpu, &q.compat)
+                    .into_iter()
+                    .filter(|i| i.severity == Severity::Error)
+                    .map(|i| i.message),
+            );
         }
         let hours = q.work_hours(&t).unwrap_or((1.0, 1.0));
         if let Some(dl) = q.deadline_hours {
@@ -253,10 +274,16 @@ pub fn rank(catalog: &Catalog, q: &Question) -> Ranking {
                 w.push("Ascend: needs CANN with MindSpore or torch_npu, not CUDA".into());
             }
             if inst.gpu_count < 1.0 {
-                w.push(format!("vGPU slice ({} of a {}): shares the card, CUDA only", inst.gpu_count, gpu.name));
+                w.push(format!(
+                    "vGPU slice ({} of a {}): shares the card, CUDA only",
+                    inst.gpu_count, gpu.name
+                ));
             }
             if q.job.method.is_training() && !gpu.bf16 && gpu.fp16_training {
-                w.push(format!("{} has no BF16: trains in FP16 with loss scaling", gpu.name));
+                w.push(format!(
+                    "{} has no BF16: trains in FP16 with loss scaling",
+                    gpu.name
+                ));
             }
             if q.job.method == Method::Inference && gpu.cc().is_some_and(|cc| cc < 7.0) {
                 w.push("vLLM needs compute capability ≥ 7.0: use another server".into());
@@ -269,7 +296,10 @@ pub fn rank(catalog: &Catalog, q: &Question) -> Ranking {
                         gpu: inst.gpu.clone(),
                         gpu_count: inst.gpu_count,
                         mode: Some(p.mode),
-                        reasons: vec![format!("over budget: ¥{:.0} (high estimate) > ¥{b:.0}", c.cost_high)],
+                        reasons: vec![format!(
+                            "over budget: ¥{:.0} (high estimate) > ¥{b:.0}",
+                            c.cost_high
+                        )],
                     });
                     continue;
                 }
@@ -285,7 +315,7 @@ pub fn rank(catalog: &Catalog, q: &Question) -> Ranking {
                 ram_gb: inst.ram_gb,
                 region: p.region.clone(),
                 mode: p.mode,
-                price: p.clone(),
+                price: c.price,
                 fit: f.clone(),
                 time: t.clone(),
                 hours_low: hours.0,
@@ -301,7 +331,10 @@ pub fn rank(catalog: &Catalog, q: &Question) -> Ranking {
             });
         }
     }
-    offers.sort_by(|a, b| {
+    // Sort an index, then move each offer once: offers are large, and a sort moves them many times.
+    let mut order: Vec<usize> = (0..offers.len()).collect();
+    order.sort_by(|&i, &j| {
+        let (a, b) = (&offers[i], &offers[j]);
         a.cost_high
             .total_cmp(&b.cost_high)
             .then(a.hours_high.total_cmp(&b.hours_high))
@@ -309,15 +342,31 @@ pub fn rank(catalog: &Catalog, q: &Question) -> Ranking {
             .then(a.vcpu.cmp(&b.vcpu))
             .then_with(|| (a.provider, &a.instance, a.mode).cmp(&(b.provider, &b.instance, b.mode)))
     });
+    let mut slots: Vec<Option<Offer>> = offers.into_iter().map(Some).collect();
+    let offers: Vec<Offer> = order.into_iter().filter_map(|i| slots[i].take()).collect();
     if offers.iter().any(|o| o.mode == BillingMode::Spot) {
         note(&mut warnings, SPOT_WARNING.to_string());
     }
     if offers.is_empty() {
         warnings.push("no offer fits: see the infeasible list for why".into());
     }
+    note(
+        &mut assumptions,
+        if q.job.method.is_training() {
+            "MFU bands (share of dense 16-bit peak; catalog-facts §5): full fine-tune 35–50 % on one GPU or over NVLink, 20–35 % across PCIe-only GPUs; LoRA 25–35 %; QLoRA 15–25 %; pre-Ampere GPUs without FlashAttention-2 10–25 % (QLoRA 10–20 %); each offer's band is in time.mfu".to_string()
+        } else {
+            "inference time: decode is memory-bound, each step reads the weights once at 40–70 % of peak memory bandwidth; prompt processing not counted".to_string()
+        },
+    );
     note(&mut assumptions, "term modes bill whole terms for the calendar time the work spans (hours ÷ hours per day); hourly and spot bill the hours worked".into());
     note(&mut assumptions, "one instance per offer (no multi-node jobs); for each instance type and billing mode the cheapest region with an observed price is shown, else the cheapest estimate".into());
-    Ranking { offers, infeasible, warnings, assumptions, price_age: catalog.price_age_line(q.today) }
+    Ranking {
+        offers,
+        infeasible,
+        warnings,
+        assumptions,
+        price_age: catalog.price_age_line(q.today),
+    }
 }
 
 #[cfg(test)]
@@ -334,23 +383,52 @@ mod tests {
 
     #[test]
     fn seven_b_qlora_ranks_and_p4_is_rejected() {
-        let r = rank(Catalog::shipped(), &question("qwen2.5-7b", Method::Qlora4, 50e6));
+        let r = rank(
+            Catalog::shipped(),
+            &question("qwen2.5-7b", Method::Qlora4, 50e6),
+        );
         assert!(!r.offers.is_empty());
         for w in r.offers.windows(2) {
             assert!(w[0].cost_high <= w[1].cost_high);
         }
-        assert!(r.offers.iter().all(|o| o.fit.fits && o.time.unsuitable.is_none()));
-        let p4 = r.infeasible.iter().find(|i| i.instance == "GN6S.LARGE20").expect("P4 listed as infeasible");
-        assert!(p4.reasons.iter().any(|x| x.contains("unsuitable for training")), "{:?}", p4.reasons);
-        assert!(r.offers.iter().any(|o| o.gpu == "t4"), "a 16 GB T4 should be feasible for 7B QLoRA");
+        assert!(r
+            .offers
+            .iter()
+            .all(|o| o.fit.fits && o.time.unsuitable.is_none()));
+        let p4 = r
+            .infeasible
+            .iter()
+            .find(|i| i.instance == "GN6S.LARGE20")
+            .expect("P4 listed as infeasible");
+        assert!(
+            p4.reasons
+                .iter()
+                .any(|x| x.contains("unsuitable for training")),
+            "{:?}",
+            p4.reasons
+        );
+        assert!(
+            r.offers.iter().any(|o| o.gpu == "t4"),
+            "a 16 GB T4 should be feasible for 7B QLoRA"
+        );
         assert!(r.price_age.contains("days old"));
     }
 
     #[test]
     fn full_7b_rejects_24gb_cards() {
-        let r = rank(Catalog::shipped(), &question("llama-2-7b", Method::Full, 10e6));
-        assert!(r.offers.iter().all(|o| o.gpu_count > 1.0 || o.fit.vram_gb > 24.0));
-        let a10 = r.infeasible.iter().find(|i| i.instance == "gn7i-c8g1.2xlarge").unwrap();
+        let r = rank(
+            Catalog::shipped(),
+            &question("llama-2-7b", Method::Full, 10e6),
+        );
+        assert!(r
+            .offers
+            .iter()
+            .all(|o| o.gpu_count > 1.0 || o.fit.vram_gb > 24.0));
+        let a10 = r
+            .infeasible
+            .iter()
+            .find(|i| i.instance == "gn7i-c8g1.2xlarge")
+            .unwrap();
         assert!(a10.reasons[0].contains("does not fit"), "{:?}", a10.reasons);
     }
 
@@ -360,9 +438,18 @@ mod tests {
         q.budget_cny = Some(500.0);
         q.deadline_hours = Some(48.0);
         let r = rank(Catalog::shipped(), &q);
-        assert!(r.offers.iter().all(|o| o.cost_high <= 500.0 && o.hours_high <= 48.0));
-        assert!(r.infeasible.iter().any(|i| i.reasons.iter().any(|x| x.contains("over budget"))));
-        assert!(r.infeasible.iter().any(|i| i.reasons.iter().any(|x| x.contains("deadline"))));
+        assert!(r
+            .offers
+            .iter()
+            .all(|o| o.cost_high <= 500.0 && o.hours_high <= 48.0));
+        assert!(r
+            .infeasible
+            .iter()
+            .any(|i| i.reasons.iter().any(|x| x.contains("over budget"))));
+        assert!(r
+            .infeasible
+            .iter()
+            .any(|i| i.reasons.iter().any(|x| x.contains("deadline"))));
     }
 
     #[test]
@@ -372,7 +459,13 @@ mod tests {
         let r = rank(Catalog::shipped(), &q);
         assert!(r.offers.iter().all(|o| o.gpu != "p4" && o.gpu != "p40"));
         let p40 = r.infeasible.iter().find(|i| i.gpu == "p40").unwrap();
-        assert!(p40.reasons.iter().any(|x| x.contains("vLLM needs compute capability")), "{:?}", p40.reasons);
+        assert!(
+            p40.reasons
+                .iter()
+                .any(|x| x.contains("vLLM needs compute capability")),
+            "{:?}",
+            p40.reasons
+        );
     }
 
     #[test]
@@ -383,6 +476,8 @@ mod tests {
         q.gpus = vec!["a10".into()];
         let r = rank(Catalog::shipped(), &q);
         assert!(!r.offers.is_empty());
-        assert!(r.offers.iter().all(|o| o.provider == Provider::Alibaba && o.mode == BillingMode::Hourly && o.gpu == "a10"));
+        assert!(r.offers.iter().all(|o| o.provider == Provider::Alibaba
+            && o.mode == BillingMode::Hourly
+            && o.gpu == "a10"));
     }
 }

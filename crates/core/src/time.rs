@@ -45,43 +45,86 @@ pub struct TimeEstimate {
 pub fn mfu_band(method: Method, gpu: &Gpu, gpus: f64) -> MfuBand {
     let multi = gpus > 1.0;
     let mut band = match method {
-        Method::Full | Method::FullPure16 if multi && !gpu.fast_link => {
-            MfuBand { low: 0.20, high: 0.35, basis: "full fine-tune across PCIe-only GPUs: communication-bound".into() }
-        }
-        Method::Full | Method::FullPure16 => {
-            MfuBand { low: 0.35, high: 0.50, basis: "full fine-tune with FSDP/ZeRO on one GPU or over NVLink".into() }
-        }
-        Method::Freeze | Method::Lora => MfuBand { low: 0.25, high: 0.35, basis: "LoRA-style with HF PEFT + FlashAttention-2".into() },
-        Method::Qlora8 | Method::Qlora4 => MfuBand { low: 0.15, high: 0.25, basis: "QLoRA: dequantization overhead".into() },
-        Method::Inference => MfuBand { low: 0.40, high: 0.70, basis: "decode reads all weights per step; share of peak memory bandwidth achieved".into() },
+        Method::Full | Method::FullPure16 if multi && !gpu.fast_link => MfuBand {
+            low: 0.20,
+            high: 0.35,
+            basis: "full fine-tune across PCIe-only GPUs: communication-bound".into(),
+        },
+        Method::Full | Method::FullPure16 => MfuBand {
+            low: 0.35,
+            high: 0.50,
+            basis: "full fine-tune with FSDP/ZeRO on one GPU or over NVLink".into(),
+        },
+        Method::Freeze | Method::Lora => MfuBand {
+            low: 0.25,
+            high: 0.35,
+            basis: "LoRA-style with HF PEFT + FlashAttention-2".into(),
+        },
+        Method::Qlora8 | Method::Qlora4 => MfuBand {
+            low: 0.15,
+            high: 0.25,
+            basis: "QLoRA: dequantization overhead".into(),
+        },
+        Method::Inference => MfuBand {
+            low: 0.40,
+            high: 0.70,
+            basis: "decode reads all weights per step; share of peak memory bandwidth achieved"
+                .into(),
+        },
     };
     if method.is_training() && !gpu.flash_attention2 && gpu.stack == Stack::Cuda {
-        let high = if matches!(method, Method::Qlora8 | Method::Qlora4) { 0.20 } else { 0.25 };
-        band = MfuBand { low: 0.10, high: band.high.min(high), basis: "FP16 without FlashAttention-2 (T4/V100 class)".into() };
+        let high = if matches!(method, Method::Qlora8 | Method::Qlora4) {
+            0.20
+        } else {
+            0.25
+        };
+        band = MfuBand {
+            low: 0.10,
+            high: band.high.min(high),
+            basis: "FP16 without FlashAttention-2 (T4/V100 class)".into(),
+        };
     }
     band
 }
 
 /// Hours for `job` on `gpus` × `gpu` (fractions for vGPU slices).
 pub fn estimate_time(job: &Job, gpu: &Gpu, gpus: f64) -> TimeEstimate {
+    estimate_time_explained(job, gpu, gpus, true)
+}
+
+/// [`estimate_time`], with the assumption lines only when `explain` (ranking formats them once).
+pub(crate) fn estimate_time_explained(
+    job: &Job,
+    gpu: &Gpu,
+    gpus: f64,
+    explain: bool,
+) -> TimeEstimate {
     let tokens = job.total_tokens();
     let n = job.model.params;
     let mut assumptions = Vec::new();
     let band = mfu_band(job.method, gpu, gpus);
     let unsuitable = if job.method.is_training() && !gpu.fp16_training {
-        Some(format!("{} is unsuitable for training: {}", gpu.name, gpu.training_note))
+        Some(format!(
+            "{} is unsuitable for training: {}",
+            gpu.name, gpu.training_note
+        ))
     } else {
         None
     };
 
     let (factor, rate_low, rate_high) = if job.method == Method::Inference {
         // Tokens/s per replica group = batch / (bytes of weights per device / achieved bandwidth).
-        let p = job.precision.unwrap_or(if gpu.bf16 { Precision::Bf16 } else { Precision::Fp16 });
+        let p = job.precision.unwrap_or(if gpu.bf16 {
+            Precision::Bf16
+        } else {
+            Precision::Fp16
+        });
         let bytes_per_device = p.weight_bytes() * n / gpus.max(1.0);
         let bw = gpu.mem_bw_gbps * 1e9 * gpus.min(1.0);
         let step = |eff: f64| bytes_per_device / (bw * eff);
         let batch = job.micro_batch as f64;
-        assumptions.push(format!(
+        if explain {
+            assumptions.push(format!(
             "inference: decode is memory-bound, each step reads the {} weights once at {:.0}–{:.0} % of {} GB/s; batch {} sequences per step; prompt processing not counted",
             p.as_str(),
             band.low * 100.0,
@@ -89,30 +132,46 @@ pub fn estimate_time(job: &Job, gpu: &Gpu, gpus: f64) -> TimeEstimate {
             gpu.mem_bw_gbps,
             job.micro_batch
         ));
+        }
         (2.0, batch / step(band.low), batch / step(band.high))
     } else {
         let factor = if job.method.is_lora_style() { 4.0 } else { 6.0 };
         let peak = gpu.fp16_tflops * 1e12 * gpus;
-        assumptions.push(if factor == 6.0 {
+        if explain {
+            assumptions.push(if factor == 6.0 {
             "FLOPs ≈ 6·N·D (forward 2·N·D + backward 4·N·D per token)".to_string()
         } else {
             "FLOPs ≈ 4·N·D for LoRA-style training (forward 2·N·D + activation gradients 2·N·D; frozen weights need no weight-gradient GEMMs)".to_string()
         });
-        assumptions.push(format!(
-            "MFU {:.0}–{:.0} % of dense {} TFLOPS per GPU × {} GPU: {}",
-            band.low * 100.0,
-            band.high * 100.0,
-            gpu.fp16_tflops,
-            gpus,
-            &band.basis
-        ));
-        if gpu.stack == Stack::Ascend {
-            assumptions.push("Ascend MFU assumed to match CUDA GPUs (no published fine-tuning throughput found)".into());
+            assumptions.push(format!(
+                "MFU {:.0}–{:.0} % of dense {} TFLOPS per GPU × {} GPU: {}",
+                band.low * 100.0,
+                band.high * 100.0,
+                gpu.fp16_tflops,
+                gpus,
+                &band.basis
+            ));
+        }
+        if explain && gpu.stack == Stack::Ascend {
+            assumptions.push(
+                "Ascend MFU assumed to match CUDA GPUs (no published fine-tuning throughput found)"
+                    .into(),
+            );
         }
         let per_token = factor * n;
-        (factor, peak * band.low / per_token, peak * band.high / per_token)
+        (
+            factor,
+            peak * band.low / per_token,
+            peak * band.high / per_token,
+        )
     };
-    let hours = |rate: f64| if tokens > 0.0 && rate > 0.0 { tokens / rate / 3600.0 } else { 0.0 };
+    let hours = |rate: f64| {
+        if tokens > 0.0 && rate > 0.0 {
+            tokens / rate / 3600.0
+        } else {
+            0.0
+        }
+    };
     TimeEstimate {
         tokens,
         flops_factor: factor,
@@ -150,7 +209,9 @@ mod tests {
         assert_eq!(t.total_flops, 6.0 * 6.74e9 * 1e9);
         let expect_high = 6.0 * 6.74e9 * 1e9 / (8.0 * 312e12 * 0.35) / 3600.0;
         let expect_low = 6.0 * 6.74e9 * 1e9 / (8.0 * 312e12 * 0.50) / 3600.0;
-        assert!((t.hours_high - expect_high).abs() < 1e-9 && (t.hours_low - expect_low).abs() < 1e-9);
+        assert!(
+            (t.hours_high - expect_high).abs() < 1e-9 && (t.hours_low - expect_low).abs() < 1e-9
+        );
         let l = estimate_time(&job("llama-2-7b", Method::Lora, 1e9), a100, 1.0);
         assert_eq!(l.total_flops, 4.0 * 6.74e9 * 1e9);
         assert!(l.assumptions.iter().any(|a| a.contains("4·N·D")));
@@ -160,10 +221,18 @@ mod tests {
     fn p4_and_p40_are_unsuitable_for_training() {
         let c = Catalog::shipped();
         for id in ["p4", "p40"] {
-            let t = estimate_time(&job("bert-base", Method::Full, 1e8), c.gpu(id).unwrap(), 1.0);
+            let t = estimate_time(
+                &job("bert-base", Method::Full, 1e8),
+                c.gpu(id).unwrap(),
+                1.0,
+            );
             let why = t.unsuitable.expect(id);
             assert!(why.contains("FP16"), "{why}");
-            let inf = estimate_time(&job("bert-base", Method::Inference, 1e8), c.gpu(id).unwrap(), 1.0);
+            let inf = estimate_time(
+                &job("bert-base", Method::Inference, 1e8),
+                c.gpu(id).unwrap(),
+                1.0,
+            );
             assert!(inf.unsuitable.is_none());
         }
     }
@@ -187,7 +256,14 @@ mod tests {
     fn t4_qlora_7b_speed_lands_in_the_fact_sheet_range() {
         // catalog-facts §5: T4 QLoRA-7B ≈ 300–600 tok/s (an estimate there too).
         let c = Catalog::shipped();
-        let t = estimate_time(&job("llama-2-7b", Method::Qlora4, 1e6), c.gpu("t4").unwrap(), 1.0);
-        assert!(t.tokens_per_second_low > 200.0 && t.tokens_per_second_high < 700.0, "{t:?}");
+        let t = estimate_time(
+            &job("llama-2-7b", Method::Qlora4, 1e6),
+            c.gpu("t4").unwrap(),
+            1.0,
+        );
+        assert!(
+            t.tokens_per_second_low > 200.0 && t.tokens_per_second_high < 700.0,
+            "{t:?}"
+        );
     }
 }
