@@ -148,7 +148,12 @@ def test_run_describe_and_delete(ecs):
     code = error_code(lambda: ecs.delete_instances(m.DeleteInstancesRequest(region_id=REGION, instance_id=ids, force=False)))
     assert code == "IncorrectInstanceStatus"
     ecs.delete_instances(m.DeleteInstancesRequest(region_id=REGION, instance_id=[ids[0]], force=True))
-    ecs.delete_instance(m.DeleteInstanceRequest(instance_id=ids[1], force=True))
+    # A stopped instance goes without Force.
+    ecs.stop_instance(m.StopInstanceRequest(instance_id=ids[1]))
+    deadline = time.monotonic() + 20
+    while wait_running(ecs, [ids[1]], timeout=0)[ids[1]] != "Stopped" and time.monotonic() < deadline:
+        time.sleep(0.5)
+    ecs.delete_instance(m.DeleteInstanceRequest(instance_id=ids[1]))
     gone = ecs.describe_instances(m.DescribeInstancesRequest(region_id=REGION, instance_ids=json.dumps(ids))).body
     assert gone.total_count == 0
     code = error_code(lambda: ecs.delete_instance(m.DeleteInstanceRequest(instance_id=ids[1], force=True)))

@@ -122,6 +122,8 @@ impl Ecs {
             "DescribeInstanceStatus" => ops::describe_instance_status(&c, &st),
             "DeleteInstances" => ops::delete_instances(&c, &mut st),
             "DeleteInstance" => ops::delete_instance(&c, &mut st),
+            "StopInstances" => ops::stop_instances(&c, &mut st, c.p.list("InstanceId")),
+            "StopInstance" => ops::stop_instances(&c, &mut st, c.p.str("InstanceId").into_iter().collect()),
             "DescribePrice" => ops::describe_price(&c),
             "DescribeAvailableResource" => ops::describe_available_resource(&c),
             "DescribeDisks" => ops::describe_disks(&c, &st),

@@ -487,6 +487,34 @@ pub fn delete_instance(c: &Call, st: &mut EcsState) -> Answer {
     Ok(json!({}))
 }
 
+/// StopInstances (InstanceId.N) / StopInstance (InstanceId): Running → Stopping → Stopped.
+/// Only a Running instance can be stopped.
+pub fn stop_instances(c: &Call, st: &mut EcsState, ids: Vec<String>) -> Answer {
+    if ids.is_empty() {
+        return Err(c.p.required("InstanceId").unwrap_err());
+    }
+    for id in &ids {
+        let i = st.instances.get(id).ok_or_else(|| instance_not_found(id))?;
+        let s = i.status(c.now, &c.timings);
+        if s != Status::Running {
+            return Err(EcsError::new(
+                403,
+                codes::INCORRECT_STATUS,
+                format!("The current status of the resource does not support this operation: instance {id} is {}.", s.as_str()),
+            ));
+        }
+    }
+    if c.p.bool("DryRun")? {
+        return Err(dry_run_passed());
+    }
+    for id in &ids {
+        if let Some(i) = st.instances.get_mut(id) {
+            i.stopped_at = Some(c.now);
+        }
+    }
+    Ok(json!({}))
+}
+
 pub fn describe_price(c: &Call) -> Answer {
     let region = region(c)?;
     let resource = c.p.str("ResourceType").unwrap_or_else(|| "instance".into());

@@ -14,6 +14,8 @@ use serde::Serialize;
 pub struct Timings {
     pub pending: SignedDuration,
     pub starting: SignedDuration,
+    /// From StopInstance until `Stopped`.
+    pub stopping: SignedDuration,
     /// From CreateSnapshot until the snapshot is `accomplished`.
     pub snapshot: SignedDuration,
     /// From CreateImage until the image is `Available`.
@@ -25,6 +27,7 @@ impl Default for Timings {
         Self {
             pending: SignedDuration::from_secs(2),
             starting: SignedDuration::from_secs(3),
+            stopping: SignedDuration::from_secs(2),
             snapshot: SignedDuration::from_secs(5),
             image: SignedDuration::from_secs(10),
         }
@@ -79,7 +82,7 @@ pub struct Instance {
     pub private_ip: String,
     pub internet_max_bandwidth_out: i64,
     pub deletion_protection: bool,
-    /// Set by a stop; absent means the instance follows its boot schedule.
+    /// Set by StopInstance(s); absent means the instance follows its boot schedule.
     pub stopped_at: Option<Timestamp>,
     /// Catalog figures copied at creation, so DescribeInstances shows what was sold.
     pub cpu: i64,
@@ -92,8 +95,8 @@ pub struct Instance {
 impl Instance {
     /// The status at `now`: Pending → Starting → Running on the sim clock unless stopped.
     pub fn status(&self, now: Timestamp, t: &Timings) -> Status {
-        if self.stopped_at.is_some() {
-            return Status::Stopped;
+        if let Some(at) = self.stopped_at {
+            return if now.duration_since(at) < t.stopping { Status::Stopping } else { Status::Stopped };
         }
         let age = now.duration_since(self.created);
         if age < t.pending {

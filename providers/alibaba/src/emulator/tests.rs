@@ -194,7 +194,14 @@ fn delete_needs_stopped_or_force() {
     assert_eq!(err_code(del("False", &ids[0])), (403, codes::INCORRECT_STATUS.into()));
     assert_eq!(err_code(del("True", "i-nope")), (404, codes::INSTANCE_NOT_FOUND.into()));
     del("True", &ids[0]).unwrap();
-    call(&ecs, &ctx, "DeleteInstance", &[("InstanceId", &ids[1]), ("Force", "true")]).unwrap();
+    // Stopped instances go without Force.
+    call(&ecs, &ctx, "StopInstance", &[("InstanceId", &ids[1])]).unwrap();
+    assert_eq!(status(&ecs, &ctx, &ids[1]), "Stopping");
+    assert_eq!(err_code(call(&ecs, &ctx, "DeleteInstance", &[("InstanceId", &ids[1])])), (403, codes::INCORRECT_STATUS.into()));
+    assert_eq!(err_code(call(&ecs, &ctx, "StopInstances", &[("RegionId", "cn-hangzhou"), ("InstanceId.1", &ids[1])])).1, codes::INCORRECT_STATUS);
+    ctx.clock().advance(SignedDuration::from_secs(3));
+    assert_eq!(status(&ecs, &ctx, &ids[1]), "Stopped");
+    call(&ecs, &ctx, "DeleteInstance", &[("InstanceId", &ids[1])]).unwrap();
     assert!(lock(&ecs.state).instances.is_empty());
 }
 
