@@ -108,7 +108,12 @@ impl<'a> Table<'a> {
             } else {
                 gpuctl_core::suggest::did_you_mean(&near)
             };
-            r.error(span, format!("unknown key `{key}` in {}{hint}", self.what));
+            // A hostile key can be 1 MiB long or hold terminal escapes: show a short, escaped prefix.
+            let mut shown: String = key.chars().take(60).flat_map(char::escape_debug).collect();
+            if key.chars().count() > 60 {
+                shown.push('…');
+            }
+            r.error(span, format!("unknown key `{shown}` in {}{hint}", self.what));
         }
     }
 
