@@ -22,13 +22,16 @@ where
     S: Into<comfy_table::Cell>,
 {
     let mut t = Table::new();
-    t.load_preset(UTF8_FULL_CONDENSED).set_content_arrangement(ContentArrangement::Dynamic).set_header(header);
+    t.load_preset(UTF8_FULL_CONDENSED)
+        .set_content_arrangement(ContentArrangement::Dynamic)
+        .set_header(header);
     t
 }
 
 /// Print `value` as pretty JSON on stdout.
 pub fn print_json<T: Serialize>(value: &T) -> Result<(), CliError> {
-    let s = serde_json::to_string_pretty(value).map_err(|e| CliError::failed(format!("could not write JSON: {e}")))?;
+    let s = serde_json::to_string_pretty(value)
+        .map_err(|e| CliError::failed(format!("could not write JSON: {e}")))?;
     println!("{s}");
     Ok(())
 }
@@ -65,20 +68,27 @@ pub fn hours(h: f64) -> String {
 /// Today's date: `GPUCTL_TODAY` if set, else the local calendar date.
 pub fn today() -> Result<Date, CliError> {
     match std::env::var(TODAY_ENV) {
-        Ok(s) => gpuctl_core::parse_date(&s).map_err(|e| CliError::usage(format!("{TODAY_ENV}: {e}"))),
+        Ok(s) => {
+            gpuctl_core::parse_date(&s).map_err(|e| CliError::usage(format!("{TODAY_ENV}: {e}")))
+        }
         Err(_) => Ok(jiff::Zoned::now().date()),
     }
 }
 
 /// The catalog, with the overlay from `--overlay` or `GPUCTL_PRICE_OVERLAY` applied when given.
 pub fn load_catalog(overlay: Option<&Path>) -> Result<Catalog, CliError> {
-    let from_env = std::env::var_os(OVERLAY_ENV).filter(|v| !v.is_empty()).map(PathBuf::from);
+    let from_env = std::env::var_os(OVERLAY_ENV)
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from);
     let Some(path) = overlay.map(Path::to_path_buf).or(from_env) else {
         return Ok(Catalog::shipped().clone());
     };
-    let text = std::fs::read_to_string(&path)
-        .map_err(|e| CliError::usage(format!("cannot read price overlay {}: {e}", path.display())))?;
-    Catalog::shipped().with_overlay(&path.display().to_string(), &text).map_err(|e| CliError::usage(e.to_string()))
+    let text = std::fs::read_to_string(&path).map_err(|e| {
+        CliError::usage(format!("cannot read price overlay {}: {e}", path.display()))
+    })?;
+    Catalog::shipped()
+        .with_overlay(&path.display().to_string(), &text)
+        .map_err(|e| CliError::usage(e.to_string()))
 }
 
 /// A person-facing error for an unknown name (closest names included).

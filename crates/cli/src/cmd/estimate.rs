@@ -5,8 +5,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use gpuctl_core::{
-    parse_count, parse_hours, preset, price_job, rank, stages, BillingMode, Catalog, Date, Job, JobPrice, Method,
-    ModelShape, Precision, Provider, Question, Ranking, StagePlan, Usage,
+    parse_count, parse_hours, preset, price_job, rank, stages, BillingMode, Catalog, Date, Job,
+    JobPrice, Method, ModelShape, Precision, Provider, Question, Ranking, StagePlan, Usage,
 };
 use serde::Serialize;
 
@@ -122,20 +122,35 @@ pub fn question(args: &EstimateArgs, cat: &Catalog, today: Date) -> Result<Quest
         (None, Some(p)) => {
             let n = parse_count(p).map_err(|e| CliError::usage(format!("--params: {e}")))?;
             if n < 1e6 {
-                return Err(CliError::usage(format!("--params {p}: {n} parameters is too small; write e.g. 7b or 350M")));
+                return Err(CliError::usage(format!(
+                    "--params {p}: {n} parameters is too small; write e.g. 7b or 350M"
+                )));
             }
             ModelShape::from_params(n)
         }
-        (None, None) => return Err(CliError::usage("say which model: --model qwen2.5-7b (see `gpuctl catalog models`) or --params 7b")),
+        (None, None) => {
+            return Err(CliError::usage(
+                "say which model: --model qwen2.5-7b (see `gpuctl catalog models`) or --params 7b",
+            ))
+        }
     };
     let method = Method::parse(&args.method).map_err(output::unknown)?;
     let mut job = Job::new(model, method);
-    job.precision = args.precision.as_deref().map(Precision::parse).transpose().map_err(output::unknown)?;
+    job.precision = args
+        .precision
+        .as_deref()
+        .map(Precision::parse)
+        .transpose()
+        .map_err(output::unknown)?;
     job.seq_len = args.seq_len.max(1);
     job.micro_batch = args.micro_batch.max(1);
     job.grad_checkpointing = !args.no_grad_checkpointing;
     job.zero_stage = match args.zero_stage {
-        Some(s) if s > 3 => return Err(CliError::usage(format!("--zero-stage {s}: ZeRO stages are 0, 1, 2 and 3"))),
+        Some(s) if s > 3 => {
+            return Err(CliError::usage(format!(
+                "--zero-stage {s}: ZeRO stages are 0, 1, 2 and 3"
+            )))
+        }
         s => s,
     };
     job.lora_rank = args.lora_rank.max(1);
@@ -148,9 +163,15 @@ pub fn question(args: &EstimateArgs, cat: &Catalog, today: Date) -> Result<Quest
     }
     let mut q = Question::new(job, today);
     if !(args.hours_per_day > 0.0 && args.hours_per_day <= 24.0) {
-        return Err(CliError::usage(format!("--hours-per-day {}: must be more than 0 and at most 24", args.hours_per_day)));
+        return Err(CliError::usage(format!(
+            "--hours-per-day {}: must be more than 0 and at most 24",
+            args.hours_per_day
+        )));
     }
-    q.usage = Usage { hours_per_day: args.hours_per_day, total_hours: None };
+    q.usage = Usage {
+        hours_per_day: args.hours_per_day,
+        total_hours: None,
+    };
     if let Some(d) = args.days {
         if !(d > 0.0 && d.is_finite()) {
             return Err(CliError::usage("--days must be a positive number"));
@@ -160,22 +181,47 @@ pub fn question(args: &EstimateArgs, cat: &Catalog, today: Date) -> Result<Quest
         }
         q.usage = Usage::daily(args.hours_per_day, d);
     }
-    q.providers = args.providers.iter().map(|p| Provider::parse(p).map_err(output::unknown)).collect::<Result<_, _>>()?;
+    q.providers = args
+        .providers
+        .iter()
+        .map(|p| Provider::parse(p).map_err(output::unknown))
+        .collect::<Result<_, _>>()?;
     q.gpus = args
         .gpu_filter
         .iter()
-        .map(|g| cat.find_gpu(g).map(|g| g.id.clone()).map_err(output::unknown))
+        .map(|g| {
+            cat.find_gpu(g)
+                .map(|g| g.id.clone())
+                .map_err(output::unknown)
+        })
         .collect::<Result<_, _>>()?;
-    let all_regions: Vec<&str> = cat.providers().iter().flat_map(|p| p.regions.iter().map(|r| r.id.as_str())).collect();
+    let all_regions: Vec<&str> = cat
+        .providers()
+        .iter()
+        .flat_map(|p| p.regions.iter().map(|r| r.id.as_str()))
+        .collect();
     for r in &args.regions {
         if !all_regions.contains(&r.as_str()) {
-            return Err(output::unknown(gpuctl_core::UnknownName::new("region", r, all_regions.iter().copied())));
+            return Err(output::unknown(gpuctl_core::UnknownName::new(
+                "region",
+                r,
+                all_regions.iter().copied(),
+            )));
         }
     }
     q.regions = args.regions.clone();
-    q.modes = args.modes.iter().map(|m| BillingMode::parse(m).map_err(output::unknown)).collect::<Result<_, _>>()?;
+    q.modes = args
+        .modes
+        .iter()
+        .map(|m| BillingMode::parse(m).map_err(output::unknown))
+        .collect::<Result<_, _>>()?;
     q.gpu_count = args.gpus;
-    q.deadline_hours = args.deadline.as_deref().map(parse_hours).transpose().map_err(|e| CliError::usage(format!("--deadline: {e}")))?;
+    q.deadline_hours = args
+        .deadline
+        .as_deref()
+        .map(parse_hours)
+        .transpose()
+        .map_err(|e| CliError::usage(format!("--deadline: {e}")))?;
     if let Some(b) = args.budget {
         if !(b > 0.0 && b.is_finite()) {
             return Err(CliError::usage("--budget must be a positive amount of ¥"));
@@ -183,7 +229,11 @@ pub fn question(args: &EstimateArgs, cat: &Catalog, today: Date) -> Result<Quest
     }
     q.budget_cny = args.budget;
     q.no_spot = args.no_spot;
-    q.compat = gpuctl_core::CompatQuery { frameworks: args.frameworks.clone(), cuda: args.cuda.clone(), driver: args.driver.clone() };
+    q.compat = gpuctl_core::CompatQuery {
+        frameworks: args.frameworks.clone(),
+        cuda: args.cuda.clone(),
+        driver: args.driver.clone(),
+    };
     Ok(q)
 }
 
@@ -198,10 +248,19 @@ pub fn run(args: EstimateArgs) -> Result<ExitCode, CliError> {
             .into_iter()
             .filter(|p| !(q.no_spot && p.mode == BillingMode::Spot))
             .collect();
-        price_job(&prices, (o.hours_low, o.hours_high), &q.usage, q.job.total_tokens())
+        price_job(
+            &prices,
+            (o.hours_low, o.hours_high),
+            &q.usage,
+            q.job.total_tokens(),
+        )
     });
     let plan = args.stages.then(|| stages(&cat, &q));
-    let exit = if ranking.offers.is_empty() { ExitCode::from(1) } else { ExitCode::SUCCESS };
+    let exit = if ranking.offers.is_empty() {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    };
 
     if args.json {
         if args.top > 0 {
@@ -221,7 +280,13 @@ pub fn run(args: EstimateArgs) -> Result<ExitCode, CliError> {
     Ok(exit)
 }
 
-fn print_human(args: &EstimateArgs, q: &Question, r: &Ranking, best: Option<&JobPrice>, plan: Option<&StagePlan>) {
+fn print_human(
+    args: &EstimateArgs,
+    q: &Question,
+    r: &Ranking,
+    best: Option<&JobPrice>,
+    plan: Option<&StagePlan>,
+) {
     let j = &q.job;
     let tokens = if j.tokens > 0.0 {
         format!("{} tokens × {} epochs", count(j.tokens), j.epochs)
@@ -238,7 +303,11 @@ fn print_human(args: &EstimateArgs, q: &Question, r: &Ranking, best: Option<&Job
         j.method.as_str(),
         tokens,
         j.seq_len,
-        if j.method == Method::Inference { "batch" } else { "micro-batch" },
+        if j.method == Method::Inference {
+            "batch"
+        } else {
+            "micro-batch"
+        },
         j.micro_batch,
         match (j.method, j.grad_checkpointing) {
             (Method::Inference, _) => "",
@@ -262,19 +331,39 @@ fn print_human(args: &EstimateArgs, q: &Question, r: &Ranking, best: Option<&Job
             b.activations_gb, b.kv_cache_gb, b.overhead_gb, o.fit.need_gb, o.fit.vram_gb
         );
         println!();
-        let mut t = table(["#", "provider", "instance", "GPUs", "region", "mode", "price", "time", "cost", "¥/1M tok", "mem/GPU", "notes"]);
+        let mut t = table([
+            "#",
+            "provider",
+            "instance",
+            "GPUs",
+            "region",
+            "mode",
+            "price",
+            "time",
+            "cost",
+            "¥/1M tok",
+            "mem/GPU",
+            "notes",
+        ]);
         // One row per provider, family, GPU count and mode (the cheapest, smallest machine); siblings
         // with the same estimate are counted in the notes. `--json` keeps every offer.
         let mut rows: Vec<(&gpuctl_core::Offer, usize)> = Vec::new();
         for o in &r.offers {
             match rows.iter_mut().find(|(x, _)| {
-                x.provider == o.provider && x.family == o.family && x.gpu_count == o.gpu_count && x.mode == o.mode
+                x.provider == o.provider
+                    && x.family == o.family
+                    && x.gpu_count == o.gpu_count
+                    && x.mode == o.mode
             }) {
                 Some((_, similar)) => *similar += 1,
                 None => rows.push((o, 0)),
             }
         }
-        let n = if args.top == 0 { rows.len() } else { args.top.min(rows.len()) };
+        let n = if args.top == 0 {
+            rows.len()
+        } else {
+            args.top.min(rows.len())
+        };
         for (k, (o, similar)) in rows.iter().take(n).enumerate() {
             let similar = *similar;
             let mut notes = Vec::new();
@@ -314,7 +403,10 @@ fn print_human(args: &EstimateArgs, q: &Question, r: &Ranking, best: Option<&Job
         }
         println!("{t}");
         if rows.len() > n {
-            println!("… {} more rows (--top 0 shows all; --json lists every offer)", rows.len() - n);
+            println!(
+                "… {} more rows (--top 0 shows all; --json lists every offer)",
+                rows.len() - n
+            );
         }
     } else {
         println!("No offer can run this job.");
@@ -322,7 +414,10 @@ fn print_human(args: &EstimateArgs, q: &Question, r: &Ranking, best: Option<&Job
 
     if let (Some(o), Some(jp)) = (r.offers.first(), best) {
         println!();
-        println!("Billing modes for {} {} in {}:", o.provider, o.instance, o.region);
+        println!(
+            "Billing modes for {} {} in {}:",
+            o.provider, o.instance, o.region
+        );
         for m in &jp.modes {
             println!(
                 "  {:<8} {:>14}/{:<7} → {}{}",
@@ -349,7 +444,15 @@ fn print_human(args: &EstimateArgs, q: &Question, r: &Ranking, best: Option<&Job
             println!("Cannot run this job:");
             for i in &r.infeasible {
                 let mode = i.mode.map_or(String::new(), |m| format!(" ({m})"));
-                println!("  {} {}{} ({}×{}): {}", i.provider, i.instance, mode, i.gpu_count, i.gpu, i.reasons.join("; "));
+                println!(
+                    "  {} {}{} ({}×{}): {}",
+                    i.provider,
+                    i.instance,
+                    mode,
+                    i.gpu_count,
+                    i.gpu,
+                    i.reasons.join("; ")
+                );
             }
         } else {
             // One line per GPU kind, so "7B full fine-tune does not fit 24 GB" is said without a flag.
@@ -360,7 +463,10 @@ fn print_human(args: &EstimateArgs, q: &Question, r: &Ranking, best: Option<&Job
                     seen.push((key, i.reasons.join("; ")));
                 }
             }
-            println!("Cannot run it ({} instance types or offers; --infeasible lists each):", r.infeasible.len());
+            println!(
+                "Cannot run it ({} instance types or offers; --infeasible lists each):",
+                r.infeasible.len()
+            );
             for (k, why) in seen.iter().take(8) {
                 println!("  {k}: {why}");
             }
@@ -399,7 +505,11 @@ fn count(v: f64) -> String {
     for (d, s) in [(1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "K")] {
         if v >= d {
             let x = v / d;
-            return if x.fract() == 0.0 { format!("{x:.0}{s}") } else { format!("{x:.1}{s}") };
+            return if x.fract() == 0.0 {
+                format!("{x:.0}{s}")
+            } else {
+                format!("{x:.1}{s}")
+            };
         }
     }
     format!("{v:.0}")

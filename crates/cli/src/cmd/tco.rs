@@ -57,7 +57,9 @@ fn positive(flag: &str, v: Option<f64>, default: f64) -> Result<f64, CliError> {
     match v {
         None => Ok(default),
         Some(x) if x.is_finite() && x > 0.0 => Ok(x),
-        Some(x) => Err(CliError::usage(format!("--{flag} {x}: must be a positive number"))),
+        Some(x) => Err(CliError::usage(format!(
+            "--{flag} {x}: must be a positive number"
+        ))),
     }
 }
 
@@ -67,7 +69,9 @@ pub fn run(args: TcoArgs) -> Result<ExitCode, CliError> {
     let gpu = cat.find_gpu(&args.gpu).map_err(output::unknown)?;
     let d = TcoInput::default();
     if args.gpus == 0 || args.gpus_per_server == 0 {
-        return Err(CliError::usage("--gpus and --gpus-per-server must be at least 1"));
+        return Err(CliError::usage(
+            "--gpus and --gpus-per-server must be at least 1",
+        ));
     }
     let utilization = match &args.utilization {
         None => d.utilization,
@@ -76,10 +80,15 @@ pub fn run(args: TcoArgs) -> Result<ExitCode, CliError> {
                 Some(n) => (n, true),
                 None => (s.as_str(), false),
             };
-            let v: f64 = num.trim().parse().map_err(|_| CliError::usage(format!("--utilization {s}: write 0.4 or 40%")))?;
+            let v: f64 = num
+                .trim()
+                .parse()
+                .map_err(|_| CliError::usage(format!("--utilization {s}: write 0.4 or 40%")))?;
             let v = if pct || v > 1.0 { v / 100.0 } else { v };
             if !(0.0..=1.0).contains(&v) {
-                return Err(CliError::usage(format!("--utilization {s}: must be between 0 and 100 %")));
+                return Err(CliError::usage(format!(
+                    "--utilization {s}: must be between 0 and 100 %"
+                )));
             }
             v
         }
@@ -90,7 +99,11 @@ pub fn run(args: TcoArgs) -> Result<ExitCode, CliError> {
         gpus_per_server: args.gpus_per_server,
         card_cny: positive("card-price", args.card_price, d.card_cny)?,
         server_cny: positive("server-price", args.server_price, d.server_cny)?,
-        network_storage_cny: positive("network-storage", args.network_storage, d.network_storage_cny)?,
+        network_storage_cny: positive(
+            "network-storage",
+            args.network_storage,
+            d.network_storage_cny,
+        )?,
         depreciation_years: positive("years", args.years, d.depreciation_years)?,
         server_kw: positive("server-kw", args.server_kw, d.server_kw)?,
         idle_power_share: d.idle_power_share,
@@ -109,19 +122,50 @@ pub fn run(args: TcoArgs) -> Result<ExitCode, CliError> {
             #[serde(flatten)]
             report: &'a gpuctl_core::TcoReport,
         }
-        output::print_json(&Out { schema_version: gpuctl_core::SCHEMA_VERSION, today, price_age: cat.price_age_line(today), report: &r })?;
+        output::print_json(&Out {
+            schema_version: gpuctl_core::SCHEMA_VERSION,
+            today,
+            price_age: cat.price_age_line(today),
+            report: &r,
+        })?;
         return Ok(ExitCode::SUCCESS);
     }
     let s = &r.self_built;
-    println!("Self-built: {} × {} in {} server(s), {:.0} % utilization", input.gpus, gpu.name, (input.gpus as f64 / input.gpus_per_server as f64).ceil(), utilization * 100.0);
-    println!("  capex {} → depreciation {}/yr over {} years", cny(s.capex_cny), cny(s.depreciation_per_year), input.depreciation_years);
-    println!("  power {}/yr, ops {}/yr", cny(s.power_per_year), cny(s.ops_per_year));
-    println!("  total {}/yr = {} per GPU-hour of useful work", cny(s.total_per_year), cny(s.cny_per_gpu_hour_used));
+    println!(
+        "Self-built: {} × {} in {} server(s), {:.0} % utilization",
+        input.gpus,
+        gpu.name,
+        (input.gpus as f64 / input.gpus_per_server as f64).ceil(),
+        utilization * 100.0
+    );
+    println!(
+        "  capex {} → depreciation {}/yr over {} years",
+        cny(s.capex_cny),
+        cny(s.depreciation_per_year),
+        input.depreciation_years
+    );
+    println!(
+        "  power {}/yr, ops {}/yr",
+        cny(s.power_per_year),
+        cny(s.ops_per_year)
+    );
+    println!(
+        "  total {}/yr = {} per GPU-hour of useful work",
+        cny(s.total_per_year),
+        cny(s.cny_per_gpu_hour_used)
+    );
     println!();
     if r.cloud.is_empty() {
         println!("Cloud: no price for {} in the catalog.", gpu.id);
     } else {
-        let mut t = table(["cloud mode", "cheapest instance", "region", "¥/GPU-hour", "¥/year for these GPU-hours", "price"]);
+        let mut t = table([
+            "cloud mode",
+            "cheapest instance",
+            "region",
+            "¥/GPU-hour",
+            "¥/year for these GPU-hours",
+            "price",
+        ]);
         for c in &r.cloud {
             t.add_row(vec![
                 c.mode.to_string(),
@@ -141,7 +185,14 @@ pub fn run(args: TcoArgs) -> Result<ExitCode, CliError> {
     println!(
         "At {:.0} % utilization: {} is cheaper.",
         utilization * 100.0,
-        if r.self_built_cheaper { "self-built".to_string() } else { format!("cloud ({})", r.cloud.first().map_or("—".into(), |c| c.mode.to_string())) }
+        if r.self_built_cheaper {
+            "self-built".to_string()
+        } else {
+            format!(
+                "cloud ({})",
+                r.cloud.first().map_or("—".into(), |c| c.mode.to_string())
+            )
+        }
     );
     println!("{}", cat.price_age_line(today));
     for w in &r.warnings {
