@@ -3,14 +3,13 @@ SDK (alibabacloud_ecs20140526 + alibabacloud_tea_openapi), in its default ACS3 (
 its legacy RPC mode (``signature_algorithm='v2'``, HMAC-SHA1 ``Signature`` parameter). Each answer
 must parse into the SDK's own models; errors must surface as the SDK's exceptions with ECS's codes.
 
-Needs a fixture ``sim`` (the harness's conftest) whose ``url`` is the running ``gpuctl sim``'s base
-URL (``http://127.0.0.1:PORT``); the sim must sell gpuctl-core's shipped catalog.
+Uses the harness fixture ``sim`` (conftest.py: ``sim.url``, ``sim.admin``) of a running ``gpuctl sim``
+that sells gpuctl-core's shipped catalog.
 """
 
 import datetime as dt
 import json
 import time
-import urllib.request
 import uuid
 
 import pytest
@@ -30,24 +29,12 @@ HOURLY = 9.74
 IMAGE = "ubuntu_22_04_x64_20G_alibase_20240101.vhd"
 
 
-def base_url(sim):
-    for attr in ("url", "base_url"):
-        if isinstance(sim, dict) and attr in sim:
-            return sim[attr]
-        if hasattr(sim, attr):
-            return getattr(sim, attr)
-    return str(sim)
 
 
-def admin(sim, method, path, body=None):
-    data = None if body is None else json.dumps(body).encode()
-    req = urllib.request.Request(base_url(sim) + path, data=data, method=method, headers={"Content-Type": "application/json"})
-    with urllib.request.urlopen(req, timeout=10) as r:
-        return json.loads(r.read() or b"null")
 
 
 def client(sim, mode, ak=AK, sk=SK):
-    host = base_url(sim).split("://", 1)[1]
+    host = sim.url.split("://", 1)[1]
     cfg = dict(access_key_id=ak, access_key_secret=sk, endpoint=host, protocol="http", region_id=REGION)
     if mode == "v2":
         cfg["signature_algorithm"] = "v2"
@@ -81,7 +68,7 @@ def _remember_sim(sim):
 
 def sim_now():
     """The sim's clock (tests may have moved it): times the emulator judges are relative to it."""
-    raw = admin(SIM["sim"], "GET", "/_sim/clock")["now"]
+    raw = SIM["sim"].admin("GET", "/_sim/clock")["now"]
     return dt.datetime.fromisoformat(raw[:19] + "+00:00")
 
 
@@ -211,24 +198,24 @@ def test_auth_stock_and_throttling_errors(sim):
         nobody = client(sim, mode, ak="LTAInobodyKnowsThisKey")
         assert error_code(lambda: nobody.describe_instances(m.DescribeInstancesRequest(region_id=REGION))) == "InvalidAccessKeyId.NotFound"
 
-    knobs = admin(sim, "GET", "/_sim/knobs")
+    knobs = sim.admin("GET", "/_sim/knobs")
     try:
         ecs = client(sim, "v3")
         zone = ecs.describe_available_resource(m.DescribeAvailableResourceRequest(
             region_id=REGION, destination_resource="InstanceType", instance_type=TYPE)).body.available_zones.available_zone[0].zone_id
-        admin(sim, "POST", "/_sim/stock_outs", {"provider": "alibaba", "instance_type": TYPE, "zone": zone})
+        sim.admin("POST", "/_sim/stock_outs", {"provider": "alibaba", "instance_type": TYPE, "zone": zone})
         assert error_code(lambda: run(ecs, zone_id=zone)) == "OperationDenied.NoStock"
         avail = ecs.describe_available_resource(m.DescribeAvailableResourceRequest(
             region_id=REGION, destination_resource="InstanceType", instance_type=TYPE, zone_id=zone)).body
         assert avail.available_zones.available_zone[0].status_category == "WithoutStock"
 
-        admin(sim, "POST", "/_sim/rate_limits", {"provider": "alibaba", "action": "DescribeInstanceStatus", "per_second": 0.001, "burst": 1})
+        sim.admin("POST", "/_sim/rate_limits", {"provider": "alibaba", "action": "DescribeInstanceStatus", "per_second": 0.001, "burst": 1})
         ecs.describe_instance_status(m.DescribeInstanceStatusRequest(region_id=REGION))
         with pytest.raises(ThrottlingException) as e:
             ecs.describe_instance_status(m.DescribeInstanceStatusRequest(region_id=REGION))
         assert e.value.code == "Throttling.User"
     finally:
-        admin(sim, "PUT", "/_sim/knobs", knobs)
+        sim.admin("PUT", "/_sim/knobs", knobs)
 
 
 def unknown_fields(raw, parsed, path=""):
@@ -255,7 +242,7 @@ def test_every_field_is_one_the_sdk_models_declare(ecs, sim):
     disk = ecs.describe_disks(m.DescribeDisksRequest(region_id=REGION, instance_id=iid)).body.disks.disk[0]
     snap = ecs.create_snapshot(m.CreateSnapshotRequest(disk_id=disk.disk_id)).body.snapshot_id
     # /_sim/state renders with the same code as the answers, so it shows the raw field names.
-    state = admin(sim, "GET", "/_sim/state")["providers"]["alibaba"]
+    state = sim.admin("GET", "/_sim/state")["providers"]["alibaba"]
     raw_instance = next(i for i in state["instances"] if i["InstanceId"] == iid)
     raw_disk = next(d for d in state["disks"] if d["DiskId"] == disk.disk_id)
     raw_snap = next(s for s in state["snapshots"] if s["SnapshotId"] == snap)
@@ -277,7 +264,7 @@ def test_auto_release_and_snapshot_policy_fire_on_the_sim_clock(ecs, sim):
         repeat_weekdays=json.dumps([str(d) for d in range(1, 8)]), retention_days=-1)).body.auto_snapshot_policy_id
     ecs.apply_auto_snapshot_policy(m.ApplyAutoSnapshotPolicyRequest(region_id=REGION, auto_snapshot_policy_id=pol, disk_ids=json.dumps([disk])))
     # The sim clock moves; signatures are judged on the wall clock, so the SDK keeps working.
-    admin(sim, "POST", "/_sim/clock", {"advance_seconds": 2 * 3600})
+    sim.admin("POST", "/_sim/clock", {"advance_seconds": 2 * 3600})
     gone = ecs.describe_instances(m.DescribeInstancesRequest(region_id=REGION, instance_ids=json.dumps([iid]))).body
     assert gone.total_count == 0, "released at its AutoReleaseTime"
     autos = ecs.describe_snapshots(m.DescribeSnapshotsRequest(region_id=REGION, disk_id=disk, snapshot_type="auto")).body

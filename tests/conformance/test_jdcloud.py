@@ -7,15 +7,13 @@ HTTP code and status word.
 This file runs with jdcloud_sdk >= 1.6.96 (JDCLOUD3 signing, the .venv interpreter); test_jdcloud2.py
 re-runs the same cases with 1.6.93 (JDCLOUD2 signing, the .venv-jd2 interpreter).
 
-Needs a fixture ``sim`` (the harness's conftest) whose ``url`` is the running ``gpuctl sim``'s base
-URL; the sim must sell gpuctl-core's shipped catalog.
+Uses the harness fixture ``sim`` (conftest.py: ``sim.url``, ``sim.admin``) of a running ``gpuctl sim``
+that sells gpuctl-core's shipped catalog.
 """
 
 import datetime as dt
 import inspect
-import json
 import time
-import urllib.request
 import uuid
 
 import pytest
@@ -89,20 +87,13 @@ def signing_generation():
     return 3 if hasattr(const, "JDCLOUD3_ALGORITHM") else 2
 
 
-def base_url(sim):
-    for attr in ("url", "base_url"):
-        if isinstance(sim, dict) and attr in sim:
-            return sim[attr]
-        if hasattr(sim, attr):
-            return getattr(sim, attr)
-    return str(sim)
 
 
 class Jd:
     """The three service clients against the sim, and the strictness of model checks."""
 
     def __init__(self, sim, ak=AK, sk=SK):
-        host = base_url(sim).split("://", 1)[1]
+        host = sim.url.split("://", 1)[1]
         cred, cfg = Credential(ak, sk), Config(host, scheme="http")
         self.vm, self.disk, self.billing = VmClient(cred, cfg), DiskClient(cred, cfg), BillingClient(cred, cfg)
         # 1.6.354's models know every field the sim sends; 1.6.93's are older, so for them only the
@@ -140,7 +131,7 @@ def model(cls, data, strict):
 
 def sim_now(sim):
     """The sim's clock in Beijing time (tests may have moved it): the emulator judges times by it."""
-    raw = admin(sim, "GET", "/_sim/clock")["now"]
+    raw = sim.admin("GET", "/_sim/clock")["now"]
     return dt.datetime.fromisoformat(raw[:19] + "+00:00").astimezone(dt.timezone(dt.timedelta(hours=8)))
 
 
@@ -257,30 +248,25 @@ def test_calculate_total_price_from_the_catalog(jd):
     assert "as of" in price.remark
 
 
-def admin(sim, method, path, body=None):
-    data = None if body is None else json.dumps(body).encode()
-    req = urllib.request.Request(base_url(sim) + path, data=data, method=method, headers={"Content-Type": "application/json"})
-    with urllib.request.urlopen(req, timeout=10) as r:
-        return json.loads(r.read() or b"null")
 
 
 def test_auth_stock_out_and_throttling_errors(jd, sim):
     assert err(create(Jd(sim, sk="not-the-secret"))) == (401, "UNAUTHENTICATED")
     assert err(create(Jd(sim, ak="JDCnobodyKnowsThisKey"))) == (401, "UNAUTHENTICATED")
-    knobs = admin(sim, "GET", "/_sim/knobs")
+    knobs = sim.admin("GET", "/_sim/knobs")
     try:
-        admin(sim, "POST", "/_sim/stock_outs", {"provider": "jdcloud", "instance_type": TYPE, "zone": AZ})
+        sim.admin("POST", "/_sim/stock_outs", {"provider": "jdcloud", "instance_type": TYPE, "zone": AZ})
         assert err(create(jd)) == (400, "FAILED_PRECONDITION")
         p = DescribeInstanceTypesParameters(REGION)
         p.setFilters([Filter("instanceTypes", [TYPE]), Filter("az", [AZ])])
         state = ok(jd.vm.send(DescribeInstanceTypesRequest(p)))["instanceTypes"][0]["state"]
         assert [(s["az"], s["inStock"]) for s in state] == [(AZ, False)]
 
-        admin(sim, "POST", "/_sim/rate_limits", {"provider": "jdcloud", "action": "describeInstanceTypes", "per_second": 0.001, "burst": 1})
+        sim.admin("POST", "/_sim/rate_limits", {"provider": "jdcloud", "action": "describeInstanceTypes", "per_second": 0.001, "burst": 1})
         ok(jd.vm.send(DescribeInstanceTypesRequest(DescribeInstanceTypesParameters(REGION))))
         assert err(jd.vm.send(DescribeInstanceTypesRequest(DescribeInstanceTypesParameters(REGION)))) == (429, "RATE_LIMIT")
     finally:
-        admin(sim, "PUT", "/_sim/knobs", knobs)
+        sim.admin("PUT", "/_sim/knobs", knobs)
 
 
 def test_release_time_and_snapshot_policy_fire_on_the_sim_clock(jd, sim):
@@ -297,7 +283,7 @@ def test_release_time_and_snapshot_policy_fire_on_the_sim_clock(jd, sim):
     p.setAutoReleaseTime((sim_now(sim) + dt.timedelta(hours=2)).strftime("%Y-%m-%d %H:%M:%S"))
     ok(jd.vm.send(ModifyInstanceReleaseTimeRequest(p)))
     # The sim clock moves; signatures are judged on the wall clock, so the SDK keeps working.
-    admin(sim, "POST", "/_sim/clock", {"advance_seconds": 3 * 3600})
+    sim.admin("POST", "/_sim/clock", {"advance_seconds": 3 * 3600})
     assert err(describe(jd, iid)) == (404, "NOT_FOUND"), "deleted at its autoReleaseTime"
     q = DescribeSnapshotsParameters(REGION)
     q.setFilters([Filter("diskId", [disk_id])])
