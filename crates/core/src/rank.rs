@@ -166,6 +166,19 @@ pub fn rank(catalog: &Catalog, q: &Question) -> Ranking {
                 .into(),
         );
     }
+    if matches!(q.job.method, Method::Full | Method::FullPure16) {
+        let bytes = if q.job.method == Method::Full {
+            16.0
+        } else {
+            8.0
+        };
+        warnings.push(format!(
+            "a full fine-tune keeps {bytes:.0} bytes per parameter of weights, gradients and Adam states before activations: {:.0} GB for {} ({:.2}B params), so it needs several large GPUs with ZeRO/FSDP; a single 24 GB card cannot hold it (LoRA or QLoRA can)",
+            bytes * q.job.model.params / 1e9,
+            q.job.model.name,
+            q.job.model.params / 1e9
+        ));
+    }
     if q.job.model.shape_estimated {
         note(&mut assumptions, format!(
             "model shape inferred from {:.2}B parameters (Llama-like: {} layers, hidden {}); use a preset for exact activation/KV memory",
