@@ -8,29 +8,7 @@ use gpuctl_simkit::{SimConfig, SimRequest};
 use serde_json::json;
 
 fn signed(action: &str, region: &str, body: &serde_json::Value) -> SimRequest {
-    let (_, ak, sk) = gpuctl_simkit::creds::TEST_KEY_PAIRS[0];
-    let req = gpuctl_sign::SignableRequest {
-        method: "POST".into(),
-        scheme: "http".into(),
-        host: "127.0.0.1:8090".into(),
-        path: "/".into(),
-        headers: vec![("Content-Type".into(), "application/json".into())],
-        body: body.to_string().into_bytes(),
-        ..Default::default()
-    };
-    let params = gpuctl_sign::SigningParams {
-        algorithm: gpuctl_sign::Algorithm::Tc3,
-        time: jiff::Timestamp::now().as_second(),
-        nonce: String::new(),
-        region: region.into(),
-        service: "cvm".into(),
-        action: action.into(),
-        version: "2017-03-12".into(),
-    };
-    let s = gpuctl_sign::sign(&req, &gpuctl_sign::Credentials::new(ak, sk), &params).unwrap();
-    let mut out = SimRequest::new("POST", "/").with_body(s.body.clone());
-    out.headers = s.headers.iter().map(|(k, v)| (k.to_ascii_lowercase(), v.clone())).collect();
-    out
+    gpuctl_simkit::testing::tc3("127.0.0.1:8090", "cvm", region, action, &body.to_string())
 }
 
 fn ok(sim: &Sim, req: &SimRequest) -> usize {

@@ -109,35 +109,7 @@ fn success_then_drop_creates_the_instance_and_loses_the_answer() {
 
 /// A TC3-signed Tencent CVM call as raw HTTP/1.1, signed with the documented test pair.
 fn signed_tencent(sim: &BackgroundSim, region: &str, action: &str, body: &str) -> String {
-    let (_, ak, sk) = gpuctl_simkit::creds::TEST_KEY_PAIRS[0];
-    let host = sim.addr().to_string();
-    let req = gpuctl_sign::SignableRequest {
-        method: "POST".into(),
-        scheme: "http".into(),
-        host: host.clone(),
-        path: "/".into(),
-        headers: vec![("Content-Type".into(), "application/json".into())],
-        body: body.as_bytes().to_vec(),
-        ..Default::default()
-    };
-    let params = gpuctl_sign::SigningParams {
-        algorithm: gpuctl_sign::Algorithm::Tc3,
-        time: jiff::Timestamp::now().as_second(),
-        nonce: String::new(),
-        region: region.into(),
-        service: "cvm".into(),
-        action: action.into(),
-        version: "2017-03-12".into(),
-    };
-    let s = gpuctl_sign::sign(&req, &gpuctl_sign::Credentials::new(ak, sk), &params).unwrap();
-    let mut raw = String::from("POST / HTTP/1.1\r\n");
-    for (k, v) in &s.headers {
-        if !k.eq_ignore_ascii_case("content-length") {
-            raw.push_str(&format!("{k}: {v}\r\n"));
-        }
-    }
-    raw.push_str(&format!("Content-Length: {}\r\nConnection: close\r\n\r\n{body}", s.body.len()));
-    raw
+    gpuctl_simkit::testing::to_http1(&gpuctl_simkit::testing::tc3(&sim.addr().to_string(), "cvm", region, action, body))
 }
 
 #[test]

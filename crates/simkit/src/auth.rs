@@ -136,30 +136,8 @@ mod tests {
     use crate::config::SimConfig;
     use crate::creds::TEST_KEY_PAIRS;
 
-    fn signed(ak: &str, sk: &str, time: i64, alg: gpuctl_sign::Algorithm) -> SimRequest {
-        let req = gpuctl_sign::SignableRequest {
-            method: "POST".into(),
-            scheme: "http".into(),
-            host: "127.0.0.1:9".into(),
-            path: "/".into(),
-            headers: vec![("Content-Type".into(), "application/json".into())],
-            body: br#"{"Limit":1}"#.to_vec(),
-            ..Default::default()
-        };
-        let params = gpuctl_sign::SigningParams {
-            algorithm: alg,
-            time,
-            nonce: "n-1".into(),
-            region: "ap-guangzhou".into(),
-            service: "cvm".into(),
-            action: "DescribeInstances".into(),
-            version: "2017-03-12".into(),
-        };
-        let s = gpuctl_sign::sign(&req, &gpuctl_sign::Credentials::new(ak, sk), &params).unwrap();
-        let mut out = SimRequest::new("POST", "/").with_body(s.body.clone());
-        out.raw_query = s.raw_query.clone();
-        out.headers = s.headers.iter().map(|(k, v)| (k.to_ascii_lowercase(), v.clone())).collect();
-        out
+    fn signed(ak: &str, sk: &str, time: i64) -> SimRequest {
+        crate::testing::tc3_with("127.0.0.1:9", "cvm", "ap-guangzhou", "DescribeInstances", r#"{"Limit":1}"#, ak, sk, time)
     }
 
     #[test]
@@ -169,15 +147,14 @@ mod tests {
         let now = Timestamp::now().as_second();
         let skew = SignedDuration::from_mins(5);
         ctx.clock().advance(SignedDuration::from_hours(3)); // the sim clock does not affect skew
-        let tc3 = gpuctl_sign::Algorithm::Tc3;
-        let ok = verify(Scheme::Tc3, &signed(ak, sk, now, tc3), &ctx, "tencent", skew).unwrap();
+        let ok = verify(Scheme::Tc3, &signed(ak, sk, now), &ctx, "tencent", skew).unwrap();
         assert_eq!((ok.access_key.as_str(), ok.service.as_deref()), (ak, Some("cvm")));
         let check = |req: SimRequest, scheme: Scheme, provider: &str| verify(scheme, &req, &ctx, provider, skew).unwrap_err();
-        assert_eq!(check(signed(ak, "wrong", now, tc3), Scheme::Tc3, "tencent"), AuthError::Mismatch);
-        assert_eq!(check(signed("AKIDnobody", sk, now, tc3), Scheme::Tc3, "tencent"), AuthError::UnknownKey("AKIDnobody".into()));
-        assert_eq!(check(signed(ak, sk, now, tc3), Scheme::Tc3, "alibaba"), AuthError::UnknownKey(ak.into()), "keys are per provider");
-        assert_eq!(check(signed(ak, sk, now - 600, tc3), Scheme::Tc3, "tencent"), AuthError::Expired { skew_seconds: 600 });
+        assert_eq!(check(signed(ak, "wrong", now), Scheme::Tc3, "tencent"), AuthError::Mismatch);
+        assert_eq!(check(signed("AKIDnobody", sk, now), Scheme::Tc3, "tencent"), AuthError::UnknownKey("AKIDnobody".into()));
+        assert_eq!(check(signed(ak, sk, now), Scheme::Tc3, "alibaba"), AuthError::UnknownKey(ak.into()), "keys are per provider");
+        assert_eq!(check(signed(ak, sk, now - 600), Scheme::Tc3, "tencent"), AuthError::Expired { skew_seconds: 600 });
         assert_eq!(check(SimRequest::new("POST", "/"), Scheme::Tc3, "tencent"), AuthError::Missing);
-        assert_eq!(check(signed(ak, sk, now, tc3), Scheme::Acs3, "tencent"), AuthError::Unsupported(Scheme::Acs3));
+        assert_eq!(check(signed(ak, sk, now), Scheme::Acs3, "tencent"), AuthError::Unsupported(Scheme::Acs3));
     }
 }

@@ -19,6 +19,7 @@ pub mod knobs;
 pub mod offers;
 pub mod params;
 pub mod request;
+pub mod testing;
 
 pub use auth::{AuthError, Scheme, Verified};
 pub use clock::SimClock;

@@ -1,7 +1,6 @@
 //! Unit tests of the Tencent emulator: every request is TC3-signed by gpuctl-sign, so they also
 //! exercise the signature path. Time moves only through the sim clock.
 
-use gpuctl_simkit::creds::TEST_KEY_PAIRS;
 use gpuctl_simkit::{Emulator, Knobs, Offer, Prices, SimConfig, SimCtx, SimRequest, StockOut};
 use jiff::SignedDuration;
 use serde_json::{json, Value};
@@ -34,29 +33,7 @@ fn setup(knobs: Knobs) -> (Tencent, SimCtx) {
 }
 
 fn signed(service: &str, action: &str, body: &Value) -> SimRequest {
-    let (_, ak, sk) = TEST_KEY_PAIRS[0];
-    let req = gpuctl_sign::SignableRequest {
-        method: "POST".into(),
-        scheme: "http".into(),
-        host: "127.0.0.1:9".into(),
-        path: "/".into(),
-        headers: vec![("Content-Type".into(), "application/json".into())],
-        body: body.to_string().into_bytes(),
-        ..Default::default()
-    };
-    let params = gpuctl_sign::SigningParams {
-        algorithm: gpuctl_sign::Algorithm::Tc3,
-        time: jiff::Timestamp::now().as_second(),
-        nonce: String::new(),
-        region: "ap-guangzhou".into(),
-        service: service.into(),
-        action: action.into(),
-        version: "2017-03-12".into(),
-    };
-    let s = gpuctl_sign::sign(&req, &gpuctl_sign::Credentials::new(ak, sk), &params).unwrap();
-    let mut out = SimRequest::new("POST", "/").with_body(s.body.clone());
-    out.headers = s.headers.iter().map(|(k, v)| (k.to_ascii_lowercase(), v.clone())).collect();
-    out
+    gpuctl_simkit::testing::tc3("127.0.0.1:9", service, "ap-guangzhou", action, &body.to_string())
 }
 
 /// Call one action; returns `Response` (with `Error` on failure).
