@@ -363,10 +363,7 @@ impl Engine {
             let op = self.store(|s| s.record_create_intent(&intent, &resource))?;
             match self.call(c.provider, "create", &token, || cloud.create(&req)).await {
                 Ok(created) => {
-                    self.store(|s| {
-                        s.set_instance_id(&token, &created.instance_id)?;
-                        s.finish_operation(op, "done", created.request_id.as_deref(), None)
-                    })?;
+                    self.store(|s| s.record_created(op, &token, &created.instance_id, created.request_id.as_deref()))?;
                     instance_id = Some(created.instance_id);
                 }
                 Err(e) => {

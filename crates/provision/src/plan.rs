@@ -184,7 +184,14 @@ fn pool_plan(pool: &Pool, catalog: &Catalog, live: &[&Resource], hours: Option<f
             }
         }
     }
-    let keep: Vec<Resource> = live.iter().filter(|r| r.pool == pool.name.value && r.index < pool.count.value).map(|r| (*r).clone()).collect();
+    // A unit still `creating` (an earlier run was killed between intent and running) is not kept but
+    // created again: the same client token makes the cloud answer with the instance it already made,
+    // and the engine adopts it and waits for it to run.
+    let keep: Vec<Resource> = live
+        .iter()
+        .filter(|r| r.pool == pool.name.value && r.index < pool.count.value && r.state != crate::state::ResourceState::Creating)
+        .map(|r| (*r).clone())
+        .collect();
     let create: Vec<u32> = (0..pool.count.value).filter(|i| !keep.iter().any(|r| r.index == *i)).collect();
     let count = f64::from(pool.count.value);
     let first = choices.first();

@@ -35,10 +35,13 @@ impl RetryPolicy {
     }
 }
 
-/// Paces calls: at most `per_second` starts per (provider, API), spaced evenly.
+/// Paces calls per (provider, API): a token bucket (GCRA) holding half a second's worth of calls, so a
+/// quiet API takes a short burst at once and a busy one gets `per_second` calls/s. Half, not a whole
+/// second: the cloud's own bucket is measured on its clock, and a full-size burst lands on its edge.
 #[derive(Debug)]
 pub struct Pacer {
     per_second: f64,
+    /// The theoretical arrival time of the next call, per API.
     next: Mutex<HashMap<(Provider, &'static str), Instant>>,
 }
 
@@ -49,12 +52,15 @@ impl Pacer {
 
     /// Waits for this API's next free slot.
     pub async fn slot(&self, provider: Provider, api: &'static str) {
+        let period = Duration::from_secs_f64(1.0 / self.per_second);
+        // A burst of half a second's calls (at least one).
+        let tolerance = period.mul_f64((self.per_second / 2.0 - 1.0).max(0.0));
         let at = {
             let mut next = self.next.lock().unwrap_or_else(|e| e.into_inner());
             let now = Instant::now();
-            let slot = next.get(&(provider, api)).copied().unwrap_or(now).max(now);
-            next.insert((provider, api), slot + Duration::from_secs_f64(1.0 / self.per_second));
-            slot
+            let tat = next.get(&(provider, api)).copied().unwrap_or(now).max(now);
+            next.insert((provider, api), tat + period);
+            tat.checked_sub(tolerance).unwrap_or(now).max(now)
         };
         tokio::time::sleep_until(at).await;
     }
@@ -107,6 +113,40 @@ where
 }
 
 /// Shared by everything one run does.
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test(start_paused = true)]
+    async fn pacer_allows_a_half_second_burst_then_the_rate() {
+        let pacer = Pacer::new(10.0);
+        let start = Instant::now();
+        for _ in 0..5 {
+            pacer.slot(Provider::Tencent, "create").await;
+        }
+        assert_eq!(Instant::now() - start, Duration::ZERO, "the first 5 go at once");
+        for _ in 0..10 {
+            pacer.slot(Provider::Tencent, "create").await;
+        }
+        let spent = Instant::now() - start;
+        assert!(spent >= Duration::from_millis(990) && spent <= Duration::from_millis(1010), "{spent:?}");
+        // Another API (or provider) has its own bucket.
+        let before = Instant::now();
+        pacer.slot(Provider::Alibaba, "create").await;
+        assert_eq!(Instant::now() - before, Duration::ZERO);
+    }
+
+    #[test]
+    fn backoff_is_bounded_and_jittered() {
+        let p = RetryPolicy { max_attempts: 5, base: Duration::from_millis(100), cap: Duration::from_secs(1) };
+        assert_eq!(p.backoff(0, 1.0), Duration::from_millis(100));
+        assert_eq!(p.backoff(3, 1.0), Duration::from_millis(800));
+        assert_eq!(p.backoff(10, 1.0), Duration::from_secs(1));
+        assert_eq!(p.backoff(10, 0.5), Duration::from_millis(500));
+        assert_eq!(p.backoff(2, 0.0), Duration::ZERO);
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct Calls {
     pub policy: RetryPolicy,

@@ -227,9 +227,11 @@ impl Store {
         }
         let sql = |source| StateError::Sqlite { path: path.to_path_buf(), source };
         let mut conn = Connection::open(path).map_err(sql)?;
-        // WAL: readers (`status`) never block an apply; synchronous=FULL: an intent is on disk before the call.
+        // WAL: readers (`status`) never block an apply. synchronous=NORMAL survives a killed process
+        // (what crash tests do); intents are written with FULL (see `durably`), which also makes every
+        // earlier commit durable against power loss.
         conn.pragma_update(None, "journal_mode", "WAL").map_err(sql)?;
-        conn.pragma_update(None, "synchronous", "FULL").map_err(sql)?;
+        conn.pragma_update(None, "synchronous", "NORMAL").map_err(sql)?;
         conn.busy_timeout(std::time::Duration::from_secs(10)).map_err(sql)?;
         let found: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0)).map_err(sql)?;
         let known = MIGRATIONS.len() as i64;
@@ -294,7 +296,20 @@ impl Store {
     /// Writes the intent of a create — the operation and the resource row in `creating` — in one
     /// transaction, before the cloud is called. Re-writing the same token (a retry, a re-run) keeps the
     /// existing resource row.
+    /// Runs `f` with `synchronous=FULL`: its commit is on disk (fsynced) before this returns. Used for
+    /// intents, which must outlive even a power cut before the billable call goes out.
+    fn durably<T>(&self, f: impl FnOnce() -> Result<T, StateError>) -> Result<T, StateError> {
+        self.conn.pragma_update(None, "synchronous", "FULL").map_err(|e| self.err(e))?;
+        let out = f();
+        self.conn.pragma_update(None, "synchronous", "NORMAL").map_err(|e| self.err(e))?;
+        out
+    }
+
     pub fn record_create_intent(&self, intent: &Intent, resource: &Resource) -> Result<i64, StateError> {
+        self.durably(|| self.create_intent(intent, resource))
+    }
+
+    fn create_intent(&self, intent: &Intent, resource: &Resource) -> Result<i64, StateError> {
         let tx = self.conn.unchecked_transaction().map_err(|e| self.err(e))?;
         let op = insert_operation(&tx, intent).map_err(|e| self.err(e))?;
         tx.execute(
@@ -326,7 +341,19 @@ impl Store {
 
     /// Writes the intent of a non-create billable call (terminate, snapshot).
     pub fn record_intent(&self, intent: &Intent) -> Result<i64, StateError> {
-        insert_operation(&self.conn, intent).map_err(|e| self.err(e))
+        self.durably(|| insert_operation(&self.conn, intent).map_err(|e| self.err(e)))
+    }
+
+    /// The create answered: its instance id and the operation's outcome, in one commit.
+    pub fn record_created(&self, op: i64, client_token: &str, instance_id: &str, request_id: Option<&str>) -> Result<(), StateError> {
+        let tx = self.conn.unchecked_transaction().map_err(|e| self.err(e))?;
+        tx.execute("UPDATE resources SET instance_id = ?2 WHERE client_token = ?1", params![client_token, instance_id]).map_err(|e| self.err(e))?;
+        tx.execute(
+            "UPDATE operations SET status = 'done', request_id = ?2, finished_at = ?3 WHERE id = ?1",
+            params![op, request_id, now()],
+        )
+        .map_err(|e| self.err(e))?;
+        tx.commit().map_err(|e| self.err(e))
     }
 
     /// Closes an operation: "done" or "failed", with the cloud's request id and error text.

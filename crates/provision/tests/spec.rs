@@ -94,6 +94,9 @@ fn defaults() {
     assert_eq!(p.system_disk.size_gb, 100);
     let s = spec::parse("s.toml", &format!("deployment = \"d\"\n{POOL}"), None, &Limits::default()).unwrap();
     assert_eq!(s.pools[0].auto_release, AutoRelease::After { hours: spec::DEFAULT_AUTO_RELEASE_HOURS, defaulted: true });
+    // Never sooner than JD Cloud accepts, even for a one-hour deployment.
+    let s = spec::parse("s.toml", &format!("deployment = \"d\"\nhours = 1\n{POOL}"), None, &Limits::default()).unwrap();
+    assert_eq!(s.pools[0].auto_release, AutoRelease::After { hours: spec::MIN_AUTO_RELEASE_HOURS, defaulted: true });
     let s = spec::parse("s.toml", &format!("deployment = \"d\"\n{POOL}auto_release = \"3d\"\n"), None, &Limits::default()).unwrap();
     assert_eq!(s.pools[0].auto_release, AutoRelease::After { hours: 72.0, defaulted: false });
 }
@@ -160,7 +163,7 @@ fn billing_errors() {
         &format!("deployment = \"d\"\n{POOL}auto_release = \"soon\"\n"),
         expect![[r#"s.toml:11:16: `auto_release` = "soon" is not a duration; write e.g. "8h", "3d", or a UTC time 2026-01-31T18:00:00Z, or false to keep the instances"#]],
     );
-    check(&format!("deployment = \"d\"\n{POOL}auto_release = \"10m\"\n"), expect![[r#"s.toml:11:16: `auto_release` must be from 1h (JD Cloud's minimum) to 3 years after creation"#]]);
+    check(&format!("deployment = \"d\"\n{POOL}auto_release = \"10m\"\n"), expect![[r#"s.toml:11:16: `auto_release` must be from 2h (JD Cloud needs more than 1 h ahead when it is set) to 3 years after creation"#]]);
 }
 
 #[test]

@@ -44,8 +44,11 @@ pub struct CloudArgs {
     #[arg(long, global = true)]
     pub json: bool,
     /// How often to ask the clouds whether instances are running, in milliseconds
-    #[arg(long, global = true, default_value_t = 2000, hide = true)]
+    #[arg(long, global = true, default_value_t = 2000)]
     pub poll_ms: u64,
+    /// Most calls per second gpuctl makes to each API of each cloud (raise it if your account's limits allow)
+    #[arg(long, global = true, default_value_t = 10.0)]
+    pub calls_per_second: f64,
 }
 
 impl CloudArgs {
@@ -137,7 +140,11 @@ impl Session {
         let store = Store::open(&state_path).map_err(state_error)?;
         let bars = Bars::new(args.json);
         let progress_bars = bars.clone();
-        let opts = Options { poll_interval: Duration::from_millis(args.poll_ms.max(50)), ..Options::default() };
+        let opts = Options {
+            poll_interval: Duration::from_millis(args.poll_ms.max(50)),
+            calls_per_second: args.calls_per_second.clamp(0.1, 1000.0),
+            ..Options::default()
+        };
         let engine = Engine::new(clouds, store, opts, Arc::new(move |e: &Event| progress_bars.event(e)));
         Ok(Session { runtime, engine, _sim: sim, bars })
     }

@@ -204,6 +204,11 @@ pub struct SnapshotPolicy {
 /// a forgotten instance stops billing within a day.
 pub const DEFAULT_AUTO_RELEASE_HOURS: f64 = 24.0;
 
+/// The earliest auto-release gpuctl sets, in hours after the create call: JD Cloud refuses release times
+/// less than 1 h ahead *when modifyInstanceReleaseTime is called*, which is after the create; 2 h leaves
+/// the margin (Tencent needs > 5 min, Alibaba ≥ 30 min).
+pub const MIN_AUTO_RELEASE_HOURS: f64 = 2.0;
+
 /// Checks what needs the catalog: unknown instance types (with the closest catalogued names) and billing
 /// modes the catalog says an instance type is not sold under.
 pub fn check_catalog(spec: &Spec, catalog: &Catalog) -> Result<(), SpecErrors> {

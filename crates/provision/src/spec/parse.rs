@@ -639,7 +639,7 @@ impl Parser<'_> {
     fn auto_release(&self, r: &mut Reader<'_>, t: &Table<'_>, mode: BillingMode, hours: Option<f64>) -> Option<AutoRelease> {
         let Some(item) = t.get("auto_release") else {
             return Some(if mode.is_per_hour() {
-                AutoRelease::After { hours: hours.map(f64::ceil).unwrap_or(DEFAULT_AUTO_RELEASE_HOURS), defaulted: true }
+                AutoRelease::After { hours: hours.map(|h| h.ceil().max(MIN_AUTO_RELEASE_HOURS)).unwrap_or(DEFAULT_AUTO_RELEASE_HOURS), defaulted: true }
             } else {
                 AutoRelease::NotApplicable
             });
@@ -652,7 +652,7 @@ impl Parser<'_> {
         match item {
             Item::Value(Value::Boolean(b)) if !*b.value() => Some(AutoRelease::Off),
             Item::Value(Value::Boolean(_)) => {
-                Some(AutoRelease::After { hours: hours.map(f64::ceil).unwrap_or(DEFAULT_AUTO_RELEASE_HOURS), defaulted: true })
+                Some(AutoRelease::After { hours: hours.map(|h| h.ceil().max(MIN_AUTO_RELEASE_HOURS)).unwrap_or(DEFAULT_AUTO_RELEASE_HOURS), defaulted: true })
             }
             Item::Value(Value::String(s)) => {
                 let text = s.value();
@@ -661,9 +661,9 @@ impl Parser<'_> {
                 });
                 match parsed {
                     // Tencent's ActionTimer must be > 5 min ahead, Alibaba's AutoReleaseTime ≥ 30 min, JD's ≥ 1 h.
-                    Some(h) if (1.0..=3.0 * 365.0 * 24.0).contains(&h) => Some(AutoRelease::After { hours: h, defaulted: false }),
+                    Some(h) if (MIN_AUTO_RELEASE_HOURS..=3.0 * 365.0 * 24.0).contains(&h) => Some(AutoRelease::After { hours: h, defaulted: false }),
                     Some(_) => {
-                        r.error(span, "`auto_release` must be from 1h (JD Cloud's minimum) to 3 years after creation");
+                        r.error(span, "`auto_release` must be from 2h (JD Cloud needs more than 1 h ahead when it is set) to 3 years after creation");
                         None
                     }
                     None => {
