@@ -269,7 +269,9 @@ impl Engine {
             u.fell_back_from = fell_back.clone();
             match self.create_at(deployment, pool, index, c, now, &mut u).await {
                 Ok(()) => return u,
-                Err(ApplyError::Cloud(e)) if e.kind == ErrorKind::StockOut => {
+                // Sold out, or launched and failed (JD: `error`, then deleted by the cloud): try the next
+                // candidate, with its own token. The failed attempt stays recorded as failed.
+                Err(e @ (ApplyError::Cloud(CloudError { kind: ErrorKind::StockOut, .. }) | ApplyError::Launch { .. })) => {
                     let from = format!("{} {} {}", c.provider, c.zone, c.instance_type);
                     self.emit(Event::FellBack { pool: pool.name.value.clone(), index, from: from.clone(), reason: e.to_string() });
                     fell_back.push(from);
