@@ -85,6 +85,15 @@ instance_type = "ecs.gn7i-c8g1.2xlarge"
 }
 
 #[test]
+fn security_groups_may_be_left_to_the_vpc_default() {
+    check(&format!("deployment = \"d\"\n{POOL}network = {{ vpc = \"v\", subnet = \"s\" }}\n"), expect!["ok"]);
+    check(
+        &format!("deployment = \"d\"\n{POOL}network = {{ vpc = \"v\", subnet = \"s\", security_groups = [] }}\n"),
+        expect!["s.toml:11:56: `security_groups` of `network` of pool `a` is empty; leave it out to use the VPC's default group"],
+    );
+}
+
+#[test]
 fn defaults() {
     let s = spec::parse("s.toml", &format!("deployment = \"d\"\nhours = 7.5\n{POOL}"), None, &Limits::default()).unwrap();
     let p = &s.pools[0];
