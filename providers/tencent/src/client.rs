@@ -312,8 +312,22 @@ impl Cloud for Client {
 
     fn terminate<'a>(&'a self, region: &'a str, instance_ids: &'a [String]) -> BoxFuture<'a, Result<(), CloudError>> {
         Box::pin(async move {
+            // An instance already terminating (an earlier run was interrupted after its terminate) is
+            // what was asked for. CVM refuses the whole batch for it, so the rest are asked one by one.
+            const ALREADY: &str = "UnsupportedOperation.InstanceStateTerminating";
             for chunk in instance_ids.chunks(100) {
-                self.call(CVM, region, "TerminateInstances", json!({ "InstanceIds": chunk })).await?;
+                match self.call(CVM, region, "TerminateInstances", json!({ "InstanceIds": chunk })).await {
+                    Err(e) if e.code == ALREADY && chunk.len() > 1 => {
+                        for id in chunk {
+                            match self.call(CVM, region, "TerminateInstances", json!({ "InstanceIds": [id] })).await {
+                                Err(e) if e.code != ALREADY => return Err(e),
+                                _ => {}
+                            }
+                        }
+                    }
+                    Err(e) if e.code != ALREADY => return Err(e),
+                    _ => {}
+                }
             }
             Ok(())
         })
