@@ -1,1 +1,180 @@
 //! Workspace end-to-end tests live in tests/tests/*.rs; this library holds shared helpers.
+//!
+//! [`e2e`]: the real `gpuctl` binary and a real `gpuctl sim` process, as a user runs them — used by the
+//! reliability tests (crash, faults, sweep, secrets), which kill, starve and scan those processes.
+
+pub mod e2e {
+    use std::io::{BufRead, BufReader, Read, Write};
+    use std::net::TcpStream;
+    use std::path::{Path, PathBuf};
+    use std::process::{Child, Command, Output, Stdio};
+
+    use serde_json::Value;
+
+    /// The `gpuctl` binary of this workspace, rebuilt once per test process so it is never stale.
+    pub fn gpuctl_bin() -> PathBuf {
+        static BIN: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+        BIN.get_or_init(|| {
+            let exe = std::env::current_exe().expect("test binary path");
+            let dir = exe.parent().and_then(Path::parent).expect("target/<profile>");
+            let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+            let ok = Command::new(cargo).args(["build", "--quiet", "-p", "gpuctl", "--bin", "gpuctl"]).status().expect("cargo runs").success();
+            assert!(ok, "building gpuctl failed");
+            dir.join(format!("gpuctl{}", std::env::consts::EXE_SUFFIX))
+        })
+        .clone()
+    }
+
+    /// The local cloud's documented test keys, as the clouds' CLIs read them from the environment.
+    pub const SIM_KEYS: [(&str, &str); 6] = [
+        ("TENCENTCLOUD_SECRET_ID", "AKIDgpuctlSimTencentTestKey000000000"),
+        ("TENCENTCLOUD_SECRET_KEY", "gpuctlSimTencentTestSecret000000"),
+        ("ALIBABA_CLOUD_ACCESS_KEY_ID", "LTAI5gpuctlSimAlibabaTest"),
+        ("ALIBABA_CLOUD_ACCESS_KEY_SECRET", "gpuctlSimAlibabaTestSecret0000"),
+        ("JDCLOUD_ACCESS_KEY", "JDCgpuctlSimJdcloudTestKey000000"),
+        ("JDCLOUD_SECRET_KEY", "gpuctlSimJdcloudTestSecret000000"),
+    ];
+
+    pub const PROVIDERS: [&str; 3] = ["tencent", "alibaba", "jdcloud"];
+
+    /// `gpuctl sim` on a free port, a separate process; killed when dropped.
+    pub struct SimProcess {
+        child: Child,
+        pub url: String,
+    }
+
+    impl SimProcess {
+        /// Starts the sim with `config` (TOML, written to `dir/sim.toml`) and extra flags.
+        pub fn start(dir: &Path, config: &str, flags: &[&str]) -> SimProcess {
+            let cfg = dir.join("sim.toml");
+            std::fs::write(&cfg, config).unwrap();
+            let mut child = Command::new(gpuctl_bin())
+                .args(["sim", "--port", "0", "--config"])
+                .arg(&cfg)
+                .args(flags)
+                .stdout(Stdio::piped())
+                .stderr(Stdio::null())
+                .spawn()
+                .expect("gpuctl sim starts");
+            let mut first = String::new();
+            BufReader::new(child.stdout.take().unwrap()).read_line(&mut first).unwrap();
+            let url = first.split_whitespace().find(|w| w.starts_with("http://")).unwrap_or_else(|| panic!("no URL in {first:?}")).to_string();
+            SimProcess { child, url }
+        }
+
+        /// One plain HTTP/1.0 request to the sim's admin API; returns (status, body).
+        pub fn admin(&self, method: &str, path: &str, body: &str) -> (u16, String) {
+            let host = self.url.trim_start_matches("http://");
+            let mut s = TcpStream::connect(host).unwrap();
+            write!(s, "{method} {path} HTTP/1.0\r\nHost: {host}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}", body.len()).unwrap();
+            let mut resp = String::new();
+            s.read_to_string(&mut resp).unwrap();
+            let status = resp.split_whitespace().nth(1).and_then(|c| c.parse().ok()).unwrap_or(0);
+            (status, resp.split_once("\r\n\r\n").map(|(_, b)| b.to_string()).unwrap_or_default())
+        }
+
+        /// GET /_sim/state.
+        pub fn state(&self) -> Value {
+            let (_, body) = self.admin("GET", "/_sim/state", "");
+            serde_json::from_str(&body).unwrap_or_else(|e| panic!("state is not JSON ({e}): {body}"))
+        }
+
+        /// Instances of `provider` that are not on their way out, optionally only those tagged with
+        /// deployment `dep` (gpuctl's `gpuctl-deployment` tag, whatever shape the cloud gives tags).
+        pub fn live(&self, provider: &str, dep: Option<&str>) -> Vec<Value> {
+            let st = self.state();
+            let all = st["providers"][provider]["instances"].as_array().cloned().unwrap_or_default();
+            all.into_iter().filter(|i| is_live(i) && dep.is_none_or(|d| tag_value(i, "gpuctl-deployment").as_deref() == Some(d))).collect()
+        }
+    }
+
+    impl Drop for SimProcess {
+        fn drop(&mut self) {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+
+    /// Not terminating or gone, in any of the three clouds' words.
+    pub fn is_live(i: &Value) -> bool {
+        let state = i["InstanceState"].as_str().or(i["Status"].as_str()).or(i["status"].as_str()).unwrap_or("");
+        !matches!(state, "TERMINATING" | "SHUTDOWN" | "LAUNCH_FAILED" | "deleting" | "deleted" | "Deleted" | "error")
+    }
+
+    /// The instance id in any of the three clouds' field names.
+    pub fn instance_id(i: &Value) -> String {
+        i["InstanceId"].as_str().or(i["instanceId"].as_str()).unwrap_or_default().to_string()
+    }
+
+    /// The value of tag `key`: Tencent `Tags[{Key,Value}]`, Alibaba `Tags.Tag[{TagKey,TagValue}]`, JD `tags[{key,value}]`.
+    pub fn tag_value(i: &Value, key: &str) -> Option<String> {
+        let lists = [&i["Tags"], &i["Tags"]["Tag"], &i["tags"]];
+        for list in lists {
+            for t in list.as_array().into_iter().flatten() {
+                let k = t["Key"].as_str().or(t["TagKey"].as_str()).or(t["key"].as_str());
+                if k == Some(key) {
+                    return t["Value"].as_str().or(t["TagValue"].as_str()).or(t["value"].as_str()).map(String::from);
+                }
+            }
+        }
+        None
+    }
+
+    /// A `gpuctl` command against `sim` with its own state file in `dir` and the sim's test keys.
+    pub fn gpuctl_cmd(sim_url: &str, dir: &Path, args: &[&str]) -> Command {
+        let mut c = Command::new(gpuctl_bin());
+        c.args(args).args(["--state", dir.join("state.db").to_str().unwrap(), "--poll-ms", "100"]);
+        c.env("GPUCTL_TODAY", "2026-11-30").env("HOME", dir).env_remove("GPUCTL_PRICE_OVERLAY").env_remove("GPUCTL_STATE").env_remove("XDG_CONFIG_HOME");
+        for p in ["TENCENT", "ALIBABA", "JDCLOUD"] {
+            c.env(format!("GPUCTL_{p}_ENDPOINT"), sim_url);
+        }
+        for (k, v) in SIM_KEYS {
+            c.env(k, v);
+        }
+        c.stdin(Stdio::null());
+        c
+    }
+
+    pub fn gpuctl(sim_url: &str, dir: &Path, args: &[&str]) -> Output {
+        gpuctl_cmd(sim_url, dir, args).output().expect("gpuctl runs")
+    }
+
+    /// Runs gpuctl, requires success and JSON on stdout.
+    pub fn ok_json(sim_url: &str, dir: &Path, args: &[&str]) -> Value {
+        let o = gpuctl(sim_url, dir, args);
+        let (out, err) = (String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+        assert!(o.status.success(), "{args:?} exited {:?}\nstdout: {out}\nstderr: {err}", o.status.code());
+        serde_json::from_str(&out).unwrap_or_else(|e| panic!("{args:?}: not JSON ({e}): {out}"))
+    }
+
+    /// Where each provider sells the catalog type the tests rent, as spec lines.
+    pub fn placement(provider: &str) -> &'static str {
+        match provider {
+            "tencent" => "provider = \"tencent\"\nregion = \"ap-guangzhou\"\nzone = \"ap-guangzhou-3\"\ninstance_type = \"GN7.2XLARGE32\"\nimage = \"img-pi0ii46r\"\n",
+            "alibaba" => "provider = \"alibaba\"\nregion = \"cn-hangzhou\"\nzone = \"cn-hangzhou-i\"\ninstance_type = \"ecs.gn7i-c8g1.2xlarge\"\nimage = \"ubuntu_22_04_x64_20G_alibase_20240926.vhd\"\n",
+            _ => "provider = \"jdcloud\"\nregion = \"cn-north-1\"\nzone = \"cn-north-1a\"\ninstance_type = \"p.n1v100.2xlarge\"\nimage = \"img-ubuntu2204\"\nnetwork = { vpc = \"vpc-1\", subnet = \"subnet-1\", security_groups = [\"sg-1\"] }\n",
+        }
+    }
+
+    /// A one-pool spec: `count` hourly instances of `provider`'s test type in deployment `dep`.
+    pub fn spec_text(provider: &str, dep: &str, count: u32) -> String {
+        format!("deployment = \"{dep}\"\nhours = 4\n[budget]\ntotal_cny = 100000\n[[pool]]\nname = \"work\"\ncount = {count}\nbilling = \"hourly\"\ndata_disks = [{{ size_gb = 50 }}]\n{}", placement(provider))
+    }
+
+    /// SplitMix64: a seeded, dependency-free source of kill times and fault choices.
+    pub struct Rng(pub u64);
+
+    impl Rng {
+        pub fn next(&mut self) -> u64 {
+            self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+            let mut z = self.0;
+            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            z ^ (z >> 31)
+        }
+        /// Uniform in [lo, hi).
+        pub fn range(&mut self, lo: u64, hi: u64) -> u64 {
+            lo + self.next() % (hi - lo).max(1)
+        }
+    }
+}

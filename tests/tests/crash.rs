@@ -1,0 +1,127 @@
+//! Crash consistency: `gpuctl provision`, `clone --count 2` and `destroy` are SIGKILLed at seeded
+//! random times against a real `gpuctl sim` process, then re-run. The sim answers each call only after
+//! it has acted on it (latency is added after the create happens), so kills land before the intent
+//! write, mid-request, after the cloud accepted a create but before the answer arrived, and while
+//! waiting for boot. After every re-run: the cloud holds exactly what was asked for, none twice, none
+//! untracked, and the state store opens and agrees with the cloud.
+//!
+//! `GPUCTL_CRASH_TRIALS` (default 17 per provider, 51 in all) and `GPUCTL_CRASH_SEED` scale and vary it.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use gpuctl_e2e::e2e::{gpuctl_cmd, instance_id, ok_json, spec_text, Rng, SimProcess, PROVIDERS};
+use gpuctl_provision::state::Store;
+
+/// Sim-clock boot time 1 s, 25 ms on every cloud call: a provision takes ~1.5 s, so kills spread over it.
+const SIM: &str = "seed = 11\n[knobs]\nboot_seconds = 1\nlatency_ms = 25\n";
+const COUNT: u32 = 2;
+
+#[derive(Default, Debug)]
+struct Tally {
+    trials: u32,
+    /// Runs that were still going when the kill came (the rest had already finished).
+    killed: u32,
+}
+
+/// Starts `args`, SIGKILLs it after `after`, and says whether it was still running then.
+fn kill_after(sim: &SimProcess, dir: &Path, args: &[&str], after: Duration) -> bool {
+    let mut child = gpuctl_cmd(&sim.url, dir, args).stdout(std::process::Stdio::null()).stderr(std::process::Stdio::null()).spawn().expect("gpuctl starts");
+    let deadline = Instant::now() + after;
+    while Instant::now() < deadline {
+        if child.try_wait().unwrap().is_some() {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let running = child.try_wait().unwrap().is_none();
+    child.kill().unwrap(); // SIGKILL on Unix: no destructor, no flush, no unlock but the kernel's.
+    child.wait().unwrap();
+    running
+}
+
+/// The cloud and the state store agree on `dep`: exactly `want` live instances, none twice, every one
+/// recorded as running, and nothing recorded live that the cloud does not have.
+fn check_consistent(sim: &SimProcess, dir: &Path, provider: &str, dep: &str, want: usize, what: &str) {
+    let cloud: Vec<String> = sim.live(provider, Some(dep)).iter().map(instance_id).collect();
+    let distinct: BTreeSet<String> = cloud.iter().cloned().collect();
+    assert_eq!(distinct.len(), cloud.len(), "{what}: an instance is listed twice: {cloud:?}");
+    assert_eq!(cloud.len(), want, "{what}: the cloud holds {cloud:?} for {dep}, want {want}");
+    let store = Store::open(&dir.join("state.db")).unwrap_or_else(|e| panic!("{what}: the state store does not open: {e}"));
+    let recorded: Vec<_> = store.resources(Some(dep)).unwrap().into_iter().filter(|r| r.state.is_live()).collect();
+    let rec_ids: BTreeSet<String> = recorded.iter().filter_map(|r| r.instance_id.clone()).collect();
+    assert_eq!(rec_ids.len(), recorded.len(), "{what}: a live record without an instance id: {recorded:?}");
+    assert_eq!(rec_ids, distinct, "{what}: state store and cloud disagree for {dep}");
+    if want > 0 {
+        assert!(recorded.iter().all(|r| r.state.name() == "running"), "{what}: {recorded:?}");
+    }
+}
+
+fn trials(provider: &str, n: u32, seed: u64) -> Tally {
+    let dir = tempfile::tempdir().unwrap();
+    let sim = SimProcess::start(dir.path(), SIM, &[]);
+    let mut rng = Rng(seed ^ provider.len() as u64 * 0x1000_0000_01b3 ^ provider.as_bytes()[0] as u64);
+    let mut tally = Tally::default();
+    for t in 0..n {
+        let trial = tempfile::tempdir().unwrap();
+        let d = trial.path();
+        let dep = format!("crash-{provider}-{t}");
+        let spec = d.join("spec.toml");
+        std::fs::write(&spec, spec_text(provider, &dep, COUNT)).unwrap();
+        let spec_s = spec.to_str().unwrap();
+
+        // provision: kill somewhere in its ~1.5 s, re-run to completion.
+        let at = rng.range(0, 1600);
+        tally.killed += kill_after(&sim, d, &["provision", spec_s, "--yes", "--json"], Duration::from_millis(at)) as u32;
+        ok_json(&sim.url, d, &["provision", spec_s, "--yes", "--json"]);
+        check_consistent(&sim, d, provider, &dep, COUNT as usize, &format!("{provider} trial {t} provision killed at {at} ms"));
+        tally.trials += 1;
+
+        // clone --count 2 (every third trial; it costs a second deployment).
+        if t % 3 == 0 {
+            let clone_spec = d.join("clone.toml");
+            let args = ["clone", &format!("{dep}/work"), "--count", "2", "--yes", "--json", "--spec-out", clone_spec.to_str().unwrap()];
+            let at = rng.range(0, 1600);
+            tally.killed += kill_after(&sim, d, &args, Duration::from_millis(at)) as u32;
+            ok_json(&sim.url, d, &args);
+            let clone_dep = format!("{dep}-clone");
+            check_consistent(&sim, d, provider, &clone_dep, 2, &format!("{provider} trial {t} clone killed at {at} ms"));
+            tally.trials += 1;
+            ok_json(&sim.url, d, &["destroy", clone_spec.to_str().unwrap(), "--yes", "--json"]);
+            check_consistent(&sim, d, provider, &clone_dep, 0, &format!("{provider} trial {t} clone destroyed"));
+        }
+
+        // destroy: kill, re-run finishes the job.
+        let at = rng.range(0, 900);
+        tally.killed += kill_after(&sim, d, &["destroy", spec_s, "--yes", "--json"], Duration::from_millis(at)) as u32;
+        ok_json(&sim.url, d, &["destroy", spec_s, "--yes", "--json"]);
+        check_consistent(&sim, d, provider, &dep, 0, &format!("{provider} trial {t} destroy killed at {at} ms"));
+        tally.trials += 1;
+    }
+    tally
+}
+
+#[test]
+fn killed_runs_leave_nothing_twice_and_nothing_untracked() {
+    let n: u32 = std::env::var("GPUCTL_CRASH_TRIALS").ok().and_then(|v| v.parse().ok()).unwrap_or(17);
+    let seed: u64 = std::env::var("GPUCTL_CRASH_SEED").ok().and_then(|v| v.parse().ok()).unwrap_or(20261130);
+    gpuctl_e2e::e2e::gpuctl_bin(); // build once, before the threads race for it
+    let started = Instant::now();
+    let handles: Vec<_> = PROVIDERS.iter().map(|p| std::thread::spawn(move || (p, trials(p, n, seed)))).collect();
+    let mut total = Tally::default();
+    for h in handles {
+        let (p, t) = h.join().unwrap_or_else(|e| std::panic::resume_unwind(e));
+        eprintln!("{p}: {} killed-and-re-run trials, {} kills landed mid-run", t.trials, t.killed);
+        total.trials += t.trials;
+        total.killed += t.killed;
+    }
+    eprintln!(
+        "crash consistency: {} trials ({} provision) over 3 providers, {} kills landed mid-run, 0 duplicates, 0 untracked, {:.0} s",
+        total.trials,
+        3 * n,
+        total.killed,
+        started.elapsed().as_secs_f64()
+    );
+    assert!(3 * n < 50 || total.killed >= total.trials / 2, "most kills should land while gpuctl runs: {total:?}");
+}
