@@ -81,7 +81,7 @@ test("language follows the browser and can be switched", async () => {
   await page.getByTestId("lang").selectOption("zh");
   await page.getByText("GPU 成本计算器").waitFor();
   assert.match(await page.locator("td.cheapest").first().innerText(), /^¥/);
-  assert.match(page.url(), /[?&]lang=zh/);
+  await page.waitForURL(/[?&]lang=zh/); // the URL follows once typing pauses
   await page.screenshot({ path: path.join(ARTIFACTS, "calculator-zh.png") });
   assert.deepEqual([...zh.errors, ...page.errors], []);
 });
@@ -102,6 +102,7 @@ test("a shared link reproduces the view", async () => {
   const chosen = await page.getByTestId("chosen").getAttribute("data-key");
   assert.equal(chosen, keys[2]);
   assert.ok(keys.every((k) => !k.startsWith("jdcloud/")), "JD Cloud unticked");
+  await page.waitForURL(/[?&]pick=/); // the URL follows once typing pauses
   const url = page.url();
   assert.match(url, /params=13b/);
 
@@ -152,7 +153,7 @@ test("staged plan and TCO tabs", async () => {
   await ready(page);
   await page.getByTestId("tab-plan").click();
   for (const s of ["validate", "tune", "produce"]) await page.getByTestId(`stage-${s}`).waitFor();
-  assert.match(page.url(), /tab=plan/);
+  await page.waitForURL(/tab=plan/);
   await page.screenshot({ path: path.join(ARTIFACTS, "plan.png"), fullPage: true });
 
   await page.getByTestId("tab-tco").click();

@@ -11,12 +11,16 @@ use wasm_bindgen::JsCast;
 use crate::calc::{self, Evaluation, FieldError};
 use crate::chart::{self, Scale};
 use crate::format;
+use crate::html::{self, provider_class};
 use crate::i18n::{self, Lang, Text};
 use crate::query::{Inputs, Tab, TEXT_FIELDS};
 use crate::spec;
 
+/// How long typing must pause before the URL is updated.
+const URL_DELAY_MS: u64 = 250;
+
 /// Rows rendered in the offers table; the rest are counted, and all of them are in the chart.
-const MAX_ROWS: usize = 40;
+const MAX_ROWS: usize = 25;
 
 /// Everything the components share. All fields are `Copy` handles.
 #[derive(Clone, Copy)]
@@ -111,14 +115,26 @@ fn App() -> impl IntoView {
     });
     let ctx = Ctx { inputs, lang, eval, tco, errors, today };
 
-    // The URL is the state: replace (not push) so typing does not flood the history.
+    // The URL is the state: replace (not push) so typing does not flood the history, and only once
+    // typing pauses: Chromium's replaceState costs ~20 ms a call, more than the re-rank budget.
+    let url_timer: StoredValue<Option<TimeoutHandle>> = StoredValue::new(None);
     Effect::new(move |_| {
         let q = inputs.with(Inputs::to_query);
-        let path = window().location().pathname().unwrap_or_else(|_| "/".into());
-        let url = if q.is_empty() { path } else { format!("{path}?{q}") };
-        if let Ok(h) = window().history() {
-            let _ = h.replace_state_with_url(&JsValue::NULL, "", Some(&url));
+        if let Some(h) = url_timer.get_value() {
+            h.clear();
         }
+        let h = set_timeout_with_handle(
+            move || {
+                let path = window().location().pathname().unwrap_or_else(|_| "/".into());
+                let url = if q.is_empty() { path } else { format!("{path}?{q}") };
+                if let Ok(h) = window().history() {
+                    let _ = h.replace_state_with_url(&JsValue::NULL, "", Some(&url));
+                }
+            },
+            std::time::Duration::from_millis(URL_DELAY_MS),
+        )
+        .ok();
+        url_timer.set_value(h);
     });
     Effect::new(move |_| {
         let l = lang.get();
@@ -363,15 +379,6 @@ fn JobInputs(ctx: Ctx) -> impl IntoView {
     }
 }
 
-/// Stable colours per provider in the charts and the table.
-fn provider_class(p: Provider) -> &'static str {
-    match p {
-        Provider::Tencent => "p-tencent",
-        Provider::Alibaba => "p-alibaba",
-        Provider::JdCloud => "p-jdcloud",
-    }
-}
-
 fn export_context<'a>(ctx: &Ctx, inputs: &'a Inputs, today: &'a str, pool: &'a str) -> spec::ExportContext<'a> {
     let q = ctx.eval.with_untracked(|e| e.question.as_ref().map(|q| (q.job.tokens, q.job.epochs)));
     let (tokens, epochs) = q.unwrap_or((0.0, 1.0));
@@ -505,7 +512,16 @@ fn OffersView(ctx: Ctx) -> impl IntoView {
                         <th>{move || ctx.t(i18n::WARNINGS)}</th>
                     </tr>
                 </thead>
-                <tbody>{move || offer_rows(ctx, picked)}</tbody>
+                <tbody
+                    inner_html=move || {
+                        let picked_key = picked.with(|p| p.as_ref().map(|r| r.key.clone()));
+                        ctx.eval.with(|e| {
+                            let n = e.rows.len().min(MAX_ROWS);
+                            html::offer_rows(&e.rows[..n], ctx.lang.get(), picked_key.as_deref())
+                        })
+                    }
+                    on:click=move |ev| pick_from_event(ctx, &ev)
+                ></tbody>
             </table>
         </div>
         <details class="infeasible">
@@ -536,94 +552,17 @@ fn OffersView(ctx: Ctx) -> impl IntoView {
     }
 }
 
-fn offer_rows(ctx: Ctx, picked: Memo<Option<calc::Row>>) -> impl IntoView {
-    let l = ctx.lang.get();
-    let picked_key = picked.with(|p| p.as_ref().map(|r| r.key.clone()));
-    ctx.eval.with(|e| {
-        e.rows
-            .iter()
-            .take(MAX_ROWS)
-            .enumerate()
-            .map(|(n, row)| {
-                let o = &row.best;
-                let key = row.key.clone();
-                let key2 = key.clone();
-                let is_picked = picked_key.as_deref() == Some(key.as_str());
-                let used = o.fit.need_gb;
-                let cap = o.fit.vram_gb;
-                let parts = calc::memory_parts(&o.fit);
-                let bar = parts
-                    .iter()
-                    .map(|(name, gb)| {
-                        let w = (gb / cap.max(used) * 100.0).clamp(0.0, 100.0);
-                        view! { <i class=format!("mem-{name}") style=format!("width:{w:.1}%") title=format!("{name}: {gb:.1} GB")></i> }
-                    })
-                    .collect_view();
-                let modes = BillingMode::ALL
-                    .into_iter()
-                    .map(|m| match row.modes.iter().find(|c| c.mode == m) {
-                        Some(c) => {
-                            let cheapest = m == row.cheapest();
-                            let title = format!("{} – {}", format::cny(l, c.cost_low), format::cny(l, c.cost_high));
-                            view! {
-                                <td class="num" class:cheapest=cheapest title=title data-mode=m.as_str()>
-                                    {format::cny(l, c.cost_high)}
-                                    {cheapest.then(|| view! { <span class="star" title=i18n::CHEAPEST.get(l)>" ★"</span> })}
-                                </td>
-                            }
-                                .into_any()
-                        }
-                        None => view! { <td class="num muted">"—"</td> }.into_any(),
-                    })
-                    .collect_view();
-                let p = &o.price;
-                let price_title = format!(
-                    "{} · as of {} · confidence {}{}",
-                    p.source,
-                    p.as_of,
-                    p.confidence.as_str(),
-                    if p.derivation.is_empty() { String::new() } else { format!(" · {}", p.derivation) }
-                );
-                let per_1m = o.cny_per_1m_tokens_high.map(|v| format::cny(l, v)).unwrap_or_else(|| "—".into());
-                view! {
-                    <tr
-                        data-testid="offer-row"
-                        data-key=key.clone()
-                        class=provider_class(o.provider)
-                        class:picked=is_picked
-                        on:click=move |_| ctx.inputs.update(|i| i.pick = key2.clone())
-                    >
-                        <td>{n + 1}</td>
-                        <td>
-                            <span class="prov">{i18n::provider_name(o.provider, l)}</span>
-                            " "
-                            <code>{o.instance.clone()}</code>
-                            <br />
-                            <small class="muted">{o.region.clone()}</small>
-                        </td>
-                        <td>{format!("{} × {}", o.gpu_count, o.gpu_name)}</td>
-                        <td title=o.fit.verdict.clone()>
-                            <span class:ok=o.fit.fits>{format!("{used:.1} / {cap:.0} GB")}</span>
-                            <div class="mem">{bar}</div>
-                        </td>
-                        <td>{format::hours_range(l, o.hours_low, o.hours_high)}</td>
-                        {modes}
-                        <td class="num">{per_1m}</td>
-                        <td title=price_title>
-                            {format::cny_per_hour(l, p.cny_per_hour)}
-                            <br />
-                            <small class="muted">
-                                {format!("{} · {} {}", p.as_of, o.price_age_days, i18n::DAYS_OLD.get(l))}
-                            </small>
-                        </td>
-                        <td class="warn small">
-                            {row.warnings.iter().map(|w| view! { <div>{w.clone()}</div> }).collect_view()}
-                        </td>
-                    </tr>
-                }
-            })
-            .collect_view()
-    })
+/// Rows and dots are set as HTML (see `html`), so one listener on their container picks the offer
+/// whose element carries the clicked `data-key`.
+fn pick_from_event(ctx: Ctx, ev: &web_sys::MouseEvent) {
+    let key = ev
+        .target()
+        .and_then(|t| t.dyn_into::<web_sys::Element>().ok())
+        .and_then(|el| el.closest("[data-key]").ok().flatten())
+        .and_then(|el| el.get_attribute("data-key"));
+    if let Some(key) = key {
+        ctx.inputs.update(|i| i.pick = key);
+    }
 }
 
 // ---- charts -------------------------------------------------------------------------------------
@@ -687,41 +626,11 @@ fn CostTimeChart(ctx: Ctx, picked: Memo<Option<calc::Row>>) -> impl IntoView {
             let y = Scale::log((y0 * 0.8, y1 * 1.25), (H - MB, MT));
             let front = chart::frontier(&pts);
             let line = chart::polyline(&front.iter().map(|&i| (x.map(pts[i].0), y.map(pts[i].1))).collect::<Vec<_>>());
-            let dots = e
-                .rows
-                .iter()
-                .enumerate()
-                .map(|(i, r)| {
-                    let on_front = front.contains(&i);
-                    let key = r.key.clone();
-                    let is_picked = picked_key.as_deref() == Some(r.key.as_str());
-                    let title = format!(
-                        "{} {} · {} · {} · {}",
-                        i18n::provider_name(r.best.provider, l),
-                        r.best.instance,
-                        i18n::mode_name(r.best.mode, l),
-                        format::hours(l, r.best.hours_high),
-                        format::cny(l, r.best.cost_high)
-                    );
-                    view! {
-                        <circle
-                            class=format!("dot {}", provider_class(r.best.provider))
-                            class:front=on_front
-                            class:picked=is_picked
-                            cx=x.map(pts[i].0)
-                            cy=y.map(pts[i].1)
-                            r=if is_picked { 7.0 } else if on_front { 5.0 } else { 3.5 }
-                            on:click=move |_| ctx.inputs.update(|inp| inp.pick = key.clone())
-                        >
-                            <title>{title}</title>
-                        </circle>
-                    }
-                })
-                .collect_view();
+            let dots = html::cost_time_dots(&e.rows, &pts, &front, x, y, l, picked_key.as_deref());
             Some(view! {
                 {axes(x, y, i18n::AXIS_HOURS.get(l).into(), i18n::AXIS_COST.get(l).into(), chart::tick_label)}
                 <path class="frontier" d=line />
-                {dots}
+                <g inner_html=dots on:click=move |ev| pick_from_event(ctx, &ev)></g>
             })
         })
     };

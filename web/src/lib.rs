@@ -13,6 +13,7 @@
 pub mod calc;
 pub mod chart;
 pub mod format;
+pub mod html;
 pub mod i18n;
 pub mod query;
 pub mod spec;
