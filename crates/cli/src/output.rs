@@ -75,13 +75,30 @@ pub fn today() -> Result<Date, CliError> {
     }
 }
 
-/// The catalog, with the overlay from `--overlay` or `GPUCTL_PRICE_OVERLAY` applied when given.
+/// Where the price overlay lives when no `--overlay` is given: `GPUCTL_PRICE_OVERLAY`, else
+/// `$XDG_CONFIG_HOME/gpuctl/prices.toml` (`~/.config/gpuctl/prices.toml`), where
+/// `gpuctl catalog refresh` writes by default.
+pub fn overlay_path() -> Option<PathBuf> {
+    let var = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty()).map(PathBuf::from);
+    var(OVERLAY_ENV).or_else(|| {
+        var("XDG_CONFIG_HOME")
+            .or_else(|| var("HOME").map(|h| h.join(".config")))
+            .map(|d| d.join("gpuctl/prices.toml"))
+    })
+}
+
+/// The catalog, with the overlay from `--overlay` or `GPUCTL_PRICE_OVERLAY` applied when given, else
+/// the default overlay file when it exists.
 pub fn load_catalog(overlay: Option<&Path>) -> Result<Catalog, CliError> {
-    let from_env = std::env::var_os(OVERLAY_ENV)
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from);
-    let Some(path) = overlay.map(Path::to_path_buf).or(from_env) else {
-        return Ok(Catalog::shipped().clone());
+    let explicit = overlay
+        .map(Path::to_path_buf)
+        .or_else(|| std::env::var_os(OVERLAY_ENV).filter(|v| !v.is_empty()).map(PathBuf::from));
+    let path = match explicit {
+        Some(p) => p,
+        None => match overlay_path().filter(|p| p.is_file()) {
+            Some(p) => p,
+            None => return Ok(Catalog::shipped().clone()),
+        },
     };
     let text = std::fs::read_to_string(&path).map_err(|e| {
         CliError::usage(format!("cannot read price overlay {}: {e}", path.display()))

@@ -659,6 +659,22 @@ impl Engine {
         Ok(())
     }
 
+    /// The cloud's own price for one instance of `req` (`gpuctl catalog refresh`), paced and retried like
+    /// every other call. Not billable, so no intent is written.
+    pub async fn quote(&self, provider: Provider, req: &CreateRequest) -> Result<crate::cloud::Quote, CloudError> {
+        let cloud = self.cloud(provider).map_err(|e| CloudError {
+            provider,
+            action: "quote".into(),
+            kind: ErrorKind::Auth,
+            code: "no-credentials".into(),
+            message: e.to_string(),
+            request_id: None,
+            retry_after: None,
+        })?;
+        let key = format!("{provider}/{}/{}/{}/{:?}", req.region, req.zone, req.instance_type, req.billing);
+        self.call(provider, "quote", &key, || cloud.quote(req)).await
+    }
+
     /// The instance's cloud disks, system disk first (for clone).
     pub async fn disks(&self, provider: Provider, region: &str, instance_id: &str) -> Result<Vec<(crate::cloud::DiskKind, crate::cloud::DiskInfo)>, ApplyError> {
         let cloud = self.cloud(provider)?;

@@ -10,7 +10,11 @@ use super::CliError;
 use crate::output::{self, cny, table};
 
 #[derive(clap::Args)]
+#[command(args_conflicts_with_subcommands = true)]
 pub struct CatalogArgs {
+    /// `refresh`: ask the clouds' price APIs and write a dated price overlay.
+    #[command(subcommand)]
+    pub action: Option<CatalogAction>,
     /// What to list: instances (default), gpus or models.
     #[arg(default_value = "instances")]
     pub what: String,
@@ -34,6 +38,12 @@ pub struct CatalogArgs {
     pub json: bool,
 }
 
+#[derive(clap::Subcommand)]
+pub enum CatalogAction {
+    /// Ask each cloud's price API for the catalog's types and write them to the price overlay
+    Refresh(super::refresh::RefreshArgs),
+}
+
 /// One instance type with its prices (`--json`).
 #[derive(Serialize)]
 struct Row<'a> {
@@ -53,6 +63,9 @@ struct Out<'a> {
 }
 
 pub fn run(args: CatalogArgs) -> Result<ExitCode, CliError> {
+    if let Some(CatalogAction::Refresh(r)) = args.action {
+        return super::refresh::run(r);
+    }
     let cat = output::load_catalog(args.overlay.as_deref())?;
     let today = output::today()?;
     let providers = args

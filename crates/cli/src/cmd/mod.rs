@@ -14,6 +14,7 @@ pub mod destroy;
 pub mod plan;
 pub mod provision;
 pub mod provisioning;
+pub mod refresh;
 pub mod release;
 pub mod snapshot;
 pub mod status;
