@@ -1,0 +1,19 @@
+# Reliability beyond `cargo test` (where the crash, fault, bad-input and secret tests already run):
+# cargo-fuzz runs, bounded by GPUCTL_FUZZ_SECS (default 60 s each), of
+#   - the spec parser (crates/provision/fuzz, target `spec`), seeded with the bad-input corpus and infra/ specs;
+#   - the local cloud's request handling (crates/sim/fuzz, target `request`).
+# A crash leaves its input in crates/*/fuzz/artifacts/; add it to tests/corpus as a regression case.
+(
+    command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz --version 0.13.2 --locked
+    fuzz() { # crate target
+        (
+            cd "crates/$1"
+            if rustup toolchain list 2>/dev/null | grep -q '^nightly'; then tc=(+nightly); else tc=(); export RUSTC_BOOTSTRAP=1; fi
+            cargo "${tc[@]}" fuzz run "$2" -- -max_total_time="${GPUCTL_FUZZ_SECS:-60}" -rss_limit_mb=2048 -max_len=65536 2>&1 | tail -n 20
+        )
+    }
+    mkdir -p crates/provision/fuzz/corpus/spec
+    cp tests/corpus/specs/*.toml infra/*.toml crates/provision/fuzz/corpus/spec/ 2>/dev/null || true
+    fuzz provision spec
+    fuzz sim request
+)
