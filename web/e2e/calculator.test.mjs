@@ -16,6 +16,11 @@ before(async () => {
 });
 after(async () => { await browser?.close(); server?.stop(); });
 
+/** Whether this build of gpuctl has `plan` (it lands with the provisioner). */
+const hasPlan = () => /^\s+plan\b/m.test(execFileSync(GPUCTL, ["--help"], { encoding: "utf8" }));
+/** `gpuctl plan FILE`: throws (failing the test) unless it exits 0; returns what it printed. */
+const plan = (file) => execFileSync(GPUCTL, ["plan", file], { encoding: "utf8", env: { ...process.env, NO_COLOR: "1" } });
+
 const rowKeys = (page) => page.getByTestId("offer-row").evaluateAll((rows) => rows.map((r) => r.dataset.key));
 const firstRowText = (page) => page.getByTestId("offer-row").first().innerText();
 async function ready(page, query = "") {
@@ -139,13 +144,11 @@ test("export spec downloads a stage TOML that gpuctl plan reads", async (t) => {
   assert.equal(text, await page.getByTestId("spec-preview").textContent(), "the preview is the file");
 
   // The real CLI reads it, when this build of gpuctl has `plan` (it lands with the provisioner).
-  const help = execFileSync(GPUCTL, ["--help"], { encoding: "utf8" });
-  if (!/^\s+plan\b/m.test(help)) {
+  if (!hasPlan()) {
     t.diagnostic("gpuctl has no `plan` command in this build: the spec was checked as TOML here, and by gpuctl-provision's parser in web/src/spec.rs tests");
     return;
   }
-  const out = execFileSync(GPUCTL, ["plan", file], { encoding: "utf8", env: { ...process.env, NO_COLOR: "1" } });
-  assert.match(out, new RegExp(instance.replace(/[.]/g, "\\.")), out);
+  assert.match(plan(file), new RegExp(instance.replace(/[.]/g, "\\.")));
 });
 
 test("staged plan and TCO tabs", async () => {
@@ -155,6 +158,15 @@ test("staged plan and TCO tabs", async () => {
   for (const s of ["validate", "tune", "produce"]) await page.getByTestId(`stage-${s}`).waitFor();
   await page.waitForURL(/tab=plan/);
   await page.screenshot({ path: path.join(ARTIFACTS, "plan.png"), fullPage: true });
+  // Each stage's spec (pay-as-you-go, the tune offer's mode, a long term) goes through gpuctl plan.
+  for (const s of ["validate", "tune", "produce"]) {
+    const [download] = await Promise.all([page.waitForEvent("download"), page.getByTestId(`export-stage-${s}`).click()]);
+    const file = path.join(ARTIFACTS, `stage-${s}.toml`);
+    await download.saveAs(file);
+    const spec = parseToml(readFileSync(file, "utf8"));
+    assert.equal(spec.pool[0].name, s);
+    if (hasPlan()) assert.match(plan(file), new RegExp(`\\b${s}\\b`));
+  }
 
   await page.getByTestId("tab-tco").click();
   await page.getByTestId("tco-break-even").waitFor();

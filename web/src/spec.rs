@@ -84,7 +84,14 @@ pub fn export(catalog: &Catalog, o: &Offer, ctx: &ExportContext<'_>) -> String {
         _ => o.instance.clone(),
     };
     let hours = o.hours_high.ceil().clamp(1.0, 26_280.0);
-    let budget = (o.cost_high * 1.1).ceil();
+    // The budget must hold what `gpuctl plan` will total: whole hours for per-hour modes (`hours` is
+    // rounded up), whole terms otherwise; 10 % above the larger of that and the engine's estimate.
+    let billed = if o.mode.is_per_hour() {
+        hours * o.price.cny
+    } else {
+        term(o.mode, o.terms_high).unwrap_or(1) as f64 * o.price.cny
+    };
+    let budget = (o.cost_high.max(billed) * 1.1).ceil();
     let (image_id, image_note) = image(o.provider);
     let p = &o.price;
 
@@ -134,7 +141,7 @@ pub fn export(catalog: &Catalog, o: &Offer, ctx: &ExportContext<'_>) -> String {
     line(&format!("hours = {hours}  # high estimate of the work, rounded up"));
     line("");
     line("[budget]");
-    line(&format!("total_cny = {budget}  # the high estimate + 10 %"));
+    line(&format!("total_cny = {budget}  # what plan will total (whole hours or terms), + 10 %"));
     line("");
     line("[[pool]]");
     line(&format!("name = {}", quoted(&deployment_name(ctx.pool, ""))));
