@@ -148,7 +148,7 @@ pub fn export(catalog: &Catalog, o: &Offer, ctx: &ExportContext<'_>) -> String {
     line("count = 1");
     line(&format!("billing = {}", quoted(o.mode.as_str())));
     if let Some(t) = term(o.mode, o.terms_high) {
-        line(&format!("term = {t}  # {}s", o.mode.unit()));
+        line(&format!("term = {t}  # {t} × {}", o.mode.unit()));
     }
     line(&format!("image = {}  # {image_note}", quoted(image_id)));
     line("system_disk = { category = \"ssd\", size_gb = 100 }");
