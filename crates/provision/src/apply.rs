@@ -233,7 +233,11 @@ impl Engine {
             Network::Ids(ids) => Some(ids.for_provider(c.provider).ok_or_else(|| missing("network"))?.clone()),
         };
         let auto_release_at = match pool.auto_release {
-            AutoRelease::After { hours, .. } => Some(now + jiff::SignedDuration::from_secs_f64(hours * 3600.0)),
+            // Whole seconds: the clouds take second precision, and people read it in `status`.
+            AutoRelease::After { hours, .. } => {
+                let at = now + jiff::SignedDuration::from_secs_f64(hours * 3600.0);
+                Some(jiff::Timestamp::from_second(at.as_second()).unwrap_or(at))
+            }
             AutoRelease::At(t) => Some(t),
             AutoRelease::Off | AutoRelease::NotApplicable => None,
         };
