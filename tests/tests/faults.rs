@@ -1,0 +1,108 @@
+//! Faults from the cloud, through the real binary and a real `gpuctl sim`: 20 % of all cloud calls
+//! answer 5xx, creates are throttled in bursts, connections hang then drop (timeouts), reset, a create
+//! succeeds but its answer is lost, and the first zone is sold out. `provision` must complete (or stop
+//! with a clear error) and leak nothing: every instance the cloud holds for the deployment is recorded,
+//! none twice; retries are bounded and their total wait is reported; `destroy` then leaves nothing.
+
+use std::collections::BTreeSet;
+
+use gpuctl_e2e::e2e::{gpuctl, instance_id, ok_json, tag_value, SimProcess, PROVIDERS};
+use gpuctl_provision::state::Store;
+
+fn config(create_action: &str) -> String {
+    format!(
+        "seed = 42\n[knobs]\nboot_seconds = 1\n\
+         [[knobs.faults]]\nkind = \"success_then_drop\"\naction = \"{create_action}\"\ncount = 1\n\
+         [[knobs.faults]]\nkind = \"timeout\"\nseconds = 1\ncount = 2\n\
+         [[knobs.faults]]\nkind = \"reset\"\ncount = 2\n\
+         [[knobs.faults]]\nkind = \"server_error\"\nstatus = 503\nprobability = 0.2\n\
+         [[knobs.rate_limits]]\nprovider = \"{{P}}\"\naction = \"{create_action}\"\nper_second = 1.0\nburst = 1.0\n"
+    )
+}
+
+/// Three hourly instances of the provider's test type (stock-out fallback is tested in provision_cli.rs).
+fn spec(provider: &str, dep: &str) -> String {
+    let pool = gpuctl_e2e::e2e::placement(provider);
+    format!("deployment = \"{dep}\"\nhours = 2\n[budget]\ntotal_cny = 100000\n[[pool]]\nname = \"work\"\ncount = 3\nbilling = \"hourly\"\n{pool}")
+}
+
+/// Every instance the cloud holds for `dep` is recorded live — by its instance id, or (when a fault cut
+/// the answer off before the id came back) by the client token it carries, which a re-run adopts —
+/// none twice, and nothing is recorded live by id that the cloud does not have. `exact`: by id only.
+fn check_nothing_leaked(sim: &SimProcess, dir: &std::path::Path, provider: &str, dep: &str, context: &str, exact: bool) -> usize {
+    let live = sim.live(provider, Some(dep));
+    let cloud: Vec<String> = live.iter().map(instance_id).collect();
+    let set: BTreeSet<String> = cloud.iter().cloned().collect();
+    assert_eq!(set.len(), cloud.len(), "{provider}: an instance twice: {cloud:?}");
+    let store = Store::open(&dir.join("state.db")).unwrap();
+    let all = store.resources(Some(dep)).unwrap();
+    let rows: Vec<String> = all.iter().map(|r| format!("#{} {} {:?} {:?}", r.index, r.state.name(), r.instance_id, r.last_error)).collect();
+    let by_id: BTreeSet<String> = all.iter().filter(|r| r.state.is_live()).filter_map(|r| r.instance_id.clone()).collect();
+    assert!(by_id.is_subset(&set), "{provider}: recorded live {by_id:?}, the cloud holds {set:?}; records: {rows:#?}");
+    for i in &live {
+        let id = instance_id(i);
+        let token = tag_value(i, "gpuctl-token");
+        let tracked = by_id.contains(&id) || (!exact && all.iter().any(|r| r.state.is_live() && Some(&r.client_token) == token.as_ref()));
+        assert!(tracked, "{provider}: {id} (token {token:?}) is not recorded; records: {rows:#?}\n{context}");
+    }
+    set.len()
+}
+
+#[test]
+fn provision_under_faults_completes_or_stops_clearly_and_leaks_nothing() {
+    let mut summary = Vec::new();
+    for provider in PROVIDERS {
+        let create = match provider {
+            "jdcloud" => "createInstances",
+            _ => "RunInstances",
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        let sim = SimProcess::start(d, &config(create).replace("{P}", provider), &[]);
+        let dep = format!("faults-{provider}");
+        let spec_path = d.join("spec.toml");
+        std::fs::write(&spec_path, spec(provider, &dep)).unwrap();
+        let sp = spec_path.to_str().unwrap();
+
+        let o = gpuctl(&sim.url, d, &["provision", sp, "--yes", "--json"]);
+        let out = String::from_utf8_lossy(&o.stdout);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(!err.contains("panicked"), "{err}");
+        let report: serde_json::Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{provider}: provision --json printed no report ({e}): {out}\n{err}"));
+        let held = check_nothing_leaked(&sim, d, provider, &dep, &out, false);
+        match o.status.code() {
+            Some(0) => assert_eq!(held, 3, "{provider}: {report}"),
+            // Stopped: each failed unit says why, with the cloud's code.
+            Some(1) | Some(4) => {
+                let errors = report["errors"].as_array().unwrap();
+                assert!(!errors.is_empty() && errors.iter().all(|e| e.as_str().is_some_and(|s| s.contains("failed ("))), "{provider}: unclear errors: {report}");
+            }
+            other => panic!("{provider}: provision exited {other:?}: {out}\n{err}"),
+        }
+        let retries = report["retries"].as_u64().unwrap();
+        let wait_ms = report["retry_wait_ms"].as_u64().unwrap();
+        assert!(retries > 0, "{provider}: faults were injected, so some calls must have been retried: {report}");
+        // Bounded: 8 attempts per call (RetryPolicy), a 10 s cap per wait.
+        assert!(wait_ms < 120_000, "{provider}: waited {wait_ms} ms in retries");
+
+        // The re-run finishes what the faults interrupted; then destroy under the same faults.
+        let o = gpuctl(&sim.url, d, &["provision", sp, "--yes"]);
+        let text = String::from_utf8_lossy(&o.stdout);
+        if o.status.success() {
+            assert_eq!(check_nothing_leaked(&sim, d, provider, &dep, &text, true), 3, "{provider}: {text}");
+        }
+        let mut destroyed = false;
+        for _ in 0..3 {
+            if gpuctl(&sim.url, d, &["destroy", sp, "--yes", "--json"]).status.success() {
+                destroyed = true;
+                break;
+            }
+        }
+        assert!(destroyed, "{provider}: destroy did not finish in three runs under 20 % faults");
+        assert_eq!(check_nothing_leaked(&sim, d, provider, &dep, "after destroy", true), 0);
+        let status = ok_json(&sim.url, d, &["status", &dep, "--json"]);
+        assert_eq!(status, serde_json::json!([]));
+        summary.push(format!("{provider}: exit {:?}, {held} running after the first run, {retries} retries, {:.1} s waited", o.status.code(), wait_ms as f64 / 1000.0));
+    }
+    eprintln!("faults: {}", summary.join("; "));
+}
