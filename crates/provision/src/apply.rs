@@ -679,6 +679,13 @@ impl Engine {
         self.call(provider, "quote", &key, || cloud.quote(req)).await
     }
 
+    /// Whether the type is on sale in the zone (`None`: the client does not ask), paced and retried.
+    pub async fn in_stock(&self, provider: Provider, region: &str, zone: &str, instance_type: &str) -> Result<Option<(bool, Option<String>)>, ApplyError> {
+        let cloud = self.cloud(provider)?;
+        let key = format!("{provider}/{region}/{zone}/{instance_type}");
+        Ok(self.call(provider, "stock", &key, || cloud.in_stock(region, zone, instance_type)).await?)
+    }
+
     /// The instance's cloud disks, system disk first (for clone).
     pub async fn disks(&self, provider: Provider, region: &str, instance_id: &str) -> Result<Vec<(crate::cloud::DiskKind, crate::cloud::DiskInfo)>, ApplyError> {
         let cloud = self.cloud(provider)?;

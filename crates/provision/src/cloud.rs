@@ -226,4 +226,11 @@ pub trait Cloud: Send + Sync {
     /// The cloud's own price for one instance of `req` (Tencent InquiryPriceRunInstances, Alibaba
     /// DescribePrice, JD calculateTotalPrice).
     fn quote<'a>(&'a self, req: &'a CreateRequest) -> BoxFuture<'a, Result<Quote, CloudError>>;
+
+    /// Whether `instance_type` is on sale in `zone` now (Tencent DescribeZoneInstanceConfigInfos, Alibaba
+    /// DescribeAvailableResource, JD describeInstanceTypes), with the request id. `None`: this client does
+    /// not ask (the default), so stock is unknown.
+    fn in_stock<'a>(&'a self, _region: &'a str, _zone: &'a str, _instance_type: &'a str) -> BoxFuture<'a, Result<Option<(bool, Option<String>)>, CloudError>> {
+        Box::pin(async { Ok(None) })
+    }
 }

@@ -383,6 +383,16 @@ impl Cloud for Client {
             Ok(Quote { cny: price["TradePrice"].as_f64().unwrap_or(0.0), per_hour: req.billing.is_per_hour(), request_id: opt(&v["RequestId"]) })
         })
     }
+
+    fn in_stock<'a>(&'a self, region: &'a str, zone: &'a str, instance_type: &'a str) -> BoxFuture<'a, Result<Option<(bool, Option<String>)>, CloudError>> {
+        Box::pin(async move {
+            let p = vec![kv("DestinationResource", "InstanceType"), kv("ZoneId", zone), kv("InstanceType", instance_type)];
+            let v = self.call(region, "DescribeAvailableResource", p).await?;
+            let zones = v["AvailableZones"]["AvailableZone"].as_array().cloned().unwrap_or_default();
+            let sells = zones.iter().flat_map(|z| z["AvailableResources"]["AvailableResource"].as_array().cloned().unwrap_or_default()).flat_map(|r| r["SupportedResources"]["SupportedResource"].as_array().cloned().unwrap_or_default()).any(|s| s["Value"] == instance_type && s["Status"] == "Available");
+            Ok(Some((sells, opt(&v["RequestId"]))))
+        })
+    }
 }
 
 #[cfg(test)]

@@ -358,6 +358,15 @@ impl Cloud for Client {
             Ok(Quote { cny: r["totalPrice"].as_f64().unwrap_or(0.0), per_hour: req.billing.is_per_hour(), request_id })
         })
     }
+
+    fn in_stock<'a>(&'a self, region: &'a str, zone: &'a str, instance_type: &'a str) -> BoxFuture<'a, Result<Option<(bool, Option<String>)>, CloudError>> {
+        Box::pin(async move {
+            let q = filter_query(&[("instanceTypes", vec![instance_type.to_string()]), ("az", vec![zone.to_string()])]);
+            let (r, request_id) = self.call("vm", region, "describeInstanceTypes", "GET", "instanceTypes", q, None).await?;
+            let sells = r["instanceTypes"].get(0).and_then(|t| t["state"].as_array()).is_some_and(|st| st.iter().any(|x| x["inStock"] == json!(true)));
+            Ok(Some((sells, request_id)))
+        })
+    }
 }
 
 #[cfg(test)]

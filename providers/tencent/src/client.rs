@@ -374,6 +374,16 @@ impl Cloud for Client {
             Ok(Quote { cny: cny.unwrap_or(0.0), per_hour: req.billing.is_per_hour(), request_id })
         })
     }
+
+    fn in_stock<'a>(&'a self, region: &'a str, zone: &'a str, instance_type: &'a str) -> BoxFuture<'a, Result<Option<(bool, Option<String>)>, CloudError>> {
+        Box::pin(async move {
+            let body = json!({ "Filters": [{ "Name": "zone", "Values": [zone] }, { "Name": "instance-type", "Values": [instance_type] }] });
+            let (r, request_id) = self.call(CVM, region, "DescribeZoneInstanceConfigInfos", body).await?;
+            // One entry per charge type; on sale if any of them sells.
+            let sells = r["InstanceTypeQuotaSet"].as_array().is_some_and(|set| set.iter().any(|q| q["Status"] == "SELL"));
+            Ok(Some((sells, request_id)))
+        })
+    }
 }
 
 #[cfg(test)]

@@ -95,6 +95,19 @@ struct NotQuoted {
     request_id: Option<String>,
 }
 
+/// Whether a type was on sale in the zone its prices were asked for (`--json` `stock[]`).
+#[derive(Debug, Serialize)]
+struct Stock {
+    provider: Provider,
+    instance: String,
+    region: String,
+    zone: String,
+    /// `null`: unknown (the stock call failed; `error` says why).
+    in_stock: Option<bool>,
+    request_id: Option<String>,
+    error: Option<String>,
+}
+
 #[derive(Serialize)]
 struct Out {
     schema_version: u32,
@@ -102,6 +115,7 @@ struct Out {
     as_of: gpuctl_core::Date,
     quoted: Vec<Quoted>,
     not_quoted: Vec<NotQuoted>,
+    stock: Vec<Stock>,
     /// Throttled or transient calls retried, and the seconds spent waiting for them.
     retries: u64,
     retry_wait_ms: u64,
@@ -128,10 +142,11 @@ pub fn run(args: RefreshArgs) -> Result<ExitCode, CliError> {
     if !args.cloud.json {
         eprintln!("asking {} price(s) from {}", asks.len(), need.iter().map(|p| p.as_str()).collect::<Vec<_>>().join(", "));
     }
+    let stock = session.runtime.block_on(ask_stock(&session.engine, &asks));
     let (quoted, not_quoted) = session.runtime.block_on(ask_all(&session.engine, asks, &args.tencent_image));
     let (retries, retry_wait_ms) = session.engine.retry_totals();
     if !quoted.is_empty() {
-        write_overlay(&out_path, &quoted, today)?;
+        write_overlay(&out_path, &quoted, &stock, today)?;
     }
     let code = match (quoted.is_empty(), not_quoted.is_empty()) {
         (_, true) => ExitCode::SUCCESS,
@@ -145,6 +160,7 @@ pub fn run(args: RefreshArgs) -> Result<ExitCode, CliError> {
             as_of: today,
             quoted,
             not_quoted,
+            stock,
             retries,
             retry_wait_ms,
         })?;
@@ -160,6 +176,14 @@ pub fn run(args: RefreshArgs) -> Result<ExitCode, CliError> {
     for n in &not_quoted {
         let rid = n.request_id.as_ref().map(|r| format!(" (request id {r})")).unwrap_or_default();
         println!("not quoted: {} {} {} {} in {}: {}: {}: {}{rid}", n.provider, n.instance, n.region, n.mode.as_str(), n.zone, n.kind, n.code, n.message);
+    }
+    for s in &stock {
+        let rid = s.request_id.as_ref().map(|r| format!(" (request id {r})")).unwrap_or_default();
+        match (s.in_stock, &s.error) {
+            (Some(false), _) => println!("sold out: {} {} in {}{rid}", s.provider, s.instance, s.zone),
+            (None, Some(e)) => println!("stock unknown: {} {} in {}: {e}", s.provider, s.instance, s.zone),
+            _ => {}
+        }
     }
     if retries > 0 {
         println!("retried {retries} throttled/transient calls, waiting {:.1} s in all", retry_wait_ms as f64 / 1000.0);
@@ -221,11 +245,7 @@ fn parse_mode(s: &str) -> Result<BillingMode, CliError> {
 
 /// The price request for one ask: one instance, one term of its mode, the default network.
 fn request(a: &Ask, tencent_image: &str) -> CreateRequest {
-    // Alibaba's API names types with `ecs.`; the catalog leaves it off.
-    let instance_type = match a.provider {
-        Provider::Alibaba if !a.instance.starts_with("ecs.") => format!("ecs.{}", a.instance),
-        _ => a.instance.clone(),
-    };
+    let instance_type = api_type(a.provider, &a.instance);
     CreateRequest {
         client_token: String::new(),
         name: "gpuctl-price-quote".into(),
@@ -245,6 +265,40 @@ fn request(a: &Ask, tencent_image: &str) -> CreateRequest {
         tags: BTreeMap::new(),
         user_data: None,
         dry_run: false,
+    }
+}
+
+/// Asks each (type, zone) once whether it is on sale, all at once (paced per API by the engine).
+async fn ask_stock(engine: &gpuctl_provision::apply::Engine, asks: &[Ask]) -> Vec<Stock> {
+    let mut seen: Vec<(Provider, String, String, String)> = asks.iter().map(|a| (a.provider, a.instance.clone(), a.region.clone(), a.zone.clone())).collect();
+    seen.dedup();
+    let mut tasks = tokio::task::JoinSet::new();
+    for (n, (provider, instance, region, zone)) in seen.into_iter().enumerate() {
+        let engine = engine.clone();
+        tasks.spawn(async move {
+            let api_type = api_type(provider, &instance);
+            let r = engine.in_stock(provider, &region, &zone, &api_type).await;
+            let (in_stock, request_id, error) = match r {
+                Ok(Some((s, rid))) => (Some(s), rid, None),
+                Ok(None) => (None, None, Some("this client does not ask for stock".to_string())),
+                Err(e) => (None, None, Some(e.to_string())),
+            };
+            (n, Stock { provider, instance, region, zone, in_stock, request_id, error })
+        });
+    }
+    let mut out = Vec::new();
+    while let Some(Ok(x)) = tasks.join_next().await {
+        out.push(x);
+    }
+    out.sort_by_key(|(n, _)| *n);
+    out.into_iter().map(|(_, s)| s).collect()
+}
+
+/// The type as the cloud's API names it (Alibaba's API prefixes `ecs.`; the catalog leaves it off).
+fn api_type(provider: Provider, instance: &str) -> String {
+    match provider {
+        Provider::Alibaba if !instance.starts_with("ecs.") => format!("ecs.{instance}"),
+        _ => instance.to_string(),
     }
 }
 
@@ -309,7 +363,7 @@ fn api_name(p: Provider) -> &'static str {
 /// Merges the quotes into the overlay at `path`: rows with the same (provider, instance, region, mode)
 /// are replaced, everything else in the file (the user's own rows, comments, other tables) is kept.
 /// The result must load as an overlay before it replaces the old file (written beside it, then renamed).
-fn write_overlay(path: &Path, quoted: &[Quoted], today: gpuctl_core::Date) -> Result<(), CliError> {
+fn write_overlay(path: &Path, quoted: &[Quoted], stock: &[Stock], today: gpuctl_core::Date) -> Result<(), CliError> {
     use toml_edit::{value, ArrayOfTables, DocumentMut, Item, Table};
     let existing = match std::fs::read_to_string(path) {
         Ok(t) => Some(t),
@@ -351,7 +405,13 @@ fn write_overlay(path: &Path, quoted: &[Quoted], today: gpuctl_core::Date) -> Re
         // A: the cloud's own API answered (observed, not derived).
         t["confidence"] = value("A");
         let rid = q.request_id.as_ref().map(|r| format!(", request id {r}")).unwrap_or_default();
-        t["notes"] = value(format!("quoted for zone {} with a {SYSTEM_DISK_GB} GB SSD system disk where the API prices one in{rid}", q.zone));
+        let on_sale = stock.iter().find(|s| s.provider == q.provider && s.instance == q.instance && s.zone == q.zone).and_then(|s| s.in_stock);
+        let on_sale = match on_sale {
+            Some(true) => "; on sale then",
+            Some(false) => "; SOLD OUT there then",
+            None => "; stock unknown",
+        };
+        t["notes"] = value(format!("quoted for zone {} with a {SYSTEM_DISK_GB} GB SSD system disk where the API prices one in{rid}{on_sale}", q.zone));
         rows.push(t);
     }
     doc["price"] = Item::ArrayOfTables(rows);
