@@ -51,7 +51,8 @@ pub struct RefreshArgs {
     pub cloud: CloudArgs,
 }
 
-/// Ubuntu Server 22.04 LTS 64-bit, a Tencent public image (any public image prices the same).
+/// Believed to be Tencent's public Ubuntu Server 22.04 LTS image; UNVERIFIED against a live account
+/// (the local cloud checks only its shape). `--tencent-image` overrides it.
 const TENCENT_IMAGE: &str = "img-487zeit5";
 /// The system disk the quotes include where the cloud prices one in: 50 GB SSD-class cloud disk.
 const SYSTEM_DISK_GB: u32 = 50;
