@@ -15,9 +15,22 @@ use serde::{Deserialize, Serialize};
 /// The schema version the data files and overlays must declare.
 pub const SCHEMA_VERSION: u32 = 1;
 
-const SHIPPED_GPUS: &str = include_str!("../data/gpus.toml");
-const SHIPPED_INSTANCES: &str = include_str!("../data/instances.toml");
-const SHIPPED_PRICES: &str = include_str!("../data/prices.toml");
+/// The shipped data files as written, read with the TOML reader (native builds).
+#[cfg(feature = "toml-files")]
+const SHIPPED_TOML: [(&str, &str); 3] = [
+    ("gpus.toml", include_str!("../data/gpus.toml")),
+    ("instances.toml", include_str!("../data/instances.toml")),
+    ("prices.toml", include_str!("../data/prices.toml")),
+];
+
+/// The same files converted to JSON by build.rs, for builds without the TOML reader (the browser):
+/// the same types and the same merge read them. Names stay `*.toml` for error messages.
+#[cfg_attr(all(feature = "toml-files", not(test)), allow(dead_code))]
+const SHIPPED_JSON: [(&str, &str); 3] = [
+    ("gpus.toml", include_str!(concat!(env!("OUT_DIR"), "/gpus.json"))),
+    ("instances.toml", include_str!(concat!(env!("OUT_DIR"), "/instances.json"))),
+    ("prices.toml", include_str!(concat!(env!("OUT_DIR"), "/prices.json"))),
+];
 
 /// A cloud gpuctl knows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -434,6 +447,7 @@ impl UnknownName {
     }
 }
 
+#[cfg(feature = "toml-files")]
 fn line_col(text: &str, offset: usize) -> (usize, usize) {
     let before = &text[..offset.min(text.len())];
     let line = before.matches('\n').count() + 1;
@@ -451,15 +465,7 @@ fn parse_file(name: &str, text: &str) -> Result<DataFile, CatalogError> {
             message: e.to_string(),
         })?
     } else {
-        toml::from_str(text).map_err(|e| {
-            let (line, column) = e.span().map_or((1, 1), |s| line_col(text, s.start));
-            CatalogError::Parse {
-                file: name.to_string(),
-                line,
-                column,
-                message: e.message().trim().to_string(),
-            }
-        })?
+        parse_toml(name, text)?
     };
     if parsed.schema_version != SCHEMA_VERSION {
         return Err(CatalogError::Invalid {
@@ -471,6 +477,29 @@ fn parse_file(name: &str, text: &str) -> Result<DataFile, CatalogError> {
         });
     }
     Ok(parsed)
+}
+
+#[cfg(feature = "toml-files")]
+fn parse_toml(name: &str, text: &str) -> Result<DataFile, CatalogError> {
+    toml::from_str(text).map_err(|e| {
+        let (line, column) = e.span().map_or((1, 1), |s| line_col(text, s.start));
+        CatalogError::Parse {
+            file: name.to_string(),
+            line,
+            column,
+            message: e.message().trim().to_string(),
+        }
+    })
+}
+
+/// Without `toml-files` (the browser build) there is no TOML reader: say so rather than misparse.
+#[cfg(not(feature = "toml-files"))]
+fn parse_toml(name: &str, _text: &str) -> Result<DataFile, CatalogError> {
+    Err(CatalogError::Invalid {
+        file: name.to_string(),
+        message: "this build reads JSON catalog files only (gpuctl-core without `toml-files`)"
+            .into(),
+    })
 }
 
 // ---- the catalog ---------------------------------------------------------------------------
@@ -499,12 +528,11 @@ impl Catalog {
     pub fn shipped() -> &'static Catalog {
         static SHIPPED: OnceLock<Catalog> = OnceLock::new();
         SHIPPED.get_or_init(|| {
-            Catalog::from_files(&[
-                ("gpus.toml", SHIPPED_GPUS),
-                ("instances.toml", SHIPPED_INSTANCES),
-                ("prices.toml", SHIPPED_PRICES),
-            ])
-            .expect("shipped catalog is valid (checked by tests)")
+            #[cfg(feature = "toml-files")]
+            let files = SHIPPED_TOML;
+            #[cfg(not(feature = "toml-files"))]
+            let files = SHIPPED_JSON;
+            Catalog::from_files(&files).expect("shipped catalog is valid (checked by tests)")
         })
     }
 
@@ -1011,6 +1039,22 @@ pub fn parse_date(s: &str) -> Result<Date, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The browser's catalog (build.rs's JSON) is the CLI's (the TOML files), field for field and
+    /// bit for bit: every row, anchor, resolved price and index entry.
+    #[test]
+    #[cfg(feature = "toml-files")]
+    fn prebuilt_json_catalog_equals_the_toml_one() {
+        let from_toml = Catalog::from_files(&SHIPPED_TOML).unwrap();
+        let from_json = Catalog::from_files(&SHIPPED_JSON).unwrap();
+        assert!(SHIPPED_JSON.iter().all(|(_, text)| text.starts_with('{')));
+        assert!(!from_toml.prices.is_empty());
+        assert_eq!(format!("{from_json:?}"), format!("{from_toml:?}"));
+        assert_eq!(
+            serde_json::to_string(&from_json).unwrap(),
+            serde_json::to_string(&from_toml).unwrap()
+        );
+    }
 
     #[test]
     fn shipped_catalog_loads_and_covers_the_issue_families() {
