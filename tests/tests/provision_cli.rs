@@ -3,109 +3,33 @@
 //! `/_sim/state` shows no running instance. Plus a budget refusal, a stock-out fallback and a
 //! throttled run that still completes.
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpStream;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::path::Path;
+use std::process::Output;
 
+use gpuctl_e2e::e2e::{self, SimProcess};
 use serde_json::Value;
 
-/// The `gpuctl` binary of this workspace, rebuilt once per test run so it is never stale.
-fn gpuctl_bin() -> PathBuf {
-    static BIN: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
-    BIN.get_or_init(|| {
-        let exe = std::env::current_exe().expect("test binary path");
-        let dir = exe.parent().and_then(Path::parent).expect("target/<profile>");
-        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-        let ok = Command::new(cargo).args(["build", "--quiet", "-p", "gpuctl", "--bin", "gpuctl"]).status().expect("cargo runs").success();
-        assert!(ok, "building gpuctl failed");
-        dir.join(format!("gpuctl{}", std::env::consts::EXE_SUFFIX))
-    })
-    .clone()
+/// Instances the cloud holds that are not on their way out. Deliberately stricter than
+/// `e2e::is_live`: an instance left `error`/`LAUNCH_FAILED` still counts, so a failed launch cannot
+/// pass for a released one.
+fn live(sim: &SimProcess, provider: &str) -> Vec<Value> {
+    let st = sim.state();
+    let all = st["providers"][provider]["instances"].as_array().cloned().unwrap_or_default();
+    all.into_iter()
+        .filter(|i| {
+            let state = i["Status"].as_str().or(i["InstanceState"].as_str()).or(i["status"].as_str()).unwrap_or("");
+            !matches!(state, "TERMINATING" | "SHUTDOWN" | "deleting" | "Deleted")
+        })
+        .collect()
 }
-
-/// `gpuctl sim` on a free port; killed when dropped.
-struct SimProcess {
-    child: Child,
-    url: String,
-}
-
-impl SimProcess {
-    fn start(dir: &Path, config: &str) -> SimProcess {
-        let cfg = dir.join("sim.toml");
-        std::fs::write(&cfg, config).unwrap();
-        let mut child = Command::new(gpuctl_bin())
-            .args(["sim", "--port", "0", "--config"])
-            .arg(&cfg)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("gpuctl sim starts");
-        let mut first = String::new();
-        BufReader::new(child.stdout.take().unwrap()).read_line(&mut first).unwrap();
-        let url = first.split_whitespace().find(|w| w.starts_with("http://")).unwrap_or_else(|| panic!("no URL in {first:?}")).to_string();
-        SimProcess { child, url }
-    }
-
-    /// GET /_sim/state.
-    fn state(&self) -> Value {
-        let host = self.url.trim_start_matches("http://");
-        let mut s = TcpStream::connect(host).unwrap();
-        write!(s, "GET /_sim/state HTTP/1.0\r\nHost: {host}\r\n\r\n").unwrap();
-        let mut resp = String::new();
-        s.read_to_string(&mut resp).unwrap();
-        let body = resp.split_once("\r\n\r\n").map(|(_, b)| b).unwrap_or_default();
-        serde_json::from_str(body).unwrap_or_else(|e| panic!("state is not JSON ({e}): {body}"))
-    }
-
-    /// Instances the cloud holds that are not on their way out.
-    fn live(&self, provider: &str) -> Vec<Value> {
-        let st = self.state();
-        let all = st["providers"][provider]["instances"].as_array().cloned().unwrap_or_default();
-        all.into_iter()
-            .filter(|i| {
-                let state = i["Status"].as_str().or(i["InstanceState"].as_str()).or(i["status"].as_str()).unwrap_or("");
-                !matches!(state, "TERMINATING" | "SHUTDOWN" | "deleting" | "Deleted")
-            })
-            .collect()
-    }
-}
-
-impl Drop for SimProcess {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-const KEYS: [(&str, &str); 6] = [
-    ("TENCENTCLOUD_SECRET_ID", "AKIDgpuctlSimTencentTestKey000000000"),
-    ("TENCENTCLOUD_SECRET_KEY", "gpuctlSimTencentTestSecret000000"),
-    ("ALIBABA_CLOUD_ACCESS_KEY_ID", "LTAI5gpuctlSimAlibabaTest"),
-    ("ALIBABA_CLOUD_ACCESS_KEY_SECRET", "gpuctlSimAlibabaTestSecret0000"),
-    ("JDCLOUD_ACCESS_KEY", "JDCgpuctlSimJdcloudTestKey000000"),
-    ("JDCLOUD_SECRET_KEY", "gpuctlSimJdcloudTestSecret000000"),
-];
 
 /// Runs gpuctl against the sim with its own state file and the sim's documented test keys.
 fn gpuctl(sim: &SimProcess, dir: &Path, args: &[&str]) -> Output {
-    let mut c = Command::new(gpuctl_bin());
-    c.args(args).args(["--state", dir.join("state.db").to_str().unwrap(), "--poll-ms", "200"]);
-    c.env("GPUCTL_TODAY", "2026-11-30").env("HOME", dir).env_remove("GPUCTL_PRICE_OVERLAY").env_remove("GPUCTL_STATE");
-    for p in ["TENCENT", "ALIBABA", "JDCLOUD"] {
-        c.env(format!("GPUCTL_{p}_ENDPOINT"), &sim.url);
-    }
-    for (k, v) in KEYS {
-        c.env(k, v);
-    }
-    c.stdin(Stdio::null()).output().expect("gpuctl runs")
+    e2e::gpuctl(&sim.url, dir, args)
 }
 
 fn ok_json(sim: &SimProcess, dir: &Path, args: &[&str]) -> Value {
-    let o = gpuctl(sim, dir, args);
-    let (out, err) = (String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
-    assert!(o.status.success(), "{args:?} exited {:?}\nstdout: {out}\nstderr: {err}", o.status.code());
-    serde_json::from_str(&out).unwrap_or_else(|e| panic!("{args:?}: not JSON ({e}): {out}"))
+    e2e::ok_json(&sim.url, dir, args)
 }
 
 const QUICK: &str = "seed = 5\n[knobs]\nboot_seconds = 1\n";
@@ -121,7 +45,7 @@ fn spec_for(provider: &str) -> String {
 
 fn lifecycle(provider: &str) {
     let dir = tempfile::tempdir().unwrap();
-    let sim = SimProcess::start(dir.path(), QUICK);
+    let sim = SimProcess::start(dir.path(), QUICK, &[]);
     let spec = dir.path().join("spec.toml");
     std::fs::write(&spec, spec_for(provider)).unwrap();
     let spec_s = spec.to_str().unwrap();
@@ -134,7 +58,7 @@ fn lifecycle(provider: &str) {
     let units = report["units"].as_array().unwrap();
     assert_eq!(units.len(), 2);
     assert!(units.iter().all(|u| u["state"] == "running" && u["auto_release_at"].is_string()), "{report}");
-    assert_eq!(sim.live(provider).len(), 2);
+    assert_eq!(live(&sim, provider).len(), 2);
 
     let status = ok_json(&sim, dir.path(), &["status", &dep, "--json"]);
     assert_eq!(status.as_array().unwrap().len(), 2, "{status}");
@@ -148,18 +72,18 @@ fn lifecycle(provider: &str) {
     let clones = clone["units"].as_array().unwrap();
     assert_eq!(clones.len(), 2, "{clone}");
     assert!(clones.iter().all(|u| u["state"] == "running"), "{clone}");
-    assert_eq!(sim.live(provider).len(), 4);
+    assert_eq!(live(&sim, provider).len(), 4);
     let clone_spec = std::fs::read_to_string(&spec_out).unwrap();
     assert!(clone_spec.contains("购买相同配置") && clone_spec.contains("count = 2"), "{clone_spec}");
 
     let one = clones[0]["instance_id"].as_str().unwrap();
     let released = ok_json(&sim, dir.path(), &["release", one, "--yes", "--json"]);
     assert_eq!(released["released"], serde_json::json!([one]));
-    assert_eq!(sim.live(provider).len(), 3);
+    assert_eq!(live(&sim, provider).len(), 3);
 
     ok_json(&sim, dir.path(), &["destroy", spec_s, "--yes", "--json"]);
     ok_json(&sim, dir.path(), &["destroy", spec_out.to_str().unwrap(), "--yes", "--json"]);
-    assert!(sim.live(provider).is_empty(), "{:?}", sim.live(provider));
+    assert!(live(&sim, provider).is_empty(), "{:?}", live(&sim, provider));
     let status = ok_json(&sim, dir.path(), &["status", "--json"]);
     assert_eq!(status, serde_json::json!([]), "nothing live is recorded");
     let all = ok_json(&sim, dir.path(), &["status", "--all", "--json"]);
@@ -184,7 +108,7 @@ fn jdcloud_lifecycle() {
 #[test]
 fn over_budget_plans_exit_3_and_create_nothing() {
     let dir = tempfile::tempdir().unwrap();
-    let sim = SimProcess::start(dir.path(), QUICK);
+    let sim = SimProcess::start(dir.path(), QUICK, &[]);
     let spec = dir.path().join("spec.toml");
     std::fs::write(&spec, spec_for("alibaba").replace("total_cny = 100000", "total_cny = 10")).unwrap();
     let plan = gpuctl(&sim, dir.path(), &["plan", spec.to_str().unwrap()]);
@@ -192,7 +116,7 @@ fn over_budget_plans_exit_3_and_create_nothing() {
     assert!(String::from_utf8_lossy(&plan.stdout).contains("is above the budget of ¥10.00"), "{}", String::from_utf8_lossy(&plan.stdout));
     let prov = gpuctl(&sim, dir.path(), &["provision", spec.to_str().unwrap(), "--yes"]);
     assert_eq!(prov.status.code(), Some(3));
-    assert!(sim.live("alibaba").is_empty());
+    assert!(live(&sim, "alibaba").is_empty());
 }
 
 #[test]
@@ -201,7 +125,7 @@ fn stock_out_falls_back_and_throttling_still_completes() {
     let config = format!(
         "{QUICK}stock_outs = [{{ provider = \"alibaba\", zone = \"cn-hangzhou-i\" }}]\nrate_limits = [{{ provider = \"alibaba\", action = \"RunInstances\", per_second = 1.0, burst = 1.0 }}]\n"
     );
-    let sim = SimProcess::start(dir.path(), &config);
+    let sim = SimProcess::start(dir.path(), &config, &[]);
     let spec = dir.path().join("spec.toml");
     let text = spec_for("alibaba").replace("count = 2", "count = 3").replace(
         "provider = \"alibaba\"\nregion = \"cn-hangzhou\"\nzone = \"cn-hangzhou-i\"\ninstance_type = \"ecs.gn7i-c8g1.2xlarge\"\n",
@@ -220,7 +144,7 @@ fn stock_out_falls_back_and_throttling_still_completes() {
         assert_eq!(u["fell_back_from"], serde_json::json!(["alibaba cn-hangzhou-i ecs.gn7i-c8g1.2xlarge"]));
     }
     assert!(report["retries"].as_u64().unwrap() > 0, "the rate limit must have throttled some creates: {report}");
-    assert_eq!(sim.live("alibaba").len(), 3);
+    assert_eq!(live(&sim, "alibaba").len(), 3);
     ok_json(&sim, dir.path(), &["destroy", spec.to_str().unwrap(), "--yes", "--json"]);
-    assert!(sim.live("alibaba").is_empty());
+    assert!(live(&sim, "alibaba").is_empty());
 }
