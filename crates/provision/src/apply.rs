@@ -113,7 +113,7 @@ struct Poller {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
-enum Want {
+pub(crate) enum Want {
     /// Running (or a launch failure, which ends the wait too).
     Running,
     Gone,
@@ -156,7 +156,7 @@ impl Engine {
         f(&guard)
     }
 
-    fn cloud(&self, p: Provider) -> Result<Arc<dyn Cloud>, ApplyError> {
+    pub(crate) fn cloud(&self, p: Provider) -> Result<Arc<dyn Cloud>, ApplyError> {
         self.0.clouds.get(&p).cloned().ok_or(ApplyError::NoCloud(p))
     }
 
@@ -164,7 +164,7 @@ impl Engine {
         (self.0.progress)(&e);
     }
 
-    async fn call<T, F, Fut>(&self, provider: Provider, api: &'static str, key: &str, f: F) -> Result<T, CloudError>
+    pub(crate) async fn call<T, F, Fut>(&self, provider: Provider, api: &'static str, key: &str, f: F) -> Result<T, CloudError>
     where
         F: FnMut() -> Fut,
         Fut: std::future::Future<Output = Result<T, CloudError>>,
@@ -413,7 +413,7 @@ impl Engine {
     }
 
     /// Waits until `id` is running (or failed) / gone, through the batching poller.
-    async fn wait(&self, provider: Provider, region: &str, id: &str, want: Want) -> Result<Option<Instance>, ApplyError> {
+    pub(crate) async fn wait(&self, provider: Provider, region: &str, id: &str, want: Want) -> Result<Option<Instance>, ApplyError> {
         let (tx, rx) = oneshot::channel();
         let start = {
             let mut w = self.0.poller.waiting.lock().unwrap_or_else(|e| e.into_inner());

@@ -112,6 +112,8 @@ pub struct Instance {
     pub public_ip: Option<String>,
     pub private_ip: Option<String>,
     pub auto_release_at: Option<String>,
+    /// When the cloud says the instance was created, as an RFC 3339 UTC timestamp; `None` when it does not say.
+    pub launched_at: Option<String>,
     pub tags: BTreeMap<String, String>,
 }
 
@@ -121,6 +123,9 @@ pub enum Filter {
     Ids(Vec<String>),
     /// Instances carrying this tag (finds gpuctl's resources without the state store).
     Tag { key: String, value: String },
+    /// Instances carrying a tag with this key, whatever its value (`gpuctl sweep`: every deployment's
+    /// instances, recorded or not).
+    TagKey(String),
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]

@@ -9,6 +9,7 @@
 //! - [`plan`]: spec + catalog + state → creates, keeps, releases, ¥/hour, totals per billing mode, budget.
 //! - [`token`]: deterministic client tokens.
 //! - [`state`]: the SQLite store: intent log, resources, snapshots, apply lock.
+//! - [`sweep`]: finding and releasing tagged instances no live record owns (`gpuctl sweep`).
 //!
 //! Knows no provider's wire format: each provider crate implements the cloud trait.
 
@@ -20,6 +21,7 @@ pub mod provider;
 pub mod retry;
 pub mod spec;
 pub mod state;
+pub mod sweep;
 pub mod token;
 
 pub use provider::{BillingMode, Provider};

@@ -206,6 +206,18 @@ fn run_params(r: &CreateRequest) -> Vec<(String, String)> {
     p
 }
 
+/// One DescribeInstances page (100, the most ECS gives) of what `filter` selects. `Tag.N.Key` without a
+/// `Tag.N.Value` matches the key whatever its value (the SDK's DescribeInstancesRequestTag).
+fn describe_params(filter: &Filter, page: usize) -> Vec<(String, String)> {
+    let mut p = vec![kv("PageSize", 100), kv("PageNumber", page)];
+    match filter {
+        Filter::Ids(ids) => p.push(kv("InstanceIds", serde_json::to_string(ids).unwrap_or_default())),
+        Filter::Tag { key, value } => p.extend([kv("Tag.1.Key", key), kv("Tag.1.Value", value)]),
+        Filter::TagKey(key) => p.push(kv("Tag.1.Key", key)),
+    }
+    p
+}
+
 fn state_of(status: &str) -> InstanceState {
     match status {
         "Pending" | "Starting" => InstanceState::Pending,
@@ -248,6 +260,8 @@ fn instance_of(i: &Value) -> Instance {
         public_ip: list(&i["PublicIpAddress"]["IpAddress"]).into_iter().next().or_else(|| opt(&i["EipAddress"]["IpAddress"])),
         private_ip: list(&i["VpcAttributes"]["PrivateIpAddress"]["IpAddress"]).into_iter().next(),
         auto_release_at: opt(&i["AutoReleaseTime"]),
+        // ECS writes `CreationTime` in UTC to the minute (`2026-11-30T08:00Z`).
+        launched_at: opt(&i["CreationTime"]).and_then(|t| crate::api::parse_time(&t)).map(|t| t.to_string()),
         tags,
     }
 }
@@ -286,12 +300,7 @@ impl Cloud for Client {
         Box::pin(async move {
             let mut out = Vec::new();
             for page in 1.. {
-                let mut p = vec![kv("PageSize", 100), kv("PageNumber", page)];
-                match filter {
-                    Filter::Ids(ids) => p.push(kv("InstanceIds", serde_json::to_string(ids).unwrap_or_default())),
-                    Filter::Tag { key, value } => p.extend([kv("Tag.1.Key", key), kv("Tag.1.Value", value)]),
-                }
-                let v = self.call(region, "DescribeInstances", p).await?;
+                let v = self.call(region, "DescribeInstances", describe_params(filter, page)).await?;
                 let items = v["Instances"]["Instance"].as_array().cloned().unwrap_or_default();
                 let n = items.len();
                 out.extend(items.iter().map(instance_of));
@@ -418,5 +427,27 @@ mod tests {
         ] {
             assert_eq!(classify(status, code), kind, "{code}");
         }
+    }
+
+    #[test]
+    fn describe_filters_on_the_wire() {
+        let check = |f: Filter, page, want: &[(&str, &str)]| {
+            let want: Vec<(String, String)> = want.iter().map(|(k, v)| kv(*k, v)).collect();
+            assert_eq!(describe_params(&f, page), want, "{f:?}");
+        };
+        check(Filter::Ids(vec!["i-1".into(), "i-2".into()]), 1, &[("PageSize", "100"), ("PageNumber", "1"), ("InstanceIds", r#"["i-1","i-2"]"#)]);
+        check(
+            Filter::Tag { key: "gpuctl-token".into(), value: "t1".into() },
+            1,
+            &[("PageSize", "100"), ("PageNumber", "1"), ("Tag.1.Key", "gpuctl-token"), ("Tag.1.Value", "t1")],
+        );
+        check(Filter::TagKey("gpuctl-deployment".into()), 3, &[("PageSize", "100"), ("PageNumber", "3"), ("Tag.1.Key", "gpuctl-deployment")]);
+    }
+
+    #[test]
+    fn launch_time_is_read_from_creation_time() {
+        let i = instance_of(&serde_json::json!({ "InstanceId": "i-1", "CreationTime": "2026-11-30T08:00Z" }));
+        assert_eq!(i.launched_at.as_deref(), Some("2026-11-30T08:00:00Z"));
+        assert_eq!(instance_of(&serde_json::json!({ "InstanceId": "i-1", "CreationTime": "yesterday" })).launched_at, None);
     }
 }

@@ -84,6 +84,20 @@ fn filter_query(filters: &[(&str, Vec<String>)]) -> Vec<(String, String)> {
     q
 }
 
+/// One describeInstances page (100, the most JD gives) of what `filter` selects. A `tags.N` TagFilter
+/// with a key and no `values` matches the key whatever its value (`values` is optional in the SDK's
+/// vm/models/TagFilter.py).
+fn describe_query(filter: &Filter, page: usize) -> Vec<(String, String)> {
+    let mut q = match filter {
+        Filter::Ids(ids) => filter_query(&[("instanceId", ids.clone())]),
+        Filter::Tag { key, value } => vec![("tags.1.key".into(), key.clone()), ("tags.1.values.1".into(), value.clone())],
+        Filter::TagKey(key) => vec![("tags.1.key".into(), key.clone())],
+    };
+    q.push(("pageNumber".into(), page.to_string()));
+    q.push(("pageSize".into(), "100".into()));
+    q
+}
+
 impl Client {
     pub fn new(creds: Credentials, endpoint: Option<Endpoint>, http: Http) -> Client {
         Client { creds, endpoint, http }
@@ -215,6 +229,8 @@ fn instance_of(i: &Value, region: &str) -> Instance {
         public_ip: opt(&i["elasticIpAddress"]),
         private_ip: opt(&i["privateIpAddress"]),
         auto_release_at: opt(&i["autoReleaseTime"]),
+        // `launchTime` is RFC 3339 with Beijing's offset (`2026-11-30T16:00:00+08:00`).
+        launched_at: opt(&i["launchTime"]).and_then(|t| crate::api::parse_offset_time(&t)).map(|t| t.to_string()),
         tags,
     }
 }
@@ -275,13 +291,7 @@ impl Cloud for Client {
         Box::pin(async move {
             let mut out = Vec::new();
             for page in 1.. {
-                let mut q = match filter {
-                    Filter::Ids(ids) => filter_query(&[("instanceId", ids.clone())]),
-                    Filter::Tag { key, value } => vec![("tags.1.key".into(), key.clone()), ("tags.1.values.1".into(), value.clone())],
-                };
-                q.push(("pageNumber".into(), page.to_string()));
-                q.push(("pageSize".into(), "100".into()));
-                let (r, _) = self.call("vm", region, "describeInstances", "GET", "instances", q, None).await?;
+                let (r, _) = self.call("vm", region, "describeInstances", "GET", "instances", describe_query(filter, page), None).await?;
                 let items = r["instances"].as_array().cloned().unwrap_or_default();
                 out.extend(items.iter().map(|i| instance_of(i, region)));
                 if items.is_empty() || out.len() as u64 >= r["totalCount"].as_u64().unwrap_or(0) {
@@ -394,5 +404,26 @@ mod tests {
     fn filters_are_one_based() {
         let q = filter_query(&[("instanceId", vec!["i-a".into(), "i-b".into()])]);
         assert_eq!(q, [("filters.1.name".into(), "instanceId".into()), ("filters.1.values.1".into(), "i-a".into()), ("filters.1.values.2".into(), "i-b".into())] as [(String, String); 3]);
+    }
+
+    #[test]
+    fn describe_filters_on_the_wire() {
+        let check = |f: Filter, page, want: &[(&str, &str)]| {
+            let want: Vec<(String, String)> = want.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+            assert_eq!(describe_query(&f, page), want, "{f:?}");
+        };
+        check(Filter::Ids(vec!["i-a".into()]), 1, &[("filters.1.name", "instanceId"), ("filters.1.values.1", "i-a"), ("pageNumber", "1"), ("pageSize", "100")]);
+        check(
+            Filter::Tag { key: "gpuctl-token".into(), value: "t1".into() },
+            1,
+            &[("tags.1.key", "gpuctl-token"), ("tags.1.values.1", "t1"), ("pageNumber", "1"), ("pageSize", "100")],
+        );
+        check(Filter::TagKey("gpuctl-deployment".into()), 2, &[("tags.1.key", "gpuctl-deployment"), ("pageNumber", "2"), ("pageSize", "100")]);
+    }
+
+    #[test]
+    fn launch_time_is_read_in_utc() {
+        let i = instance_of(&json!({ "instanceId": "i-1", "launchTime": "2026-11-30T16:00:00+08:00" }), "cn-north-1");
+        assert_eq!(i.launched_at.as_deref(), Some("2026-11-30T08:00:00Z"));
     }
 }

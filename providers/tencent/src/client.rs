@@ -107,6 +107,12 @@ impl Client {
         let resp = self.http.send(Provider::Tencent, action, "POST", &signed.url, &signed.headers, signed.body).await?;
         if resp.status >= 500 || resp.status == 429 {
             let kind = if resp.status == 429 { ErrorKind::Throttled } else { ErrorKind::Transient };
+            // A gateway may answer 5xx in CVM's own error shape: keep its code and request id when it does.
+            let v: Value = serde_json::from_slice(&resp.body).unwrap_or_default();
+            let r = &v["Response"];
+            if let Some(code) = r["Error"]["Code"].as_str() {
+                return Err(err(kind, code, s(&r["Error"]["Message"]), opt(&r["RequestId"])));
+            }
             return Err(err(kind, &format!("HTTP{}", resp.status), String::from_utf8_lossy(&resp.body).chars().take(300).collect(), None));
         }
         let v: Value = serde_json::from_slice(&resp.body)
@@ -183,6 +189,18 @@ fn run_body(r: &CreateRequest) -> Value {
     b
 }
 
+/// One DescribeInstances page (100, the most CVM gives) of what `filter` selects. CVM takes `InstanceIds`
+/// or `Filters`, never both; `tag-key` matches a key whatever its value, `tag:<key>` a key and value.
+fn describe_body(filter: &Filter, offset: usize) -> Value {
+    let mut body = json!({ "Offset": offset, "Limit": 100 });
+    match filter {
+        Filter::Ids(ids) => body["InstanceIds"] = json!(ids),
+        Filter::Tag { key, value } => body["Filters"] = json!([{ "Name": format!("tag:{key}"), "Values": [value] }]),
+        Filter::TagKey(key) => body["Filters"] = json!([{ "Name": "tag-key", "Values": [key] }]),
+    }
+    body
+}
+
 fn state_of(st: &str) -> InstanceState {
     match st {
         "PENDING" | "STARTING" | "REBOOTING" => InstanceState::Pending,
@@ -230,6 +248,8 @@ fn instance_of(i: &Value, region: &str) -> Instance {
         public_ip: first(&i["PublicIpAddresses"]),
         private_ip: first(&i["PrivateIpAddresses"]),
         auto_release_at: None,
+        // CVM's `CreatedTime` is ISO 8601 in UTC (`2020-09-22T00:00:00Z`).
+        launched_at: opt(&i["CreatedTime"]).and_then(|t| t.parse::<jiff::Timestamp>().ok()).map(|t| t.to_string()),
         tags,
     }
 }
@@ -273,12 +293,7 @@ impl Cloud for Client {
             let mut out = Vec::new();
             let mut offset = 0;
             loop {
-                let mut body = json!({ "Offset": offset, "Limit": 100 });
-                match filter {
-                    Filter::Ids(ids) => body["InstanceIds"] = json!(ids),
-                    Filter::Tag { key, value } => body["Filters"] = json!([{ "Name": format!("tag:{key}"), "Values": [value] }]),
-                }
-                let (r, _) = self.call(CVM, region, "DescribeInstances", body).await?;
+                let (r, _) = self.call(CVM, region, "DescribeInstances", describe_body(filter, offset)).await?;
                 let items = r["InstanceSet"].as_array().cloned().unwrap_or_default();
                 out.extend(items.iter().map(|i| instance_of(i, region)));
                 offset += items.len();
@@ -407,5 +422,24 @@ mod tests {
         ] {
             assert_eq!(classify(code), kind, "{code}");
         }
+    }
+
+    #[test]
+    fn describe_filters_on_the_wire() {
+        let check = |f: Filter, offset, want: Value| assert_eq!(describe_body(&f, offset), want, "{f:?}");
+        check(Filter::Ids(vec!["ins-1".into(), "ins-2".into()]), 0, json!({ "Offset": 0, "Limit": 100, "InstanceIds": ["ins-1", "ins-2"] }));
+        check(
+            Filter::Tag { key: "gpuctl-token".into(), value: "t1".into() },
+            0,
+            json!({ "Offset": 0, "Limit": 100, "Filters": [{ "Name": "tag:gpuctl-token", "Values": ["t1"] }] }),
+        );
+        check(Filter::TagKey("gpuctl-deployment".into()), 200, json!({ "Offset": 200, "Limit": 100, "Filters": [{ "Name": "tag-key", "Values": ["gpuctl-deployment"] }] }));
+    }
+
+    #[test]
+    fn launch_time_is_read_from_created_time() {
+        let i = instance_of(&json!({ "InstanceId": "ins-1", "CreatedTime": "2026-11-30T08:00:00Z" }), "ap-guangzhou");
+        assert_eq!(i.launched_at.as_deref(), Some("2026-11-30T08:00:00Z"));
+        assert_eq!(instance_of(&json!({ "InstanceId": "ins-1" }), "ap-guangzhou").launched_at, None);
     }
 }

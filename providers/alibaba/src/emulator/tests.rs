@@ -411,3 +411,25 @@ fn describe_instances_pages_and_filters_by_tag_and_name() {
     assert_eq!(q(&[("Status", "Running")]), (0, 0));
     assert_eq!(err_code(call(&ecs, &ctx, "DescribeInstances", &[("RegionId", "cn-hangzhou"), ("InstanceIds", "i-a,i-b")])).1, "InvalidInstanceIds.Malformed");
 }
+
+#[test]
+fn describe_by_tag_key_alone_matches_any_value() {
+    let (ecs, ctx) = (Ecs::new(), ctx());
+    run(&ecs, &ctx, &[("Amount", "2"), ("Tag.1.Key", "gpuctl-deployment"), ("Tag.1.Value", "a")]).unwrap();
+    run(&ecs, &ctx, &[("Tag.1.Key", "gpuctl-deployment"), ("Tag.1.Value", "b")]).unwrap();
+    run(&ecs, &ctx, &[("Tag.1.Key", "team"), ("Tag.1.Value", "gpuctl-deployment")]).unwrap();
+    run(&ecs, &ctx, &[]).unwrap();
+    let q = |extra: &[(&str, &str)]| {
+        let mut p = vec![("RegionId", "cn-hangzhou")];
+        p.extend_from_slice(extra);
+        let v = call(&ecs, &ctx, "DescribeInstances", &p).unwrap();
+        let values: Vec<String> = v["Instances"]["Instance"].as_array().unwrap().iter().map(|i| i["Tags"]["Tag"][0]["TagValue"].as_str().unwrap_or("").to_string()).collect();
+        (v["TotalCount"].as_u64().unwrap(), values)
+    };
+    let (total, mut values) = q(&[("Tag.1.Key", "gpuctl-deployment")]);
+    values.sort();
+    assert_eq!((total, values), (3, vec!["a".to_string(), "a".into(), "b".into()]), "the key with any value, never a value equal to the key");
+    assert_eq!(q(&[("Tag.1.Key", "gpuctl-deployment"), ("PageSize", "2"), ("PageNumber", "2")]).0, 3);
+    assert_eq!(q(&[("Tag.1.Key", "gpuctl-deployment"), ("PageSize", "2"), ("PageNumber", "2")]).1.len(), 1);
+    assert_eq!(q(&[("Tag.1.Key", "gpuctl-deployment"), ("Tag.2.Key", "team")]).0, 0, "tags are ANDed");
+}

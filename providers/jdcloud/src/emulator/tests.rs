@@ -360,3 +360,23 @@ fn describe_instances_pages_and_filters() {
     assert_eq!(q(json!({"filters": [{"name": "name", "values": ["oth"]}]})), (1, 1));
     assert_eq!(q(json!({"filters": [{"name": "status", "values": ["running"]}]})), (0, 0));
 }
+
+#[test]
+fn describe_by_tag_key_without_values_matches_any_value() {
+    let (jd, ctx) = (JdCloud::new(), ctx());
+    // userTags sit inside instanceSpec, as in the SDK's InstanceSpec.
+    let spec = |name: &str, tags: Value| json!({"az": AZ, "instanceType": TYPE, "imageId": "img", "name": name, "userTags": tags});
+    let tag = |k: &str, v: &str| json!([{"key": k, "value": v}]);
+    create(&jd, &ctx, json!({"maxCount": 11, "instanceSpec": spec("a", tag("gpuctl-deployment", "a"))})).unwrap();
+    create(&jd, &ctx, json!({"instanceSpec": spec("b", tag("gpuctl-deployment", "b"))})).unwrap();
+    create(&jd, &ctx, json!({"instanceSpec": spec("c", tag("team", "gpuctl-deployment"))})).unwrap();
+    create(&jd, &ctx, json!({"instanceSpec": spec("d", json!([]))})).unwrap();
+    let q = |p: Value| {
+        let v = call(&jd, &ctx, "GET", "instances", p).unwrap();
+        (v["totalCount"].as_u64().unwrap(), v["instances"].as_array().unwrap().len())
+    };
+    assert_eq!(q(json!({"tags": [{"key": "gpuctl-deployment"}]})), (12, 12), "the key with any value, never a value equal to the key");
+    assert_eq!(q(json!({"tags": [{"key": "gpuctl-deployment"}], "pageNumber": "2", "pageSize": "10"})), (12, 2));
+    assert_eq!(q(json!({"tags": [{"key": "gpuctl-deployment", "values": ["b"]}]})), (1, 1));
+    assert_eq!(q(json!({"tags": [{"key": "gpuctl-deployment"}, {"key": "team"}]})), (0, 0), "tag filters are ANDed");
+}

@@ -219,3 +219,29 @@ fn create_image_from_an_instance_snapshots_its_disks() {
     let bad = call(&emu, &ctx, "CreateImage", json!({"InstanceId": id, "ImageName": "x", "DataDiskIds": ["disk-zzzzzzzz"]}));
     assert_eq!(code(&bad), "InvalidParameterValue");
 }
+
+#[test]
+fn describe_by_tag_key_matches_any_value_and_pages() {
+    let (emu, ctx) = setup(Knobs::default());
+    let tagged = |k: &str, v: &str| run(json!({"TagSpecification": [{"ResourceType": "instance", "Tags": [{"Key": k, "Value": v}]}]}));
+    for body in [tagged("gpuctl-deployment", "a"), tagged("gpuctl-deployment", "b"), tagged("team", "gpuctl-deployment"), run(json!({}))] {
+        assert_eq!(code(&call(&emu, &ctx, "RunInstances", body)), "");
+    }
+    let by_key = |extra: Value| {
+        let mut body = json!({"Filters": [{"Name": "tag-key", "Values": ["gpuctl-deployment"]}]});
+        for (k, v) in extra.as_object().unwrap() {
+            body[k] = v.clone();
+        }
+        call(&emu, &ctx, "DescribeInstances", body)
+    };
+    let all = by_key(json!({}));
+    assert_eq!(all["TotalCount"], 2, "the key with any value; a value equal to the key does not count: {all}");
+    let values: Vec<&str> = all["InstanceSet"].as_array().unwrap().iter().map(|i| i["Tags"][0]["Value"].as_str().unwrap()).collect();
+    assert_eq!(values, ["a", "b"]);
+    let page = by_key(json!({"Offset": 1, "Limit": 1}));
+    assert_eq!((page["TotalCount"].as_u64(), page["InstanceSet"].as_array().unwrap().len()), (Some(2), 1));
+    assert_eq!(page["InstanceSet"][0]["Tags"][0]["Value"], "b");
+    // Filters are ANDed: tag-key and tag:<key> together narrow to one.
+    let both = call(&emu, &ctx, "DescribeInstances", json!({"Filters": [{"Name": "tag-key", "Values": ["gpuctl-deployment"]}, {"Name": "tag:gpuctl-deployment", "Values": ["b"]}]}));
+    assert_eq!(both["TotalCount"], 1);
+}
