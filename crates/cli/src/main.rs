@@ -44,6 +44,8 @@ enum Command {
     Release(cmd::release::ReleaseArgs),
     /// Release everything a spec's deployment holds
     Destroy(cmd::destroy::DestroyArgs),
+    /// Find instances tagged by gpuctl that no recorded deployment owns (lost state, someone else's run), with ¥/hour; `--release` them
+    Sweep(cmd::sweep::SweepArgs),
 }
 
 fn run(cli: Cli) -> anyhow_free::Result {
@@ -61,6 +63,7 @@ fn run(cli: Cli) -> anyhow_free::Result {
         Command::Clone(args) => cmd::clone::run(args),
         Command::Release(args) => cmd::release::run(args),
         Command::Destroy(args) => cmd::destroy::run(args),
+        Command::Sweep(args) => cmd::sweep::run(args),
     }
 }
 

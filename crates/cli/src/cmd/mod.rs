@@ -18,6 +18,8 @@ pub mod refresh;
 pub mod release;
 pub mod snapshot;
 pub mod status;
+// finding leaks without state (issue 7)
+pub mod sweep;
 
 /// An error for people: what went wrong and what to do. Never holds a secret.
 #[derive(Debug)]
