@@ -1,20 +1,24 @@
-//! Converts the shipped catalog (`data/*.toml`) to JSON at build time, so a build without the
-//! `toml-files` feature (the browser calculator) reads its catalog with no TOML parser in it.
-//!
-//! Generic TOML → JSON (no catalog types here): the same serde types read the result at run time,
-//! and a native test checks that both routes give the same catalog.
+//! Reads the shipped catalog (`data/*.toml`) at build time into the schema types (`src/schema.rs`,
+//! compiled here as it is) and writes each file in borsh's binary form, so builds without the
+//! `toml-files` feature (the browser calculator) decode their catalog with no TOML or JSON parser
+//! in them. A native test checks that both routes give the same catalog, bit for bit.
 
 use std::path::Path;
 
+#[allow(dead_code)]
+#[path = "src/schema.rs"]
+mod schema;
+
 fn main() {
+    println!("cargo:rerun-if-changed=src/schema.rs");
     let out = std::env::var("OUT_DIR").expect("cargo sets OUT_DIR");
     for name in ["gpus", "instances", "prices"] {
         let src = format!("data/{name}.toml");
         println!("cargo:rerun-if-changed={src}");
         let text = std::fs::read_to_string(&src).unwrap_or_else(|e| panic!("{src}: {e}"));
-        let table: toml::Table = toml::from_str(&text).unwrap_or_else(|e| panic!("{src}: {e}"));
-        let json = serde_json::to_string(&table).unwrap_or_else(|e| panic!("{src}: {e}"));
-        std::fs::write(Path::new(&out).join(format!("{name}.json")), json)
-            .unwrap_or_else(|e| panic!("{out}/{name}.json: {e}"));
+        let file: schema::DataFile = toml::from_str(&text).unwrap_or_else(|e| panic!("{src}: {e}"));
+        let bytes = borsh::to_vec(&file).unwrap_or_else(|e| panic!("{src}: {e}"));
+        std::fs::write(Path::new(&out).join(format!("{name}.borsh")), bytes)
+            .unwrap_or_else(|e| panic!("{out}/{name}.borsh: {e}"));
     }
 }

@@ -6,3 +6,6 @@ if cargo tree -p gpuctl-core -e normal --locked --prefix none | grep -E '^(tokio
     echo "gpuctl-core must not depend on the crates above (see ARCHITECTURE.md)" >&2
     exit 1
 fi
+# The engine's own tests in the browser's configuration (no `toml-files`, no `iso-dates`: the shipped
+# catalog decoded from build.rs's binary form, the plain date reader), natively.
+cargo test -p gpuctl-core --no-default-features --lib --locked

@@ -12,8 +12,11 @@ use std::sync::OnceLock;
 use jiff::civil::Date;
 use serde::{Deserialize, Serialize};
 
-/// The schema version the data files and overlays must declare.
-pub const SCHEMA_VERSION: u32 = 1;
+use crate::schema::DataFile;
+pub use crate::schema::{
+    Anchor, BillingMode, Confidence, Gpu, InstanceType, ModeRatio, PriceRow, Provider,
+    ProviderInfo, Region, Stack, SCHEMA_VERSION,
+};
 
 /// The shipped data files as written, read with the TOML reader (native builds).
 #[cfg(feature = "toml-files")]
@@ -23,24 +26,25 @@ const SHIPPED_TOML: [(&str, &str); 3] = [
     ("prices.toml", include_str!("../data/prices.toml")),
 ];
 
-/// The same files converted to JSON by build.rs, for builds without the TOML reader (the browser):
-/// the same types and the same merge read them. Names stay `*.toml` for error messages.
+/// The same files as build.rs read them into the schema types and wrote them in borsh's binary
+/// form, for builds without the TOML reader (the browser): decoding them takes no text parser (no
+/// TOML, no JSON deserializer in the bundle), and the same merge and checks then run on them. Names
+/// stay `*.toml` for error messages.
 #[cfg_attr(all(feature = "toml-files", not(test)), allow(dead_code))]
-const SHIPPED_JSON: [(&str, &str); 3] = [
-    ("gpus.toml", include_str!(concat!(env!("OUT_DIR"), "/gpus.json"))),
-    ("instances.toml", include_str!(concat!(env!("OUT_DIR"), "/instances.json"))),
-    ("prices.toml", include_str!(concat!(env!("OUT_DIR"), "/prices.json"))),
+const SHIPPED_BINARY: [(&str, &[u8]); 3] = [
+    (
+        "gpus.toml",
+        include_bytes!(concat!(env!("OUT_DIR"), "/gpus.borsh")),
+    ),
+    (
+        "instances.toml",
+        include_bytes!(concat!(env!("OUT_DIR"), "/instances.borsh")),
+    ),
+    (
+        "prices.toml",
+        include_bytes!(concat!(env!("OUT_DIR"), "/prices.borsh")),
+    ),
 ];
-
-/// A cloud gpuctl knows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Provider {
-    Tencent,
-    Alibaba,
-    #[serde(rename = "jdcloud")]
-    JdCloud,
-}
 
 impl Provider {
     pub const ALL: [Provider; 3] = [Provider::Tencent, Provider::Alibaba, Provider::JdCloud];
@@ -72,24 +76,6 @@ impl fmt::Display for Provider {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
     }
-}
-
-/// How an instance is billed. Prices for each mode are per that mode's term (see [`BillingMode::term_hours`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum BillingMode {
-    /// Pay-as-you-go, ¥ per hour (按量计费 / 按量付费).
-    Hourly,
-    /// Spot / preemptible, ¥ per hour; can be reclaimed at any time (竞价实例 / 抢占式实例).
-    Spot,
-    /// Weekly rent, ¥ per 7 days (Alibaba only).
-    Weekly,
-    /// Monthly subscription, ¥ per month (包年包月).
-    Monthly,
-    /// One-year subscription, ¥ per year.
-    Year1,
-    /// Three-year subscription, ¥ for the whole 3 years.
-    Year3,
 }
 
 impl BillingMode {
@@ -163,26 +149,6 @@ impl fmt::Display for BillingMode {
     }
 }
 
-/// How much to trust a number (catalog-facts.md tags).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-pub enum Confidence {
-    /// Vendor datasheet or official cloud doc.
-    A,
-    /// Reputable third party or consistent multi-source.
-    B,
-    /// Single third-party source, hand-entered, or derived.
-    C,
-    /// Quoted in the user's brief; no public source found.
-    #[serde(rename = "brief")]
-    Brief,
-    /// No source: an estimate, with its derivation alongside.
-    #[serde(rename = "estimate")]
-    Estimate,
-    /// The user's own number from an overlay file.
-    #[serde(rename = "user")]
-    User,
-}
-
 impl Confidence {
     pub fn as_str(self) -> &'static str {
         match self {
@@ -196,104 +162,11 @@ impl Confidence {
     }
 }
 
-/// The software stack a GPU needs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Stack {
-    /// NVIDIA CUDA (PyTorch, vLLM, …).
-    Cuda,
-    /// Huawei Ascend: CANN with MindSpore or torch_npu, not CUDA.
-    Ascend,
-}
-
-/// One GPU model (catalog-facts.md §1). TFLOPS are dense (no 2:4 sparsity).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Gpu {
-    /// Short id used in files and flags, e.g. `a10`, `a100-sxm4-40g`.
-    pub id: String,
-    /// Display name, e.g. "NVIDIA A10".
-    pub name: String,
-    pub vram_gb: f64,
-    pub mem_bw_gbps: f64,
-    /// Dense FP16/BF16 tensor TFLOPS; for GPUs without tensor cores, the usable FP32 rate.
-    pub fp16_tflops: f64,
-    pub fp32_tflops: f64,
-    pub bf16: bool,
-    /// Whether FP16 / mixed-precision training is practical at all.
-    pub fp16_training: bool,
-    /// Why not, or what limits it (shown to users).
-    #[serde(default)]
-    pub training_note: String,
-    /// GPU↔GPU link, e.g. "NVLink3 600 GB/s" or "PCIe4 only".
-    pub interconnect: String,
-    /// Whether GPUs in one instance talk over NVLink/HCCS (affects multi-GPU MFU).
-    pub fast_link: bool,
-    pub stack: Stack,
-    /// CUDA compute capability ("7.5"), empty for Ascend.
-    #[serde(default)]
-    pub compute_capability: String,
-    /// FlashAttention-2 support (Ampere and newer).
-    #[serde(default)]
-    pub flash_attention2: bool,
-    pub tdp_w: f64,
-    pub confidence: Confidence,
-    #[serde(default)]
-    pub notes: String,
-}
-
 impl Gpu {
     /// Compute capability as a number (7.5), `None` for Ascend.
     pub fn cc(&self) -> Option<f64> {
         self.compute_capability.parse().ok()
     }
-}
-
-/// A region a provider sells in, with its zones.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Region {
-    pub id: String,
-    pub name: String,
-    pub zones: Vec<String>,
-}
-
-/// What a provider offers overall.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ProviderInfo {
-    pub id: Provider,
-    pub name: String,
-    /// Billing modes this provider sells GPU instances under (an instance may narrow them).
-    pub billing_modes: Vec<BillingMode>,
-    pub regions: Vec<Region>,
-    #[serde(default)]
-    pub source: String,
-}
-
-/// One instance type (catalog-facts.md §2).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct InstanceType {
-    pub provider: Provider,
-    /// The cloud's own type id, e.g. `GN7.2XLARGE32`, `gn7i-c8g1.2xlarge`, `p.n1v100.2xlarge`.
-    pub id: String,
-    pub family: String,
-    /// GPU id (see [`Gpu::id`]).
-    pub gpu: String,
-    /// GPUs per instance; fractions are vGPU slices (0.25 = a quarter card, VRAM and compute scale).
-    pub gpu_count: f64,
-    pub vcpu: u32,
-    pub ram_gb: f64,
-    pub regions: Vec<String>,
-    /// Narrower than the provider's billing modes, when set.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub billing_modes: Option<Vec<BillingMode>>,
-    pub confidence: Confidence,
-    #[serde(default)]
-    pub source: String,
-    #[serde(default)]
-    pub notes: String,
 }
 
 impl InstanceType {
@@ -309,51 +182,6 @@ impl InstanceType {
             gpu.vram_gb
         }
     }
-}
-
-/// A price row as written in a data file or overlay. `cny` is per the mode's term
-/// (hour, week, month, year, or the whole 3 years).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct PriceRow {
-    pub provider: Provider,
-    pub instance: String,
-    /// A region id, or `*` for every region the instance is sold in.
-    pub region: String,
-    pub mode: BillingMode,
-    pub cny: f64,
-    /// `YYYY-MM-DD`.
-    pub as_of: String,
-    pub source: String,
-    pub confidence: Confidence,
-    #[serde(default)]
-    pub derivation: String,
-    #[serde(default)]
-    pub notes: String,
-}
-
-/// A monthly price per GPU used to estimate instances that have no price of their own.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Anchor {
-    pub gpu: String,
-    /// ¥ per GPU per month.
-    pub monthly_cny_per_gpu: f64,
-    pub as_of: String,
-    pub source: String,
-    pub confidence: Confidence,
-    #[serde(default)]
-    pub derivation: String,
-}
-
-/// How a mode's price is estimated from a monthly price, when no observed row exists.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ModeRatio {
-    pub mode: BillingMode,
-    /// Price of one term of `mode` = monthly × `of_monthly`.
-    pub of_monthly: f64,
-    pub derivation: String,
 }
 
 /// Where a resolved price came from.
@@ -390,29 +218,11 @@ pub struct Price {
 impl Price {
     /// Age in days on `today` (the engine reads no clock: callers pass the date).
     pub fn age_days(&self, today: Date) -> i64 {
-        (today - self.as_of).get_days() as i64
+        days_between(self.as_of, today)
     }
 }
 
 // ---- files ---------------------------------------------------------------------------------
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct DataFile {
-    schema_version: u32,
-    #[serde(default)]
-    gpu: Vec<Gpu>,
-    #[serde(default)]
-    provider: Vec<ProviderInfo>,
-    #[serde(default)]
-    instance: Vec<InstanceType>,
-    #[serde(default)]
-    price: Vec<PriceRow>,
-    #[serde(default)]
-    anchor: Vec<Anchor>,
-    #[serde(default)]
-    mode_ratio: Vec<ModeRatio>,
-}
 
 /// Why a catalog or overlay file was refused. Carries line:column where known.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -467,6 +277,10 @@ fn parse_file(name: &str, text: &str) -> Result<DataFile, CatalogError> {
     } else {
         parse_toml(name, text)?
     };
+    check_schema(name, parsed)
+}
+
+fn check_schema(name: &str, parsed: DataFile) -> Result<DataFile, CatalogError> {
     if parsed.schema_version != SCHEMA_VERSION {
         return Err(CatalogError::Invalid {
             file: name.to_string(),
@@ -529,18 +343,42 @@ impl Catalog {
         static SHIPPED: OnceLock<Catalog> = OnceLock::new();
         SHIPPED.get_or_init(|| {
             #[cfg(feature = "toml-files")]
-            let files = SHIPPED_TOML;
+            let shipped = Catalog::from_files(&SHIPPED_TOML);
             #[cfg(not(feature = "toml-files"))]
-            let files = SHIPPED_JSON;
-            Catalog::from_files(&files).expect("shipped catalog is valid (checked by tests)")
+            let shipped = Catalog::from_binary(&SHIPPED_BINARY);
+            shipped.expect("shipped catalog is valid (checked by tests)")
         })
     }
 
     /// Build from data files (TOML, or JSON when the text starts with `{`); `(name, text)` pairs.
     pub fn from_files(files: &[(&str, &str)]) -> Result<Catalog, CatalogError> {
+        Catalog::from_data(
+            files
+                .iter()
+                .map(|(name, text)| Ok((*name, parse_file(name, text)?))),
+        )
+    }
+
+    /// Build from data files in build.rs's binary form (see [`SHIPPED_BINARY`]).
+    #[cfg_attr(all(feature = "toml-files", not(test)), allow(dead_code))]
+    fn from_binary(files: &[(&str, &[u8])]) -> Result<Catalog, CatalogError> {
+        Catalog::from_data(files.iter().map(|(name, bytes)| {
+            // A fixed message: formatting borsh's error would pull io::Error's text into the bundle,
+            // and the shipped files are checked at build time anyway.
+            let file = borsh::from_slice::<DataFile>(bytes).map_err(|_| CatalogError::Invalid {
+                file: name.to_string(),
+                message: "not a catalog in build.rs's binary form".into(),
+            })?;
+            Ok((*name, check_schema(name, file)?))
+        }))
+    }
+
+    fn from_data<'a>(
+        files: impl Iterator<Item = Result<(&'a str, DataFile), CatalogError>>,
+    ) -> Result<Catalog, CatalogError> {
         let mut cat = Catalog::empty();
-        for (name, text) in files {
-            let file = parse_file(name, text)?;
+        for file in files {
+            let (name, file) = file?;
             cat.merge(name, file, PriceOrigin::Shipped)?;
         }
         cat.resolve().map_err(|message| CatalogError::Invalid {
@@ -1006,8 +844,8 @@ impl Catalog {
     pub fn price_age_line(&self, today: Date) -> String {
         match self.price_dates() {
             Some((old, new)) => {
-                let a = (today - new).get_days();
-                let b = (today - old).get_days();
+                let a = days_between(new, today);
+                let b = days_between(old, today);
                 format!(
                     "prices as of {old} … {new} ({a}–{b} days old on {today}){}",
                     if self.overlaid {
@@ -1030,30 +868,62 @@ fn upsert<T>(v: &mut Vec<T>, item: T, same: impl Fn(&T, &T) -> bool) {
     }
 }
 
-/// Parse `YYYY-MM-DD`.
+/// Whole days from `from` to `to`. jiff's infallible `duration_since`, not `to - from`: that one
+/// goes through a fallible span and an `expect`, which drags jiff's error texts into the bundle.
+fn days_between(from: Date, to: Date) -> i64 {
+    to.duration_since(from).as_secs() / 86_400
+}
+
+/// Parse `YYYY-MM-DD`, with jiff's ISO 8601 reader: its errors say exactly what is wrong.
+#[cfg(feature = "iso-dates")]
 pub fn parse_date(s: &str) -> Result<Date, String> {
     s.parse::<Date>()
         .map_err(|e| format!("'{s}' is not a date (YYYY-MM-DD): {e}"))
+}
+
+/// Parse `YYYY-MM-DD`, plainly: without `iso-dates` (the browser, whose only dates are the shipped
+/// catalog's, read at build time by the CLI's reader) jiff's parser and its error texts stay out of
+/// the bundle.
+#[cfg(not(feature = "iso-dates"))]
+pub fn parse_date(s: &str) -> Result<Date, String> {
+    let b = s.as_bytes();
+    let num = |at: std::ops::Range<usize>| {
+        let part = s.get(at)?;
+        part.bytes()
+            .all(|c| c.is_ascii_digit())
+            .then(|| part.parse::<i16>().ok())?
+    };
+    let ymd = || {
+        if b.len() != 10 || b[4] != b'-' || b[7] != b'-' {
+            return None;
+        }
+        let (y, m, d) = (num(0..4)?, num(5..7)?, num(8..10)?);
+        Date::new(y, m as i8, d as i8).ok()
+    };
+    ymd().ok_or_else(|| format!("'{s}' is not a date (YYYY-MM-DD)"))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    /// The browser's catalog (build.rs's JSON) is the CLI's (the TOML files), field for field and
-    /// bit for bit: every row, anchor, resolved price and index entry.
+    /// The browser's catalog (build.rs's binary form) is the CLI's (the TOML files), field for
+    /// field and bit for bit: every row, anchor, resolved price and index entry.
     #[test]
     #[cfg(feature = "toml-files")]
-    fn prebuilt_json_catalog_equals_the_toml_one() {
+    fn prebuilt_binary_catalog_equals_the_toml_one() {
         let from_toml = Catalog::from_files(&SHIPPED_TOML).unwrap();
-        let from_json = Catalog::from_files(&SHIPPED_JSON).unwrap();
-        assert!(SHIPPED_JSON.iter().all(|(_, text)| text.starts_with('{')));
+        let from_binary = Catalog::from_binary(&SHIPPED_BINARY).unwrap();
         assert!(!from_toml.prices.is_empty());
-        assert_eq!(format!("{from_json:?}"), format!("{from_toml:?}"));
+        assert_eq!(format!("{from_binary:?}"), format!("{from_toml:?}"));
         assert_eq!(
-            serde_json::to_string(&from_json).unwrap(),
+            serde_json::to_string(&from_binary).unwrap(),
             serde_json::to_string(&from_toml).unwrap()
         );
+        // A damaged file is refused with a message, not a panic.
+        let damaged = [("gpus.toml", &SHIPPED_BINARY[0].1[..20])];
+        let e = Catalog::from_binary(&damaged).unwrap_err().to_string();
+        assert_eq!(e, "gpus.toml: not a catalog in build.rs's binary form");
     }
 
     #[test]
@@ -1161,6 +1031,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(feature = "toml-files")] // TOML overlays
     fn overlay_rows_win_over_shipped_rows() {
         let overlay = r#"
 schema_version = 1
@@ -1218,6 +1089,7 @@ confidence = "A"
     }
 
     #[test]
+    #[cfg(feature = "toml-files")] // TOML overlays
     fn overlay_can_add_an_instance_type_with_its_prices() {
         let overlay = r#"
 schema_version = 1
@@ -1259,6 +1131,7 @@ confidence = "user"
     }
 
     #[test]
+    #[cfg(feature = "toml-files")] // TOML overlays
     fn overlay_errors_say_where_and_suggest() {
         let check = |text: &str, expected: &str| {
             let e = Catalog::shipped()
@@ -1288,6 +1161,33 @@ confidence = "user"
             .unwrap_err()
             .to_string();
         assert!(e.starts_with("m.json:2:"), "{e}");
+    }
+
+    /// Both readers (with and without `iso-dates`) agree on what the catalog holds.
+    #[test]
+    fn dates_are_read_as_yyyy_mm_dd() {
+        for (text, ok) in [
+            ("2026-11-30", Some((2026, 11, 30))),
+            ("2024-02-29", Some((2024, 2, 29))),
+            ("2026-02-29", None),
+            ("2026-13-01", None),
+            ("2026-1-01", None),
+            ("26-11-30", None),
+            ("", None),
+            ("2026-11-3x", None),
+        ] {
+            let got = parse_date(text).map(|d| (d.year(), d.month(), d.day()));
+            match ok {
+                Some(ymd) => assert_eq!(got, Ok(ymd), "{text}"),
+                None => assert!(got
+                    .unwrap_err()
+                    .starts_with(&format!("'{text}' is not a date (YYYY-MM-DD)"))),
+            }
+        }
+        let d = |s| parse_date(s).unwrap();
+        assert_eq!(days_between(d("2026-02-27"), d("2026-03-01")), 2);
+        assert_eq!(days_between(d("2025-11-30"), d("2026-11-30")), 365);
+        assert_eq!(days_between(d("2026-11-30"), d("2026-11-29")), -1);
     }
 
     #[test]

@@ -13,6 +13,7 @@
 //! - [`stages`]: the staged plan (validate → tune → produce), each stage an offer.
 //! - [`tco`]: self-built cluster vs cloud, with the break-even utilization.
 //! - [`compat`]: framework ↔ CUDA ↔ driver ↔ GPU checks.
+//! - [`warning`]: the ranking's warnings as stable codes with parameters, and their English text.
 //! - [`suggest`], [`units`]: closest names for typos; `50M` / `7b` / `3d` style numbers.
 
 pub mod catalog;
@@ -21,11 +22,13 @@ pub mod fit;
 pub mod model;
 pub mod price;
 pub mod rank;
+mod schema;
 pub mod stages;
 pub mod suggest;
 pub mod tco;
 pub mod time;
 pub mod units;
+pub mod warning;
 
 pub use catalog::{
     parse_date, Anchor, BillingMode, Catalog, CatalogError, Confidence, Gpu, InstanceType,
@@ -46,3 +49,4 @@ pub use suggest::suggest;
 pub use tco::{tco, CloudOption, SelfBuilt, TcoInput, TcoPoint, TcoReport};
 pub use time::{estimate_time, mfu_band, MfuBand, TimeEstimate};
 pub use units::{parse_count, parse_hours};
+pub use warning::Warning;

@@ -8,8 +8,9 @@ use crate::catalog::{
 };
 use crate::compat::{check as check_compat, CompatQuery, Severity};
 use crate::fit::{fit_explained, FitReport, Hardware, Job, Method};
-use crate::price::{cost_of, Usage, SPOT_WARNING};
+use crate::price::{cost_of, Usage};
 use crate::time::{estimate_time_explained, TimeEstimate};
+use crate::warning::{self, Warning};
 use jiff::civil::Date;
 
 /// Prices older than this many days get a warning.
@@ -108,7 +109,10 @@ pub struct Offer {
     pub cny_per_1m_tokens_low: Option<f64>,
     pub cny_per_1m_tokens_high: Option<f64>,
     pub price_age_days: i64,
+    /// The English text of each of `warning_codes`, in order (what the CLI prints).
     pub warnings: Vec<String>,
+    /// The warnings as stable codes with their parameters (the browser renders them in its language).
+    pub warning_codes: Vec<Warning>,
 }
 
 /// An instance type (or an offer of it) that cannot do the job, and why.
@@ -129,8 +133,9 @@ pub struct Ranking {
     /// Feasible offers, cheapest (high estimate) first.
     pub offers: Vec<Offer>,
     pub infeasible: Vec<Infeasible>,
-    /// Warnings about the answer as a whole.
+    /// Warnings about the answer as a whole: the English text of each of `warning_codes`.
     pub warnings: Vec<String>,
+    pub warning_codes: Vec<Warning>,
     /// Assumptions behind every number (fit, time, price).
     pub assumptions: Vec<String>,
     /// How old the prices are on `today`.
@@ -152,19 +157,16 @@ pub fn rank(catalog: &Catalog, q: &Question) -> Ranking {
     let mut offers = Vec::new();
     let mut explained: Vec<(bool, bool)> = Vec::new();
     let mut infeasible = Vec::new();
-    let mut warnings = Vec::new();
     let mut assumptions: Vec<String> = Vec::new();
     let note = |v: &mut Vec<String>, s: String| {
         if !v.contains(&s) {
             v.push(s);
         }
     };
+    let mut warnings: Vec<Warning> = Vec::new();
 
     if q.job.tokens <= 0.0 && q.usage.total_hours.is_none() {
-        warnings.push(
-            "neither tokens nor usage hours given: costs are for 1 hour of use (give --tokens, or --hours-per-day with --days)"
-                .into(),
-        );
+        warnings.push(Warning::NoTokensOrHours);
     }
     if matches!(q.job.method, Method::Full | Method::FullPure16) {
         let bytes = if q.job.method == Method::Full {
@@ -172,12 +174,12 @@ pub fn rank(catalog: &Catalog, q: &Question) -> Ranking {
         } else {
             8.0
         };
-        warnings.push(format!(
-            "a full fine-tune keeps {bytes:.0} bytes per parameter of weights, gradients and Adam states before activations: {:.0} GB for {} ({:.2}B params), so it needs several large GPUs with ZeRO/FSDP; a single 24 GB card cannot hold it (LoRA or QLoRA can)",
-            bytes * q.job.model.params / 1e9,
-            q.job.model.name,
-            q.job.model.params / 1e9
-        ));
+        warnings.push(Warning::FullFineTuneMemory {
+            bytes_per_param: bytes,
+            gb: bytes * q.job.model.params / 1e9,
+            model: q.job.model.name.clone(),
+            params: q.job.model.params,
+        });
     }
     if q.job.model.shape_estimated {
         note(&mut assumptions, format!(
@@ -269,37 +271,39 @@ pub fn rank(catalog: &Catalog, q: &Question) -> Ranking {
             let c = cost_of(p, hours, &q.usage, tokens);
             let mut w = Vec::new();
             if p.mode == BillingMode::Spot {
-                w.push(SPOT_WARNING.to_string());
+                w.push(Warning::SpotReclaim);
             }
             let age = p.age_days(q.today);
             if age > STALE_PRICE_DAYS {
-                w.push(format!("price is {age} days old (as of {})", p.as_of));
+                w.push(Warning::StalePrice {
+                    days: age,
+                    as_of: p.as_of,
+                });
             }
             match p.confidence {
-                Confidence::Estimate => w.push("price is an estimate (see derivation)".into()),
-                Confidence::Brief => w.push("price quoted in the brief, unverified".into()),
+                Confidence::Estimate => w.push(Warning::EstimatedPrice),
+                Confidence::Brief => w.push(Warning::BriefPrice),
                 _ => {}
             }
             if p.origin == PriceOrigin::Derived && p.confidence != Confidence::Estimate {
-                w.push("price derived".into());
+                w.push(Warning::DerivedPrice);
             }
             if gpu.stack == Stack::Ascend {
-                w.push("Ascend: needs CANN with MindSpore or torch_npu, not CUDA".into());
+                w.push(Warning::AscendStack);
             }
             if inst.gpu_count < 1.0 {
-                w.push(format!(
-                    "vGPU slice ({} of a {}): shares the card, CUDA only",
-                    inst.gpu_count, gpu.name
-                ));
+                w.push(Warning::VgpuSlice {
+                    share: inst.gpu_count,
+                    gpu: gpu.name.clone(),
+                });
             }
             if q.job.method.is_training() && !gpu.bf16 && gpu.fp16_training {
-                w.push(format!(
-                    "{} has no BF16: trains in FP16 with loss scaling",
-                    gpu.name
-                ));
+                w.push(Warning::NoBf16 {
+                    gpu: gpu.name.clone(),
+                });
             }
             if q.job.method == Method::Inference && gpu.cc().is_some_and(|cc| cc < 7.0) {
-                w.push("vLLM needs compute capability ≥ 7.0: use another server".into());
+                w.push(Warning::VllmComputeCapability);
             }
             if let Some(b) = q.budget_cny {
                 if c.cost_high > b {
@@ -340,7 +344,8 @@ pub fn rank(catalog: &Catalog, q: &Question) -> Ranking {
                 cny_per_1m_tokens_low: c.cny_per_1m_tokens_low,
                 cny_per_1m_tokens_high: c.cny_per_1m_tokens_high,
                 price_age_days: age,
-                warnings: w,
+                warnings: warning::texts(&w),
+                warning_codes: w,
             });
         }
     }
@@ -357,11 +362,13 @@ pub fn rank(catalog: &Catalog, q: &Question) -> Ranking {
     });
     let mut slots: Vec<Option<Offer>> = offers.into_iter().map(Some).collect();
     let offers: Vec<Offer> = order.into_iter().filter_map(|i| slots[i].take()).collect();
-    if offers.iter().any(|o| o.mode == BillingMode::Spot) {
-        note(&mut warnings, SPOT_WARNING.to_string());
+    if offers.iter().any(|o| o.mode == BillingMode::Spot)
+        && !warnings.contains(&Warning::SpotReclaim)
+    {
+        warnings.push(Warning::SpotReclaim);
     }
     if offers.is_empty() {
-        warnings.push("no offer fits: see the infeasible list for why".into());
+        warnings.push(Warning::NoOfferFits);
     }
     note(
         &mut assumptions,
@@ -376,7 +383,8 @@ pub fn rank(catalog: &Catalog, q: &Question) -> Ranking {
     Ranking {
         offers,
         infeasible,
-        warnings,
+        warnings: warning::texts(&warnings),
+        warning_codes: warnings,
         assumptions,
         price_age: catalog.price_age_line(q.today),
     }
