@@ -270,3 +270,20 @@ def test_auto_release_and_snapshot_policy_fire_on_the_sim_clock(ecs, sim):
     autos = ecs.describe_snapshots(m.DescribeSnapshotsRequest(region_id=REGION, disk_id=disk, snapshot_type="auto")).body
     assert autos.total_count >= 1, "the hourly policy ran before the release"
     assert all(s.snapshot_type == "auto" for s in autos.snapshots.snapshot)
+
+
+def test_describe_by_tag_key_alone_matches_any_value(ecs):
+    """`gpuctl sweep`'s filter: Tag.1.Key without Tag.1.Value, paged, in both signing modes."""
+    key = f"gpuctl-deployment-{uuid.uuid4().hex[:8]}"
+    made = []
+    for value in ("a", "b"):
+        made += run(ecs, tag=[m.RunInstancesRequestTag(key=key, value=value)]).instance_id_sets.instance_id_set
+    run(ecs, tag=[m.RunInstancesRequestTag(key="team", value=key)])
+    run(ecs)
+    req = m.DescribeInstancesRequest(region_id=REGION, tag=[m.DescribeInstancesRequestTag(key=key)], page_size=100)
+    found = ecs.describe_instances(req).body
+    assert found.total_count == 2
+    assert sorted(i.instance_id for i in found.instances.instance) == sorted(made)
+    assert {(t.tag_key, t.tag_value) for i in found.instances.instance for t in i.tags.tag} == {(key, "a"), (key, "b")}
+    page = ecs.describe_instances(m.DescribeInstancesRequest(region_id=REGION, tag=[m.DescribeInstancesRequestTag(key=key)], page_size=1, page_number=2)).body
+    assert page.total_count == 2 and len(page.instances.instance) == 1

@@ -289,3 +289,25 @@ def test_release_time_and_snapshot_policy_fire_on_the_sim_clock(jd, sim):
     q.setFilters([Filter("diskId", [disk_id])])
     snaps = ok(jd.disk.send(DescribeSnapshotsRequest(q)))["snapshots"]
     assert len(snaps) == 1, "the policy ran once (at +5 min) before the release at +2 h"
+
+
+def test_describe_by_tag_key_without_values(jd):
+    """`gpuctl sweep`'s filter: a TagFilter with a key and no values matches the key whatever its value."""
+    from jdcloud_sdk.services.vm.models.TagFilter import TagFilter
+
+    if not hasattr(DescribeInstancesParameters, "setTags"):
+        pytest.skip("this jdcloud_sdk's describeInstances has no tags parameter (1.6.93 predates it)")
+    key = f"gpuctl-deployment-{uuid.uuid4().hex[:8]}"
+    made = []
+    for value in ("a", "b"):
+        made += ok(create(jd, userTags=[{"key": key, "value": value}]))["instanceIds"]
+    ok(create(jd, userTags=[{"key": "team", "value": key}]))
+    ok(create(jd))
+    p = DescribeInstancesParameters(REGION)
+    p.setTags([TagFilter(key=key)])
+    p.setPageSize(100)
+    found = ok(jd.vm.send(DescribeInstancesRequest(p)))
+    assert found["totalCount"] == 2
+    insts = [model(Instance, i, jd.strict) for i in found["instances"]]
+    assert sorted(i.instanceId for i in insts) == sorted(made)
+    assert sorted(t["value"] for i in insts for t in i.tags if t["key"] == key) == ["a", "b"]

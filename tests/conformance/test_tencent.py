@@ -273,3 +273,31 @@ def test_throttling_and_server_errors(sim):
     assert code_of(lambda: c.DescribeInstancesStatus(m.DescribeInstancesStatusRequest())) == "ServerNetworkError"
     c.DescribeInstancesStatus(m.DescribeInstancesStatusRequest())
     sim.admin("POST", "/_sim/reset")
+
+
+def test_describe_by_tag_key_matches_any_value(sim, method):
+    """`gpuctl sweep`'s filter: Filters tag-key (any value), paged with Offset/Limit, as the SDK sends it."""
+    c = cvm(sim, method)
+    itype, zone, _ = offer(sim)
+    key = f"gpuctl-deployment-{uuid.uuid4().hex[:8]}"
+    made = {}
+    for value in ("a", "b"):
+        made[value] = c.RunInstances(run_request(itype, zone, TagSpecification=[{"ResourceType": "instance", "Tags": [{"Key": key, "Value": value}]}])).InstanceIdSet[0]
+    # A value equal to the key, and no tag of ours: neither matches.
+    c.RunInstances(run_request(itype, zone, TagSpecification=[{"ResourceType": "instance", "Tags": [{"Key": "team", "Value": key}]}]))
+    c.RunInstances(run_request(itype, zone, TagSpecification=[]))
+
+    def by_key(**page):
+        req = m.DescribeInstancesRequest()
+        req.Filters = [m.Filter()]
+        req.Filters[0].Name, req.Filters[0].Values = "tag-key", [key]
+        for k, v in page.items():
+            setattr(req, k, v)
+        return c.DescribeInstances(req)
+
+    found = by_key(Limit=100)
+    assert found.TotalCount == 2
+    assert sorted(i.InstanceId for i in found.InstanceSet) == sorted(made.values())
+    assert {(t.Key, t.Value) for i in found.InstanceSet for t in i.Tags} == {(key, "a"), (key, "b")}
+    second = by_key(Offset=1, Limit=1)
+    assert second.TotalCount == 2 and len(second.InstanceSet) == 1
