@@ -44,6 +44,16 @@ test("typing inputs re-ranks the offers", async () => {
   const top0 = await firstRowText(page);
   assert.ok(count0 > 3, `default question has offers (${count0})`);
 
+  // The table shows the first rows (and down to the chosen one) until "show all"; the chart has all.
+  const shown = await page.getByTestId("offer-row").count();
+  assert.ok(shown < count0, `${shown} of ${count0} rows shown`);
+  assert.equal(await page.locator('[data-testid="chart-cost-time"] circle').count(), count0);
+  await page.getByTestId("show-all").click();
+  await changed(() => page.getByTestId("offer-row").count(), shown, "the number of rows after show all");
+  assert.equal(await page.getByTestId("offer-row").count(), count0);
+  await page.getByTestId("show-all").click();
+  await changed(() => page.getByTestId("offer-row").count(), count0, "the number of rows after show fewer");
+
   // 100× the tokens: the same offers cost more and take longer, so the first row's text changes.
   await page.getByTestId("tokens").fill("5B");
   const top1 = await changed(() => firstRowText(page), top0, "the top row after tokens=5B");
@@ -78,6 +88,11 @@ test("language follows the browser and can be switched", async () => {
   assert.equal(await zh.locator("html").getAttribute("lang"), "zh-CN");
   const zhCost = await zh.locator("td.cheapest").first().innerText();
   assert.match(zhCost, /^¥/, `Chinese CNY convention: ${zhCost}`);
+  // The engine's warnings come as codes and read in Chinese too (the default question's prices are
+  // mostly estimates, so rows carry that warning).
+  const zhWarnings = (await zh.locator("td.warn").allInnerTexts()).join("\n");
+  assert.match(zhWarnings, /价格为估算值/);
+  assert.doesNotMatch(zhWarnings, /price is|estimate|reclaimed/);
 
   const page = await openPage(browser, { locale: "en-US" });
   await ready(page);
@@ -141,6 +156,9 @@ test("export spec downloads a stage TOML that gpuctl plan reads", async (t) => {
   assert.equal(spec.pool[0].provider, provider);
   assert.equal(spec.pool[0].region, region);
   assert.ok(spec.pool[0].instance_type.endsWith(instance), `${spec.pool[0].instance_type} names ${instance}`);
+  // The preview is written when opened (not on every keystroke), and it is the file.
+  await page.getByTestId("chosen").locator("summary").click();
+  await changed(() => page.getByTestId("spec-preview").textContent(), "", "the spec preview");
   assert.equal(text, await page.getByTestId("spec-preview").textContent(), "the preview is the file");
 
   // The real CLI reads it, when this build of gpuctl has `plan` (it lands with the provisioner).

@@ -9,7 +9,7 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
 use crate::calc::{self, Evaluation, FieldError};
-use crate::chart::{self, Scale};
+use crate::chart::{self, Scale, H, MB, ML, MR, MT, W};
 use crate::format;
 use crate::html::{self, provider_class};
 use crate::i18n::{self, Lang, Text};
@@ -19,8 +19,9 @@ use crate::spec;
 /// How long typing must pause before the URL is updated.
 const URL_DELAY_MS: u64 = 250;
 
-/// Rows rendered in the offers table; the rest are counted, and all of them are in the chart.
-const MAX_ROWS: usize = 25;
+/// Rows rendered in the offers table until "show all": every row costs DOM work on each re-rank,
+/// and all of them are in the chart anyway.
+const SHOWN_ROWS: usize = 10;
 
 /// Everything the components share. All fields are `Copy` handles.
 #[derive(Clone, Copy)]
@@ -114,6 +115,10 @@ fn App() -> impl IntoView {
         all
     });
     let ctx = Ctx { inputs, lang, eval, tco, errors, today };
+    // Memos over parts of the state, so an edit rebuilds only what shows that part.
+    let tab = Memo::new(move |_| inputs.with(|i| i.tab));
+    let price_age = Memo::new(move |_| eval.with(|e| e.price_age.clone()));
+    let assumptions = Memo::new(move |_| eval.with(|e| e.assumptions.clone()));
 
     // The URL is the state: replace (not push) so typing does not flood the history, and only once
     // typing pauses: Chromium's replaceState costs ~20 ms a call, more than the re-rank budget.
@@ -172,17 +177,17 @@ fn App() -> impl IntoView {
                 <nav class="tabs">
                     {Tab::ALL
                         .into_iter()
-                        .map(|tab| {
-                            let label = match tab {
+                        .map(|this| {
+                            let label = match this {
                                 Tab::Offers => i18n::TAB_OFFERS,
                                 Tab::Plan => i18n::TAB_PLAN,
                                 Tab::Tco => i18n::TAB_TCO,
                             };
                             view! {
                                 <button
-                                    data-testid=format!("tab-{}", tab.code())
-                                    class:active=move || inputs.with(|i| i.tab == tab)
-                                    on:click=move |_| inputs.update(|i| i.tab = tab)
+                                    data-testid=format!("tab-{}", this.code())
+                                    class:active=move || tab.get() == this
+                                    on:click=move |_| inputs.update(|i| i.tab = this)
                                 >
                                     {move || ctx.t(label)}
                                 </button>
@@ -190,7 +195,7 @@ fn App() -> impl IntoView {
                         })
                         .collect_view()}
                 </nav>
-                {move || match inputs.with(|i| i.tab) {
+                {move || match tab.get() {
                     Tab::Offers => view! { <OffersView ctx /> }.into_any(),
                     Tab::Plan => view! { <PlanView ctx /> }.into_any(),
                     Tab::Tco => view! { <TcoView ctx /> }.into_any(),
@@ -198,11 +203,11 @@ fn App() -> impl IntoView {
             </section>
         </main>
         <footer class="foot">
-            <p>{move || eval.with(|e| e.price_age.clone())}</p>
+            <p>{move || price_age.get()}</p>
             <details>
                 <summary>{move || ctx.t(i18n::ASSUMPTIONS)}</summary>
                 <p class="muted">{move || if lang.get() == Lang::Zh { i18n::ENGINE_NOTE.zh } else { "" }}</p>
-                <ul>{move || eval.with(|e| e.assumptions.iter().map(|a| view! { <li>{a.clone()}</li> }).collect_view())}</ul>
+                <ul>{move || assumptions.with(|a| a.iter().map(|a| view! { <li>{a.clone()}</li> }).collect_view())}</ul>
             </details>
         </footer>
     }
@@ -223,6 +228,8 @@ fn Field(
 ) -> impl IntoView {
     let &(_, get, set) = TEXT_FIELDS.iter().find(|f| f.0 == key).expect("a field of Inputs");
     let error = move || ctx.errors.with(|es| es.iter().find(|e| e.field == testid).map(|e| e.message.clone()));
+    // This field's text alone: typing elsewhere must not touch this input.
+    let value = Memo::new(move |_| ctx.inputs.with(|i| get(i).clone()));
     view! {
         <label class="field" class:invalid=move || error().is_some()>
             <span>{move || ctx.t(label)}</span>
@@ -231,7 +238,7 @@ fn Field(
                 autocomplete="off"
                 spellcheck="false"
                 data-testid=testid
-                prop:value=move || ctx.inputs.with(|i| get(i).clone())
+                prop:value=move || value.get()
                 placeholder=move || hint.map(|h| ctx.t(h)).unwrap_or("")
                 on:input=move |ev| {
                     let v = event_target_value(&ev);
@@ -260,6 +267,7 @@ fn Choice(
 ) -> impl IntoView {
     let &(_, get, set) = TEXT_FIELDS.iter().find(|f| f.0 == key).expect("a field of Inputs");
     let error = move || ctx.errors.with(|es| es.iter().find(|e| e.field == testid).map(|e| e.message.clone()));
+    let current = Memo::new(move |_| ctx.inputs.with(|i| get(i).clone()));
     view! {
         <label class="field" class:invalid=move || error().is_some()>
             <span>{move || ctx.t(label)}</span>
@@ -276,7 +284,7 @@ fn Choice(
                 }
             >
                 {move || {
-                    let current = ctx.inputs.with(|i| get(i).clone());
+                    let current = current.get();
                     options
                         .get()
                         .into_iter()
@@ -313,7 +321,7 @@ fn JobInputs(ctx: Ctx) -> impl IntoView {
         v.extend([1, 2, 4, 8].map(|n| (n.to_string(), n.to_string())));
         v
     });
-    let params_hint = Signal::derive(move || {
+    let params_hint = Memo::new(move |_| {
         ctx.inputs.with(|i| gpuctl_core::preset(&i.model).ok()).map(|m| format::count(m.params))
     });
     view! {
@@ -339,13 +347,13 @@ fn JobInputs(ctx: Ctx) -> impl IntoView {
                     .into_iter()
                     .map(|p| {
                         let code = p.as_str();
-                        let checked = move || ctx.inputs.with(|i| i.providers.is_empty() || i.providers.iter().any(|x| x == code));
+                        let checked = Memo::new(move |_| ctx.inputs.with(|i| i.providers.is_empty() || i.providers.iter().any(|x| x == code)));
                         view! {
                             <label class="check">
                                 <input
                                     type="checkbox"
                                     data-testid=format!("provider-{code}")
-                                    prop:checked=checked
+                                    prop:checked=move || checked.get()
                                     on:change=move |ev| {
                                         let on = event_target_checked(&ev);
                                         ctx.inputs.update(|i| {
@@ -427,51 +435,66 @@ fn OffersView(ctx: Ctx) -> impl IntoView {
         let pick = ctx.inputs.with(|i| i.pick.clone());
         ctx.eval.with(|e| e.picked(&pick).cloned())
     });
+    // Most of what follows depends on which row is chosen, not on its numbers: a memo of the key
+    // alone stops every edit from rebuilding it.
+    let picked_key = Memo::new(move |_| picked.with(|p| p.as_ref().map(|r| r.key.clone())));
+    let show_all = RwSignal::new(false);
+    // Rows in the table: the first SHOWN_ROWS (and down to the chosen one), or all of them.
+    let shown = Memo::new(move |_| {
+        let all = show_all.get();
+        ctx.eval.with(|e| {
+            let at = picked_key.with(|k| k.as_ref().and_then(|k| e.rows.iter().position(|r| &r.key == k)));
+            if all { e.rows.len() } else { e.rows.len().min(SHOWN_ROWS.max(at.map_or(0, |i| i + 1))) }
+        })
+    });
+    let summary = Memo::new(move |_| ctx.eval.with(|e| (e.errors.is_empty(), e.rows.len())));
+    let warnings = Memo::new(move |_| ctx.eval.with(|e| e.warnings.clone()));
+    let infeasible_count = Memo::new(move |_| ctx.eval.with(|e| e.infeasible.len()));
+    let infeasible_open = RwSignal::new(false);
+    let preview_open = RwSignal::new(false);
     view! {
         <div class="summary">
             {move || {
-                ctx.eval.with(|e| {
-                    if !e.errors.is_empty() {
-                        view! { <p class="error">{ctx.t(i18n::FIX_INPUTS)}</p> }.into_any()
-                    } else if e.rows.is_empty() {
-                        view! { <p class="warn">{ctx.t(i18n::NO_OFFERS)}</p> }.into_any()
-                    } else {
-                        let shown = e.rows.len().min(MAX_ROWS);
-                        view! {
-                            <p>
-                                <strong data-testid="offer-count">{e.rows.len()}</strong>
-                                " "
-                                {ctx.t(i18n::OFFERS_FOUND)}
-                                {(e.rows.len() > shown)
-                                    .then(|| format!(" · {} {shown}", ctx.t(i18n::SHOWING)))}
-                                " · "
-                                <span class="muted">{ctx.t(i18n::CHOOSE_HINT)}</span>
-                            </p>
-                        }
-                            .into_any()
+                let (valid, n) = summary.get();
+                if !valid {
+                    view! { <p class="error">{ctx.t(i18n::FIX_INPUTS)}</p> }.into_any()
+                } else if n == 0 {
+                    view! { <p class="warn">{ctx.t(i18n::NO_OFFERS)}</p> }.into_any()
+                } else {
+                    view! {
+                        <p>
+                            <strong data-testid="offer-count">{n}</strong>
+                            " "
+                            {ctx.t(i18n::OFFERS_FOUND)}
+                            " · "
+                            <span class="muted">{ctx.t(i18n::CHOOSE_HINT)}</span>
+                        </p>
                     }
-                })
+                        .into_any()
+                }
             }}
             <ul class="warnings">
-                {move || ctx.eval.with(|e| e.warnings.iter().map(|w| view! { <li>{w.clone()}</li> }).collect_view())}
+                {move || {
+                    let l = lang.get();
+                    warnings.with(|ws| ws.iter().map(|w| view! { <li>{i18n::warning(w, l)}</li> }).collect_view())
+                }}
             </ul>
         </div>
         <div class="charts">
-            <CostTimeChart ctx picked />
+            <CostTimeChart ctx picked_key />
             <ModesChart ctx picked />
         </div>
         {move || {
-            picked
+            picked_key
                 .get()
-                .map(|row| {
-                    let o = row.best.clone();
-                    let o2 = o.clone();
-                    let l = lang.get();
-                    view! {
-                        <div class="chosen" data-testid="chosen" data-key=row.key.clone()>
-                            <span>
-                                <strong>{ctx.t(i18n::CHOSEN)} ": "</strong>
-                                {format!(
+                .map(|key| {
+                    // The line's numbers follow every edit; the box around it only a new choice.
+                    let line = move || {
+                        let l = lang.get();
+                        picked.with(|r| {
+                            r.as_ref().map(|r| {
+                                let o = &r.best;
+                                format!(
                                     "{} {} · {} × {} · {} · {} · {}",
                                     i18n::provider_name(o.provider, l),
                                     o.instance,
@@ -480,15 +503,37 @@ fn OffersView(ctx: Ctx) -> impl IntoView {
                                     o.region,
                                     i18n::mode_name(o.mode, l),
                                     format::cny(l, o.cost_high),
-                                )}
+                                )
+                            })
+                        })
+                    };
+                    let export = move |_| {
+                        if let Some(r) = picked.get_untracked() {
+                            export_offer(&ctx, &r.best, "train");
+                        }
+                    };
+                    view! {
+                        <div class="chosen" data-testid="chosen" data-key=key>
+                            <span>
+                                <strong>{move || ctx.t(i18n::CHOSEN)} ": "</strong>
+                                {line}
                             </span>
-                            <button data-testid="export-spec" on:click=move |_| export_offer(&ctx, &o2, "train")>
-                                {ctx.t(i18n::EXPORT)}
+                            <button data-testid="export-spec" on:click=export>
+                                {move || ctx.t(i18n::EXPORT)}
                             </button>
-                            <span class="muted small">{ctx.t(i18n::EXPORT_HINT)}</span>
-                            <details>
-                                <summary>{ctx.t(i18n::PREVIEW)}</summary>
-                                <pre data-testid="spec-preview">{spec_text(&ctx, &o, "train")}</pre>
+                            <span class="muted small">{move || ctx.t(i18n::EXPORT_HINT)}</span>
+                            <details on:toggle=move |ev| preview_open.set(details_open(&ev))>
+                                <summary>{move || ctx.t(i18n::PREVIEW)}</summary>
+                                // Written only while open: the export is not free, and typing
+                                // would redo it on every key.
+                                <pre data-testid="spec-preview">
+                                    {move || {
+                                        preview_open
+                                            .get()
+                                            .then(|| picked.with(|r| r.as_ref().map(|r| spec_text(&ctx, &r.best, "train"))))
+                                            .flatten()
+                                    }}
+                                </pre>
                             </details>
                         </div>
                     }
@@ -514,42 +559,67 @@ fn OffersView(ctx: Ctx) -> impl IntoView {
                 </thead>
                 <tbody
                     inner_html=move || {
-                        let picked_key = picked.with(|p| p.as_ref().map(|r| r.key.clone()));
-                        ctx.eval.with(|e| {
-                            let n = e.rows.len().min(MAX_ROWS);
-                            html::offer_rows(&e.rows[..n], ctx.lang.get(), picked_key.as_deref())
-                        })
+                        let n = shown.get();
+                        let l = lang.get();
+                        picked_key.with(|k| ctx.eval.with(|e| html::offer_rows(&e.rows[..n], l, k.as_deref())))
                     }
                     on:click=move |ev| pick_from_event(ctx, &ev)
                 ></tbody>
             </table>
+            {move || {
+                let (n, total) = (shown.get(), summary.get().1);
+                (total > SHOWN_ROWS)
+                    .then(|| {
+                        let label = if show_all.get() {
+                            ctx.t(i18n::SHOW_FEWER).to_string()
+                        } else {
+                            format!("{} {n} / {total} · {}", ctx.t(i18n::SHOWING), ctx.t(i18n::SHOW_ALL))
+                        };
+                        view! {
+                            <button class="show-all" data-testid="show-all" on:click=move |_| show_all.update(|a| *a = !*a)>
+                                {label}
+                            </button>
+                        }
+                    })
+            }}
         </div>
-        <details class="infeasible">
+        <details class="infeasible" on:toggle=move |ev| infeasible_open.set(details_open(&ev))>
             <summary>
-                {move || ctx.t(i18n::DOES_NOT_FIT)} " (" {move || ctx.eval.with(|e| e.infeasible.len())} ")"
+                {move || ctx.t(i18n::DOES_NOT_FIT)} " (" {move || infeasible_count.get()} ")"
             </summary>
             <ul>
+                // Listed only while open: closed, typing need not rebuild a long list nobody sees.
                 {move || {
-                    ctx.eval
-                        .with(|e| {
-                            e.infeasible
-                                .iter()
-                                .map(|x| {
-                                    let mode = x.mode.map(|m| format!(" ({})", i18n::mode_name(m, lang.get()))).unwrap_or_default();
-                                    view! {
-                                        <li>
-                                            <strong>{format!("{} {}{mode}", i18n::provider_name(x.provider, lang.get()), x.instance)}</strong>
-                                            ": "
-                                            {x.reasons.join("; ")}
-                                        </li>
-                                    }
-                                })
-                                .collect_view()
-                        })
+                    if !infeasible_open.get() {
+                        return None;
+                    }
+                    let l = lang.get();
+                    Some(ctx.eval.with(|e| {
+                        e.infeasible
+                            .iter()
+                            .map(|x| {
+                                let mode = x.mode.map(|m| format!(" ({})", i18n::mode_name(m, l))).unwrap_or_default();
+                                view! {
+                                    <li>
+                                        <strong>{format!("{} {}{mode}", i18n::provider_name(x.provider, l), x.instance)}</strong>
+                                        ": "
+                                        {x.reasons.join("; ")}
+                                    </li>
+                                }
+                            })
+                            .collect_view()
+                    }))
                 }}
             </ul>
         </details>
     }
+}
+
+/// Whether the `<details>` a toggle event came from is now open.
+fn details_open(ev: &web_sys::Event) -> bool {
+    ev.target()
+        .and_then(|t| t.dyn_into::<web_sys::Element>().ok())
+        .is_some_and(|el| el.has_attribute("open"))
 }
 
 /// Rows and dots are set as HTML (see `html`), so one listener on their container picks the offer
@@ -567,77 +637,16 @@ fn pick_from_event(ctx: Ctx, ev: &web_sys::MouseEvent) {
 
 // ---- charts -------------------------------------------------------------------------------------
 
-const W: f64 = 520.0;
-const H: f64 = 280.0;
-const ML: f64 = 56.0;
-const MR: f64 = 12.0;
-const MT: f64 = 12.0;
-const MB: f64 = 40.0;
-
-/// Axes with ticks and labels for two scales.
-fn axes(x: Scale, y: Scale, x_label: String, y_label: String, x_fmt: fn(f64) -> String) -> impl IntoView {
-    let xt = x.ticks(6);
-    let yt = y.ticks(5);
-    view! {
-        <g class="axis">
-            <line x1=ML y1=H - MB x2=W - MR y2=H - MB />
-            <line x1=ML y1=MT x2=ML y2=H - MB />
-            {xt
-                .into_iter()
-                .map(|v| {
-                    let px = x.map(v);
-                    view! {
-                        <line class="grid" x1=px y1=MT x2=px y2=H - MB />
-                        <text x=px y=H - MB + 14.0 text-anchor="middle">{x_fmt(v)}</text>
-                    }
-                })
-                .collect_view()}
-            {yt
-                .into_iter()
-                .map(|v| {
-                    let py = y.map(v);
-                    view! {
-                        <line class="grid" x1=ML y1=py x2=W - MR y2=py />
-                        <text x=ML - 4.0 y=py + 4.0 text-anchor="end">{chart::tick_label(v)}</text>
-                    }
-                })
-                .collect_view()}
-            <text class="label" x=(ML + W - MR) / 2.0 y=H - 6.0 text-anchor="middle">{x_label}</text>
-            <text class="label" x=12.0 y=(MT + H - MB) / 2.0 text-anchor="middle" transform=format!("rotate(-90 12 {})", (MT + H - MB) / 2.0)>
-                {y_label}
-            </text>
-        </g>
-    }
-}
-
 #[component]
-fn CostTimeChart(ctx: Ctx, picked: Memo<Option<calc::Row>>) -> impl IntoView {
-    let body = move || {
+fn CostTimeChart(ctx: Ctx, picked_key: Memo<Option<String>>) -> impl IntoView {
+    let svg = move || {
         let l = ctx.lang.get();
-        let picked_key = picked.with(|p| p.as_ref().map(|r| r.key.clone()));
-        ctx.eval.with(|e| {
-            if e.rows.is_empty() {
-                return None;
-            }
-            let pts: Vec<(f64, f64)> = e.rows.iter().map(|r| (r.best.hours_high, r.best.cost_high)).collect();
-            let (x0, x1) = pts.iter().fold((f64::INFINITY, 0f64), |(a, b), p| (a.min(p.0), b.max(p.0)));
-            let (y0, y1) = pts.iter().fold((f64::INFINITY, 0f64), |(a, b), p| (a.min(p.1), b.max(p.1)));
-            let x = Scale::log((x0 * 0.8, x1 * 1.25), (ML, W - MR));
-            let y = Scale::log((y0 * 0.8, y1 * 1.25), (H - MB, MT));
-            let front = chart::frontier(&pts);
-            let line = chart::polyline(&front.iter().map(|&i| (x.map(pts[i].0), y.map(pts[i].1))).collect::<Vec<_>>());
-            let dots = html::cost_time_dots(&e.rows, &pts, &front, x, y, l, picked_key.as_deref());
-            Some(view! {
-                {axes(x, y, i18n::AXIS_HOURS.get(l).into(), i18n::AXIS_COST.get(l).into(), chart::tick_label)}
-                <path class="frontier" d=line />
-                <g inner_html=dots on:click=move |ev| pick_from_event(ctx, &ev)></g>
-            })
-        })
+        picked_key.with(|k| ctx.eval.with(|e| html::cost_time_svg(&e.rows, l, k.as_deref())))
     };
     view! {
         <figure class="chart" data-testid="chart-cost-time">
             <figcaption>{move || ctx.t(i18n::CHART_COST_TIME)}</figcaption>
-            <svg viewBox=format!("0 0 {W} {H}") role="img">{body}</svg>
+            <svg viewBox=format!("0 0 {W} {H}") role="img" inner_html=svg on:click=move |ev| pick_from_event(ctx, &ev)></svg>
             <div class="legend">
                 {Provider::ALL
                     .into_iter()
@@ -652,54 +661,69 @@ fn mode_class(m: BillingMode) -> String {
     format!("m-{}", m.as_str())
 }
 
+/// What the billing-modes chart's lines depend on: the chosen instance and region, hours per day and
+/// the days shown (which follow the job's length in steps). Typing tokens mostly moves the marker only.
+#[derive(Clone, PartialEq)]
+struct ModesFrame {
+    key: String,
+    hpd: f64,
+    max_days: u32,
+    lang: Lang,
+}
+
 #[component]
 fn ModesChart(ctx: Ctx, picked: Memo<Option<calc::Row>>) -> impl IntoView {
-    let body = move || {
-        let l = ctx.lang.get();
-        let row = picked.get()?;
+    let frame = Memo::new(move |_| {
         let hpd = ctx.eval.with(|e| e.question.as_ref().map(|q| q.usage.hours_per_day)).unwrap_or(24.0);
-        let job_days = row.best.calendar_days;
-        let max_days = ((job_days * 2.0).ceil() as u32).clamp(30, 400);
-        let series = calc::modes_over_days(Catalog::shipped(), &row, hpd, max_days);
-        let ys = series.iter().flat_map(|(_, pts)| pts.iter().map(|p| p.1));
-        let (y0, y1) = ys.fold((f64::INFINITY, 0f64), |(a, b), v| (a.min(v), b.max(v)));
-        let x = Scale::linear((0.0, max_days as f64), (ML, W - MR));
-        let y = Scale::log((y0.max(0.01) * 0.8, y1 * 1.25), (H - MB, MT));
-        let lines = series
-            .iter()
-            .map(|(m, pts)| {
-                let d = chart::polyline(&pts.iter().map(|p| (x.map(p.0), y.map(p.1))).collect::<Vec<_>>());
-                view! {
-                    <path class=format!("series {}", mode_class(*m)) d=d>
-                        <title>{i18n::mode_name(*m, l)}</title>
-                    </path>
-                }
+        let lang = ctx.lang.get();
+        picked.with(|p| {
+            p.as_ref().map(|row| ModesFrame {
+                key: row.key.clone(),
+                hpd,
+                max_days: ((row.best.calendar_days * 2.0).ceil() as u32).clamp(30, 400),
+                lang,
             })
-            .collect_view();
-        let jx = x.map(job_days.min(max_days as f64));
-        let legend = series
-            .iter()
-            .map(|(m, _)| view! { <span class=format!("key {}", mode_class(*m))>{i18n::mode_name(*m, l)}</span> })
-            .collect_view();
-        Some((
-            view! {
-                {axes(x, y, i18n::AXIS_DAYS.get(l).into(), i18n::AXIS_COST.get(l).into(), |v| format!("{v:.0}"))}
-                {lines}
-                <line class="marker" x1=jx y1=MT x2=jx y2=H - MB />
-                <text class="marker-label" x=jx + 4.0 y=MT + 12.0>{i18n::THIS_JOB.get(l)}</text>
-            },
-            legend,
-            format!("{} {} · {} {hpd} {}", i18n::CHART_MODES_FOR.get(l), row.best.instance, row.best.region, i18n::HOURS_A_DAY.get(l)),
-        ))
+        })
+    });
+    let x_of = |f: &ModesFrame| Scale::linear((0.0, f.max_days as f64), (ML, W - MR));
+    // (lines as SVG text, modes in the legend), redrawn only when the frame changes.
+    let lines = Memo::new(move |_| {
+        frame.with(|f| {
+            let f = f.as_ref()?;
+            let series = picked.with_untracked(|p| p.as_ref().map(|row| calc::modes_over_days(Catalog::shipped(), row, f.hpd, f.max_days)))?;
+            let ys = series.iter().flat_map(|(_, pts)| pts.iter().map(|p| p.1));
+            let (y0, y1) = ys.fold((f64::INFINITY, 0f64), |(a, b), v| (a.min(v), b.max(v)));
+            let y = Scale::log((y0.max(0.01) * 0.8, y1 * 1.25), (H - MB, MT));
+            let modes: Vec<BillingMode> = series.iter().map(|(m, _)| *m).collect();
+            Some((html::modes_svg(&series, x_of(f), y, f.lang), modes))
+        })
+    });
+    let job_x = move || {
+        let days = picked.with(|p| p.as_ref().map(|r| r.best.calendar_days))?;
+        frame.with(|f| f.as_ref().map(|f| x_of(f).map(days.min(f.max_days as f64))))
     };
     view! {
         <figure class="chart" data-testid="chart-modes">
             <figcaption>{move || ctx.t(i18n::CHART_MODES)}</figcaption>
             {move || {
-                body()
-                    .map(|(svg, legend, sub)| {
+                frame
+                    .with(|f| f.as_ref().map(|f| (f.lang, f.hpd)))
+                    .map(|(l, hpd)| {
+                        let sub = picked.with_untracked(|p| {
+                            p.as_ref()
+                                .map(|r| format!("{} {} · {} {hpd} {}", i18n::CHART_MODES_FOR.get(l), r.best.instance, r.best.region, i18n::HOURS_A_DAY.get(l)))
+                        });
+                        let legend = lines.with(|s| {
+                            s.as_ref().map(|(_, modes)| {
+                                modes.iter().map(|m| view! { <span class=format!("key {}", mode_class(*m))>{i18n::mode_name(*m, l)}</span> }).collect_view()
+                            })
+                        });
                         view! {
-                            <svg viewBox=format!("0 0 {W} {H}") role="img">{svg}</svg>
+                            <svg viewBox=format!("0 0 {W} {H}") role="img">
+                                <g inner_html=move || lines.with(|s| s.as_ref().map(|(svg, _)| svg.clone()).unwrap_or_default())></g>
+                                <line class="marker" x1=job_x y1=MT x2=job_x y2=H - MB />
+                                <text class="marker-label" x=move || job_x().map(|x| x + 4.0) y=MT + 12.0>{i18n::THIS_JOB.get(l)}</text>
+                            </svg>
                             <div class="legend">{legend}</div>
                             <p class="muted small">{sub}</p>
                         }
@@ -909,7 +933,7 @@ fn TcoChart(ctx: Ctx, report: gpuctl_core::TcoReport) -> impl IntoView {
         <figure class="chart" data-testid="chart-tco">
             <figcaption>{i18n::TCO_CHART.get(l)}</figcaption>
             <svg viewBox=format!("0 0 {W} {H}") role="img">
-                {axes(x, y, i18n::AXIS_UTIL.get(l).into(), i18n::AXIS_PER_YEAR.get(l).into(), |v| format!("{:.0}%", v * 100.0))}
+                <g inner_html=html::axes(x, y, i18n::AXIS_UTIL.get(l), i18n::AXIS_PER_YEAR.get(l), |v| format!("{:.0}%", v * 100.0))></g>
                 <path class="series self" d=own />
                 <path class="series cloud" d=cloud />
                 {be}

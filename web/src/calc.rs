@@ -6,7 +6,7 @@
 
 use gpuctl_core::{
     cost_of, parse_count, preset, rank, BillingMode, Catalog, Date, FitReport, Infeasible, Job, Method, ModelShape, Offer,
-    Precision, Provider, Question, StagePlan, TcoInput, TcoReport, UnknownName, Usage, stages, tco,
+    Precision, Provider, Question, StagePlan, TcoInput, TcoReport, UnknownName, Usage, Warning, stages, tco,
 };
 
 use crate::query::Inputs;
@@ -37,8 +37,8 @@ pub struct Row {
     pub best: Offer,
     /// Every mode offered, in the engine's order (hourly … year3).
     pub modes: Vec<ModeCell>,
-    /// Warnings of every mode, deduplicated.
-    pub warnings: Vec<String>,
+    /// Warnings of every mode, deduplicated (codes: the page words them in its language).
+    pub warnings: Vec<Warning>,
 }
 
 impl Row {
@@ -53,7 +53,7 @@ pub struct Evaluation {
     pub errors: Vec<FieldError>,
     pub rows: Vec<Row>,
     pub infeasible: Vec<Infeasible>,
-    pub warnings: Vec<String>,
+    pub warnings: Vec<Warning>,
     pub assumptions: Vec<String>,
     pub price_age: String,
     /// The parsed question (absent when an input is wrong).
@@ -203,7 +203,7 @@ pub fn evaluate(catalog: &Catalog, inputs: &Inputs, today: Date) -> Evaluation {
         match rows.iter_mut().find(|r| r.best.provider == offer.provider && r.best.instance == offer.instance) {
             Some(row) => {
                 row.modes.push(cell);
-                for w in &offer.warnings {
+                for w in &offer.warning_codes {
                     if !row.warnings.contains(w) {
                         row.warnings.push(w.clone());
                     }
@@ -213,7 +213,7 @@ pub fn evaluate(catalog: &Catalog, inputs: &Inputs, today: Date) -> Evaluation {
                 key: format!("{}/{}/{}", offer.provider, offer.instance, offer.region),
                 best: offer.clone(),
                 modes: vec![cell],
-                warnings: offer.warnings.clone(),
+                warnings: offer.warning_codes.clone(),
             }),
         }
     }
@@ -224,7 +224,7 @@ pub fn evaluate(catalog: &Catalog, inputs: &Inputs, today: Date) -> Evaluation {
         errors: vec![],
         rows,
         infeasible: ranking.infeasible,
-        warnings: ranking.warnings,
+        warnings: ranking.warning_codes,
         assumptions: ranking.assumptions,
         price_age: ranking.price_age,
         question: Some(q),

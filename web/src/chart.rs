@@ -1,6 +1,14 @@
 //! Geometry for the page's inline SVG charts: scales, "nice" ticks, polylines and the cheap-and-fast
 //! frontier. Pure (tested natively); the components in `view` only place what this computes.
 
+/// The charts' frame in viewBox units: width, height and the margins the axes sit in.
+pub const W: f64 = 520.0;
+pub const H: f64 = 280.0;
+pub const ML: f64 = 56.0;
+pub const MR: f64 = 12.0;
+pub const MT: f64 = 12.0;
+pub const MB: f64 = 40.0;
+
 /// A linear or logarithmic map from a data interval onto a pixel interval.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Scale {
@@ -114,6 +122,37 @@ pub fn polyline(points: &[(f64, f64)]) -> String {
     d
 }
 
+/// The points a polyline needs to look the same: each point that lies within `tolerance` (px) of the
+/// straight line from the last kept point to the next candidate, together with every point skipped
+/// since, is dropped. Straight runs and the flat steps of term billing then cost two points each,
+/// not one per day (the billing-modes chart draws 400 days per mode on every re-rank).
+pub fn simplify(points: &[(f64, f64)], tolerance: f64) -> Vec<(f64, f64)> {
+    let Some(&first) = points.first() else { return vec![] };
+    let off_line = |a: (f64, f64), b: (f64, f64), p: (f64, f64)| {
+        let (dx, dy) = (b.0 - a.0, b.1 - a.1);
+        let len = (dx * dx + dy * dy).sqrt();
+        if len == 0.0 {
+            ((p.0 - a.0).powi(2) + (p.1 - a.1).powi(2)).sqrt()
+        } else {
+            ((p.0 - a.0) * dy - (p.1 - a.1) * dx).abs() / len
+        }
+    };
+    let mut out = vec![first];
+    let mut anchor = 0;
+    for i in 1..points.len() {
+        let end = points[i];
+        let straight = points[anchor + 1..i].iter().all(|&p| off_line(points[anchor], end, p) <= tolerance);
+        if !straight {
+            anchor = i - 1;
+            out.push(points[anchor]);
+        }
+    }
+    if points.len() > 1 {
+        out.push(points[points.len() - 1]);
+    }
+    out
+}
+
 /// A short axis label: `1200` → `1.2k`, `3000000` → `3M`, `0.5` → `0.5`.
 pub fn tick_label(v: f64) -> String {
     let trim = |s: String| if s.contains('.') { s.trim_end_matches('0').trim_end_matches('.').to_string() } else { s };
@@ -164,6 +203,31 @@ mod tests {
         assert_eq!(Scale::log((3.0, 40.0), (0.0, 1.0)).ticks(5), vec![5.0, 10.0, 20.0]);
         assert_eq!(nice_step(0.0), 1.0);
         assert_eq!(nice_step(23.0), 50.0);
+    }
+
+    #[test]
+    fn simplified_lines_keep_their_shape() {
+        let check = |pts: &[(f64, f64)], expected: &[(f64, f64)]| assert_eq!(simplify(pts, 0.1), expected, "{pts:?}");
+        check(&[], &[]);
+        check(&[(1.0, 1.0)], &[(1.0, 1.0)]);
+        // a straight line of 400 points: its ends
+        let line: Vec<(f64, f64)> = (0..400).map(|i| (i as f64, 2.0 * i as f64)).collect();
+        check(&line, &[(0.0, 0.0), (399.0, 798.0)]);
+        // a step (flat, jump, flat) keeps its corners
+        check(
+            &[(0.0, 5.0), (1.0, 5.0), (2.0, 5.0), (2.0, 9.0), (3.0, 9.0), (4.0, 9.0)],
+            &[(0.0, 5.0), (2.0, 5.0), (2.0, 9.0), (4.0, 9.0)],
+        );
+        // a slow curve is not flattened: every dropped point stays within the tolerance
+        let curve: Vec<(f64, f64)> = (0..100).map(|i| (i as f64, (i as f64 / 10.0).powi(2))).collect();
+        let kept = simplify(&curve, 0.1);
+        assert!(kept.len() < curve.len() && kept.len() > 5, "{}", kept.len());
+        for p in &curve {
+            let seg = kept.windows(2).find(|w| w[0].0 <= p.0 && p.0 <= w[1].0).unwrap();
+            let t = (p.0 - seg[0].0) / (seg[1].0 - seg[0].0);
+            let y = seg[0].1 + t * (seg[1].1 - seg[0].1);
+            assert!((y - p.1).abs() < 0.25, "{p:?} drawn at {y}");
+        }
     }
 
     #[test]

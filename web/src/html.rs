@@ -1,6 +1,7 @@
-//! The offers table body and the cost-vs-time dots as HTML/SVG text, set with one `innerHTML` per
-//! update. Typing re-ranks up to 40 rows of ~40 elements each; building them node by node through
-//! the JS boundary took ~35 ms, over the 16 ms budget, while the browser's own parser takes ~2 ms.
+//! The offers table body and the charts as HTML/SVG text, each set with one `innerHTML` per update.
+//! Typing re-ranks up to 40 rows of ~40 elements each; building them node by node through the JS
+//! boundary took ~35 ms, over the 16 ms budget, while the browser's own parser takes ~2 ms. Charts
+//! likewise: axes, lines and dots are one string, not dozens of nodes each through the boundary.
 //! Every piece of text goes through [`esc`]: catalog strings (an overlay is user-written) must not
 //! become markup. Pure (tested natively).
 
@@ -9,7 +10,7 @@ use std::fmt::Write;
 use gpuctl_core::{BillingMode, Provider};
 
 use crate::calc::{self, Row};
-use crate::chart::Scale;
+use crate::chart::{self, Scale, H, MB, ML, MR, MT, W};
 use crate::format;
 use crate::i18n::{self, Lang};
 
@@ -107,7 +108,7 @@ pub fn offer_rows(rows: &[Row], lang: Lang, picked: Option<&str>) -> String {
             days_old = esc(i18n::DAYS_OLD.get(lang)),
         );
         for w in &row.warnings {
-            let _ = write!(h, "<div>{}</div>", esc(w));
+            let _ = write!(h, "<div>{}</div>", esc(&i18n::warning(w, lang)));
         }
         h.push_str("</td></tr>");
     }
@@ -144,6 +145,85 @@ pub fn cost_time_dots(rows: &[Row], pts: &[(f64, f64)], front: &[usize], x: Scal
     h
 }
 
+/// Axes with grid lines, tick labels and the two axis titles.
+pub fn axes(x: Scale, y: Scale, x_label: &str, y_label: &str, x_fmt: fn(f64) -> String) -> String {
+    let mut h = String::with_capacity(2048);
+    let _ = write!(
+        h,
+        r#"<g class="axis"><line x1="{ML}" y1="{b}" x2="{r}" y2="{b}"></line><line x1="{ML}" y1="{MT}" x2="{ML}" y2="{b}"></line>"#,
+        b = H - MB,
+        r = W - MR,
+    );
+    for v in x.ticks(6) {
+        let px = x.map(v);
+        let _ = write!(
+            h,
+            r#"<line class="grid" x1="{px:.1}" y1="{MT}" x2="{px:.1}" y2="{b}"></line><text x="{px:.1}" y="{ty}" text-anchor="middle">{label}</text>"#,
+            b = H - MB,
+            ty = H - MB + 14.0,
+            label = esc(&x_fmt(v)),
+        );
+    }
+    for v in y.ticks(5) {
+        let py = y.map(v);
+        let _ = write!(
+            h,
+            r#"<line class="grid" x1="{ML}" y1="{py:.1}" x2="{r}" y2="{py:.1}"></line><text x="{tx}" y="{ty:.1}" text-anchor="end">{label}</text>"#,
+            r = W - MR,
+            tx = ML - 4.0,
+            ty = py + 4.0,
+            label = esc(&chart::tick_label(v)),
+        );
+    }
+    let mid_y = (MT + H - MB) / 2.0;
+    let _ = write!(
+        h,
+        r#"<text class="label" x="{mx}" y="{ly}" text-anchor="middle">{xl}</text><text class="label" x="12" y="{mid_y}" text-anchor="middle" transform="rotate(-90 12 {mid_y})">{yl}</text></g>"#,
+        mx = (ML + W - MR) / 2.0,
+        ly = H - 6.0,
+        xl = esc(x_label),
+        yl = esc(y_label),
+    );
+    h
+}
+
+/// The cost-vs-time chart's content: axes, the cheap-and-fast frontier and one dot per row. Empty
+/// without rows.
+pub fn cost_time_svg(rows: &[Row], lang: Lang, picked: Option<&str>) -> String {
+    if rows.is_empty() {
+        return String::new();
+    }
+    let pts: Vec<(f64, f64)> = rows.iter().map(|r| (r.best.hours_high, r.best.cost_high)).collect();
+    let (x0, x1) = pts.iter().fold((f64::INFINITY, 0f64), |(a, b), p| (a.min(p.0), b.max(p.0)));
+    let (y0, y1) = pts.iter().fold((f64::INFINITY, 0f64), |(a, b), p| (a.min(p.1), b.max(p.1)));
+    let x = Scale::log((x0 * 0.8, x1 * 1.25), (ML, W - MR));
+    let y = Scale::log((y0 * 0.8, y1 * 1.25), (H - MB, MT));
+    let front = chart::frontier(&pts);
+    let line = chart::polyline(&front.iter().map(|&i| (x.map(pts[i].0), y.map(pts[i].1))).collect::<Vec<_>>());
+    let mut h = axes(x, y, i18n::AXIS_HOURS.get(lang), i18n::AXIS_COST.get(lang), chart::tick_label);
+    let _ = write!(h, r#"<path class="frontier" d="{line}"></path><g>"#);
+    h.push_str(&cost_time_dots(rows, &pts, &front, x, y, lang, picked));
+    h.push_str("</g>");
+    h
+}
+
+/// The billing-modes chart's axes and one line per mode (cost against days of use). The job marker
+/// is drawn apart: it moves as you type while these lines mostly stay.
+pub fn modes_svg(series: &[(BillingMode, Vec<(f64, f64)>)], x: Scale, y: Scale, lang: Lang) -> String {
+    let mut h = axes(x, y, i18n::AXIS_DAYS.get(lang), i18n::AXIS_COST.get(lang), |v| format!("{v:.0}"));
+    for (m, pts) in series {
+        let screen: Vec<(f64, f64)> = pts.iter().map(|p| (x.map(p.0), y.map(p.1))).collect();
+        let _ = write!(
+            h,
+            r#"<path class="series m-{mode}" d="{d}"><title>{name}</title></path>"#,
+            mode = m.as_str(),
+            d = chart::polyline(&chart::simplify(&screen, 0.25)),
+            name = esc(i18n::mode_name(*m, lang)),
+        );
+    }
+    h
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -162,7 +242,7 @@ mod tests {
         let ev = evaluate(Catalog::shipped(), &Inputs::default(), parse_date("2026-11-30").unwrap());
         let mut rows = ev.rows[..3].to_vec();
         // A hostile string from a user overlay stays text.
-        rows[1].warnings.push("<img src=x onerror=alert(1)>".into());
+        rows[1].warnings.push(gpuctl_core::Warning::NoBf16 { gpu: "<img src=x onerror=alert(1)>".into() });
         let h = offer_rows(&rows, Lang::En, Some(&rows[2].key));
         assert_eq!(h.matches(r#"data-testid="offer-row""#).count(), 3);
         assert_eq!(h.matches(" picked\"").count(), 1);
@@ -173,5 +253,28 @@ mod tests {
         }
         let zh = offer_rows(&rows, Lang::Zh, None);
         assert!(zh.contains("天前") && !zh.contains("CN¥"));
+        // Warnings are worded in the page's language.
+        assert!(h.contains("price is an estimate") && !zh.contains("price is an estimate"), "{zh}");
+        assert!(zh.contains("价格为估算值"), "{zh}");
+    }
+
+    #[test]
+    fn charts_are_one_string_each() {
+        let ev = evaluate(Catalog::shipped(), &Inputs::default(), parse_date("2026-11-30").unwrap());
+        let svg = cost_time_svg(&ev.rows, Lang::En, Some(&ev.rows[1].key));
+        assert_eq!(svg.matches("<circle").count(), ev.rows.len());
+        assert_eq!(svg.matches(" picked\"").count(), 1);
+        assert_eq!(svg.matches("<path class=\"frontier\"").count(), 1);
+        assert!(svg.contains("hours") && svg.starts_with("<g class=\"axis\">"), "{}", &svg[..200]);
+        assert_eq!(cost_time_svg(&[], Lang::En, None), "");
+        // The modes chart: one path per mode, each a handful of points rather than one per day.
+        let series = calc::modes_over_days(Catalog::shipped(), &ev.rows[0], 8.0, 400);
+        let x = Scale::linear((0.0, 400.0), (ML, W - MR));
+        let y = Scale::log((1.0, 1e6), (H - MB, MT));
+        let zh = modes_svg(&series, x, y, Lang::Zh);
+        assert_eq!(zh.matches("<path class=\"series m-").count(), series.len());
+        assert!(zh.contains("按量计费") && zh.contains("天"), "{zh}");
+        let points = zh.matches(" L").count();
+        assert!(points < series.len() * 100, "{points} segments for {} modes", series.len());
     }
 }

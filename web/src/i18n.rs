@@ -101,7 +101,9 @@ texts! {
     DAYS_OLD: "days old", "天前";
     CHEAPEST: "cheapest mode", "最便宜的计费方式";
     OFFERS_FOUND: "offers fit", "个方案可行";
-    SHOWING: "showing the first", "显示前";
+    SHOWING: "showing", "已显示";
+    SHOW_ALL: "show all", "显示全部";
+    SHOW_FEWER: "show fewer", "收起";
     DOES_NOT_FIT: "Offers that do not fit, and why", "不可行的方案及原因";
     CHOSEN: "Chosen", "已选";
     CHOOSE_HINT: "Click a row or a point to choose an offer.", "点击表格行或图中的点来选择方案。";
@@ -201,6 +203,32 @@ pub fn method_name(m: gpuctl_core::Method, lang: Lang) -> &'static str {
     t.get(lang)
 }
 
+/// One of the engine's warnings (by its stable code) in the page's language. English is the
+/// engine's own text, so the two views never say different things.
+pub fn warning(w: &gpuctl_core::Warning, lang: Lang) -> String {
+    use gpuctl_core::Warning::*;
+    if lang == Lang::En {
+        return w.to_string();
+    }
+    match w {
+        SpotReclaim => "竞价实例随时可能被回收（通常提前约 5 分钟通知）：请勤存检查点，并做好重启准备".into(),
+        StalePrice { days, as_of } => format!("价格已有 {days} 天未更新（截至 {as_of}）"),
+        EstimatedPrice => "价格为估算值（见推算说明）".into(),
+        BriefPrice => "价格来自需求说明，未经核实".into(),
+        DerivedPrice => "价格由其他计费方式推算".into(),
+        AscendStack => "昇腾：需要 CANN 配合 MindSpore 或 torch_npu，不支持 CUDA".into(),
+        VgpuSlice { share, gpu } => format!("vGPU 切片（{share} 张 {gpu}）：与他人共享显卡，仅支持 CUDA"),
+        NoBf16 { gpu } => format!("{gpu} 不支持 BF16：以 FP16 加损失缩放训练"),
+        VllmComputeCapability => "vLLM 需要计算能力 ≥ 7.0：请换用其他服务框架".into(),
+        NoTokensOrHours => "未给出 token 数或使用时长：费用按使用 1 小时计算".into(),
+        FullFineTuneMemory { bytes_per_param, gb, model, params } => format!(
+            "全量微调每个参数需保存 {bytes_per_param:.0} 字节的权重、梯度和 Adam 状态（不含激活）：{model}（{:.2}B 参数）需 {gb:.0} GB，须用多张大显存 GPU 配合 ZeRO/FSDP；单张 24 GB 显卡放不下（LoRA 或 QLoRA 可以）",
+            params / 1e9
+        ),
+        NoOfferFits => "没有可运行此任务的方案：原因见“放不下”列表".into(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -214,5 +242,36 @@ mod tests {
         check(&["ZH_tw"], Lang::Zh);
         check(&["de"], Lang::En);
         check(&[], Lang::En);
+    }
+
+    /// Every warning code reads in Chinese in the zh view (no English words left but names and
+    /// units), and in the engine's own words in the en view.
+    #[test]
+    fn warnings_in_both_languages() {
+        use gpuctl_core::{Date, Warning::*};
+        let all = [
+            SpotReclaim,
+            StalePrice { days: 168, as_of: Date::constant(2026, 6, 15) },
+            EstimatedPrice,
+            BriefPrice,
+            DerivedPrice,
+            AscendStack,
+            VgpuSlice { share: 0.25, gpu: "NVIDIA A10".into() },
+            NoBf16 { gpu: "NVIDIA T4".into() },
+            VllmComputeCapability,
+            NoTokensOrHours,
+            FullFineTuneMemory { bytes_per_param: 16.0, gb: 121.9, model: "qwen2.5-7b".into(), params: 7.62e9 },
+            NoOfferFits,
+        ];
+        for w in &all {
+            assert_eq!(warning(w, Lang::En), w.to_string());
+            let zh = warning(w, Lang::Zh);
+            assert!(zh.chars().any(|c| ('\u{4e00}'..='\u{9fff}').contains(&c)), "{zh}");
+            for english in ["price", "spot", "the ", "needs", "estimate"] {
+                assert!(!zh.to_lowercase().contains(english), "{zh}");
+            }
+        }
+        assert_eq!(warning(&all[1], Lang::Zh), "价格已有 168 天未更新（截至 2026-06-15）");
+        assert!(warning(&all[10], Lang::Zh).contains("qwen2.5-7b（7.62B 参数）需 122 GB"));
     }
 }
