@@ -106,3 +106,70 @@ fn provision_under_faults_completes_or_stops_clearly_and_leaks_nothing() {
     }
     eprintln!("faults: {}", summary.join("; "));
 }
+
+/// The retry budget bounds a run whose creates never succeed: every create answers 500 (or hangs far
+/// longer than the budget). `provision` stops within seconds of the budget, exits non-zero, names the
+/// cloud's code and request id and what retrying cost, and leaves each unit recorded by its client token
+/// (the cloud holds nothing, so nothing is untracked). Before the budget, a hanging create cost 8 × 30 s.
+#[test]
+fn a_run_whose_creates_always_fail_stops_within_its_retry_budget() {
+    let mut summary = Vec::new();
+    for (provider, fault, budget) in [
+        ("tencent", "kind = \"server_error\"\nstatus = 500", ["--unit-retry-secs", "3"]),
+        ("alibaba", "kind = \"server_error\"\nstatus = 500", ["--unit-retry-secs", "3"]),
+        ("jdcloud", "kind = \"server_error\"\nstatus = 500", ["--unit-retry-secs", "3"]),
+        ("alibaba", "kind = \"timeout\"\nseconds = 120", ["--unit-retry-secs", "3"]),
+        ("jdcloud", "kind = \"timeout\"\nseconds = 120", ["--run-retry-secs", "3"]),
+    ] {
+        let create = if provider == "jdcloud" { "createInstances" } else { "RunInstances" };
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        let config = format!("seed = 5\n[knobs]\nboot_seconds = 1\n[[knobs.latency]]\naction = \"{create}\"\nms = 200\n[[knobs.faults]]\naction = \"{create}\"\n{fault}\n");
+        let sim = SimProcess::start(d, &config, &[]);
+        let dep = format!("doomed-{provider}");
+        let spec_path = d.join("spec.toml");
+        std::fs::write(&spec_path, spec(provider, &dep)).unwrap();
+        let sp = spec_path.to_str().unwrap();
+
+        let started = std::time::Instant::now();
+        let o = gpuctl(&sim.url, d, &["provision", sp, "--yes", "--json", budget[0], budget[1]]);
+        let took = started.elapsed();
+        let (out, err) = (String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+        let what = format!("{provider} ({}, {budget:?})", fault.replace('\n', ", "));
+        assert_eq!(o.status.code(), Some(1), "{what}: every unit failed, so exit 1: {out}\n{err}");
+        // The budget (3 s) plus one attempt's latency, the plan and the process start; far below 8 × 30 s.
+        assert!(took.as_secs_f64() < 12.0, "{what}: took {took:?}");
+        let report: serde_json::Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{what}: no JSON report ({e}): {out}\n{err}"));
+        let errors = report["errors"].as_array().unwrap();
+        assert_eq!(errors.len(), 3, "{what}: {report}");
+        let code = match (provider, fault.contains("timeout")) {
+            (_, true) => "http-timeout|no-answer",
+            ("tencent", _) => "InternalError",
+            ("alibaba", _) => "InternalError",
+            _ => "INTERNAL",
+        };
+        for e in errors {
+            let e = e.as_str().unwrap();
+            // A create cut off by the budget has no answer, so no code of the cloud's: it says so.
+            let action = if fault.contains("timeout") { "create" } else { create };
+            assert!(code.split('|').any(|c| e.contains(&format!("{action} failed (transient): {c}: "))), "{what}: the cloud's code {code} missing: {e}");
+            assert!(e.contains("gave up after ") && e.contains(" s (the "), "{what}: what retrying cost is missing: {e}");
+            if !fault.contains("timeout") {
+                assert!(e.contains("(request id "), "{what}: the request id is missing: {e}");
+            }
+        }
+        // A hung create is cut off at the budget without a retry; a 500 is retried until the budget.
+        assert_eq!(report["retries"].as_u64().unwrap() > 0, !fault.contains("timeout"), "{what}: {report}");
+        // Nothing on the cloud; every unit recorded with its token, so a re-run or destroy finds it.
+        assert_eq!(check_nothing_leaked(&sim, d, provider, &dep, &out, false), 0);
+        let store = Store::open(&d.join("state.db")).unwrap();
+        let rows = store.resources(Some(&dep)).unwrap();
+        assert_eq!(rows.len(), 3, "{what}: {rows:?}");
+        assert!(rows.iter().all(|r| r.state.is_live() && r.instance_id.is_none()), "{what}: {rows:?}");
+        drop(store);
+        let o = gpuctl(&sim.url, d, &["destroy", sp, "--yes", "--json"]);
+        assert!(o.status.success(), "{what}: destroy: {}", String::from_utf8_lossy(&o.stderr));
+        summary.push(format!("{what}: exit 1 after {:.1} s, {} retries", took.as_secs_f64(), report["retries"]));
+    }
+    eprintln!("retry budget: {}", summary.join("; "));
+}

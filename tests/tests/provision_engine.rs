@@ -43,6 +43,7 @@ fn engine(sim: &BackgroundSim, store: Store) -> Engine {
         calls_per_second: 50.0,
         poll_interval: Duration::from_millis(200),
         wait_timeout: Duration::from_secs(30),
+        ..Options::default()
     };
     Engine::new(clouds(sim), store, opts, Arc::new(|_| {}))
 }

@@ -15,7 +15,7 @@ use tokio::sync::oneshot;
 use crate::cloud::{Cloud, CloudError, CreateRequest, ErrorKind, Filter, Instance, InstanceState, SnapshotState, TAG_DEPLOYMENT, TAG_POOL, TAG_TOKEN};
 use crate::plan::{Choice, Plan};
 use crate::provider::Provider;
-use crate::retry::{with_retry, Calls, Pacer, RetryPolicy, RetryStats};
+use crate::retry::{with_retry, Calls, Deadline, Pacer, RetryPolicy, RetryStats};
 use crate::spec::{AutoRelease, Network, Pool, Spec};
 use crate::state::{Intent, Resource, ResourceState, SnapshotRecord, StateError, Store};
 use crate::token::client_token;
@@ -29,6 +29,13 @@ pub struct Options {
     pub poll_interval: Duration,
     /// How long one instance may take to reach RUNNING (or to be gone) before the run stops waiting.
     pub wait_timeout: Duration,
+    /// The retry budget of one unit (instance): from the unit's start, no retry of its calls (creates,
+    /// look-ups, across every fallback candidate) starts that would end later, and an attempt still
+    /// unanswered then is given up. Waiting for boot is not retrying; `wait_timeout` bounds that.
+    pub unit_retry_deadline: Duration,
+    /// The same for the whole run, from the engine's start: bounds every call's retries (releases and
+    /// polls too), however many units there are.
+    pub run_retry_deadline: Duration,
 }
 
 impl Default for Options {
@@ -38,6 +45,8 @@ impl Default for Options {
             calls_per_second: 10.0,
             poll_interval: Duration::from_secs(2),
             wait_timeout: Duration::from_secs(900),
+            unit_retry_deadline: Duration::from_secs(240),
+            run_retry_deadline: Duration::from_secs(600),
         }
     }
 }
@@ -126,6 +135,8 @@ struct Inner {
     calls: Calls,
     poller: Poller,
     progress: Progress,
+    /// When retrying stops for the whole run (`Options::run_retry_deadline` after the engine started).
+    run_deadline: Deadline,
 }
 
 /// Cheap to clone; clones share the store, the pacing and the poller.
@@ -139,6 +150,7 @@ fn seed(s: &str) -> u64 {
 
 impl Engine {
     pub fn new(clouds: Vec<Arc<dyn Cloud>>, store: Store, opts: Options, progress: Progress) -> Engine {
+        let opts_deadline = opts.run_retry_deadline;
         let calls = Calls { policy: opts.retry, pacer: Arc::new(Pacer::new(opts.calls_per_second)), stats: Arc::new(RetryStats::default()) };
         Engine(Arc::new(Inner {
             clouds: clouds.into_iter().map(|c| (c.provider(), c)).collect(),
@@ -147,6 +159,10 @@ impl Engine {
             calls,
             poller: Poller { waiting: Mutex::new(HashMap::new()) },
             progress,
+            run_deadline: Deadline {
+                at: tokio::time::Instant::now() + opts_deadline,
+                what: format!("the run's retry deadline of {} s", opts_deadline.as_secs()),
+            },
         }))
     }
 
@@ -169,8 +185,22 @@ impl Engine {
         F: FnMut() -> Fut,
         Fut: std::future::Future<Output = Result<T, CloudError>>,
     {
+        self.call_until(None, provider, api, key, f).await
+    }
+
+    /// `call` under a tighter deadline than the run's (a unit's), when given.
+    async fn call_until<T, F, Fut>(&self, deadline: Option<&Deadline>, provider: Provider, api: &'static str, key: &str, f: F) -> Result<T, CloudError>
+    where
+        F: FnMut() -> Fut,
+        Fut: std::future::Future<Output = Result<T, CloudError>>,
+    {
         let c = &self.0.calls;
-        with_retry(&c.policy, &c.pacer, &c.stats, provider, api, seed(key), f).await
+        let d = self.0.run_deadline.clone();
+        let d = match deadline {
+            Some(u) => d.earlier(Some(u.clone())),
+            None => d,
+        };
+        with_retry(&c.policy, &c.pacer, &c.stats, provider, api, seed(key), Some(d), f).await
     }
 
     pub fn retry_totals(&self) -> (u64, u64) {
@@ -268,10 +298,12 @@ impl Engine {
     async fn create_unit(&self, deployment: &str, pool: &Pool, index: u32, choices: &[Choice], now: jiff::Timestamp) -> Unit {
         let mut fell_back = Vec::new();
         let mut last = None;
+        let secs = self.0.opts.unit_retry_deadline.as_secs();
+        let deadline = Deadline { at: tokio::time::Instant::now() + self.0.opts.unit_retry_deadline, what: format!("the unit's retry deadline of {secs} s") };
         for c in choices {
             let mut u = Unit::new(&pool.name.value, index, c);
             u.fell_back_from = fell_back.clone();
-            match self.create_at(deployment, pool, index, c, now, &mut u).await {
+            match self.create_at(deployment, pool, index, c, now, &mut u, &deadline).await {
                 Ok(()) => return u,
                 // Sold out, or launched and failed (JD: `error`, then deleted by the cloud): try the next
                 // candidate, with its own token. The failed attempt stays recorded as failed.
@@ -294,7 +326,8 @@ impl Engine {
     }
 
     /// One choice for one unit: adopt if a previous run got this far, else intent → create → wait.
-    async fn create_at(&self, deployment: &str, pool: &Pool, index: u32, c: &Choice, now: jiff::Timestamp, u: &mut Unit) -> Result<(), ApplyError> {
+    #[allow(clippy::too_many_arguments)]
+    async fn create_at(&self, deployment: &str, pool: &Pool, index: u32, c: &Choice, now: jiff::Timestamp, u: &mut Unit, deadline: &Deadline) -> Result<(), ApplyError> {
         let cloud = self.cloud(c.provider)?;
         let mut req = Self::request(deployment, pool, index, c, now)?;
         let token = client_token(deployment, &pool.name.value, index, &req, 0);
@@ -321,7 +354,7 @@ impl Engine {
             Some(ResourceState::Creating) if instance_id.is_none() => {
                 // A run stopped between intent and answer: the cloud may have made it. Look by tag.
                 let filter = Filter::Tag { key: TAG_TOKEN.into(), value: token.clone() };
-                let found = self.call(c.provider, "describe", &token, || cloud.describe(&c.region, &filter)).await?;
+                let found = self.call_until(Some(deadline), c.provider, "describe", &token, || cloud.describe(&c.region, &filter)).await?;
                 if let Some(i) = found.into_iter().find(|i| !matches!(i.state, InstanceState::Terminated)) {
                     self.store(|s| s.set_instance_id(&token, &i.instance_id))?;
                     self.emit(Event::Adopted { pool: pool.name.value.clone(), index, instance_id: i.instance_id.clone() });
@@ -367,7 +400,7 @@ impl Engine {
             let params = serde_json::to_string(&req).unwrap_or_default();
             let intent = Intent { deployment: Some(deployment.into()), kind: "create", provider: c.provider, region: c.region.clone(), client_token: token.clone(), target: None, params };
             let op = self.store(|s| s.record_create_intent(&intent, &resource))?;
-            match self.call(c.provider, "create", &token, || cloud.create(&req)).await {
+            match self.call_until(Some(deadline), c.provider, "create", &token, || cloud.create(&req)).await {
                 Ok(created) => {
                     self.store(|s| s.record_created(op, &token, &created.instance_id, created.request_id.as_deref()))?;
                     instance_id = Some(created.instance_id);

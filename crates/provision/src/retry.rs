@@ -1,6 +1,7 @@
 //! Calling a cloud politely: a pace per (provider, API) so concurrent work stays under the cloud's rate
 //! limits, and retries for throttled and transient failures only — exponential backoff with full
-//! jitter, bounded in attempts — that reuse the same request (and so the same client token).
+//! jitter, bounded in attempts per call and by a wall-clock deadline (the unit's or the run's retry
+//! budget, see `apply::Options`) — that reuse the same request (and so the same client token).
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -10,7 +11,7 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-use crate::cloud::CloudError;
+use crate::cloud::{CloudError, ErrorKind};
 use crate::provider::Provider;
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -73,8 +74,12 @@ pub struct RetryStats {
     pub waited_ms: AtomicU64,
 }
 
-/// Paces, calls, and retries `call` while it fails throttled or transient, up to the policy's bound.
-/// `seed` makes the jitter reproducible per logical call.
+/// Paces, calls, and retries `call` while it fails throttled or transient, up to the policy's attempts
+/// and, when given, until `deadline`: no retry starts that would end after it, and an attempt still
+/// unanswered at the deadline is given up (a create cut off that way may have landed; its intent is
+/// recorded and a re-run finds it by its token tag). A call given up after retrying says so in its
+/// message: attempts made, seconds spent, and which bound stopped it. `seed` makes the jitter reproducible.
+#[allow(clippy::too_many_arguments)]
 pub async fn with_retry<T, F, Fut>(
     policy: &RetryPolicy,
     pacer: &Pacer,
@@ -82,6 +87,7 @@ pub async fn with_retry<T, F, Fut>(
     provider: Provider,
     api: &'static str,
     seed: u64,
+    deadline: Option<Deadline>,
     mut call: F,
 ) -> Result<T, CloudError>
 where
@@ -90,9 +96,29 @@ where
 {
     let mut rng = seed | 1;
     let mut attempt = 0;
+    let start = Instant::now();
+    let mut last: Option<CloudError> = None;
     loop {
         pacer.slot(provider, api).await;
-        match call().await {
+        let answer = match &deadline {
+            Some(d) => match tokio::time::timeout_at(d.at, call()).await {
+                Ok(r) => r,
+                Err(_) => {
+                    let e = last.take().unwrap_or_else(|| CloudError {
+                        provider,
+                        action: api.into(),
+                        kind: ErrorKind::Transient,
+                        code: "no-answer".into(),
+                        message: "the cloud did not answer".into(),
+                        request_id: None,
+                        retry_after: None,
+                    });
+                    return Err(gave_up(e, attempt + 1, start, d.what.clone()));
+                }
+            },
+            None => call().await,
+        };
+        match answer {
             Ok(v) => return Ok(v),
             Err(e) if e.kind.retryable() && attempt + 1 < policy.max_attempts => {
                 // xorshift64: jitter needs spread, not secrecy.
@@ -101,15 +127,47 @@ where
                 rng ^= rng << 17;
                 let unit = (rng >> 11) as f64 / (1u64 << 53) as f64;
                 let wait = policy.backoff(attempt, unit).max(e.retry_after.unwrap_or_default());
+                if let Some(d) = &deadline {
+                    if Instant::now() + wait >= d.at {
+                        return Err(gave_up(e, attempt + 1, start, d.what.clone()));
+                    }
+                }
                 tracing::debug!(provider = %provider, api, attempt, code = %e.code, wait_ms = wait.as_millis() as u64, "retrying");
                 stats.retries.fetch_add(1, Ordering::Relaxed);
                 stats.waited_ms.fetch_add(wait.as_millis() as u64, Ordering::Relaxed);
                 tokio::time::sleep(wait).await;
                 attempt += 1;
+                last = Some(e);
+            }
+            Err(e) if e.kind.retryable() && attempt > 0 => {
+                return Err(gave_up(e, attempt + 1, start, format!("{} attempts, the most for one call", policy.max_attempts)));
             }
             Err(e) => return Err(e),
         }
     }
+}
+
+/// A wall-clock bound on retrying, with the words that name it in an error.
+#[derive(Debug, Clone)]
+pub struct Deadline {
+    pub at: Instant,
+    pub what: String,
+}
+
+impl Deadline {
+    pub fn earlier(self, other: Option<Deadline>) -> Deadline {
+        match other {
+            Some(o) if o.at < self.at => o,
+            _ => self,
+        }
+    }
+}
+
+/// The last error of a call given up, with what retrying it cost (the cloud's code and request id stay).
+fn gave_up(mut e: CloudError, attempts: u32, start: Instant, why: String) -> CloudError {
+    let secs = (Instant::now() - start).as_secs_f64();
+    e.message = format!("{}; gave up after {attempts} attempt{} in {secs:.1} s ({why})", e.message, if attempts == 1 { "" } else { "s" });
+    e
 }
 
 /// Shared by everything one run does.
@@ -134,6 +192,71 @@ mod tests {
         let before = Instant::now();
         pacer.slot(Provider::Alibaba, "create").await;
         assert_eq!(Instant::now() - before, Duration::ZERO);
+    }
+
+    fn failing(kind: ErrorKind) -> CloudError {
+        CloudError { provider: Provider::Alibaba, action: "RunInstances".into(), kind, code: "InternalError".into(), message: "boom".into(), request_id: Some("RID-1".into()), retry_after: None }
+    }
+
+    /// Every attempt fails: the deadline, not the attempt count, ends the call, and the error keeps the
+    /// cloud's code and request id and says what retrying cost.
+    #[tokio::test(start_paused = true)]
+    async fn a_deadline_stops_retrying_before_the_attempts_run_out() {
+        let policy = RetryPolicy { max_attempts: 100, base: Duration::from_secs(1), cap: Duration::from_secs(4) };
+        let (pacer, stats) = (Pacer::new(1000.0), RetryStats::default());
+        let start = Instant::now();
+        let d = Deadline { at: start + Duration::from_secs(30), what: "the unit's retry deadline of 30 s".into() };
+        let calls = std::sync::atomic::AtomicU32::new(0);
+        let r: Result<(), _> = with_retry(&policy, &pacer, &stats, Provider::Alibaba, "create", 7, Some(d), || {
+            calls.fetch_add(1, Ordering::Relaxed);
+            async { Err(failing(ErrorKind::Transient)) }
+        })
+        .await;
+        let e = r.unwrap_err();
+        assert!(Instant::now() - start <= Duration::from_secs(30), "{:?}", Instant::now() - start);
+        let n = calls.load(Ordering::Relaxed);
+        assert!(n > 3 && n < 100, "{n} attempts");
+        assert_eq!((e.code.as_str(), e.request_id.as_deref()), ("InternalError", Some("RID-1")));
+        assert!(e.message.starts_with("boom; gave up after ") && e.message.contains(&format!("{n} attempts in ")) && e.message.ends_with("(the unit's retry deadline of 30 s)"), "{}", e.message);
+    }
+
+    /// An attempt that never answers is cut off at the deadline, reporting the last real error.
+    #[tokio::test(start_paused = true)]
+    async fn a_hanging_attempt_ends_at_the_deadline() {
+        let policy = RetryPolicy::default();
+        let (pacer, stats) = (Pacer::new(1000.0), RetryStats::default());
+        let start = Instant::now();
+        let d = Deadline { at: start + Duration::from_secs(5), what: "the run's retry deadline of 5 s".into() };
+        let calls = std::sync::atomic::AtomicU32::new(0);
+        let r: Result<(), _> = with_retry(&policy, &pacer, &stats, Provider::Alibaba, "create", 7, Some(d), || {
+            let n = calls.fetch_add(1, Ordering::Relaxed);
+            async move {
+                if n == 0 {
+                    Err(failing(ErrorKind::Throttled))
+                } else {
+                    tokio::time::sleep(Duration::from_secs(3600)).await;
+                    Ok(())
+                }
+            }
+        })
+        .await;
+        assert_eq!(Instant::now() - start, Duration::from_secs(5));
+        let e = r.unwrap_err();
+        assert_eq!(e.kind, ErrorKind::Throttled);
+        assert!(e.message.contains("gave up after 2 attempts in 5.0 s (the run's retry deadline of 5 s)"), "{}", e.message);
+    }
+
+    /// Without a deadline the attempt count bounds the call, and says so; errors that are not worth
+    /// retrying come back untouched.
+    #[tokio::test(start_paused = true)]
+    async fn attempts_bound_a_call_and_final_errors_pass_through() {
+        let policy = RetryPolicy { max_attempts: 3, base: Duration::from_millis(10), cap: Duration::from_millis(10) };
+        let (pacer, stats) = (Pacer::new(1000.0), RetryStats::default());
+        let r: Result<(), _> = with_retry(&policy, &pacer, &stats, Provider::Alibaba, "create", 7, None, || async { Err(failing(ErrorKind::Transient)) }).await;
+        assert!(r.unwrap_err().message.ends_with("gave up after 3 attempts in 0.0 s (3 attempts, the most for one call)"));
+        assert_eq!(stats.retries.load(Ordering::Relaxed), 2);
+        let r: Result<(), _> = with_retry(&policy, &pacer, &stats, Provider::Alibaba, "create", 7, None, || async { Err(failing(ErrorKind::StockOut)) }).await;
+        assert_eq!(r.unwrap_err().message, "boom");
     }
 
     #[test]

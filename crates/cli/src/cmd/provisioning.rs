@@ -49,6 +49,13 @@ pub struct CloudArgs {
     /// Most calls per second gpuctl makes to each API of each cloud (raise it if your account's limits allow)
     #[arg(long, global = true, default_value_t = 10.0)]
     pub calls_per_second: f64,
+    /// Retry budget of one instance, in seconds: its failing cloud calls are retried only until then
+    /// (default 240; README "Reliability")
+    #[arg(long, global = true, value_name = "SECS")]
+    pub unit_retry_secs: Option<u64>,
+    /// Retry budget of the whole run, in seconds: no call is retried after it (default 600)
+    #[arg(long, global = true, value_name = "SECS")]
+    pub run_retry_secs: Option<u64>,
 }
 
 impl CloudArgs {
@@ -140,10 +147,13 @@ impl Session {
         let store = Store::open(&state_path).map_err(state_error)?;
         let bars = Bars::new(args.json);
         let progress_bars = bars.clone();
+        let defaults = Options::default();
         let opts = Options {
             poll_interval: Duration::from_millis(args.poll_ms.max(50)),
             calls_per_second: args.calls_per_second.clamp(0.1, 1000.0),
-            ..Options::default()
+            unit_retry_deadline: args.unit_retry_secs.map_or(defaults.unit_retry_deadline, Duration::from_secs),
+            run_retry_deadline: args.run_retry_secs.map_or(defaults.run_retry_deadline, Duration::from_secs),
+            ..defaults
         };
         let engine = Engine::new(clouds, store, opts, Arc::new(move |e: &Event| progress_bars.event(e)));
         Ok(Session { runtime, engine, _sim: sim, bars })
