@@ -2,7 +2,8 @@
 //! at once. Each cloud holds an instance our state store owns, two instances of a run whose state file
 //! was deleted (the leaks), and one instance gpuctl did not make (another tag, none of gpuctl's). The
 //! sweep must list exactly the leaks with their ¥/hour, refuse to release without a terminal or
-//! `--yes`, and with `--yes` leave the cloud holding only the owned and the foreign instances.
+//! `--yes`, leave alone a deployment another run holds the lock of, and with `--yes` leave the cloud
+//! holding only the owned and the foreign instances.
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -13,6 +14,7 @@ use gpuctl_e2e::e2e::{gpuctl, instance_id, is_live, ok_json, spec_text, tag_valu
 use gpuctl_provision::cloud::{Cloud, CreateRequest};
 use gpuctl_provision::http::{Endpoint, Http};
 use gpuctl_provision::spec::{Disk, DiskCategory, NetworkIds};
+use gpuctl_provision::state::Store;
 use gpuctl_provision::BillingMode;
 use serde_json::Value;
 
@@ -138,8 +140,23 @@ fn sweep_finds_exactly_the_leaks_and_releases_only_them() {
     assert!(err.contains("pass --yes"), "{err}");
     assert_eq!(live_ids(&sim), everything);
 
+    // Another run holds deployment lost-tencent in this store: its instances are left alone (exit 4).
+    let tencent: BTreeSet<String> = found["orphans"].as_array().unwrap().iter().filter(|o| o["provider"] == "tencent").map(|o| o["instance_id"].as_str().unwrap().to_string()).collect();
+    {
+        let store = Store::open(&ours.path().join("state.db")).unwrap();
+        let _held = store.lock("lost-tencent").unwrap();
+        let partial = gpuctl(&sim.url, ours.path(), &["sweep", "--release", "--yes", "--json"]);
+        assert_eq!(partial.status.code(), Some(4), "{}", String::from_utf8_lossy(&partial.stderr));
+        let partial: Value = serde_json::from_slice(&partial.stdout).unwrap();
+        assert_eq!(ids_of(&partial, "released"), leaked.difference(&tencent).cloned().collect(), "{partial}");
+        let errors = partial["release_errors"].as_array().unwrap();
+        assert!(errors.len() == 1 && errors[0].as_str().unwrap().contains("lost-tencent"), "{partial}");
+        let left: BTreeSet<String> = owned.iter().chain(&foreign).chain(&tencent).cloned().collect();
+        assert_eq!(live_ids(&sim), left);
+    }
+
     let released = ok_json(&sim.url, ours.path(), &["sweep", "--release", "--yes", "--json"]);
-    assert_eq!(ids_of(&released, "released"), leaked, "{released}");
+    assert_eq!(ids_of(&released, "released"), tencent, "{released}");
     assert_eq!(released["release_errors"], serde_json::json!([]), "{released}");
     let left: BTreeSet<String> = owned.iter().chain(&foreign).cloned().collect();
     assert_eq!(live_ids(&sim), left, "only the owned and the foreign instances remain");

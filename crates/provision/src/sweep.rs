@@ -74,6 +74,22 @@ impl PlaceError {
     }
 }
 
+/// The lock name for a deployment tag's value. The value comes from the cloud, and the lock is a file
+/// named after it: a name gpuctl's spec allows (1–40 of a-z, 0-9, '-', starting with a letter) is used
+/// as it is, so a `provision` of that deployment contends for the same lock; any other value (which no
+/// gpuctl run can hold) gets a hashed name, so it never becomes a path.
+fn lock_name(deployment: &str) -> String {
+    let spec_name = (1..=40).contains(&deployment.len())
+        && deployment.starts_with(|c: char| c.is_ascii_lowercase())
+        && deployment.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-');
+    if spec_name {
+        deployment.to_string()
+    } else {
+        use sha2::Digest;
+        format!("foreign-{}", &hex::encode(sha2::Sha256::digest(deployment.as_bytes()))[..16])
+    }
+}
+
 /// Instances whose state says they are on their way out; a sweep neither lists nor releases them.
 fn leaving(i: &Instance) -> bool {
     matches!(i.state, InstanceState::Terminating | InstanceState::Terminated)
@@ -181,7 +197,7 @@ impl Engine {
         let mut errors = Vec::new();
         let mut locks = BTreeMap::new();
         for dep in orphans.iter().map(|o| o.deployment.as_str()).collect::<BTreeSet<_>>() {
-            match self.store(|s| s.lock(dep)) {
+            match self.store(|s| s.lock(&lock_name(dep))) {
                 Ok(lock) => {
                     locks.insert(dep.to_string(), lock);
                 }
@@ -331,6 +347,17 @@ mod tests {
         // Untagged (whatever the filter let through) and leaving instances are never orphans.
         check(Tencent, instance("ins-8", Running, &[(TAG_POOL, "p")]), &rec, None);
         check(Tencent, instance("ins-7", Terminating, &[(TAG_DEPLOYMENT, "x")]), &rec, None);
+    }
+
+    #[test]
+    fn lock_names_never_become_paths() {
+        assert_eq!(lock_name("stage1"), "stage1");
+        assert_eq!(lock_name("lost-tencent"), "lost-tencent");
+        for odd in ["../../etc/x", "a/b", "", "Stage1", "1st", "x".repeat(41).as_str(), "名字"] {
+            let n = lock_name(odd);
+            assert!(n.starts_with("foreign-") && n.len() == 24 && n.chars().all(|c| c.is_ascii_alphanumeric() || c == '-'), "{odd:?} → {n}");
+        }
+        assert_ne!(lock_name("a/b"), lock_name("a/c"));
     }
 
     #[test]

@@ -207,7 +207,8 @@ fn run_params(r: &CreateRequest) -> Vec<(String, String)> {
 }
 
 /// One DescribeInstances page (100, the most ECS gives) of what `filter` selects. `Tag.N.Key` without a
-/// `Tag.N.Value` matches the key whatever its value (the SDK's DescribeInstancesRequestTag).
+/// `Tag.N.Value` matches the key whatever its value (the SDK's DescribeInstancesRequestTag). ECS's docs
+/// say a tag filter answers for at most 1,000 instances (beyond that, ListTagResources).
 fn describe_params(filter: &Filter, page: usize) -> Vec<(String, String)> {
     let mut p = vec![kv("PageSize", 100), kv("PageNumber", page)];
     match filter {

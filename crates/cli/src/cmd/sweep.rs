@@ -194,17 +194,18 @@ pub fn run(args: SweepArgs) -> Result<ExitCode, CliError> {
     }
     let (mut released, mut release_errors) = (None, Vec::new());
     if args.release && !found.orphans.is_empty() {
-        let ids: Vec<&str> = found.orphans.iter().map(|o| o.instance.instance_id.as_str()).collect();
+        let ids: Vec<String> = found.orphans.iter().map(|o| printable(&o.instance.instance_id)).collect();
         confirm(&format!("release {} instance(s) no recorded deployment owns ({}/hour): {}?", ids.len(), cny(total), ids.join(", ")), args.yes)?;
-        session.bars.pool("release", found.orphans.len() as u64, "releasing");
+        if !args.cloud.json {
+            eprintln!("releasing {} instance(s) and waiting until the clouds no longer list them…", ids.len());
+        }
         let (done, errors) = session.runtime.block_on(session.engine.release_orphans(&found.orphans));
-        session.bars.finish();
         if !args.cloud.json {
             for id in &done {
-                println!("released {id}");
+                println!("released {}", printable(id));
             }
             for e in &errors {
-                println!("error: {e}");
+                println!("error: {}", printable(e));
             }
         }
         released = Some(done);
@@ -232,6 +233,12 @@ fn exit_code(found: &Found, released: Option<&[String]>, release_errors: &[Strin
     }
 }
 
+/// Text from the cloud (names, tag values) as the terminal should show it: control characters, which
+/// could move the cursor or recolour the screen, become '?'.
+fn printable(s: &str) -> String {
+    s.chars().map(|c| if c.is_control() { '?' } else { c }).collect()
+}
+
 fn print_found(found: &Found, rows: &[Row], total: f64, unpriced: usize) {
     let regions = found.searched.len() + found.errors.len();
     if rows.is_empty() {
@@ -247,11 +254,11 @@ fn print_found(found: &Found, rows: &[Row], total: f64, unpriced: usize) {
             let recorded = r.recorded_as.map(|s| format!(" (recorded as {})", s.name())).unwrap_or_default();
             t.add_row([
                 format!("{} {} {}", r.provider, r.region, r.zone),
-                format!("{}{recorded}", r.instance_id),
-                r.name.unwrap_or("").to_string(),
-                r.instance_type.to_string(),
-                r.state.clone(),
-                format!("{}/{}", r.deployment, r.pool.unwrap_or("?")),
+                format!("{}{recorded}", printable(r.instance_id)),
+                printable(r.name.unwrap_or("")),
+                printable(r.instance_type),
+                printable(&r.state),
+                printable(&format!("{}/{}", r.deployment, r.pool.unwrap_or("?"))),
                 launched,
                 price_text(r.price.as_ref()),
             ]);
@@ -335,5 +342,6 @@ mod tests {
         assert_eq!(age_hours(Some("not a time"), now), None);
         assert_eq!(age_hours(None, now), None);
         assert_eq!(price_text(None), "unknown");
+        assert_eq!(printable("lost\u{1b}[2J-work\n"), "lost?[2J-work?");
     }
 }
