@@ -5,11 +5,13 @@
 # A crash leaves its input in crates/*/fuzz/artifacts/; add it to tests/corpus as a regression case.
 (
     command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz --version 0.13.2 --locked
+    # One sanitizer target dir for every fuzz crate (shared with step 30): dependencies build once.
+    fuzz_target_dir=$PWD/target/fuzz
     fuzz() { # crate target
         (
             cd "crates/$1"
             if rustup toolchain list 2>/dev/null | grep -q '^nightly'; then tc=(+nightly); else tc=(); export RUSTC_BOOTSTRAP=1; fi
-            cargo "${tc[@]}" fuzz run "$2" -- -max_total_time="${GPUCTL_FUZZ_SECS:-60}" -rss_limit_mb=2048 -max_len=65536 2>&1 | tail -n 20
+            cargo "${tc[@]}" fuzz run --target-dir "$fuzz_target_dir" "$2" -- -max_total_time="${GPUCTL_FUZZ_SECS:-60}" -rss_limit_mb=2048 -max_len=65536 2>&1 | tail -n 20
         )
     }
     mkdir -p crates/provision/fuzz/corpus/spec
