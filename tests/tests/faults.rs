@@ -173,3 +173,64 @@ fn a_run_whose_creates_always_fail_stops_within_its_retry_budget() {
     }
     eprintln!("retry budget: {}", summary.join("; "));
 }
+
+/// Takes the injected fault rules out of a running sim (PUT /_sim/knobs without them).
+fn clear_faults(sim: &SimProcess) {
+    let (_, body) = sim.admin("GET", "/_sim/knobs", "");
+    let mut knobs: serde_json::Value = serde_json::from_str(&body).unwrap();
+    knobs["faults"] = serde_json::json!([]);
+    let (status, body) = sim.admin("PUT", "/_sim/knobs", &knobs.to_string());
+    assert!(status < 300, "PUT /_sim/knobs: {status} {body}");
+}
+
+/// JD sets the release time apart from the create (createInstances, then modifyInstanceReleaseTime).
+/// When every try of the second call fails, the instance exists and is billed: the record must name it,
+/// and the run must set the release time later (same run when the API recovers, else the re-run) and
+/// say so — never leave an id-less record, never buy a second instance.
+#[test]
+fn jd_release_time_failing_after_the_create_leaves_the_instance_recorded_and_fixed_later() {
+    for (failures, first_exit) in [(8, 0), (1000, 1)] {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        // 8 failures: every create attempt's release-time call (8 attempts) fails, then the API recovers.
+        // 1000: it stays down for the whole first run.
+        let config = format!("seed = 11\n[knobs]\nboot_seconds = 1\n[[knobs.faults]]\naction = \"modifyInstanceReleaseTime\"\nkind = \"server_error\"\nstatus = 500\ncount = {failures}\n");
+        let sim = SimProcess::start(d, &config, &[]);
+        let dep = format!("jd-release-{failures}");
+        let spec_path = d.join("spec.toml");
+        std::fs::write(&spec_path, spec("jdcloud", &dep).replace("count = 3", "count = 1")).unwrap();
+        let sp = spec_path.to_str().unwrap();
+
+        let o = gpuctl(&sim.url, d, &["provision", sp, "--yes", "--json", "--unit-retry-secs", "20"]);
+        let (out, err) = (String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+        assert_eq!(o.status.code(), Some(first_exit), "{failures}: {out}\n{err}");
+        let live = sim.live("jdcloud", Some(&dep));
+        assert_eq!(live.len(), 1, "{failures}: one instance, never two: {live:?}");
+        let id = instance_id(&live[0]);
+        let store = Store::open(&d.join("state.db")).unwrap();
+        let rows = store.resources(Some(&dep)).unwrap();
+        assert_eq!(rows.len(), 1, "{rows:?}");
+        assert_eq!(rows[0].instance_id.as_deref(), Some(id.as_str()), "{failures}: the record must hold the billed instance's id: {rows:?}");
+        drop(store);
+        let report: serde_json::Value = serde_json::from_str(&out).unwrap();
+        if first_exit == 0 {
+            assert!(live[0]["autoReleaseTime"].is_string(), "{failures}: release time set in the same run: {}", live[0]);
+            continue;
+        }
+        assert!(live[0]["autoReleaseTime"].is_null(), "{}", live[0]);
+        let e = report["errors"][0].as_str().unwrap();
+        assert!(
+            e.contains(&format!("instance {id} is running without its release time")) && e.contains("INTERNAL") && e.contains("(request id ") && e.contains("re-run `gpuctl provision`"),
+            "the error must say what is wrong, with JD's code and request id, and what to do: {e}"
+        );
+        // The API recovers; the re-run keeps the instance and sets its release time.
+        clear_faults(&sim);
+        let o = gpuctl(&sim.url, d, &["provision", sp, "--yes", "--json"]);
+        assert!(o.status.success(), "re-run: {}\n{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+        let live = sim.live("jdcloud", Some(&dep));
+        assert_eq!((live.len(), instance_id(&live[0])), (1, id.clone()));
+        assert!(live[0]["autoReleaseTime"].is_string(), "the re-run sets the release time: {}", live[0]);
+        assert!(gpuctl(&sim.url, d, &["destroy", sp, "--yes"]).status.success());
+        assert!(sim.live("jdcloud", Some(&dep)).is_empty());
+    }
+}

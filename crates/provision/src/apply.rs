@@ -244,7 +244,14 @@ impl Engine {
         if let (Some(id), Ok(cloud)) = (&r.instance_id, self.cloud(r.provider)) {
             let filter = Filter::Ids(vec![id.clone()]);
             match self.call(r.provider, "describe", id, || cloud.describe(&r.region, &filter)).await {
-                Ok(found) if found.iter().any(|i| &i.instance_id == id && !matches!(i.state, InstanceState::Terminated)) => {}
+                Ok(found) if found.iter().any(|i| &i.instance_id == id && !matches!(i.state, InstanceState::Terminated)) => {
+                    // A release time an earlier run could not set is set now.
+                    let want = r.auto_release_at.as_deref().and_then(|t| t.parse::<jiff::Timestamp>().ok());
+                    let inst = found.iter().find(|i| &i.instance_id == id).expect("matched any");
+                    if let Err(e) = self.ensure_release_time(r.provider, &r.region, inst, &r.client_token, want, None).await {
+                        u.error = Some(format!("pool `{}` #{}: {e}", r.pool, r.index));
+                    }
+                }
                 Ok(_) => {
                     u.error = Some(format!("instance {id} (pool `{}` #{}) is recorded but the cloud no longer has it; `gpuctl release` it and re-run", r.pool, r.index));
                 }
@@ -407,7 +414,7 @@ impl Engine {
                 }
                 Err(e) => {
                     // Retries ran out on a throttled/transient error: the cloud may still have made it, so
-                    // the resource stays `creating` and a re-run looks for it by tag. Anything else: nothing exists.
+                    // the resource stays `creating`. Anything else: nothing exists.
                     let msg = e.to_string();
                     self.store(|s| {
                         s.finish_operation(op, "failed", e.request_id.as_deref(), Some(&msg))?;
@@ -416,7 +423,15 @@ impl Engine {
                         }
                         Ok::<_, StateError>(())
                     })?;
-                    return Err(e.into());
+                    // Look by token tag now rather than on a re-run: an answer lost on the last attempt, or
+                    // (JD) a create whose release time could not be set, left a billed instance that the
+                    // record must name. Found: carry on with it (wait, then set its release time).
+                    let found = if e.kind.retryable() { self.find_by_token(c.provider, &c.region, &token).await } else { None };
+                    let Some(id) = found else { return Err(e.into()) };
+                    tracing::warn!(provider = %c.provider, instance_id = %id, error = %msg, "the create's retries ran out, but the cloud has the instance: recorded");
+                    self.store(|s| s.set_instance_id(&token, &id))?;
+                    self.emit(Event::Adopted { pool: pool.name.value.clone(), index, instance_id: id.clone() });
+                    instance_id = Some(id);
                 }
             }
         }
@@ -430,8 +445,8 @@ impl Engine {
                 u.state = ResourceState::Running;
                 u.public_ip = i.public_ip.clone();
                 u.private_ip = i.private_ip.clone();
-                self.emit(Event::Running { pool: pool.name.value.clone(), index, instance_id: id });
-                Ok(())
+                self.emit(Event::Running { pool: pool.name.value.clone(), index, instance_id: id.clone() });
+                self.ensure_release_time(c.provider, &c.region, i, &token, req.auto_release_at, Some(deadline)).await
             }
             other => {
                 let what = match other {
@@ -441,6 +456,43 @@ impl Engine {
                 self.store(|s| s.set_state(&token, ResourceState::Failed, Some(&what)))?;
                 u.state = ResourceState::Failed;
                 Err(ApplyError::Launch { instance_id: id, what })
+            }
+        }
+    }
+
+    /// The live instance carrying `token` in its `gpuctl-token` tag, if the cloud answers (within a
+    /// short deadline of its own: this runs when the unit's retry deadline may already have passed).
+    async fn find_by_token(&self, provider: Provider, region: &str, token: &str) -> Option<String> {
+        let cloud = self.cloud(provider).ok()?;
+        let filter = Filter::Tag { key: TAG_TOKEN.into(), value: token.to_string() };
+        let d = Deadline { at: tokio::time::Instant::now() + Duration::from_secs(20), what: "20 s for the look-up after a failed create".into() };
+        let c = &self.0.calls;
+        match with_retry(&c.policy, &c.pacer, &c.stats, provider, "describe", seed(token), Some(d), || cloud.describe(region, &filter)).await {
+            Ok(found) => found.into_iter().find(|i| !matches!(i.state, InstanceState::Terminated)).map(|i| i.instance_id),
+            Err(e) => {
+                tracing::warn!(%provider, error = %e, "could not look the instance up by its token; a re-run will");
+                None
+            }
+        }
+    }
+
+    /// Sets `want` as the release time of `inst` when the cloud describes it without one (JD sets it
+    /// apart from the create, and that call can fail after the instance exists). A failure leaves the
+    /// instance recorded and running and says so; every later run that keeps it tries again.
+    async fn ensure_release_time(&self, provider: Provider, region: &str, inst: &Instance, token: &str, want: Option<jiff::Timestamp>, deadline: Option<&Deadline>) -> Result<(), ApplyError> {
+        let Some(at) = want else { return Ok(()) };
+        if inst.auto_release_at.is_some() {
+            return Ok(());
+        }
+        let cloud = self.cloud(provider)?;
+        let id = &inst.instance_id;
+        match self.call_until(deadline, provider, "set-release-time", id, || cloud.set_auto_release(region, id, at)).await {
+            Ok(()) => Ok(()),
+            Err(e) => {
+                let what = format!("is running without its release time ({at}): {e}. It is recorded: re-run `gpuctl provision` to set it, or `gpuctl release {id}`");
+                self.store(|s| s.set_state(token, ResourceState::Running, Some(&what)))?;
+                // Not `Launch`: that would fall back to another candidate and buy a second instance.
+                Err(ApplyError::Other(format!("instance {id} {what}")))
             }
         }
     }

@@ -238,4 +238,12 @@ pub trait Cloud: Send + Sync {
     fn in_stock<'a>(&'a self, _region: &'a str, _zone: &'a str, _instance_type: &'a str) -> BoxFuture<'a, Result<Option<(bool, Option<String>)>, CloudError>> {
         Box::pin(async { Ok(None) })
     }
+
+    /// Sets the release time of an existing instance. The engine calls it when an instance it wants
+    /// released at `at` is described without a release time: a cloud that sets it apart from the create
+    /// (JD: createInstances, then modifyInstanceReleaseTime) can lose that second call while the instance
+    /// lives on, billed. Clouds whose create carries the release time keep this default, which does nothing.
+    fn set_auto_release<'a>(&'a self, _region: &'a str, _instance_id: &'a str, _at: jiff::Timestamp) -> BoxFuture<'a, Result<(), CloudError>> {
+        Box::pin(async { Ok(()) })
+    }
 }

@@ -4,7 +4,8 @@
 //!
 //! JD's createInstances has no release time: the client sets it right after the create with
 //! modifyInstanceReleaseTime, and reports a failure there as transient so the engine retries the
-//! (idempotent) create and the release time is set before the instance counts as created.
+//! (idempotent) create and the release time is set before the instance counts as created. Should
+//! every retry fail there, the engine records the instance it finds by token and sets the time itself.
 
 use std::collections::BTreeMap;
 
@@ -276,14 +277,22 @@ impl Cloud for Client {
                 return Err(transient("no-instance-id", "createInstances answered without an instance id".into(), request_id));
             }
             if let Some(t) = req.auto_release_at {
-                let body = json!({ "regionId": req.region, "instanceIds": [id], "autoReleaseTime": format_release_time(t) });
-                if let Err(e) = self.call("vm", &req.region, "modifyInstanceReleaseTime", "POST", "instances:modifyInstanceReleaseTime", vec![], Some(body)).await {
+                if let Err(e) = self.set_auto_release(&req.region, &id, t).await {
                     // The instance exists; only its release time is missing. Transient, so the engine retries the
-                    // idempotent create (same token, same instance) and this call again, never marking it failed.
+                    // idempotent create (same token, same instance) and this call again, never marking it failed;
+                    // when those retries run out, the engine finds the instance by its token tag, records it, and
+                    // sets the release time itself (`Cloud::set_auto_release`).
                     return Err(transient(&e.code, format!("instance {id} was created but its release time was not set: {}", e.message), e.request_id));
                 }
             }
             Ok(Created { instance_id: id, request_id })
+        })
+    }
+
+    fn set_auto_release<'a>(&'a self, region: &'a str, instance_id: &'a str, at: jiff::Timestamp) -> BoxFuture<'a, Result<(), CloudError>> {
+        Box::pin(async move {
+            let body = json!({ "regionId": region, "instanceIds": [instance_id], "autoReleaseTime": format_release_time(at) });
+            self.call("vm", region, "modifyInstanceReleaseTime", "POST", "instances:modifyInstanceReleaseTime", vec![], Some(body)).await.map(drop)
         })
     }
 
