@@ -207,7 +207,11 @@ fn state_of(st: &str) -> InstanceState {
         "RUNNING" => InstanceState::Running,
         "STOPPING" => InstanceState::Stopping,
         "STOPPED" => InstanceState::Stopped,
-        "SHUTDOWN" | "TERMINATING" => InstanceState::Terminating,
+        "TERMINATING" => InstanceState::Terminating,
+        // 停止待销毁: a terminated prepaid (or arrears-stopped) instance in the recycle bin. CVM lists it
+        // until the bin empties, days later, but it bills no more and gpuctl can do nothing further to
+        // it: for a release that is done, so waiting for it to vanish would only run into the timeout.
+        "SHUTDOWN" => InstanceState::Terminated,
         "LAUNCH_FAILED" => InstanceState::Failed,
         other => InstanceState::Other(other.into()),
     }
@@ -434,6 +438,21 @@ mod tests {
             json!({ "Offset": 0, "Limit": 100, "Filters": [{ "Name": "tag:gpuctl-token", "Values": ["t1"] }] }),
         );
         check(Filter::TagKey("gpuctl-deployment".into()), 200, json!({ "Offset": 200, "Limit": 100, "Filters": [{ "Name": "tag-key", "Values": ["gpuctl-deployment"] }] }));
+    }
+
+    #[test]
+    fn states_map_to_the_engines_words() {
+        for (cvm, want) in [
+            ("PENDING", InstanceState::Pending),
+            ("RUNNING", InstanceState::Running),
+            ("STOPPED", InstanceState::Stopped),
+            ("TERMINATING", InstanceState::Terminating),
+            ("SHUTDOWN", InstanceState::Terminated),
+            ("LAUNCH_FAILED", InstanceState::Failed),
+            ("ISOLATED", InstanceState::Other("ISOLATED".into())),
+        ] {
+            assert_eq!(state_of(cvm), want, "{cvm}");
+        }
     }
 
     #[test]
