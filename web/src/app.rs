@@ -329,7 +329,7 @@ fn JobInputs(ctx: Ctx) -> impl IntoView {
             <h2>{move || ctx.t(i18n::JOB)}</h2>
             <Choice ctx key="model" testid="model" label=i18n::MODEL options=models also=|i| i.params.clear() />
             <Field ctx key="params" testid="params" label=i18n::PARAMS hint=i18n::PARAMS_HINT also=|i| i.model.clear() />
-            {move || params_hint.get().map(|p| view! { <p class="muted small">{p} " params"</p> })}
+            {move || params_hint.get().map(|p| view! { <p class="muted small">{p} " " {ctx.t(i18n::PARAMS_UNIT)}</p> })}
             <Choice ctx key="method" testid="method" label=i18n::METHOD options=methods />
             <Choice ctx key="precision" testid="precision" label=i18n::PRECISION options=precisions />
             <Field ctx key="seq" testid="seq" label=i18n::SEQ />
@@ -902,7 +902,8 @@ fn TcoView(ctx: Ctx) -> impl IntoView {
                                 <details>
                                     <summary>{i18n::ASSUMPTIONS.get(l)}</summary>
                                     <ul class="small">
-                                        {r.assumptions.iter().chain(&r.warnings).map(|a| view! { <li>{a.clone()}</li> }).collect_view()}
+                                        {r.warning_codes.iter().map(|w| view! { <li class="warn">{i18n::warning(w, l)}</li> }).collect_view()}
+                                        {r.assumptions.iter().map(|a| view! { <li>{a.clone()}</li> }).collect_view()}
                                     </ul>
                                 </details>
                             }

@@ -102,6 +102,7 @@ texts! {
     CHEAPEST: "cheapest mode", "最便宜的计费方式";
     OFFERS_FOUND: "offers fit", "个方案可行";
     SHOWING: "showing", "已显示";
+    PARAMS_UNIT: "params", "参数";
     SHOW_ALL: "show all", "显示全部";
     SHOW_FEWER: "show fewer", "收起";
     DOES_NOT_FIT: "Offers that do not fit, and why", "不可行的方案及原因";
@@ -226,6 +227,8 @@ pub fn warning(w: &gpuctl_core::Warning, lang: Lang) -> String {
             params / 1e9
         ),
         NoOfferFits => "没有可运行此任务的方案：原因见“放不下”列表".into(),
+        NoCloudPrice { gpu } => format!("目录中没有 GPU“{gpu}”的云上价格：无从比较"),
+        EstimatedCloudPrices => "部分云上价格为估算值（见各价格的推算说明）".into(),
     }
 }
 
@@ -262,6 +265,8 @@ mod tests {
             NoTokensOrHours,
             FullFineTuneMemory { bytes_per_param: 16.0, gb: 121.9, model: "qwen2.5-7b".into(), params: 7.62e9 },
             NoOfferFits,
+            NoCloudPrice { gpu: "h800".into() },
+            EstimatedCloudPrices,
         ];
         for w in &all {
             assert_eq!(warning(w, Lang::En), w.to_string());

@@ -7,6 +7,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::catalog::{BillingMode, Catalog, Price};
+use crate::warning::{self, Warning};
 
 /// Inputs for a self-built cluster. Money in CNY.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -117,7 +118,9 @@ pub struct TcoReport {
     pub self_built_cheaper: bool,
     pub curve: Vec<TcoPoint>,
     pub assumptions: Vec<String>,
+    /// The English text of each of `warning_codes`, in order (what the CLI prints).
     pub warnings: Vec<String>,
+    pub warning_codes: Vec<Warning>,
 }
 
 const HOURS_PER_YEAR: f64 = 8760.0;
@@ -190,10 +193,9 @@ pub fn tco(catalog: &Catalog, input: &TcoInput) -> TcoReport {
     }
     cloud.sort_by(|a, b| a.total_per_year.total_cmp(&b.total_per_year));
     if cloud.is_empty() {
-        warnings.push(format!(
-            "no cloud price for GPU '{}' in the catalog: nothing to compare against",
-            input.gpu
-        ));
+        warnings.push(Warning::NoCloudPrice {
+            gpu: input.gpu.clone(),
+        });
     }
 
     let sb = self_built_at(input, u);
@@ -228,7 +230,7 @@ pub fn tco(catalog: &Catalog, input: &TcoInput) -> TcoReport {
         .iter()
         .any(|c| c.price.confidence == crate::catalog::Confidence::Estimate)
     {
-        warnings.push("some cloud prices are estimates (see each price's derivation)".into());
+        warnings.push(Warning::EstimatedCloudPrices);
     }
     let mut assumptions = vec![
         "cloud per-hour modes pay only for used hours; term modes (monthly, 1-, 3-year) hold the GPUs all year".into(),
@@ -244,7 +246,8 @@ pub fn tco(catalog: &Catalog, input: &TcoInput) -> TcoReport {
         self_built_cheaper,
         curve,
         assumptions,
-        warnings,
+        warnings: warning::texts(&warnings),
+        warning_codes: warnings,
     }
 }
 

@@ -1,7 +1,7 @@
 //! The engine's warnings as stable codes with their parameters.
 //!
-//! Owns the list of warnings the ranking gives (per offer and for the answer as a whole) and their
-//! English text. The CLI prints that text (`Offer::warnings`, `Ranking::warnings`, unchanged); the
+//! Owns the list of warnings the ranking gives (per offer and for the answer as a whole) and the TCO
+//! comparison gives, and their English text. The CLI prints that text (`Offer::warnings`, `Ranking::warnings`, unchanged); the
 //! browser calculator renders the codes in its own language; `--json` carries both, the codes as
 //! `warning_codes` (`{"code": "stale-price", "days": 168, "as_of": "2026-06-15"}`, see docs/json.md).
 //! A code, once published, keeps its name and parameters: scripts match on it.
@@ -46,6 +46,10 @@ pub enum Warning {
     },
     /// Nothing fits: the infeasible list says why.
     NoOfferFits,
+    /// TCO: the catalog has no cloud price for `gpu`, so there is nothing to compare against.
+    NoCloudPrice { gpu: String },
+    /// TCO: some of the cloud prices compared are estimates.
+    EstimatedCloudPrices,
 }
 
 impl Warning {
@@ -64,6 +68,8 @@ impl Warning {
             Warning::NoTokensOrHours => "no-tokens-or-hours",
             Warning::FullFineTuneMemory { .. } => "full-fine-tune-memory",
             Warning::NoOfferFits => "no-offer-fits",
+            Warning::NoCloudPrice { .. } => "no-cloud-price",
+            Warning::EstimatedCloudPrices => "estimated-cloud-prices",
         }
     }
 }
@@ -98,6 +104,13 @@ impl fmt::Display for Warning {
                 params / 1e9
             ),
             Warning::NoOfferFits => f.write_str("no offer fits: see the infeasible list for why"),
+            Warning::NoCloudPrice { gpu } => write!(
+                f,
+                "no cloud price for GPU '{gpu}' in the catalog: nothing to compare against"
+            ),
+            Warning::EstimatedCloudPrices => {
+                f.write_str("some cloud prices are estimates (see each price's derivation)")
+            }
         }
     }
 }
@@ -182,6 +195,16 @@ mod tests {
             Warning::NoTokensOrHours,
             "neither tokens nor usage hours given: costs are for 1 hour of use (give --tokens, or --hours-per-day with --days)",
             r#"{"code":"no-tokens-or-hours"}"#,
+        );
+        check(
+            Warning::NoCloudPrice { gpu: "h800".into() },
+            "no cloud price for GPU 'h800' in the catalog: nothing to compare against",
+            r#"{"code":"no-cloud-price","gpu":"h800"}"#,
+        );
+        check(
+            Warning::EstimatedCloudPrices,
+            "some cloud prices are estimates (see each price's derivation)",
+            r#"{"code":"estimated-cloud-prices"}"#,
         );
         check(
             Warning::NoOfferFits,
