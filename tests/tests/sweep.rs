@@ -175,3 +175,28 @@ fn sweep_finds_exactly_the_leaks_and_releases_only_them() {
     let again = ok_json(&sim.url, ours.path(), &["sweep", "--json"]);
     assert_eq!((again["orphans"].as_array().unwrap().len(), again["owned"].as_u64()), (0, Some(3)), "{again}");
 }
+
+/// A leaked prepaid Tencent instance goes to CVM's recycle bin (SHUTDOWN) when terminated and stays
+/// listed for days: the release is done then, not after the wait's timeout.
+#[test]
+fn a_leaked_prepaid_instance_is_released_into_the_recycle_bin() {
+    let ours = tempfile::tempdir().unwrap();
+    let lost = tempfile::tempdir().unwrap();
+    let sim = SimProcess::start(ours.path(), QUICK, &[]);
+    let spec = lost.path().join("monthly.toml");
+    std::fs::write(&spec, spec_text("tencent", "lost-monthly", 1).replace("billing = \"hourly\"", "billing = \"monthly\"")).unwrap();
+    let report = ok_json(&sim.url, lost.path(), &["provision", spec.to_str().unwrap(), "--yes", "--json"]);
+    let id = report["units"][0]["instance_id"].as_str().unwrap().to_string();
+    std::fs::remove_file(lost.path().join("state.db")).unwrap();
+
+    let found = ok_json(&sim.url, ours.path(), &["sweep", "--provider", "tencent", "--region", "ap-guangzhou", "--json"]);
+    assert_eq!(ids_of(&found, "orphans"), BTreeSet::from([id.clone()]), "{found}");
+    assert_eq!(found["orphans"][0]["billing"], "monthly", "{found}");
+    let released = ok_json(&sim.url, ours.path(), &["sweep", "--provider", "tencent", "--region", "ap-guangzhou", "--release", "--yes", "--json"]);
+    assert_eq!(ids_of(&released, "released"), BTreeSet::from([id.clone()]), "{released}");
+    let st = sim.state();
+    let inst = st["providers"]["tencent"]["instances"].as_array().unwrap().iter().find(|i| instance_id(i) == id).cloned().unwrap_or_default();
+    assert_eq!((inst["Shutdown"].as_bool(), inst["Terminating"].as_bool()), (Some(true), Some(false)), "in the recycle bin: {inst}");
+    let again = ok_json(&sim.url, ours.path(), &["sweep", "--provider", "tencent", "--region", "ap-guangzhou", "--json"]);
+    assert_eq!((again["orphans"].as_array().unwrap().len(), again["leaving"].as_u64()), (0, Some(1)), "{again}");
+}
