@@ -125,6 +125,7 @@ impl Session {
             sim = Some((bg, dir));
         } else {
             state_path = args.state_path(&env)?;
+            let mut warned: Vec<String> = Vec::new();
             for p in Provider::ALL {
                 let ep = endpoint_override(p, &args.endpoints, |k| var(&env, k)).map_err(CliError::usage)?;
                 let cloud = match p {
@@ -134,8 +135,13 @@ impl Session {
                 };
                 match credentials::load(cloud, args.profile.as_deref(), &env) {
                     Ok(loaded) => {
-                        for w in &loaded.warnings {
-                            eprintln!("warning: {w}");
+                        // The warning text starts with "warning: "; one file serving several clouds
+                        // (gpuctl's credentials.toml) is warned about once.
+                        for w in loaded.warnings {
+                            if !warned.contains(&w) {
+                                eprintln!("{w}");
+                                warned.push(w);
+                            }
                         }
                         clouds.push(client(p, loaded.credentials, ep, http.clone()));
                     }
