@@ -86,6 +86,8 @@ fn every_bad_spec_gets_its_positioned_message_and_no_panic() {
     for (dir, file, expected_path) in &cases {
         let (code, stderr) = run(dir, home.path(), &["plan"], file);
         assert!(!stderr.contains("panicked"), "{file}: gpuctl panicked:\n{stderr}");
+        // A hostile value must not reach the terminal raw (escape sequences, BEL, CR, NUL, bidi overrides).
+        assert!(!stderr.chars().any(|c| c.is_control() && c != '\n'), "{file}: raw control characters in the message: {stderr:?}");
         assert_eq!(code, Some(2), "{file}: plan should exit 2 (bad input); stderr:\n{stderr}");
         let first_line = stderr.lines().next().unwrap_or_default();
         assert!(first_line.starts_with(&format!("error: {file}:")), "{file}: the message must start with file:line:column: {first_line}");

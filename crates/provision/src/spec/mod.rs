@@ -34,9 +34,35 @@ pub struct SpecError {
 }
 
 impl fmt::Display for SpecError {
+    /// Escaped here, where every message is shown, so no quoted spec value (or file name) reaches a
+    /// terminal raw, whichever check quoted it.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}:{}:{}: {}", self.file, self.line, self.column, self.message)
+        write!(f, "{}:{}:{}: {}", escape_for_terminal(&self.file), self.line, self.column, escape_for_terminal(&self.message))
     }
+}
+
+/// Text as it may safely reach a terminal: control characters (C0, DEL, C1) and the invisible format
+/// characters that reorder or hide text (bidi overrides and isolates, zero-width ones, BOM) are written
+/// as escapes — `\n`, `\r`, `\t`, else `\u{1b}` — so a hostile spec value cannot move the cursor,
+/// recolor, retitle or hide parts of a message. Anything else, including non-ASCII letters, stays.
+pub fn escape_for_terminal(s: &str) -> std::borrow::Cow<'_, str> {
+    fn hidden(c: char) -> bool {
+        c.is_control() || matches!(c, '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2060}'..='\u{2069}' | '\u{feff}')
+    }
+    if !s.chars().any(hidden) {
+        return std::borrow::Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 16);
+    for c in s.chars() {
+        match c {
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if hidden(c) => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    std::borrow::Cow::Owned(out)
 }
 
 /// Every problem found in one spec, in file order.
@@ -236,4 +262,25 @@ pub fn check_catalog(spec: &Spec, catalog: &Catalog) -> Result<(), SpecErrors> {
         }
     }
     if errors.is_empty() { Ok(()) } else { Err(SpecErrors(errors)) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn control_and_invisible_characters_are_escaped_for_the_terminal() {
+        let check = |input: &str, want: &str| assert_eq!(escape_for_terminal(input), want, "{input:?}");
+        check("img-1", "img-1");
+        check("训练-节点 é", "训练-节点 é");
+        check("a\u{1b}[31mred", "a\\u{1b}[31mred");
+        check("bell\u{7}", "bell\\u{7}");
+        check("nul\0", "nul\\u{0}");
+        check("line\r\nnext\ttab", "line\\r\\nnext\\ttab");
+        check("del\u{7f} c1\u{9b}", "del\\u{7f} c1\\u{9b}");
+        check("evil\u{202e}txt.exe", "evil\\u{202e}txt.exe");
+        check("zero\u{200b}width\u{feff}", "zero\\u{200b}width\\u{feff}");
+        let e = SpecError { file: "sp\u{1b}]0;pwned\u{7}ec.toml".into(), line: 3, column: 9, message: "pool `a\u{1b}[2J`".into() };
+        assert_eq!(e.to_string(), "sp\\u{1b}]0;pwned\\u{7}ec.toml:3:9: pool `a\\u{1b}[2J`");
+    }
 }

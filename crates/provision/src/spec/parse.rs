@@ -105,7 +105,8 @@ pub fn parse(file: &str, text: &str, base_dir: Option<&Path>, limits: &Limits) -
     let doc = match ImDocument::parse(text) {
         Ok(d) => d,
         Err(e) => {
-            let msg = e.message().trim().to_string();
+            // toml_edit puts its detail on a second line; one line keeps `file:line:column: …` greppable.
+            let msg = e.message().lines().map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>().join("; ");
             r.error(e.span(), format!("invalid TOML: {msg}"));
             return Err(SpecErrors(r.errors));
         }
@@ -698,10 +699,15 @@ impl Parser<'_> {
         }
         let mut out = BTreeMap::new();
         let mut ok = true;
+        // No cloud takes control characters in tags, and a tag is shown back by status and in cloud errors.
+        let control = |s: &str| s.chars().any(char::is_control);
         for k in &keys {
             let span = tt.key_span(k);
             if k.is_empty() || k.chars().count() > 64 {
                 r.error(span, "tag keys must be 1–64 characters");
+                ok = false;
+            } else if control(k) {
+                r.error(span, format!("tag key `{}` holds control characters; tags take printable text only", self.clip(k)));
                 ok = false;
             } else if k.starts_with("gpuctl") {
                 r.error(span, format!("tag key `{}` is reserved: gpuctl tags its resources with gpuctl-* keys itself", self.clip(k)));
@@ -709,6 +715,9 @@ impl Parser<'_> {
             } else if let Some(v) = tt.str(r, k) {
                 if v.value.chars().count() > 128 {
                     r.error_at(v.loc, "tag values must be at most 128 characters");
+                    ok = false;
+                } else if control(&v.value) {
+                    r.error_at(v.loc, format!("tag value `{}` holds control characters; tags take printable text only", self.clip(&v.value)));
                     ok = false;
                 } else {
                     out.insert(k.clone(), v.value);
