@@ -46,14 +46,21 @@ pub mod e2e {
     impl SimProcess {
         /// Starts the sim with `config` (TOML, written to `dir/sim.toml`) and extra flags.
         pub fn start(dir: &Path, config: &str, flags: &[&str]) -> SimProcess {
+            Self::start_with(dir, config, flags, Stdio::null(), &[])
+        }
+
+        /// As [`SimProcess::start`], with the sim's stderr sent to `stderr` (a log file the secrets test
+        /// scans) and extra environment variables (e.g. `RUST_LOG`).
+        pub fn start_with(dir: &Path, config: &str, flags: &[&str], stderr: Stdio, envs: &[(&str, &str)]) -> SimProcess {
             let cfg = dir.join("sim.toml");
             std::fs::write(&cfg, config).unwrap();
             let mut child = Command::new(gpuctl_bin())
                 .args(["sim", "--port", "0", "--config"])
                 .arg(&cfg)
                 .args(flags)
+                .envs(envs.iter().copied())
                 .stdout(Stdio::piped())
-                .stderr(Stdio::null())
+                .stderr(stderr)
                 .spawn()
                 .expect("gpuctl sim starts");
             let mut first = String::new();
@@ -64,13 +71,25 @@ pub mod e2e {
 
         /// One plain HTTP/1.0 request to the sim's admin API; returns (status, body).
         pub fn admin(&self, method: &str, path: &str, body: &str) -> (u16, String) {
-            let host = self.url.trim_start_matches("http://");
-            let mut s = TcpStream::connect(host).unwrap();
-            write!(s, "{method} {path} HTTP/1.0\r\nHost: {host}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}", body.len()).unwrap();
-            let mut resp = String::new();
-            s.read_to_string(&mut resp).unwrap();
-            let status = resp.split_whitespace().nth(1).and_then(|c| c.parse().ok()).unwrap_or(0);
-            (status, resp.split_once("\r\n\r\n").map(|(_, b)| b.to_string()).unwrap_or_default())
+            admin_request(&self.url, method, path, body).unwrap_or_else(|e| panic!("{method} {path} to the sim: {e}"))
+        }
+
+        /// Runs the sim clock `speedup` times faster than the wall clock until the returned guard is
+        /// dropped, so commands that wait on the cloud (boot, stop, snapshot, terminate) finish in
+        /// fractions of their sim-time duration without any test waiting on its own.
+        pub fn fast_clock(&self, speedup: f64) -> FastClock {
+            let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+            let (flag, url) = (stop.clone(), self.url.clone());
+            let tick = std::time::Duration::from_millis(20);
+            let thread = std::thread::spawn(move || {
+                let body = format!("{{\"advance_seconds\": {}}}", tick.as_secs_f64() * (speedup - 1.0).max(0.0));
+                while !flag.load(std::sync::atomic::Ordering::Relaxed) {
+                    std::thread::sleep(tick);
+                    // The sim may be shutting down at the end of a test; a failed tick is harmless.
+                    let _ = admin_request(&url, "POST", "/_sim/clock", &body);
+                }
+            });
+            FastClock { stop, thread: Some(thread) }
         }
 
         /// GET /_sim/state.
@@ -85,6 +104,32 @@ pub mod e2e {
             let st = self.state();
             let all = st["providers"][provider]["instances"].as_array().cloned().unwrap_or_default();
             all.into_iter().filter(|i| is_live(i) && dep.is_none_or(|d| tag_value(i, "gpuctl-deployment").as_deref() == Some(d))).collect()
+        }
+    }
+
+    /// One plain HTTP/1.0 request to the sim at `url`; returns (status, body).
+    fn admin_request(url: &str, method: &str, path: &str, body: &str) -> std::io::Result<(u16, String)> {
+        let host = url.trim_start_matches("http://");
+        let mut s = TcpStream::connect(host)?;
+        write!(s, "{method} {path} HTTP/1.0\r\nHost: {host}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}", body.len())?;
+        let mut resp = String::new();
+        s.read_to_string(&mut resp)?;
+        let status = resp.split_whitespace().nth(1).and_then(|c| c.parse().ok()).unwrap_or(0);
+        Ok((status, resp.split_once("\r\n\r\n").map(|(_, b)| b.to_string()).unwrap_or_default()))
+    }
+
+    /// A running [`SimProcess::fast_clock`]; stops when dropped.
+    pub struct FastClock {
+        stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+        thread: Option<std::thread::JoinHandle<()>>,
+    }
+
+    impl Drop for FastClock {
+        fn drop(&mut self) {
+            self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+            if let Some(t) = self.thread.take() {
+                let _ = t.join();
+            }
         }
     }
 
