@@ -639,7 +639,21 @@ impl Engine {
             s.set_state(&r.client_token, ResourceState::Releasing, None)?;
             Ok::<_, StateError>(op)
         })?;
-        match self.call(r.provider, "terminate", &id, || cloud.terminate(&r.region, &ids)).await {
+        self.terminate_and_wait(cloud.as_ref(), r.provider, &r.region, &id, op).await?;
+        self.store(|s| {
+            s.finish_operation(op, "done", None, None)?;
+            s.set_state(&r.client_token, ResourceState::Released, None)
+        })?;
+        self.emit(Event::Released { instance_id: id.clone() });
+        Ok(Some(id))
+    }
+
+    /// Terminates one instance whose intent is operation `op`, then waits until the cloud no longer
+    /// lists it (or lists it terminated). A refused terminate closes `op` as failed; the caller closes
+    /// it as done. Shared by `release` and `gpuctl sweep --release`.
+    pub(crate) async fn terminate_and_wait(&self, cloud: &dyn Cloud, provider: Provider, region: &str, id: &str, op: i64) -> Result<(), ApplyError> {
+        let ids = [id.to_string()];
+        match self.call(provider, "terminate", id, || cloud.terminate(region, &ids)).await {
             Ok(()) => {}
             // Already gone is what we wanted.
             Err(e) if e.kind == ErrorKind::NotFound => {}
@@ -649,13 +663,8 @@ impl Engine {
                 return Err(e.into());
             }
         }
-        self.wait(r.provider, &r.region, &id, Want::Gone).await?;
-        self.store(|s| {
-            s.finish_operation(op, "done", None, None)?;
-            s.set_state(&r.client_token, ResourceState::Released, None)
-        })?;
-        self.emit(Event::Released { instance_id: id.clone() });
-        Ok(Some(id))
+        self.wait(provider, region, id, Want::Gone).await?;
+        Ok(())
     }
 
     /// Snapshots every cloud disk (system and data) of a recorded or described instance, waits until

@@ -14,8 +14,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
-use crate::apply::{ApplyError, Engine, Want};
-use crate::cloud::{ErrorKind, Filter, Instance, InstanceState, TAG_DEPLOYMENT, TAG_POOL, TAG_TOKEN};
+use crate::apply::{ApplyError, Engine};
+use crate::cloud::{Filter, Instance, InstanceState, TAG_DEPLOYMENT, TAG_POOL, TAG_TOKEN};
 use crate::provider::Provider;
 use crate::state::{Intent, Resource, ResourceState, StateError};
 
@@ -245,17 +245,7 @@ impl Engine {
             params: serde_json::json!({ "instance_ids": ids, "sweep": true, "tags": o.instance.tags }).to_string(),
         };
         let op = self.store(|s| s.record_intent(&intent))?;
-        match self.call(o.provider, "terminate", id, || cloud.terminate(region, &ids)).await {
-            // Already gone is what we wanted.
-            Ok(()) => {}
-            Err(e) if e.kind == ErrorKind::NotFound => {}
-            Err(e) => {
-                let msg = e.to_string();
-                self.store(|s| s.finish_operation(op, "failed", e.request_id.as_deref(), Some(&msg)))?;
-                return Err(e.into());
-            }
-        }
-        self.wait(o.provider, region, id, Want::Gone).await?;
+        self.terminate_and_wait(cloud.as_ref(), o.provider, region, id, op).await?;
         self.store(|s| s.finish_operation(op, "done", None, None))?;
         Ok(id.clone())
     }
