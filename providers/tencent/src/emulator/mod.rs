@@ -73,6 +73,19 @@ impl Tencent {
             _ => false,
         };
         if !known {
+            // The real cloud routes by host (cvm./cbs.tencentcloudapi.com) and the scope's service must match
+            // it, so an action of the other service signed for this one fails the signature check.
+            let other = match service.as_str() {
+                api::CVM if api::CBS_ACTIONS.contains(&action.as_str()) => Some(api::CBS),
+                api::CBS if api::CVM_ACTIONS.contains(&action.as_str()) => Some(api::CVM),
+                _ => None,
+            };
+            if let Some(other) = other {
+                return Err(TcError::new(
+                    codes::AUTH_SIGNATURE_FAILURE,
+                    format!("The credential scope service `{service}` does not match `{action}`, a `{other}` action."),
+                ));
+            }
             return Err(TcError::new(codes::INVALID_ACTION, format!("The action `{action}` is not supported by service `{service}`.")));
         }
         match req.header("x-tc-version") {

@@ -188,8 +188,10 @@ fn auth_and_routing_errors() {
     let mut req = signed("cvm", "DescribeInstances", &json!({}));
     req.body = b"{\"Limit\":5}".to_vec().into(); // tampered after signing
     assert_eq!(code(&emu.handle(&req, &ctx).json_body()["Response"]), "AuthFailure.SignatureFailure");
-    // A CBS action under a cvm scope is not an action of that service.
-    assert_eq!(code(&call_raw(&emu, &ctx, "cvm", "DescribeDisks")), "InvalidAction");
+    // A CBS action under a cvm scope: the real cloud checks the scope's service against the host
+    // (cvm./cbs.tencentcloudapi.com), so it fails the signature; an action of neither is unknown.
+    assert_eq!(code(&call_raw(&emu, &ctx, "cvm", "DescribeDisks")), "AuthFailure.SignatureFailure");
+    assert_eq!(code(&call_raw(&emu, &ctx, "cvm", "DescribeNothing")), "InvalidAction");
     let alibaba = SimRequest::new("POST", "/?Action=DescribeInstances");
     assert!(!emu.claims(&alibaba));
 }
