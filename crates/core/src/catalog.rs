@@ -1,6 +1,7 @@
 //! The catalog: GPUs, instance types per provider, and prices per billing mode.
 //!
-//! Owns the data model, the embedded data files (`crates/core/data/*.toml`), the user overlay
+//! Owns the data model (its types are declared in `schema`, which build.rs shares; their methods are
+//! here), the embedded data files (`crates/core/data/*.toml`), the user overlay
 //! (their own quotes win over shipped rows) and price resolution: every (instance, region, mode)
 //! the provider offers gets either an observed price row or an estimate derived from a monthly
 //! anchor, and every resolved [`Price`] says which, with source, date and confidence.
