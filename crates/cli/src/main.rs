@@ -72,7 +72,20 @@ mod anyhow_free {
     pub type Result = std::result::Result<std::process::ExitCode, crate::cmd::CliError>;
 }
 
+/// Diagnostic logs on stderr, only when asked: `GPUCTL_LOG=debug` (or `trace`, or filters such as
+/// `gpuctl_provision=debug`). Off by default so ordinary output stays as documented; a separate
+/// variable from `RUST_LOG` so a value set for other programs does not change gpuctl's output.
+/// Secrets never reach a log: the signer's `Secret` prints as `******` (README "Reliability").
+fn init_logging() {
+    if let Ok(filter) = tracing_subscriber::EnvFilter::try_from_env("GPUCTL_LOG") {
+        use std::io::IsTerminal;
+        let ansi = std::io::stderr().is_terminal();
+        let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_ansi(ansi).try_init();
+    }
+}
+
 fn main() -> ExitCode {
+    init_logging();
     let cli = Cli::parse();
     match run(cli) {
         Ok(code) => code,
