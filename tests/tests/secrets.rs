@@ -1,6 +1,7 @@
 //! Secrets never leak. Every gpuctl command runs with known fake canary keys, taken from each place
 //! gpuctl reads keys (environment variables; the tccli, aliyun and jdc CLI files; gpuctl's own
-//! credentials.toml; named profiles in both, with session tokens), with `RUST_LOG=trace`, across the
+//! credentials.toml; named profiles in both, with session tokens), logging everything
+//! (`GPUCTL_LOG=trace`: gpuctl's own, the HTTP client's and the sim's logs on stderr), across the
 //! success path (a real `gpuctl sim` that accepts exactly these keys) and the failure paths (wrong
 //! secret and unknown key → the cloud's auth error; injected 503s; a sold-out type; a closed port; bad
 //! specs; malformed credential files that hold the secret). Then stdout, stderr, `--json` output, the
@@ -297,6 +298,7 @@ impl Run {
             .env("PATH", std::env::var("PATH").unwrap_or_default())
             .env("HOME", &self.home)
             .env("TMPDIR", &tmp)
+            .env("GPUCTL_LOG", "trace")
             .env("RUST_LOG", "trace")
             .env("RUST_BACKTRACE", "1")
             .env("GPUCTL_TODAY", "2026-11-30");
@@ -488,7 +490,7 @@ fn canary_sim(dir: &Path) -> SimProcess {
         config.push_str(&format!("[[credentials]]\nprovider = \"{p}\"\naccess_key = \"{ak}\"\nsecret = \"{sk}\"\n"));
     }
     let log = std::fs::File::create(dir.join("sim.log")).unwrap();
-    SimProcess::start_with(dir, &config, &[], Stdio::from(log), &[("RUST_LOG", "trace")])
+    SimProcess::start_with(dir, &config, &[], Stdio::from(log), &[("GPUCTL_LOG", "trace")])
 }
 
 /// Sets up `source`'s credential files (checking the permission warnings on the way) and runs
@@ -635,6 +637,11 @@ fn no_secret_in_any_output_log_json_or_state() {
         written_files(sim_dir.path(), &mut files);
     }
     assert!(files.iter().any(|(n, _)| n.ends_with("state.db")), "the state store must be among the scanned files");
+    // The logs were on and are part of what is scanned.
+    let has = |b: &[u8], m: &str| b.windows(m.len()).any(|w| w == m.as_bytes());
+    let log_lines: usize = outputs.iter().chain(&files).filter(|(n, _)| n.ends_with("stderr") || n.ends_with("sim.log")).map(|(_, b)| b.split(|&c| c == b'\n').filter(|l| has(l, " TRACE ") || has(l, " DEBUG ") || has(l, " WARN ")).count()).sum();
+    assert!(files.iter().any(|(n, b)| n.ends_with("sim.log") && has(b, "sim call")), "the sim's log must hold its calls");
+    assert!(outputs.iter().any(|(n, b)| n.ends_with("stderr") && has(b, " TRACE ")), "gpuctl's trace log must be on");
     assert!(files.iter().any(|(n, _)| n.ends_with("prices.toml")), "the refreshed overlay must be among the scanned files");
     let everything: Vec<(String, Vec<u8>)> = outputs.iter().chain(&files).cloned().collect();
     let bytes: usize = everything.iter().map(|(_, b)| b.len()).sum();
@@ -643,7 +650,7 @@ fn no_secret_in_any_output_log_json_or_state() {
     assert!(leaks.is_empty(), "secrets leaked:\n{}", leaks.join("\n"));
     assert!(marked.is_empty(), "signatures printed outside `debug sign`:\n{}", marked.join("\n"));
     eprintln!(
-        "secrets: {commands} commands from {} key sources; {} outputs and {} files ({bytes} bytes) scanned for {} forms of 6 secrets/tokens: 0 found ({:.1} s)",
+        "secrets: {commands} commands from {} key sources; {} outputs ({log_lines} log lines) and {} files ({bytes} bytes) scanned for {} forms of 6 secrets/tokens: 0 found ({:.1} s)",
         SOURCES.len(),
         outputs.len(),
         files.len(),
