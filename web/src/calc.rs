@@ -191,8 +191,9 @@ pub fn evaluate(catalog: &Catalog, inputs: &Inputs, today: Date) -> Evaluation {
     };
     let ranking = rank(catalog, &q);
     let mut rows: Vec<Row> = Vec::new();
-    // Offers arrive cheapest first, so the first offer of an instance type is its cheapest mode.
-    for offer in &ranking.offers {
+    // Offers arrive cheapest first, so the first offer of an instance type is its cheapest mode; it is
+    // moved into its row, not cloned (offers are large, and this runs on every keystroke).
+    for offer in ranking.offers {
         let cell = ModeCell {
             mode: offer.mode,
             cost_low: offer.cost_low,
@@ -211,9 +212,9 @@ pub fn evaluate(catalog: &Catalog, inputs: &Inputs, today: Date) -> Evaluation {
             }
             None => rows.push(Row {
                 key: format!("{}/{}/{}", offer.provider, offer.instance, offer.region),
-                best: offer.clone(),
                 modes: vec![cell],
                 warnings: offer.warning_codes.clone(),
+                best: offer,
             }),
         }
     }
