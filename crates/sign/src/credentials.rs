@@ -365,7 +365,7 @@ fn gpuctl_file(cloud: Cloud, profile: &str, env: &Env, looked: &mut Vec<String>)
     let Some(entry) = doc.get(profile).and_then(|p| p.get(cloud.name())) else { return Ok(None) };
     let entry: Entry = entry.clone().try_into().map_err(|e: toml::de::Error| CredentialsError::Invalid {
         path: path.display().to_string(),
-        message: format!("[{profile}.{cloud}]: {}", e.message()),
+        message: format!("[{profile}.{cloud}]: {}", without_value(e.message())),
     })?;
     let mut credentials = Credentials::new(entry.access_key_id, entry.access_key_secret);
     credentials.security_token = entry.security_token.filter(|t| !t.is_empty()).map(Secret::from);
@@ -375,6 +375,18 @@ fn gpuctl_file(cloud: Cloud, profile: &str, env: &Env, looked: &mut Vec<String>)
         region: entry.region,
         warnings,
     }))
+}
+
+/// serde's "invalid type: integer `123`, expected a string" quotes the value it got, which in a
+/// credentials file is likely the secret itself: keep the kind ("integer"), drop the value.
+pub fn without_value(message: &str) -> String {
+    for prefix in ["invalid type: ", "invalid value: "] {
+        if let Some((got, expected)) = message.strip_prefix(prefix).and_then(|rest| rest.split_once(", expected")) {
+            let kind = got.split(['`', '"']).next().unwrap_or_default().trim();
+            return format!("{prefix}{kind}, expected{expected}");
+        }
+    }
+    message.to_owned()
 }
 
 /// toml's own Display quotes the offending line, which may hold a secret: report the position

@@ -171,3 +171,13 @@ fn parse_errors_give_a_position_and_never_the_secret() {
     assert!(matches!(err, CredentialsError::Parse { line: 2, .. }), "{err}");
     assert!(!err.to_string().contains("TOPSECRET"));
 }
+
+#[test]
+fn a_secret_of_the_wrong_type_is_not_quoted_back() {
+    let home = tempfile::tempdir().unwrap();
+    write(home.path(), ".config/gpuctl/credentials.toml", "[default.tencent]\naccess_key_id = \"AKID\"\naccess_key_secret = 73509824611\n", 0o600);
+    let err = load(Cloud::Tencent, None, &env(home.path(), &[])).unwrap_err();
+    let text = err.to_string();
+    assert!(text.ends_with("[default.tencent]: invalid type: integer, expected a string"), "{text}");
+    assert!(!text.contains("73509824611") && !format!("{err:?}").contains("73509824611"), "{text}");
+}

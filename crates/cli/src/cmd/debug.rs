@@ -94,10 +94,12 @@ fn run_sign(args: SignArgs) -> Result<ExitCode, CliError> {
         let s = std::fs::read_to_string(&args.request).map_err(|e| CliError::usage(format!("{name}: {e}")))?;
         (name, s)
     };
-    // serde_json's messages name fields and positions, never values, so they are safe to show.
+    // serde_json's messages name fields and positions; a wrong-typed value ("invalid type: integer
+    // `123`") is quoted, and it may be the secret, so it is dropped.
     let input: Input = serde_json::from_str(&text).map_err(|e| {
         let msg = e.to_string();
-        let msg = strip_position(&msg);
+        let msg = credentials::without_value(strip_position(&msg));
+        let msg = msg.as_str();
         CliError::usage(format!("{name}:{}:{}: {msg}{}", e.line(), e.column(), suggestion(msg)))
     })?;
 
