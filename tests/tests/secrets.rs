@@ -37,6 +37,10 @@ const JDCLOUD: (&str, &str) = ("JDCleakCanaryJdcloud000000000000", "canaryJdclou
 const TOKENS: [&str; 2] = ["canaryTencentTOKEN+d00d/1e", "canaryAlibabaTOKEN/fe+ed42"];
 /// A different secret the sim does not accept (the wrong-key path).
 const WRONG_SECRET: &str = "canaryWrongSECRET+0bad/cafe";
+/// A secret written as a bare number (a TOML integer, a JSON number): the wrong type, but still secret.
+const NUMERIC_SECRET: &str = "73509824611302";
+
+const ALL_SECRETS: [&str; 7] = [TENCENT.1, ALIBABA.1, JDCLOUD.1, TOKENS[0], TOKENS[1], WRONG_SECRET, NUMERIC_SECRET];
 
 /// Markers of a signed request: only `debug sign` may print them.
 const SIGNATURE_MARKERS: [&str; 6] = ["TC3-HMAC-SHA256", "ACS3-HMAC-SHA256", "JDCLOUD3-HMAC-SHA256", "JDCLOUD2-HMAC-SHA256", "Credential=", "Signature="];
@@ -531,6 +535,10 @@ fn one_source(source: Source, home: &Path, sim: &SimProcess) -> (Vec<(String, Ve
             let tencent = r.input("tencent.toml", &spec_text("tencent", "cred-errors", 1));
             let (_, err) = r.expect(2, &["provision", &tencent, "--yes"]);
             assert!(err.contains(&format!("{}:3:", path.display())), "the error should point into the file: {err}");
+            // A secret of the wrong type: the kind is named, the value is not.
+            write_mode(&path, &format!("[default.tencent]\naccess_key_id = \"{}\"\naccess_key_secret = {NUMERIC_SECRET}\n", TENCENT.0), 0o600);
+            let (_, err) = r.expect(2, &["provision", &tencent, "--yes"]);
+            assert!(err.contains("[default.tencent]: invalid type: integer, expected a string"), "{err}");
             gpuctl_file(home, "default", 0o600, TENCENT.1, false);
             let (_, err) = r.expect(0, &["status"]);
             assert!(!err.contains("readable by group/others"), "{err}");
@@ -548,6 +556,12 @@ fn one_source(source: Source, home: &Path, sim: &SimProcess) -> (Vec<(String, Ve
         for (name, req) in sign_requests() {
             let path = t.input(&format!("sign-token-{name}.json"), &req);
             t.ok(&["debug", "sign", "--request", &path]);
+        }
+        // A request with the secret as a number, or pasted into the wrong field: exit 2, not echoed.
+        for (name, fields) in [("number", format!(r#""access_key_secret":{NUMERIC_SECRET}"#)), ("misplaced", format!(r#""access_key_secret":"{}","timestamp":"{}""#, TENCENT.1, TENCENT.1))] {
+            let path = t.input(&format!("sign-{name}.json"), &format!(r#"{{"provider":"tencent","method":"POST","host":"h","access_key_id":"{}",{fields}}}"#, TENCENT.0));
+            let (_, err) = t.expect(2, &["debug", "sign", "--request", &path]);
+            assert!(err.contains("invalid type: "), "{err}");
         }
         // A wrong secret and an unknown key id: the cloud's auth error, with code and request id.
         let mut w = Run::new(home, &sim.url, source);
@@ -645,16 +659,17 @@ fn no_secret_in_any_output_log_json_or_state() {
     assert!(files.iter().any(|(n, _)| n.ends_with("prices.toml")), "the refreshed overlay must be among the scanned files");
     let everything: Vec<(String, Vec<u8>)> = outputs.iter().chain(&files).cloned().collect();
     let bytes: usize = everything.iter().map(|(_, b)| b.len()).sum();
-    let needles = needles(&[TENCENT.1, ALIBABA.1, JDCLOUD.1, TOKENS[0], TOKENS[1], WRONG_SECRET]);
+    let needles = needles(&ALL_SECRETS);
     let leaks = scan(&everything, &needles);
     assert!(leaks.is_empty(), "secrets leaked:\n{}", leaks.join("\n"));
     assert!(marked.is_empty(), "signatures printed outside `debug sign`:\n{}", marked.join("\n"));
     eprintln!(
-        "secrets: {commands} commands from {} key sources; {} outputs ({log_lines} log lines) and {} files ({bytes} bytes) scanned for {} forms of 6 secrets/tokens: 0 found ({:.1} s)",
+        "secrets: {commands} commands from {} key sources; {} outputs ({log_lines} log lines) and {} files ({bytes} bytes) scanned for {} forms of {} secrets/tokens: 0 found ({:.1} s)",
         SOURCES.len(),
         outputs.len(),
         files.len(),
         needles.len(),
+        ALL_SECRETS.len(),
         started.elapsed().as_secs_f64()
     );
 }
@@ -663,7 +678,7 @@ fn no_secret_in_any_output_log_json_or_state() {
 /// deleted rows are found, in every encoding; the derived keys are the ones the signer uses.
 #[test]
 fn scan_finds_planted_copies() {
-    let needles = needles(&[TENCENT.1, ALIBABA.1, JDCLOUD.1, TOKENS[0], TOKENS[1], WRONG_SECRET]);
+    let needles = needles(&ALL_SECRETS);
     let s = TENCENT.1;
     // Each encoding, inside other text, at every base64 alignment.
     let mut planted: Vec<(String, Vec<u8>)> = Vec::new();
