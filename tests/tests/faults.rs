@@ -9,14 +9,20 @@ use std::collections::BTreeSet;
 use gpuctl_e2e::e2e::{gpuctl, instance_id, ok_json, tag_value, SimProcess, PROVIDERS};
 use gpuctl_provision::state::Store;
 
+/// The sim's seed (which calls draw the 20 % errors): `GPUCTL_FAULTS_SEED`, default 42.
+fn seed() -> u64 {
+    std::env::var("GPUCTL_FAULTS_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(42)
+}
+
 fn config(create_action: &str) -> String {
     format!(
-        "seed = 42\n[knobs]\nboot_seconds = 1\n\
+        "seed = {}\n[knobs]\nboot_seconds = 1\n\
          [[knobs.faults]]\nkind = \"success_then_drop\"\naction = \"{create_action}\"\ncount = 1\n\
          [[knobs.faults]]\nkind = \"timeout\"\nseconds = 1\ncount = 2\n\
          [[knobs.faults]]\nkind = \"reset\"\ncount = 2\n\
          [[knobs.faults]]\nkind = \"server_error\"\nstatus = 503\nprobability = 0.2\n\
-         [[knobs.rate_limits]]\nprovider = \"{{P}}\"\naction = \"{create_action}\"\nper_second = 1.0\nburst = 1.0\n"
+         [[knobs.rate_limits]]\nprovider = \"{{P}}\"\naction = \"{create_action}\"\nper_second = 1.0\nburst = 1.0\n",
+        seed()
     )
 }
 
@@ -233,4 +239,47 @@ fn jd_release_time_failing_after_the_create_leaves_the_instance_recorded_and_fix
         assert!(gpuctl(&sim.url, d, &["destroy", sp, "--yes"]).status.success());
         assert!(sim.live("jdcloud", Some(&dep)).is_empty());
     }
+}
+
+/// JD's partial create, driven from the sim's config: `available = 2` in cn-north-1a lets two
+/// instances run; the third createInstances is accepted, its instance goes `error` and JD deletes it
+/// (the documented partial success; gpuctl creates one instance per call, so the third call is the
+/// partial one). The unit falls back to cn-north-1b with a new token; the failed launch stays recorded
+/// as failed; nothing is leaked or bought twice. With 20 % 5xx on top.
+#[test]
+fn jd_partial_creates_fall_back_and_leak_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let config = format!(
+        "seed = {}\n[knobs]\nboot_seconds = 1\n[[knobs.stock_outs]]\nprovider = \"jdcloud\"\nzone = \"cn-north-1a\"\navailable = 2\n\
+         [[knobs.faults]]\nkind = \"server_error\"\nstatus = 503\nprobability = 0.2\n",
+        seed()
+    );
+    let sim = SimProcess::start(d, &config, &[]);
+    let dep = "jd-partial";
+    let pool = "deployment = \"jd-partial\"\nhours = 2\n[budget]\ntotal_cny = 100000\n[[pool]]\nname = \"work\"\ncount = 3\nbilling = \"hourly\"\n\
+                image = \"img-ubuntu2204\"\nnetwork = { vpc = \"vpc-1\", subnet = \"subnet-1\", security_groups = [\"sg-1\"] }\n";
+    let cand = |zone: &str| format!("[[pool.candidates]]\nprovider = \"jdcloud\"\nregion = \"cn-north-1\"\nzone = \"{zone}\"\ninstance_type = \"p.n1v100.2xlarge\"\n");
+    let spec_path = d.join("spec.toml");
+    std::fs::write(&spec_path, format!("{pool}{}{}", cand("cn-north-1a"), cand("cn-north-1b"))).unwrap();
+    let sp = spec_path.to_str().unwrap();
+
+    let o = gpuctl(&sim.url, d, &["provision", sp, "--yes", "--json"]);
+    let (out, err) = (String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+    assert_eq!(o.status.code(), Some(0), "{out}\n{err}");
+    let report: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let zones: Vec<&str> = report["units"].as_array().unwrap().iter().map(|u| u["zone"].as_str().unwrap()).collect();
+    let fell_back = report["units"].as_array().unwrap().iter().filter(|u| u["fell_back_from"] == serde_json::json!(["jdcloud cn-north-1a p.n1v100.2xlarge"])).count();
+    assert_eq!((zones.iter().filter(|z| **z == "cn-north-1a").count(), fell_back), (2, 1), "two fit the stock, one fell back: {report}");
+    assert_eq!(check_nothing_leaked(&sim, d, "jdcloud", dep, &out, true), 3);
+    let store = Store::open(&d.join("state.db")).unwrap();
+    let failed: Vec<_> = store.resources(Some(dep)).unwrap().into_iter().filter(|r| r.state.name() == "failed").collect();
+    assert_eq!(failed.len(), 1, "the failed launch stays recorded: {failed:?}");
+    assert!(failed[0].last_error.as_deref().is_some_and(|e| e.contains("instead of running")), "{failed:?}");
+    drop(store);
+    // The sim's knob counted the stock down, and JD's stock query says so.
+    let (_, knobs) = sim.admin("GET", "/_sim/knobs", "");
+    assert!(knobs.contains("\"available\":0"), "{knobs}");
+    assert!(gpuctl(&sim.url, d, &["destroy", sp, "--yes"]).status.success());
+    assert_eq!(check_nothing_leaked(&sim, d, "jdcloud", dep, "after destroy", true), 0);
 }

@@ -171,7 +171,7 @@ async fn jdcloud_lifecycle_create_snapshot_release() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn stock_out_falls_back_to_the_next_candidate() {
     let knobs = Knobs {
-        stock_outs: vec![StockOut { provider: Some("alibaba".into()), instance_type: None, zone: Some("cn-hangzhou-i".into()) }],
+        stock_outs: vec![StockOut { provider: Some("alibaba".into()), instance_type: None, zone: Some("cn-hangzhou-i".into()), available: None }],
         ..quick_knobs()
     };
     let sim = sim(knobs);

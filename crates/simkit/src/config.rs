@@ -12,6 +12,10 @@
 //! provider = "tencent"
 //! instance_type = "GN7.2XLARGE32"
 //! zone = "ap-guangzhou-3"
+//! [[knobs.stock_outs]]          # 2 more instances, then sold out (JD: partial success)
+//! provider = "jdcloud"
+//! zone = "cn-north-1a"
+//! available = 2
 //! ```
 
 use std::path::Path;

@@ -155,9 +155,34 @@ impl SimCtx {
         fired
     }
 
-    /// Whether a stock-out knob closes this type in this zone.
+    /// Whether a stock-out knob closes this type in this zone now: a plain one, or one whose
+    /// `available` count has run out.
     pub fn is_sold_out(&self, provider: &str, instance_type: &str, zone: &str) -> bool {
-        lock(&self.knobs).stock_outs.iter().any(|s| s.matches(provider, instance_type, zone))
+        self.stock_left(provider, &[instance_type], zone) == Some(0)
+    }
+
+    /// How many more instances of this type (under any of its names) the knobs allow in this zone:
+    /// `None` without a matching knob, 0 when sold out.
+    pub fn stock_left(&self, provider: &str, instance_types: &[&str], zone: &str) -> Option<u32> {
+        let knobs = lock(&self.knobs);
+        let matching = knobs.stock_outs.iter().filter(|s| instance_types.iter().any(|t| s.matches(provider, t, zone)));
+        matching.map(|s| s.available.unwrap_or(0)).min()
+    }
+
+    /// Takes up to `n` instances from the stock the knobs leave; returns how many were granted (all
+    /// `n` without a matching knob). Tencent and Alibaba grant all or refuse (`all_or_none`); JD makes
+    /// what is granted and lets the rest fail.
+    pub fn take_stock(&self, provider: &str, instance_types: &[&str], zone: &str, n: u32, all_or_none: bool) -> u32 {
+        let mut knobs = lock(&self.knobs);
+        let matching = |s: &crate::knobs::StockOut| instance_types.iter().any(|t| s.matches(provider, t, zone));
+        let Some(left) = knobs.stock_outs.iter().filter(|s| matching(s)).map(|s| s.available.unwrap_or(0)).min() else { return n };
+        let granted = if all_or_none && left < n { 0 } else { left.min(n) };
+        for s in knobs.stock_outs.iter_mut().filter(|s| matching(s)) {
+            if let Some(a) = s.available.as_mut() {
+                *a -= granted;
+            }
+        }
+        granted
     }
 
     // --- randomness and ids -----------------------------------------------------------------
@@ -267,12 +292,29 @@ mod tests {
                 provider: Some("tencent".into()),
                 instance_type: Some("GN7.2XLARGE32".into()),
                 zone: None,
+                available: None,
             }],
             ..Knobs::default()
         });
         assert!(c.is_sold_out("tencent", "GN7.2XLARGE32", "ap-guangzhou-3"));
         assert!(!c.is_sold_out("tencent", "GN7.5XLARGE80", "ap-guangzhou-3"));
         assert!(!c.is_sold_out("alibaba", "GN7.2XLARGE32", "ap-guangzhou-3"));
+        assert_eq!(c.take_stock("tencent", &["GN7.2XLARGE32"], "z", 1, true), 0);
+        assert_eq!(c.take_stock("tencent", &["GN7.5XLARGE80"], "z", 3, true), 3, "no knob, no limit");
+    }
+
+    #[test]
+    fn available_stock_counts_down_all_or_none_or_partly() {
+        let limited = |n| StockOut { provider: Some("jdcloud".into()), instance_type: None, zone: Some("cn-north-1a".into()), available: Some(n) };
+        let c = ctx(Knobs { stock_outs: vec![limited(3)], ..Knobs::default() });
+        assert!(!c.is_sold_out("jdcloud", "p.n1v100.2xlarge", "cn-north-1a"));
+        assert_eq!(c.stock_left("jdcloud", &["p.n1v100.2xlarge"], "cn-north-1a"), Some(3));
+        assert_eq!(c.take_stock("jdcloud", &["t"], "cn-north-1a", 4, true), 0, "all or none: 4 > 3, nothing taken");
+        assert_eq!(c.take_stock("jdcloud", &["t"], "cn-north-1a", 2, true), 2);
+        assert_eq!(c.take_stock("jdcloud", &["t"], "cn-north-1a", 5, false), 1, "partly: what is left");
+        assert!(c.is_sold_out("jdcloud", "t", "cn-north-1a"));
+        assert_eq!(c.knobs().stock_outs[0].available, Some(0), "the knob shows what is left");
+        assert_eq!(c.take_stock("jdcloud", &["t"], "cn-north-1b", 5, false), 5);
     }
 
     #[test]

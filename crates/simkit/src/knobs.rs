@@ -73,13 +73,18 @@ impl RateLimit {
 }
 
 /// "This instance type is sold out in this zone": create calls answer the cloud's sold-out error and
-/// stock queries report it.
+/// stock queries report it. With `available = N`, N more instances can be made first (the knob counts
+/// them down, as `count` does for faults); after that Tencent and Alibaba refuse creates as sold out,
+/// and JD accepts them but the instances go `error` and are deleted — JD's documented partial success
+/// of createInstances (a maxCount > N call gets N instances that run and the rest that fail).
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct StockOut {
     pub provider: Option<String>,
     pub instance_type: Option<String>,
     pub zone: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub available: Option<u32>,
 }
 
 /// One injected fault. With `count`, it fires on the next `count` matching calls and is then spent;
@@ -184,6 +189,12 @@ mod tests {
         assert_eq!(k.faults[1].fault(), Fault::ServerError { status: 503 });
         assert_eq!(k.rate_limits[0].capacity(), 2.0);
         assert_eq!(k.boot_seconds, 3);
+    }
+
+    #[test]
+    fn stock_outs_may_leave_some_available() {
+        let k: Knobs = toml::from_str("[[stock_outs]]\nprovider = \"jdcloud\"\nzone = \"cn-north-1a\"\navailable = 2\n[[stock_outs]]\nzone = \"z\"\n").unwrap();
+        assert_eq!((k.stock_outs[0].available, k.stock_outs[1].available), (Some(2), None));
     }
 
     #[test]

@@ -205,6 +205,14 @@ pub fn run_instances(c: &Call, st: &mut EcsState) -> Answer {
     if c.p.bool("DryRun")? {
         return Err(dry_run_passed());
     }
+    // A stock knob with `available` left: all `Amount` instances or none (refused as sold out).
+    if c.ctx.take_stock(PROVIDER, &[&offer.instance_type, &api_name(&offer.instance_type)], &zone, amount as u32, true) < amount as u32 {
+        return Err(EcsError::new(
+            403,
+            codes::NO_STOCK,
+            format!("The requested resource is sold out in the specified zone; try other types of resources or other regions and zones. ({instance_type} in {zone})"),
+        ));
+    }
 
     let sys = c.p.child("SystemDisk");
     let name = c.p.str("InstanceName").unwrap_or_default();

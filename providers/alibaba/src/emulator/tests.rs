@@ -208,7 +208,7 @@ fn delete_needs_stopped_or_force() {
 #[test]
 fn stock_outs_answer_no_stock_and_show_in_available_resource() {
     let knobs = Knobs {
-        stock_outs: vec![StockOut { provider: Some("alibaba".into()), instance_type: Some(TYPE.into()), zone: Some("cn-hangzhou-i".into()) }],
+        stock_outs: vec![StockOut { provider: Some("alibaba".into()), instance_type: Some(TYPE.into()), zone: Some("cn-hangzhou-i".into()), available: None }],
         ..Knobs::default()
     };
     let (ecs, ctx) = (Ecs::new(), ctx_with(knobs));

@@ -149,11 +149,15 @@ pub fn create_instances(c: &Call, st: &mut JdState) -> Answer {
     if let Some(replay) = token_check(st, "createInstances", c)? {
         return Ok(replay);
     }
-    if c.ctx.is_sold_out(PROVIDER, &itype, &az) {
+    // A plain stock-out knob refuses the call; one with `available` counts instances down, and those
+    // past it are accepted and then fail (JD's documented partial success), as `limit_stock` does.
+    let closed = c.ctx.knobs().stock_outs.iter().any(|s| s.available.is_none() && s.matches(PROVIDER, &itype, &az));
+    if closed {
         // *unverified* status: JD documents the stock flag (describeInstanceTypes inStock) but not the
         // error a create answers when none is left.
         return Err(JdError::new(status::FAILED_PRECONDITION, format!("instanceType {itype} is sold out in {az}")));
     }
+    let granted = c.ctx.take_stock(PROVIDER, &[&itype], &az, count as u32, false);
     let sys = get(spec, "systemDisk").cloned().unwrap_or(Value::Null);
     let sys_cloud = text(&sys, "diskCategory").is_none_or(|k| k == "cloud");
     let sys_spec = get(&sys, "cloudDiskSpec").cloned().unwrap_or(Value::Null);
@@ -173,14 +177,15 @@ pub fn create_instances(c: &Call, st: &mut JdState) -> Answer {
     for n in 0..count {
         let id = c.ctx.new_id("i-", 10);
         // Partial success: once the limited stock is used up the rest fail and are deleted later.
-        let failed = match st.available.get_mut(&(itype.clone(), az.clone())) {
-            Some(0) => true,
-            Some(left) => {
-                *left -= 1;
-                false
-            }
-            None => false,
-        };
+        let failed = n as u32 >= granted
+            || match st.available.get_mut(&(itype.clone(), az.clone())) {
+                Some(0) => true,
+                Some(left) => {
+                    *left -= 1;
+                    false
+                }
+                None => false,
+            };
         let mut disk_ids = Vec::new();
         let mut system_disk_id = None;
         if sys_cloud {
@@ -387,6 +392,7 @@ pub fn describe_instance_types(c: &Call, st: &JdState) -> Answer {
         .offers(PROVIDER)
         .filter(|o| o.region == c.region && types.as_ref().is_none_or(|t| t.contains(&o.instance_type)))
         .collect();
+    let knobs = c.ctx.knobs();
     let out: Vec<Value> = offers
         .iter()
         .map(|o| {
@@ -395,7 +401,12 @@ pub fn describe_instance_types(c: &Call, st: &JdState) -> Answer {
                 .iter()
                 .filter(|z| azs.as_ref().is_none_or(|a| a.contains(z)))
                 .map(|z| {
-                    let limit = st.available.get(&(o.instance_type.clone(), z.clone())).copied();
+                    // A count (`limit_stock`, or a knob's `available`) is reported as availableCount.
+                    let knob = knobs.stock_outs.iter().filter(|s| s.matches(PROVIDER, &o.instance_type, z)).filter_map(|s| s.available).min();
+                    let limit = match (st.available.get(&(o.instance_type.clone(), z.clone())).copied(), knob) {
+                        (Some(a), Some(b)) => Some(a.min(b)),
+                        (a, b) => a.or(b),
+                    };
                     let in_stock = !c.ctx.is_sold_out(PROVIDER, &o.instance_type, z) && limit != Some(0);
                     let mut s = json!({"az": z, "inStock": in_stock});
                     if let Some(n) = limit {

@@ -131,7 +131,7 @@ fn limited_stock_gives_partial_success_and_failed_instances_disappear() {
 
 #[test]
 fn stock_out_knob_refuses_the_create_and_shows_in_instance_types() {
-    let knobs = Knobs { stock_outs: vec![StockOut { provider: Some("jdcloud".into()), instance_type: None, zone: Some(AZ.into()) }], ..Knobs::default() };
+    let knobs = Knobs { stock_outs: vec![StockOut { provider: Some("jdcloud".into()), instance_type: None, zone: Some(AZ.into()), available: None }], ..Knobs::default() };
     let (jd, ctx) = (JdCloud::new(), ctx_with(knobs));
     let e = create(&jd, &ctx, json!({})).unwrap_err();
     assert_eq!((e.code, e.status), (400, "FAILED_PRECONDITION"));

@@ -240,6 +240,13 @@ pub(crate) fn run_instances(state: &mut State, call: &Call) -> Result<Value> {
     if opt_bool(v, "DryRun")?.unwrap_or(false) {
         return Err(TcError::new(codes::DRY_RUN_OPERATION, "DryRun: the request would have succeeded."));
     }
+    // A stock knob with `available` left: all the instances or none (the call is refused as sold out).
+    if (call.ctx.take_stock(PROVIDER, &[&spec.offer.instance_type], &spec.zone, spec.count as u32, true) as i64) < spec.count {
+        return Err(TcError::new(
+            codes::ZONE_SOLD_OUT_FOR_SPECIFIED_INSTANCE,
+            format!("The instance type `{}` is sold out in zone `{}`.", spec.offer.instance_type, spec.zone),
+        ));
+    }
     let now = call.ctx.now();
     let boot = call.ctx.boot_time();
     let mut ids = Vec::new();

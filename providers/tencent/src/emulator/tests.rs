@@ -131,7 +131,7 @@ fn action_timer_releases_on_the_sim_clock() {
 #[test]
 fn stock_outs_refuse_creates_and_show_in_zone_configs() {
     let knobs = Knobs {
-        stock_outs: vec![StockOut { provider: Some("tencent".into()), instance_type: Some(TYPE.into()), zone: Some(ZONE.into()) }],
+        stock_outs: vec![StockOut { provider: Some("tencent".into()), instance_type: Some(TYPE.into()), zone: Some(ZONE.into()), available: None }],
         ..Knobs::default()
     };
     let (emu, ctx) = setup(knobs);
