@@ -203,11 +203,15 @@ fn App() -> impl IntoView {
             </section>
         </main>
         <footer class="foot">
-            <p>{move || price_age.get()}</p>
+            <p data-testid="price-age">{move || price_age.with(|p| p.as_ref().map(|p| i18n::price_age(p, lang.get())))}</p>
             <details>
                 <summary>{move || ctx.t(i18n::ASSUMPTIONS)}</summary>
-                <p class="muted">{move || if lang.get() == Lang::Zh { i18n::ENGINE_NOTE.zh } else { "" }}</p>
-                <ul>{move || assumptions.with(|a| a.iter().map(|a| view! { <li>{a.clone()}</li> }).collect_view())}</ul>
+                <ul data-testid="assumptions">
+                    {move || {
+                        let l = lang.get();
+                        assumptions.with(|a| a.iter().map(|a| view! { <li>{i18n::assumption(a, l)}</li> }).collect_view())
+                    }}
+                </ul>
             </details>
         </footer>
     }
@@ -603,7 +607,7 @@ fn OffersView(ctx: Ctx) -> impl IntoView {
                                     <li>
                                         <strong>{format!("{} {}{mode}", i18n::provider_name(x.provider, l), x.instance)}</strong>
                                         ": "
-                                        {x.reasons.join("; ")}
+                                        {x.reason_codes.iter().map(|r| i18n::reason(r, l)).collect::<Vec<_>>().join(if l == Lang::Zh { "；" } else { "; " })}
                                     </li>
                                 }
                             })
@@ -811,7 +815,7 @@ fn PlanView(ctx: Ctx) -> impl IntoView {
             <p class="total">
                 {i18n::PLAN_TOTAL.get(l)} ": " <strong>{format::cny(l, plan.total_cost_high)}</strong>
             </p>
-            <ul class="small muted">{plan.assumptions.iter().map(|a| view! { <li>{a.clone()}</li> }).collect_view()}</ul>
+            <ul class="small muted">{plan.assumption_codes.iter().map(|a| view! { <li>{i18n::assumption(a, l)}</li> }).collect_view()}</ul>
         }
             .into_any()
     }
@@ -903,7 +907,7 @@ fn TcoView(ctx: Ctx) -> impl IntoView {
                                     <summary>{i18n::ASSUMPTIONS.get(l)}</summary>
                                     <ul class="small">
                                         {r.warning_codes.iter().map(|w| view! { <li class="warn">{i18n::warning(w, l)}</li> }).collect_view()}
-                                        {r.assumptions.iter().map(|a| view! { <li>{a.clone()}</li> }).collect_view()}
+                                        {r.assumption_codes.iter().map(|a| view! { <li>{i18n::assumption(a, l)}</li> }).collect_view()}
                                     </ul>
                                 </details>
                             }

@@ -5,8 +5,8 @@
 //! Every number here comes from gpuctl-core; this module only parses, groups and filters.
 
 use gpuctl_core::{
-    cost_of, parse_count, preset, rank, BillingMode, Catalog, Date, FitReport, Infeasible, Job, Method, ModelShape, Offer,
-    Precision, Provider, Question, StagePlan, TcoInput, TcoReport, UnknownName, Usage, Warning, stages, tco,
+    cost_of, parse_count, preset, rank, Assumption, BillingMode, Catalog, Date, FitReport, Infeasible, Job, Method, ModelShape, Offer,
+    Precision, PriceAge, Provider, Question, StagePlan, TcoInput, TcoReport, UnknownName, Usage, Warning, stages, tco,
 };
 
 use crate::query::Inputs;
@@ -54,8 +54,9 @@ pub struct Evaluation {
     pub rows: Vec<Row>,
     pub infeasible: Vec<Infeasible>,
     pub warnings: Vec<Warning>,
-    pub assumptions: Vec<String>,
-    pub price_age: String,
+    /// Assumptions and price age as codes: the page words them in its language.
+    pub assumptions: Vec<Assumption>,
+    pub price_age: Option<PriceAge>,
     /// The parsed question (absent when an input is wrong).
     pub question: Option<Question>,
 }
@@ -226,8 +227,8 @@ pub fn evaluate(catalog: &Catalog, inputs: &Inputs, today: Date) -> Evaluation {
         rows,
         infeasible: ranking.infeasible,
         warnings: ranking.warning_codes,
-        assumptions: ranking.assumptions,
-        price_age: ranking.price_age,
+        assumptions: ranking.assumption_codes,
+        price_age: Some(ranking.price_age_code),
         question: Some(q),
     }
 }

@@ -61,7 +61,7 @@ pub fn offer_rows(rows: &[Row], lang: Lang, picked: Option<&str>) -> String {
         let _ = write!(
             h,
             r#"<td title="{verdict}"><span class="{ok}">{used:.1} / {vram:.0} GB</span><div class="mem">"#,
-            verdict = esc(&o.fit.verdict),
+            verdict = esc(&i18n::verdict(&o.fit.verdict_code, lang)),
             ok = if o.fit.fits { "ok" } else { "" },
             used = o.fit.need_gb,
             vram = o.fit.vram_gb,
@@ -101,7 +101,14 @@ pub fn offer_rows(rows: &[Row], lang: Lang, picked: Option<&str>) -> String {
             h,
             r#"<td class="num">{per_1m}</td><td title="{src}"><span>{per_hour}</span><br><small class="muted">{as_of} · {age} {days_old}</small></td><td class="warn small">"#,
             per_1m = esc(&per_1m),
-            src = esc(&format!("{} · as of {} · confidence {}{derivation}", p.source, p.as_of, p.confidence.as_str())),
+            src = esc(&format!(
+                "{} · {} {} · {} {}{derivation}",
+                p.source,
+                i18n::AS_OF.get(lang),
+                p.as_of,
+                i18n::CONFIDENCE.get(lang),
+                p.confidence.as_str()
+            )),
             per_hour = esc(&format::cny_per_hour(lang, p.cny_per_hour)),
             as_of = p.as_of,
             age = o.price_age_days,

@@ -124,7 +124,8 @@ texts! {
     AXIS_PER_YEAR: "¥ per year", "每年 ¥";
     THIS_JOB: "this job", "本任务";
     ASSUMPTIONS: "Assumptions", "假设";
-    ENGINE_NOTE: "Engine notes are in English.", "引擎说明为英文。";
+    AS_OF: "as of", "截至";
+    CONFIDENCE: "confidence", "可信度";
     STAGE_VALIDATE: "1 · Validate", "1 · 验证";
     STAGE_TUNE: "2 · Tune", "2 · 调优";
     STAGE_PRODUCE: "3 · Produce", "3 · 生产";
@@ -226,9 +227,159 @@ pub fn warning(w: &gpuctl_core::Warning, lang: Lang) -> String {
             "全量微调每个参数需保存 {bytes_per_param:.0} 字节的权重、梯度和 Adam 状态（不含激活）：{model}（{:.2}B 参数）需 {gb:.0} GB，须用多张大显存 GPU 配合 ZeRO/FSDP；单张 24 GB 显卡放不下（LoRA 或 QLoRA 可以）",
             params / 1e9
         ),
-        NoOfferFits => "没有可运行此任务的方案：原因见“放不下”列表".into(),
+        NoOfferFits => "没有可运行此任务的方案：原因见“不可行的方案及原因”".into(),
         NoCloudPrice { gpu } => format!("目录中没有 GPU“{gpu}”的云上价格：无从比较"),
         EstimatedCloudPrices => "部分云上价格为估算值（见各价格的推算说明）".into(),
+    }
+}
+
+/// An MFU band's reason ([`gpuctl_core::MfuBand::basis`], English in the engine) in the page's language.
+fn mfu_basis(basis: &str, lang: Lang) -> String {
+    if lang == Lang::En {
+        return basis.to_string();
+    }
+    match basis {
+        "full fine-tune across PCIe-only GPUs: communication-bound" => "仅 PCIe 互联的多卡全量微调：受通信限制",
+        "full fine-tune with FSDP/ZeRO on one GPU or over NVLink" => "单卡或 NVLink 互联、FSDP/ZeRO 的全量微调",
+        "LoRA-style with HF PEFT + FlashAttention-2" => "LoRA 类微调，HF PEFT + FlashAttention-2",
+        "QLoRA: dequantization overhead" => "QLoRA：反量化开销",
+        "decode reads all weights per step; share of peak memory bandwidth achieved" => "解码每步读取全部权重；按实际达到的峰值显存带宽比例计",
+        "FP16 without FlashAttention-2 (T4/V100 class)" => "FP16、无 FlashAttention-2（T4/V100 一类）",
+        // A band added to the engine later: its own words rather than nothing.
+        other => other,
+    }
+    .to_string()
+}
+
+/// One of the engine's assumptions (by its stable code) in the page's language. English is the
+/// engine's own text.
+pub fn assumption(a: &gpuctl_core::Assumption, lang: Lang) -> String {
+    use gpuctl_core::{Assumption::*, Method};
+    if lang == Lang::En {
+        return a.to_string();
+    }
+    match a {
+        FullMixedPrecision => "全量微调，混合精度 Adam：16 位权重（2 B）+ 16 位梯度（2 B）+ FP32 主权重与 Adam m、v（12 B）= 每参数 16 字节".into(),
+        FullPure16 => "纯 16 位全量微调：权重 2 B + 梯度 2 B + 16 位 Adam m、v 4 B = 每参数 8 字节".into(),
+        Freeze { trainable_layers, layers, trainable_params } => format!(
+            "冻结微调：{layers} 层中最后 {trainable_layers} 层可训练（{:.2}B 参数），用混合精度 Adam，其余以 16 位冻结",
+            trainable_params / 1e9
+        ),
+        Adapters { method, lora_rank, adapter_params } => {
+            let base = match method {
+                Method::Lora => "冻结的 16 位基座（每参数 2 B）",
+                Method::Qlora8 => "8 位基座（LLM.int8），嵌入层和 LM head 为 16 位，每次把一层反量化为 16 位",
+                _ => "4 位 NF4 基座，双重量化（每参数 4.127 位），嵌入层和 LM head 为 16 位，每次把一层反量化为 16 位",
+            };
+            format!(
+                "{}：{base}；所有线性层上 LoRA 秩 {lora_rank} = {:.1}M 参数，FP32 权重、梯度和 Adam 状态（各 16 B）",
+                method_name(*method, lang),
+                adapter_params / 1e6
+            )
+        }
+        InferenceMemory { precision, bytes_per_param, seq_len, batch, devices } => {
+            let tp = if *devices > 1 { format!("，{devices} 张 GPU 张量并行") } else { String::new() };
+            format!(
+                "推理：{} 权重（每参数 {bytes_per_param} B），16 位 KV 缓存，{seq_len} token × 批量 {batch}{tp}",
+                precision.as_str()
+            )
+        }
+        Activations { seq_len, micro_batch, checkpointing } => format!(
+            "激活：序列 {seq_len} × 微批量 {micro_batch}，梯度检查点{}，每层 s·b·h·(34 + 5·a·s/h) 字节（Korthikanti 等，2022），另计 FP32 logits 及其梯度",
+            if *checkpointing { "开启（保留各层输入，每次重算一层）" } else { "关闭" }
+        ),
+        FlashAttention => "注意力：GPU 支持时（Ampere 及更新）使用 FlashAttention-2，不占 s² 注意力分数显存".into(),
+        NoFlashAttention => "注意力：Ampere 之前的 GPU（T4、V100、P4/P40）没有 FlashAttention-2，须保存 s² 注意力分数".into(),
+        DataParallel { devices, zero_stage } => format!("{devices} 张 GPU 数据并行，ZeRO 阶段 {zero_stage}"),
+        Overhead { context_gb, fragmentation_pct } => {
+            format!("开销：{context_gb} GB CUDA 上下文/工作区 + {fragmentation_pct:.0} % 显存分配碎片")
+        }
+        InferenceDecode { precision, low_pct, high_pct, mem_bw_gbps, batch } => format!(
+            "推理：解码受显存带宽限制，每步以 {mem_bw_gbps} GB/s 的 {low_pct:.0}–{high_pct:.0} % 读取一遍 {} 权重；每步 {batch} 条序列；不计提示词处理",
+            precision.as_str()
+        ),
+        Flops6 => "FLOPs ≈ 6·N·D（每 token 前向 2·N·D + 反向 4·N·D）".into(),
+        Flops4 => "LoRA 类训练 FLOPs ≈ 4·N·D（前向 2·N·D + 激活梯度 2·N·D；冻结的权重不需计算权重梯度）".into(),
+        Mfu { low_pct, high_pct, tflops, gpus, basis } => format!(
+            "MFU 为每张 GPU 稠密算力 {tflops} TFLOPS 的 {low_pct:.0}–{high_pct:.0} %，× {gpus} 张 GPU：{}",
+            mfu_basis(basis, lang)
+        ),
+        AscendMfu => "假定昇腾的 MFU 与 CUDA GPU 相同（未找到公开的微调吞吐数据）".into(),
+        ShapeInferred { params, layers, hidden } => format!(
+            "模型结构由 {:.2}B 参数推断（类 Llama：{layers} 层，隐藏维度 {hidden}）；选择预设模型可得到准确的激活/KV 显存",
+            params / 1e9
+        ),
+        MfuBands => "MFU 区间（占稠密 16 位峰值的比例；catalog-facts §5）：全量微调在单卡或 NVLink 上 35–50 %，仅 PCIe 互联的多卡 20–35 %；LoRA 25–35 %；QLoRA 15–25 %；没有 FlashAttention-2 的 Ampere 之前 GPU 10–25 %（QLoRA 10–20 %）；每个方案的区间见 time.mfu".into(),
+        InferenceTime => "推理耗时：解码受显存带宽限制，每步以峰值显存带宽的 40–70 % 读取一遍权重；不计提示词处理".into(),
+        TermBilling => "包周期计费按任务跨越的日历时间（工作小时 ÷ 每天使用小时数）计整期；按量和竞价按工作小时计费".into(),
+        OneInstancePerOffer => "每个方案一台实例（不含多机任务）；每种实例规格和计费方式取有实测价格的最便宜地域，没有时取最便宜的估算".into(),
+        ValidateShare { pct } => format!("验证阶段用 QLoRA-4、按量计费跑 {pct:.0} % 的 token"),
+        ProduceDays { days } => format!("生产阶段每天 24 小时部署 {days} 天，16 位权重；不用竞价实例"),
+        BuySameConfig => "用“购买相同配置”（gpuctl clone）把验证过的环境复制到下一阶段".into(),
+        CloudPaysUsedHours => "云上按小时计费的方式只为用到的小时付费；包周期方式（包月、包年 1 年、3 年）全年占用 GPU".into(),
+        SpotExcludedFromTco => "比较中不含竞价实例：它随时可能被回收".into(),
+        SelfBuiltPower => "自建电费 = 服务器台数 × kW × (空闲功率占比 + (1 − 空闲功率占比) × 利用率) × PUE × 电价 × 8,760 小时".into(),
+        DefaultCardPrice => "单卡 ¥11万：A100 80 GB PCIe 2023–24 年市场价 ¥9万–13万 区间的中值（catalog-facts §4，估算）".into(),
+        DefaultServerPrice => "8 卡服务器（不含 GPU）每台 ¥15万：估算，无公开来源".into(),
+        DefaultNetworkStorage => "网络与存储每个集群 ¥20万：估算，无公开来源".into(),
+        DefaultDepreciation => "折旧 4 年：介于 3 年（GPU 换代周期）和 5 年（大型云厂商的服务器寿命）之间".into(),
+        DefaultServerPower => "每台 8 × A100 服务器满载 3.4 kW（8 × 300 W + 主机），空闲时为其 30 %：NVIDIA 数据手册 + 估算".into(),
+        DefaultPue => "PUE 1.4：介于新建枢纽数据中心（1.3）和一般托管机房（1.5）之间（catalog-facts §4）".into(),
+        DefaultTariff => "¥0.8/kWh：东部沿海工商业电价 0.6–1.0（估算；西部枢纽 0.35–0.5）".into(),
+        DefaultOps => "运维 ¥17.5万/年：0.5 名全成本 ¥35万/年 的 SRE（估算）".into(),
+    }
+}
+
+/// Why an offer cannot run the job (by its stable code) in the page's language. Amounts follow the
+/// language's CNY conventions in both languages; the rest of the English is the engine's own text.
+pub fn reason(r: &gpuctl_core::Reason, lang: Lang) -> String {
+    use gpuctl_core::Reason::*;
+    use crate::format::cny;
+    match (r, lang) {
+        (OverBudget { cost_high, budget }, Lang::En) => {
+            format!("over budget: {} (high estimate) > {}", cny(lang, *cost_high), cny(lang, *budget))
+        }
+        (_, Lang::En) => r.to_string(),
+        (DoesNotFit { need_gb, vram_gb }, Lang::Zh) => {
+            verdict(&gpuctl_core::Verdict::DoesNotFit { need_gb: *need_gb, vram_gb: *vram_gb }, lang)
+        }
+        // The catalog's note on why is English data; the code itself says what it means.
+        (UnsuitableForTraining { gpu, .. }, Lang::Zh) => format!("{gpu} 不适合训练：无法高效进行 FP16/混合精度训练"),
+        (Incompatible { message }, Lang::Zh) => format!("软件不兼容：{message}"),
+        (MissesDeadline { wall_hours, deadline_hours }, Lang::Zh) => {
+            format!("赶不上截止期限：需 {wall_hours:.0} 小时日历时间（高估）> {deadline_hours:.0} 小时")
+        }
+        (NoPrice, Lang::Zh) => "所选地域和计费方式下没有已知价格".into(),
+        (OverBudget { cost_high, budget }, Lang::Zh) => {
+            format!("超出预算：{}（高估）> {}", cny(lang, *cost_high), cny(lang, *budget))
+        }
+    }
+}
+
+/// A fit verdict in the page's language.
+pub fn verdict(v: &gpuctl_core::Verdict, lang: Lang) -> String {
+    use gpuctl_core::Verdict::*;
+    match (v, lang) {
+        (_, Lang::En) => v.to_string(),
+        (Fits { need_gb, vram_gb }, Lang::Zh) => {
+            format!("每张 GPU 需要 {need_gb:.1} GB，有 {vram_gb:.0} GB：放得下（剩余 {:.1} GB）", vram_gb - need_gb)
+        }
+        (DoesNotFit { need_gb, vram_gb }, Lang::Zh) => {
+            format!("每张 GPU 需要 {need_gb:.1} GB，只有 {vram_gb:.0} GB：放不下")
+        }
+    }
+}
+
+/// How old the prices are, in the page's language.
+pub fn price_age(p: &gpuctl_core::PriceAge, lang: Lang) -> String {
+    use gpuctl_core::PriceAge::*;
+    match (p, lang) {
+        (_, Lang::En) => p.to_string(),
+        (Dated { oldest, newest, newest_days, oldest_days, today, overlaid }, Lang::Zh) => format!(
+            "价格日期 {oldest} … {newest}（到 {today} 已有 {newest_days}–{oldest_days} 天）{}",
+            if *overlaid { "；已叠加用户的价格文件" } else { "" }
+        ),
+        (NoPrices, Lang::Zh) => "目录中没有价格".into(),
     }
 }
 
@@ -278,5 +429,107 @@ mod tests {
         }
         assert_eq!(warning(&all[1], Lang::Zh), "价格已有 168 天未更新（截至 2026-06-15）");
         assert!(warning(&all[10], Lang::Zh).contains("qwen2.5-7b（7.62B 参数）需 122 GB"));
+    }
+
+    /// Chinese text with no English left but names, units and formulas.
+    fn assert_chinese(zh: &str) {
+        assert!(zh.chars().any(|c| ('\u{4e00}'..='\u{9fff}').contains(&c)), "{zh}");
+        for english in [
+            "price", "spot", "the ", " of ", "needs", "estimate", "fit", "budget", "deadline", "days", "weights",
+            "layers", "params", "memory", " per ", "inference", "server", "unsuitable", "training", "as of",
+        ] {
+            assert!(!zh.to_lowercase().contains(english), "{english:?} in {zh}");
+        }
+    }
+
+    /// Every assumption, reason, verdict and price-age code reads in Chinese in the zh view and in the
+    /// engine's own words in the en view (amounts in the en view in its CNY convention).
+    #[test]
+    fn explanations_in_both_languages() {
+        use gpuctl_core::{Assumption::*, Date, Method, Precision, PriceAge, Reason, Verdict};
+        let assumptions = [
+            FullMixedPrecision,
+            FullPure16,
+            Freeze { trainable_layers: 2, layers: 32, trainable_params: 0.4e9 },
+            Adapters { method: Method::Lora, lora_rank: 8, adapter_params: 20e6 },
+            Adapters { method: Method::Qlora8, lora_rank: 8, adapter_params: 20e6 },
+            Adapters { method: Method::Qlora4, lora_rank: 8, adapter_params: 20e6 },
+            InferenceMemory { precision: Precision::Int4, bytes_per_param: 0.515875, seq_len: 2048, batch: 4, devices: 2 },
+            Activations { seq_len: 2048, micro_batch: 1, checkpointing: true },
+            Activations { seq_len: 2048, micro_batch: 1, checkpointing: false },
+            FlashAttention,
+            NoFlashAttention,
+            DataParallel { devices: 8, zero_stage: 2 },
+            Overhead { context_gb: 1.0, fragmentation_pct: 10.0 },
+            InferenceDecode { precision: Precision::Bf16, low_pct: 40.0, high_pct: 70.0, mem_bw_gbps: 600.0, batch: 1 },
+            Flops6,
+            Flops4,
+            AscendMfu,
+            ShapeInferred { params: 7e9, layers: 32, hidden: 4096 },
+            MfuBands,
+            InferenceTime,
+            TermBilling,
+            OneInstancePerOffer,
+            ValidateShare { pct: 1.0 },
+            ProduceDays { days: 30.0 },
+            BuySameConfig,
+            CloudPaysUsedHours,
+            SpotExcludedFromTco,
+            SelfBuiltPower,
+            DefaultCardPrice,
+            DefaultServerPrice,
+            DefaultNetworkStorage,
+            DefaultDepreciation,
+            DefaultServerPower,
+            DefaultPue,
+            DefaultTariff,
+            DefaultOps,
+        ];
+        for a in &assumptions {
+            assert_eq!(assumption(a, Lang::En), a.to_string());
+            assert_chinese(&assumption(a, Lang::Zh));
+        }
+        // Every MFU band the engine gives has its Chinese reason.
+        let catalog = gpuctl_core::Catalog::shipped();
+        for gpu in catalog.gpus() {
+            for m in Method::ALL {
+                for n in [1.0, 8.0] {
+                    let band = gpuctl_core::mfu_band(m, gpu, n);
+                    let a = Mfu { low_pct: 25.0, high_pct: 35.0, tflops: 125.0, gpus: n, basis: band.basis };
+                    assert_chinese(&assumption(&a, Lang::Zh));
+                }
+            }
+        }
+
+        let reasons = [
+            Reason::DoesNotFit { need_gb: 128.26, vram_gb: 24.0 },
+            Reason::UnsuitableForTraining { gpu: "NVIDIA P4".into(), note: "no tensor cores".into() },
+            Reason::MissesDeadline { wall_hours: 61.2, deadline_hours: 48.0 },
+            Reason::NoPrice,
+            Reason::OverBudget { cost_high: 123_456.0, budget: 50_000.0 },
+        ];
+        for r in &reasons {
+            assert_chinese(&reason(r, Lang::Zh));
+        }
+        assert_eq!(reason(&reasons[0], Lang::Zh), "每张 GPU 需要 128.3 GB，只有 24 GB：放不下");
+        assert_eq!(reason(&reasons[4], Lang::Zh), "超出预算：¥12.35万（高估）> ¥5万");
+        assert_eq!(reason(&reasons[4], Lang::En), "over budget: CN¥123,456 (high estimate) > CN¥50,000");
+        assert_eq!(reason(&reasons[0], Lang::En), reasons[0].to_string());
+
+        let fits = Verdict::Fits { need_gb: 10.04, vram_gb: 24.0 };
+        assert_eq!(verdict(&fits, Lang::Zh), "每张 GPU 需要 10.0 GB，有 24 GB：放得下（剩余 14.0 GB）");
+        assert_eq!(verdict(&fits, Lang::En), fits.to_string());
+
+        let age = PriceAge::Dated {
+            oldest: Date::constant(2026, 6, 15),
+            newest: Date::constant(2026, 11, 20),
+            newest_days: 10,
+            oldest_days: 168,
+            today: Date::constant(2026, 11, 30),
+            overlaid: false,
+        };
+        assert_eq!(price_age(&age, Lang::Zh), "价格日期 2026-06-15 … 2026-11-20（到 2026-11-30 已有 10–168 天）");
+        assert_eq!(price_age(&age, Lang::En), age.to_string());
+        assert_chinese(&price_age(&PriceAge::NoPrices, Lang::Zh));
     }
 }

@@ -843,20 +843,21 @@ impl Catalog {
 
     /// One line for people on how old the prices are on `today`.
     pub fn price_age_line(&self, today: Date) -> String {
+        self.price_age(today).to_string()
+    }
+
+    /// How old the prices are on `today`, as a code (the browser words it in its language).
+    pub fn price_age(&self, today: Date) -> crate::explain::PriceAge {
         match self.price_dates() {
-            Some((old, new)) => {
-                let a = days_between(new, today);
-                let b = days_between(old, today);
-                format!(
-                    "prices as of {old} … {new} ({a}–{b} days old on {today}){}",
-                    if self.overlaid {
-                        "; user overlay applied"
-                    } else {
-                        ""
-                    }
-                )
-            }
-            None => "no prices in the catalog".to_string(),
+            Some((oldest, newest)) => crate::explain::PriceAge::Dated {
+                oldest,
+                newest,
+                newest_days: days_between(newest, today),
+                oldest_days: days_between(oldest, today),
+                today,
+                overlaid: self.overlaid,
+            },
+            None => crate::explain::PriceAge::NoPrices,
         }
     }
 }

@@ -7,6 +7,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::catalog::UnknownName;
+use crate::explain::{self, Assumption, Verdict};
 use crate::model::ModelShape;
 
 /// What the job does to the model.
@@ -250,8 +251,10 @@ pub struct FitReport {
     /// The ZeRO/FSDP stage used (0 = plain data parallel or single GPU).
     pub zero_stage: u8,
     pub breakdown: MemoryBreakdown,
-    /// One line for people ("needs 128.3 GB per GPU, has 24 GB: does not fit").
+    /// One line for people ("needs 128.3 GB per GPU, has 24 GB: does not fit"): `verdict_code`'s text.
     pub verdict: String,
+    /// The verdict as a stable code with its numbers (the browser words it in its language).
+    pub verdict_code: Verdict,
     pub assumptions: Vec<String>,
 }
 
@@ -265,11 +268,14 @@ const GB: f64 = 1e9;
 /// Memory for `job` on `hw`. With `job.zero_stage = None` and several devices, the lowest ZeRO stage
 /// that fits is chosen (stage 3 if none does).
 pub fn fit(job: &Job, hw: &Hardware) -> FitReport {
-    fit_explained(job, hw, true)
+    let (mut r, a) = fit_explained(job, hw, true);
+    r.assumptions = explain::texts(&a);
+    r
 }
 
-/// [`fit`], with the assumption lines only when `explain` (ranking formats them once, not per offer).
-pub(crate) fn fit_explained(job: &Job, hw: &Hardware, explain: bool) -> FitReport {
+/// [`fit`] with its assumptions as codes (only when `explain`: ranking collects them once, not per
+/// offer) and the report's `assumptions` left empty.
+pub(crate) fn fit_explained(job: &Job, hw: &Hardware, explain: bool) -> (FitReport, Vec<Assumption>) {
     let devices = hw.devices.max(1);
     let stages: Vec<u8> = match job.zero_stage {
         Some(s) => vec![s.min(3)],
@@ -280,17 +286,17 @@ pub(crate) fn fit_explained(job: &Job, hw: &Hardware, explain: bool) -> FitRepor
     let last = *stages.last().expect("at least one stage");
     let stage = stages
         .into_iter()
-        .find(|&s| fit_at(job, hw, devices, s, false).fits)
+        .find(|&s| fit_at(job, hw, devices, s, false).0.fits)
         .unwrap_or(last);
     fit_at(job, hw, devices, stage, explain)
 }
 
-fn fit_at(job: &Job, hw: &Hardware, devices: u32, stage: u8, text: bool) -> FitReport {
+fn fit_at(job: &Job, hw: &Hardware, devices: u32, stage: u8, text: bool) -> (FitReport, Vec<Assumption>) {
     let m = &job.model;
     let n = m.params;
     let d = devices as f64;
-    let mut a: Vec<String> = Vec::new();
-    // Assumption lines are only formatted when asked for.
+    let mut a: Vec<Assumption> = Vec::new();
+    // Assumptions are only collected when asked for.
     macro_rules! say {
         ($e:expr) => {
             if text {
@@ -311,10 +317,10 @@ fn fit_at(job: &Job, hw: &Hardware, devices: u32, stage: u8, text: bool) -> FitR
             b.gradients_gb = 2.0 * n / shard(2) / GB;
             if job.method == Method::Full {
                 b.optimizer_gb = 12.0 * n / shard(1) / GB;
-                say!("full fine-tune, mixed-precision Adam: 16-bit weights (2 B) + 16-bit grads (2 B) + FP32 master weights and Adam m, v (12 B) = 16 bytes/param".into());
+                say!(Assumption::FullMixedPrecision);
             } else {
                 b.optimizer_gb = 4.0 * n / shard(1) / GB;
-                say!("full fine-tune in pure 16-bit: weights 2 B + grads 2 B + Adam m, v in 16-bit 4 B = 8 bytes/param".into());
+                say!(Assumption::FullPure16);
             }
         }
         Method::Freeze => {
@@ -323,19 +329,18 @@ fn fit_at(job: &Job, hw: &Hardware, devices: u32, stage: u8, text: bool) -> FitR
             b.weights_gb = 2.0 * n / shard(3) / GB;
             b.gradients_gb = 2.0 * trainable / shard(2) / GB;
             b.optimizer_gb = 12.0 * trainable / shard(1) / GB;
-            say!(format!(
-                "freeze: last {} of {} layers trainable ({:.2}B params) in mixed-precision Adam, the rest frozen in 16-bit",
-                job.freeze_trainable_layers,
-                m.layers,
-                trainable / 1e9
-            ));
+            say!(Assumption::Freeze {
+                trainable_layers: job.freeze_trainable_layers,
+                layers: m.layers,
+                trainable_params: trainable,
+            });
         }
         Method::Lora | Method::Qlora8 | Method::Qlora4 => {
             let body = (n - m.embedding_params()).max(0.0);
-            let (wb, label) = match job.method {
-                Method::Lora => (2.0 * n, "frozen base in 16-bit (2 B/param)"),
-                Method::Qlora8 => (Precision::Int8.weight_bytes() * body + 2.0 * m.embedding_params(), "base in 8-bit (LLM.int8), embeddings and LM head in 16-bit, one layer dequantized to 16-bit at a time"),
-                _ => (Precision::Int4.weight_bytes() * body + 2.0 * m.embedding_params(), "base in 4-bit NF4 with double quantization (4.127 bits/param), embeddings and LM head in 16-bit, one layer dequantized to 16-bit at a time"),
+            let wb = match job.method {
+                Method::Lora => 2.0 * n,
+                Method::Qlora8 => Precision::Int8.weight_bytes() * body + 2.0 * m.embedding_params(),
+                _ => Precision::Int4.weight_bytes() * body + 2.0 * m.embedding_params(),
             };
             b.weights_gb = wb / shard(3) / GB;
             if job.method != Method::Lora {
@@ -345,12 +350,11 @@ fn fit_at(job: &Job, hw: &Hardware, devices: u32, stage: u8, text: bool) -> FitR
             }
             let ap = job.adapter_params();
             b.adapters_gb = 16.0 * ap / shard(1) / GB;
-            say!(format!(
-                "{}: {label}; LoRA rank {} on all linear layers = {:.1}M params, FP32 weights + grads + Adam (16 B each)",
-                job.method.as_str(),
-                job.lora_rank,
-                ap / 1e6
-            ));
+            say!(Assumption::Adapters {
+                method: job.method,
+                lora_rank: job.lora_rank,
+                adapter_params: ap,
+            });
         }
         Method::Inference => {
             let p = job.precision.unwrap_or(if hw.bf16 {
@@ -363,18 +367,13 @@ fn fit_at(job: &Job, hw: &Hardware, devices: u32, stage: u8, text: bool) -> FitR
             b.kv_cache_gb = kv / d / GB;
             // One layer's transient activations plus the logits of the last position per sequence.
             b.activations_gb = (s * mb * h * 16.0 + mb * m.vocab as f64 * 4.0) / GB;
-            say!(format!(
-                "inference: {} weights ({} B/param), 16-bit KV cache for {} tokens × batch {}{}",
-                p.as_str(),
-                p.weight_bytes(),
-                job.seq_len,
-                job.micro_batch,
-                if devices > 1 {
-                    format!(", tensor parallel over {devices} GPUs")
-                } else {
-                    String::new()
-                }
-            ));
+            say!(Assumption::InferenceMemory {
+                precision: p,
+                bytes_per_param: p.weight_bytes(),
+                seq_len: job.seq_len,
+                batch: job.micro_batch,
+                devices,
+            });
         }
     }
 
@@ -394,54 +393,49 @@ fn fit_at(job: &Job, hw: &Hardware, devices: u32, stage: u8, text: bool) -> FitR
             l * per_layer + logits
         };
         b.activations_gb = act / GB;
-        say!(format!(
-            "activations: seq {} × micro-batch {}, gradient checkpointing {}, s·b·h·(34 + 5·a·s/h) bytes per layer (Korthikanti et al. 2022), FP32 logits + grads",
-            job.seq_len,
-            job.micro_batch,
-            if job.grad_checkpointing { "on (layer inputs kept, one layer recomputed)" } else { "off" },
-        ));
+        say!(Assumption::Activations {
+            seq_len: job.seq_len,
+            micro_batch: job.micro_batch,
+            checkpointing: job.grad_checkpointing,
+        });
         say!(if hw.flash_attention {
-            "attention: FlashAttention-2 where the GPU has it (Ampere and newer), so no s² attention-score memory".to_string()
+            Assumption::FlashAttention
         } else {
-            "attention: no FlashAttention-2 on pre-Ampere GPUs (T4, V100, P4/P40), so s² attention scores are kept".to_string()
+            Assumption::NoFlashAttention
         });
         if devices > 1 {
-            say!(format!(
-                "data parallel over {devices} GPUs with ZeRO stage {stage}"
-            ));
+            say!(Assumption::DataParallel {
+                devices,
+                zero_stage: stage,
+            });
         }
     }
 
     let rest = b.total_gb();
     b.overhead_gb = CONTEXT_GB + FRAGMENTATION * rest;
-    say!(format!(
-        "overhead: {CONTEXT_GB} GB CUDA context/workspaces + {:.0} % allocator fragmentation",
-        FRAGMENTATION * 100.0
-    ));
+    say!(Assumption::Overhead {
+        context_gb: CONTEXT_GB,
+        fragmentation_pct: FRAGMENTATION * 100.0,
+    });
     let need = b.total_gb();
     let fits = need <= hw.vram_gb;
-    let verdict = if fits {
-        format!(
-            "needs {need:.1} GB per GPU, has {:.0} GB: fits ({:.1} GB free)",
-            hw.vram_gb,
-            hw.vram_gb - need
-        )
+    let verdict_code = if fits {
+        Verdict::Fits { need_gb: need, vram_gb: hw.vram_gb }
     } else {
-        format!(
-            "needs {need:.1} GB per GPU, has {:.0} GB: does not fit",
-            hw.vram_gb
-        )
+        Verdict::DoesNotFit { need_gb: need, vram_gb: hw.vram_gb }
     };
-    FitReport {
+    let report = FitReport {
         fits,
         need_gb: need,
         vram_gb: hw.vram_gb,
         devices,
         zero_stage: stage,
         breakdown: b,
-        verdict,
-        assumptions: a,
-    }
+        verdict: verdict_code.to_string(),
+        verdict_code,
+        assumptions: Vec::new(),
+    };
+    (report, a)
 }
 
 #[cfg(test)]

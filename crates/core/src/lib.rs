@@ -14,10 +14,12 @@
 //! - [`tco`]: self-built cluster vs cloud, with the break-even utilization.
 //! - [`compat`]: framework ↔ CUDA ↔ driver ↔ GPU checks.
 //! - [`warning`]: the ranking's warnings as stable codes with parameters, and their English text.
+//! - [`explain`]: assumptions, infeasible reasons, fit verdicts and price age as codes, likewise.
 //! - [`suggest`], [`units`]: closest names for typos; `50M` / `7b` / `3d` style numbers.
 
 pub mod catalog;
 pub mod compat;
+pub mod explain;
 pub mod fit;
 pub mod model;
 pub mod price;
@@ -36,6 +38,7 @@ pub use catalog::{
     SCHEMA_VERSION,
 };
 pub use compat::{check as check_compat, CompatIssue, CompatQuery, Severity};
+pub use explain::{Assumption, PriceAge, Reason, Verdict};
 pub use fit::{fit, FitReport, Hardware, Job, MemoryBreakdown, Method, Precision};
 pub use jiff::civil::Date;
 pub use model::{preset, preset_names, presets, ModelShape};

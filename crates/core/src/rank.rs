@@ -7,6 +7,7 @@ use crate::catalog::{
     BillingMode, Catalog, Confidence, Gpu, InstanceType, Price, PriceOrigin, Provider, Stack,
 };
 use crate::compat::{check as check_compat, CompatQuery, Severity};
+use crate::explain::{self, Assumption, PriceAge, Reason};
 use crate::fit::{fit_explained, FitReport, Hardware, Job, Method};
 use crate::price::{cost_of, Usage};
 use crate::time::{estimate_time_explained, TimeEstimate};
@@ -124,7 +125,10 @@ pub struct Infeasible {
     pub gpu_count: f64,
     /// Set when only this billing mode failed (budget, deadline); `None` = the instance type as a whole.
     pub mode: Option<BillingMode>,
+    /// The English text of each of `reason_codes`, in order.
     pub reasons: Vec<String>,
+    /// Why, as stable codes with their parameters (the browser words them in its language).
+    pub reason_codes: Vec<Reason>,
 }
 
 /// The answer to a [`Question`].
@@ -136,10 +140,12 @@ pub struct Ranking {
     /// Warnings about the answer as a whole: the English text of each of `warning_codes`.
     pub warnings: Vec<String>,
     pub warning_codes: Vec<Warning>,
-    /// Assumptions behind every number (fit, time, price).
+    /// Assumptions behind every number (fit, time, price): the English text of each of `assumption_codes`.
     pub assumptions: Vec<String>,
-    /// How old the prices are on `today`.
+    pub assumption_codes: Vec<Assumption>,
+    /// How old the prices are on `today`: `price_age_code`'s English text.
     pub price_age: String,
+    pub price_age_code: PriceAge,
 }
 
 /// The hardware an instance type gives one job.
@@ -157,10 +163,10 @@ pub fn rank(catalog: &Catalog, q: &Question) -> Ranking {
     let mut offers = Vec::new();
     let mut explained: Vec<(bool, bool)> = Vec::new();
     let mut infeasible = Vec::new();
-    let mut assumptions: Vec<String> = Vec::new();
-    let note = |v: &mut Vec<String>, s: String| {
-        if !v.contains(&s) {
-            v.push(s);
+    let mut assumptions: Vec<Assumption> = Vec::new();
+    let note = |v: &mut Vec<Assumption>, a: Assumption| {
+        if !v.contains(&a) {
+            v.push(a);
         }
     };
     let mut warnings: Vec<Warning> = Vec::new();
@@ -182,10 +188,11 @@ pub fn rank(catalog: &Catalog, q: &Question) -> Ranking {
         });
     }
     if q.job.model.shape_estimated {
-        note(&mut assumptions, format!(
-            "model shape inferred from {:.2}B parameters (Llama-like: {} layers, hidden {}); use a preset for exact activation/KV memory",
-            q.job.model.params / 1e9, q.job.model.layers, q.job.model.hidden
-        ));
+        note(&mut assumptions, Assumption::ShapeInferred {
+            params: q.job.model.params,
+            layers: q.job.model.layers,
+            hidden: q.job.model.hidden,
+        });
     }
 
     for inst in catalog.instance_types() {
@@ -211,38 +218,47 @@ pub fn rank(catalog: &Catalog, q: &Question) -> Ranking {
         if explain {
             explained.push(kind);
         }
-        let mut f = fit_explained(&q.job, &hw, explain);
-        let mut t = estimate_time_explained(&q.job, gpu, inst.gpu_count, explain);
-        // Assumption lines are collected once for the whole ranking rather than copied into every
+        let (f, fa) = fit_explained(&q.job, &hw, explain);
+        let (t, ta) = estimate_time_explained(&q.job, gpu, inst.gpu_count, explain);
+        // Assumptions are collected once for the whole ranking rather than copied into every
         // offer; what varies per offer is in the offer's numbers (`fit.zero_stage`, `time.mfu`).
-        for a in f.assumptions.drain(..).chain(t.assumptions.drain(..)) {
-            if !a.starts_with("MFU")
-                && !a.starts_with("data parallel")
-                && !a.starts_with("inference: decode")
-            {
+        for a in fa.into_iter().chain(ta) {
+            if !matches!(
+                a,
+                Assumption::Mfu { .. } | Assumption::DataParallel { .. } | Assumption::InferenceDecode { .. }
+            ) {
                 note(&mut assumptions, a);
             }
         }
         let mut reasons = Vec::new();
         if !f.fits {
-            reasons.push(f.verdict.clone());
+            reasons.push(Reason::DoesNotFit {
+                need_gb: f.need_gb,
+                vram_gb: f.vram_gb,
+            });
         }
-        if let Some(why) = &t.unsuitable {
-            reasons.push(why.clone());
+        if t.unsuitable.is_some() {
+            reasons.push(Reason::UnsuitableForTraining {
+                gpu: gpu.name.clone(),
+                note: gpu.training_note.clone(),
+            });
         }
         if !q.compat.is_empty() {
             reasons.extend(
                 check_compat(gpu, &q.compat)
                     .into_iter()
                     .filter(|i| i.severity == Severity::Error)
-                    .map(|i| i.message),
+                    .map(|i| Reason::Incompatible { message: i.message }),
             );
         }
         let hours = q.work_hours(&t).unwrap_or((1.0, 1.0));
         if let Some(dl) = q.deadline_hours {
             let wall = q.usage.calendar_days(hours.1) * 24.0;
             if wall > dl {
-                reasons.push(format!("misses the deadline: {wall:.0} h of wall-clock time (high estimate) > {dl:.0} h"));
+                reasons.push(Reason::MissesDeadline {
+                    wall_hours: wall,
+                    deadline_hours: dl,
+                });
             }
         }
         // One price per billing mode: observed before estimated, then the cheapest region.
@@ -253,7 +269,7 @@ pub fn rank(catalog: &Catalog, q: &Question) -> Ranking {
             .filter_map(|&m| catalog.best_price(inst.provider, &inst.id, m, &q.regions))
             .collect();
         if prices.is_empty() {
-            reasons.push("no price known for the regions and billing modes asked".into());
+            reasons.push(Reason::NoPrice);
         }
         if !reasons.is_empty() {
             infeasible.push(Infeasible {
@@ -262,7 +278,8 @@ pub fn rank(catalog: &Catalog, q: &Question) -> Ranking {
                 gpu: inst.gpu.clone(),
                 gpu_count: inst.gpu_count,
                 mode: None,
-                reasons,
+                reasons: explain::texts(&reasons),
+                reason_codes: reasons,
             });
             continue;
         }
@@ -307,16 +324,18 @@ pub fn rank(catalog: &Catalog, q: &Question) -> Ranking {
             }
             if let Some(b) = q.budget_cny {
                 if c.cost_high > b {
+                    let why = vec![Reason::OverBudget {
+                        cost_high: c.cost_high,
+                        budget: b,
+                    }];
                     infeasible.push(Infeasible {
                         provider: inst.provider,
                         instance: inst.id.clone(),
                         gpu: inst.gpu.clone(),
                         gpu_count: inst.gpu_count,
                         mode: Some(p.mode),
-                        reasons: vec![format!(
-                            "over budget: ¥{:.0} (high estimate) > ¥{b:.0}",
-                            c.cost_high
-                        )],
+                        reasons: explain::texts(&why),
+                        reason_codes: why,
                     });
                     continue;
                 }
@@ -373,20 +392,23 @@ pub fn rank(catalog: &Catalog, q: &Question) -> Ranking {
     note(
         &mut assumptions,
         if q.job.method.is_training() {
-            "MFU bands (share of dense 16-bit peak; catalog-facts §5): full fine-tune 35–50 % on one GPU or over NVLink, 20–35 % across PCIe-only GPUs; LoRA 25–35 %; QLoRA 15–25 %; pre-Ampere GPUs without FlashAttention-2 10–25 % (QLoRA 10–20 %); each offer's band is in time.mfu".to_string()
+            Assumption::MfuBands
         } else {
-            "inference time: decode is memory-bound, each step reads the weights once at 40–70 % of peak memory bandwidth; prompt processing not counted".to_string()
+            Assumption::InferenceTime
         },
     );
-    note(&mut assumptions, "term modes bill whole terms for the calendar time the work spans (hours ÷ hours per day); hourly and spot bill the hours worked".into());
-    note(&mut assumptions, "one instance per offer (no multi-node jobs); for each instance type and billing mode the cheapest region with an observed price is shown, else the cheapest estimate".into());
+    note(&mut assumptions, Assumption::TermBilling);
+    note(&mut assumptions, Assumption::OneInstancePerOffer);
+    let price_age = catalog.price_age(q.today);
     Ranking {
         offers,
         infeasible,
         warnings: warning::texts(&warnings),
         warning_codes: warnings,
-        assumptions,
-        price_age: catalog.price_age_line(q.today),
+        assumptions: explain::texts(&assumptions),
+        assumption_codes: assumptions,
+        price_age: price_age.to_string(),
+        price_age_code: price_age,
     }
 }
 

@@ -3,6 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::explain::{self, Assumption};
 use crate::catalog::{BillingMode, Catalog};
 use crate::fit::Method;
 use crate::price::Usage;
@@ -28,7 +29,9 @@ pub struct Stage {
 pub struct StagePlan {
     pub stages: Vec<Stage>,
     pub total_cost_high: f64,
+    /// The English text of each of `assumption_codes`.
     pub assumptions: Vec<String>,
+    pub assumption_codes: Vec<Assumption>,
 }
 
 /// Share of the training tokens the validation stage runs.
@@ -92,14 +95,16 @@ pub fn stages(catalog: &Catalog, q: &Question) -> StagePlan {
         .filter_map(|s| s.offer.as_ref())
         .map(|o| o.cost_high)
         .sum();
+    let assumption_codes = vec![
+        Assumption::ValidateShare { pct: VALIDATE_SHARE * 100.0 },
+        Assumption::ProduceDays { days: PRODUCE_DAYS },
+        Assumption::BuySameConfig,
+    ];
     StagePlan {
         stages: out,
         total_cost_high,
-        assumptions: vec![
-            format!("validate runs {:.0} % of the tokens with QLoRA-4 on pay-as-you-go", VALIDATE_SHARE * 100.0),
-            format!("produce serves for {PRODUCE_DAYS} days, 24 h/day, 16-bit weights; spot excluded"),
-            "use 'buy same config' (gpuctl clone) to copy a validated environment to the next stage".into(),
-        ],
+        assumptions: explain::texts(&assumption_codes),
+        assumption_codes,
     }
 }
 

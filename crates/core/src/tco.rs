@@ -7,6 +7,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::catalog::{BillingMode, Catalog, Price};
+use crate::explain::{self, Assumption};
 use crate::warning::{self, Warning};
 
 /// Inputs for a self-built cluster. Money in CNY.
@@ -58,15 +59,21 @@ impl Default for TcoInput {
 impl TcoInput {
     /// Where the default numbers come from (shown with every TCO answer).
     pub fn default_assumptions() -> Vec<String> {
+        explain::texts(&Self::default_assumption_codes())
+    }
+
+    /// [`TcoInput::default_assumptions`] as codes.
+    pub fn default_assumption_codes() -> Vec<Assumption> {
+        use Assumption::*;
         vec![
-            "card ¥110,000: middle of the 90k–130k A100 80 GB PCIe street-price band 2023–24 (catalog-facts §4, estimate)".into(),
-            "server ¥150,000 per 8-GPU chassis without GPUs: estimate, no public source".into(),
-            "network + storage ¥200,000 per cluster: estimate, no public source".into(),
-            "depreciation 4 years: between 3 (GPU cadence) and 5 (hyperscaler server life)".into(),
-            "3.4 kW per 8 × A100 server at load (8 × 300 W + host), 30 % of it when idle: NVIDIA datasheets + estimate".into(),
-            "PUE 1.4: between new hub DCs (1.3) and typical colo (1.5) (catalog-facts §4)".into(),
-            "¥0.8/kWh: east-coast commercial tariff 0.6–1.0 (estimate; western hubs 0.35–0.5)".into(),
-            "ops ¥175,000/yr: 0.5 FTE of a ¥350k fully loaded SRE (estimate)".into(),
+            DefaultCardPrice,
+            DefaultServerPrice,
+            DefaultNetworkStorage,
+            DefaultDepreciation,
+            DefaultServerPower,
+            DefaultPue,
+            DefaultTariff,
+            DefaultOps,
         ]
     }
 
@@ -117,7 +124,9 @@ pub struct TcoReport {
     /// Whether self-built beats the cheapest cloud option at the input's utilization.
     pub self_built_cheaper: bool,
     pub curve: Vec<TcoPoint>,
+    /// The English text of each of `assumption_codes`, in order (what the CLI prints).
     pub assumptions: Vec<String>,
+    pub assumption_codes: Vec<Assumption>,
     /// The English text of each of `warning_codes`, in order (what the CLI prints).
     pub warnings: Vec<String>,
     pub warning_codes: Vec<Warning>,
@@ -233,11 +242,11 @@ pub fn tco(catalog: &Catalog, input: &TcoInput) -> TcoReport {
         warnings.push(Warning::EstimatedCloudPrices);
     }
     let mut assumptions = vec![
-        "cloud per-hour modes pay only for used hours; term modes (monthly, 1-, 3-year) hold the GPUs all year".into(),
-        "spot excluded from the comparison: it can be reclaimed".into(),
-        "self-built power = servers × kW × (idle share + (1 − idle share) × utilization) × PUE × tariff × 8,760 h".into(),
+        Assumption::CloudPaysUsedHours,
+        Assumption::SpotExcludedFromTco,
+        Assumption::SelfBuiltPower,
     ];
-    assumptions.extend(TcoInput::default_assumptions());
+    assumptions.extend(TcoInput::default_assumption_codes());
     TcoReport {
         input: input.clone(),
         self_built: sb,
@@ -245,7 +254,8 @@ pub fn tco(catalog: &Catalog, input: &TcoInput) -> TcoReport {
         break_even_utilization_vs_hourly: break_even,
         self_built_cheaper,
         curve,
-        assumptions,
+        assumptions: explain::texts(&assumptions),
+        assumption_codes: assumptions,
         warnings: warning::texts(&warnings),
         warning_codes: warnings,
     }

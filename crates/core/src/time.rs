@@ -8,6 +8,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::catalog::{Gpu, Stack};
+use crate::explain::{self, Assumption};
 use crate::fit::{Job, Method, Precision};
 
 /// A model-FLOPs-utilization band (fractions of dense peak).
@@ -89,25 +90,31 @@ pub fn mfu_band(method: Method, gpu: &Gpu, gpus: f64) -> MfuBand {
 
 /// Hours for `job` on `gpus` × `gpu` (fractions for vGPU slices).
 pub fn estimate_time(job: &Job, gpu: &Gpu, gpus: f64) -> TimeEstimate {
-    estimate_time_explained(job, gpu, gpus, true)
+    let (mut t, a) = estimate_time_explained(job, gpu, gpus, true);
+    t.assumptions = explain::texts(&a);
+    t
 }
 
-/// [`estimate_time`], with the assumption lines only when `explain` (ranking formats them once).
+/// [`estimate_time`] with its assumptions as codes (only when `explain`: ranking collects them once)
+/// and the estimate's `assumptions` left empty.
 pub(crate) fn estimate_time_explained(
     job: &Job,
     gpu: &Gpu,
     gpus: f64,
     explain: bool,
-) -> TimeEstimate {
+) -> (TimeEstimate, Vec<Assumption>) {
     let tokens = job.total_tokens();
     let n = job.model.params;
     let mut assumptions = Vec::new();
     let band = mfu_band(job.method, gpu, gpus);
     let unsuitable = if job.method.is_training() && !gpu.fp16_training {
-        Some(format!(
-            "{} is unsuitable for training: {}",
-            gpu.name, gpu.training_note
-        ))
+        Some(
+            crate::explain::Reason::UnsuitableForTraining {
+                gpu: gpu.name.clone(),
+                note: gpu.training_note.clone(),
+            }
+            .to_string(),
+        )
     } else {
         None
     };
@@ -124,14 +131,13 @@ pub(crate) fn estimate_time_explained(
         let step = |eff: f64| bytes_per_device / (bw * eff);
         let batch = job.micro_batch as f64;
         if explain {
-            assumptions.push(format!(
-            "inference: decode is memory-bound, each step reads the {} weights once at {:.0}–{:.0} % of {} GB/s; batch {} sequences per step; prompt processing not counted",
-            p.as_str(),
-            band.low * 100.0,
-            band.high * 100.0,
-            gpu.mem_bw_gbps,
-            job.micro_batch
-        ));
+            assumptions.push(Assumption::InferenceDecode {
+                precision: p,
+                low_pct: band.low * 100.0,
+                high_pct: band.high * 100.0,
+                mem_bw_gbps: gpu.mem_bw_gbps,
+                batch: job.micro_batch,
+            });
         }
         (2.0, batch / step(band.low), batch / step(band.high))
     } else {
@@ -139,24 +145,20 @@ pub(crate) fn estimate_time_explained(
         let peak = gpu.fp16_tflops * 1e12 * gpus;
         if explain {
             assumptions.push(if factor == 6.0 {
-            "FLOPs ≈ 6·N·D (forward 2·N·D + backward 4·N·D per token)".to_string()
-        } else {
-            "FLOPs ≈ 4·N·D for LoRA-style training (forward 2·N·D + activation gradients 2·N·D; frozen weights need no weight-gradient GEMMs)".to_string()
-        });
-            assumptions.push(format!(
-                "MFU {:.0}–{:.0} % of dense {} TFLOPS per GPU × {} GPU: {}",
-                band.low * 100.0,
-                band.high * 100.0,
-                gpu.fp16_tflops,
+                Assumption::Flops6
+            } else {
+                Assumption::Flops4
+            });
+            assumptions.push(Assumption::Mfu {
+                low_pct: band.low * 100.0,
+                high_pct: band.high * 100.0,
+                tflops: gpu.fp16_tflops,
                 gpus,
-                &band.basis
-            ));
+                basis: band.basis.clone(),
+            });
         }
         if explain && gpu.stack == Stack::Ascend {
-            assumptions.push(
-                "Ascend MFU assumed to match CUDA GPUs (no published fine-tuning throughput found)"
-                    .into(),
-            );
+            assumptions.push(Assumption::AscendMfu);
         }
         let per_token = factor * n;
         (
@@ -172,7 +174,7 @@ pub(crate) fn estimate_time_explained(
             0.0
         }
     };
-    TimeEstimate {
+    let estimate = TimeEstimate {
         tokens,
         flops_factor: factor,
         total_flops: factor * n * tokens,
@@ -184,8 +186,9 @@ pub(crate) fn estimate_time_explained(
         tokens_per_second_low: rate_low,
         tokens_per_second_high: rate_high,
         unsuitable,
-        assumptions,
-    }
+        assumptions: Vec::new(),
+    };
+    (estimate, assumptions)
 }
 
 #[cfg(test)]
