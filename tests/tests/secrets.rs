@@ -445,7 +445,8 @@ fn exercise(sim: &SimProcess, r: &mut Run) {
     let (status, body) = sim.admin("POST", "/_sim/faults", r#"{"action":"RunInstances","kind":"server_error","status":503,"count":2}"#);
     assert!(status < 300, "POST /_sim/faults: {status} {body}");
     let sp2 = r.input(&format!("{dep}-2.toml"), &spec_text("alibaba", &format!("{dep}-2"), 1));
-    r.ok(&["provision", &sp2, "--yes", "--json"]);
+    let report: serde_json::Value = serde_json::from_str(&r.ok(&["provision", &sp2, "--yes", "--json"])).unwrap();
+    assert!(report["retries"].as_u64() >= Some(2), "the two 503s are retried: {report}");
     // ...and a sold-out type with nowhere to fall back to: the cloud's code, a failed exit.
     let (status, body) = sim.admin("POST", "/_sim/stock_outs", r#"{"provider":"tencent"}"#);
     assert!(status < 300, "POST /_sim/stock_outs: {status} {body}");
