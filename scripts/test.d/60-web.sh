@@ -1,10 +1,15 @@
 # Browser calculator (issue 6): toolchain, bundle, real-Chromium tests with a screenshot artifact,
 # native-vs-WASM parity of the engine, and the budget figures. Sourced by scripts/test (set -euo pipefail).
 
-# Debian's Chromium (the npm playwright-core drives it; no browser download is possible or wanted).
-if ! command -v chromium >/dev/null 2>&1 || ! command -v chromedriver >/dev/null 2>&1; then
+# Debian's Chromium (the npm playwright-core drives it; no browser download is possible or wanted), and
+# a small CJK font so the Chinese screenshots show characters, not boxes (WenQuanYi Micro Hei, ~4 MB).
+web_debs=()
+command -v chromium >/dev/null 2>&1 || web_debs+=(chromium)
+command -v chromedriver >/dev/null 2>&1 || web_debs+=(chromium-driver)
+fc-list :lang=zh family 2>/dev/null | grep -q . || web_debs+=(fonts-wqy-microhei)
+if [ ${#web_debs[@]} -gt 0 ]; then
     apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${web_debs[@]}" >/dev/null
 fi
 
 # wasm32 target, wasm-bindgen-cli 0.2.130 and web/e2e's npm packages are installed here when missing.

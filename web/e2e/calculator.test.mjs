@@ -106,6 +106,48 @@ test("language follows the browser and can be switched", async () => {
   assert.deepEqual([...zh.errors, ...page.errors], []);
 });
 
+test("the Chinese view words the engine's assumptions, reasons, verdicts and price age", async () => {
+  const page = await openPage(browser, { locale: "zh-CN" });
+  // A budget and a deadline that rule offers out, so every kind of reason is listed.
+  await ready(page, "?budget=300&deadline=1");
+  const english = /\b(prices?|estimates?|needs|fits?|does not|budget|deadline|days|old|weights|layers|params|memory|inference|unsuitable|training|spot|overhead|activations|as of|confidence|the|per)\b/i;
+  const chinese = (text, what) => {
+    assert.match(text, /[\u4e00-\u9fff]/, `${what} is in Chinese: ${text}`);
+    assert.doesNotMatch(text, english, `${what} has English left: ${text}`);
+    return text;
+  };
+
+  const age = chinese(await page.getByTestId("price-age").innerText(), "the price age");
+  assert.match(age, /^价格日期 \d{4}-\d\d-\d\d … \d{4}-\d\d-\d\d（到 \d{4}-\d\d-\d\d 已有 \d+–\d+ 天）$/);
+
+  // Fit verdicts: the memory cell's tooltip.
+  const verdicts = await page.locator('[data-testid="offer-row"] td.fit').evaluateAll((tds) => tds.map((td) => td.title));
+  assert.ok(verdicts.length > 0);
+  for (const v of verdicts) assert.match(chinese(v, "a fit verdict"), /^每张 GPU 需要 [\d.]+ GB，有 \d+ GB：放得下（剩余 [\d.]+ GB）$/);
+
+  // Why offers do not fit: memory, training suitability, deadline and budget, amounts in 万/¥.
+  await page.getByTestId("infeasible").locator("summary").click();
+  await page.getByTestId("infeasible").locator("li").first().waitFor();
+  const reasons = chinese((await page.getByTestId("infeasible").locator("li").allInnerTexts()).join("\n"), "the reasons");
+  for (const kind of [/放不下/, /不适合训练/, /赶不上截止期限：需 \d+ 小时/, /超出预算：¥[\d,.]+万?（高估）> ¥300\.00/]) {
+    assert.match(reasons, kind);
+  }
+
+  // Assumptions of the ranking (footer), the staged plan and the TCO comparison.
+  await page.locator("footer details summary").click();
+  const assumptions = chinese(await page.getByTestId("assumptions").innerText(), "the assumptions");
+  assert.match(assumptions, /所有线性层上 LoRA 秩 8/);
+  await page.getByTestId("tab-plan").click();
+  await page.getByTestId("stage-validate").waitFor();
+  chinese(await page.locator(".results ul.small.muted").last().innerText(), "the plan's assumptions");
+  await page.getByTestId("tab-tco").click();
+  await page.getByTestId("tco-verdict").waitFor();
+  await page.locator(".results details summary").last().click();
+  chinese(await page.locator(".results details ul").last().innerText(), "the TCO assumptions");
+  await page.screenshot({ path: path.join(ARTIFACTS, "calculator-zh-tco.png"), fullPage: true });
+  assert.deepEqual(page.errors, []);
+});
+
 test("a shared link reproduces the view", async () => {
   const page = await openPage(browser);
   await ready(page);

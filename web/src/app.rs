@@ -23,6 +23,9 @@ const URL_DELAY_MS: u64 = 250;
 /// and all of them are in the chart anyway.
 const SHOWN_ROWS: usize = 10;
 
+/// Re-ranks run once after load to warm the engine's code paths (see [`warm_up`]).
+const WARM_UP_RERANKS: u32 = 4;
+
 /// Everything the components share. All fields are `Copy` handles.
 #[derive(Clone, Copy)]
 struct Ctx {
@@ -64,6 +67,22 @@ fn today() -> Date {
 fn browser_lang() -> Lang {
     let langs: Vec<String> = window().navigator().languages().iter().filter_map(|v| v.as_string()).collect();
     Lang::from_browser(langs.iter().map(String::as_str))
+}
+
+/// Runs the whole re-rank path (engine, memos, table and chart HTML, the DOM writes) on a few nearby
+/// token counts, then puts the inputs back. The first edits after load were 3–5× slower than the rest:
+/// V8 first runs WebAssembly and JS glue unoptimized and optimizes what gets hot, and the allocator
+/// grows its heap on first use; without this the user's first keystrokes paid for it. It all runs in
+/// one task (each step waits only for the effects' microtasks), so nothing in between is painted.
+async fn warm_up(inputs: RwSignal<Inputs>) {
+    let shown = inputs.get_untracked();
+    for k in 1..=WARM_UP_RERANKS {
+        // Any valid token count other than the one shown: the same code paths, a different answer.
+        inputs.update(|i| i.tokens = format!("{}M", 37 * k));
+        leptos::task::tick().await;
+        leptos::task::tick().await;
+    }
+    inputs.set(shown);
 }
 
 /// The inputs with the fields that do not change the ranking reset, so switching tab, language,
@@ -115,6 +134,8 @@ fn App() -> impl IntoView {
         all
     });
     let ctx = Ctx { inputs, lang, eval, tco, errors, today };
+    // In the task after the first render (before anyone can type).
+    set_timeout(move || leptos::task::spawn_local(warm_up(inputs)), std::time::Duration::ZERO);
     // Memos over parts of the state, so an edit rebuilds only what shows that part.
     let tab = Memo::new(move |_| inputs.with(|i| i.tab));
     let price_age = Memo::new(move |_| eval.with(|e| e.price_age.clone()));
@@ -587,7 +608,7 @@ fn OffersView(ctx: Ctx) -> impl IntoView {
                     })
             }}
         </div>
-        <details class="infeasible" on:toggle=move |ev| infeasible_open.set(details_open(&ev))>
+        <details class="infeasible" data-testid="infeasible" on:toggle=move |ev| infeasible_open.set(details_open(&ev))>
             <summary>
                 {move || ctx.t(i18n::DOES_NOT_FIT)} " (" {move || infeasible_count.get()} ")"
             </summary>
@@ -887,13 +908,21 @@ fn TcoView(ctx: Ctx) -> impl IntoView {
                                         .iter()
                                         .map(|c| {
                                             view! {
-                                                <li title=format!("{} · as of {} · {}", c.price.source, c.price.as_of, c.price.confidence.as_str())>
+                                                <li title=format!(
+                                                    "{} · {} {} · {} {}",
+                                                    c.price.source,
+                                                    i18n::AS_OF.get(l),
+                                                    c.price.as_of,
+                                                    i18n::CONFIDENCE.get(l),
+                                                    c.price.confidence.as_str()
+                                                )>
                                                     {format!(
-                                                        "{}: {} / yr · {} {} {} ({})",
+                                                        "{}: {}{} · {} {} {} ({})",
                                                         i18n::mode_name(c.mode, l),
                                                         format::cny(l, c.total_per_year),
+                                                        i18n::PER_YEAR.get(l),
                                                         format::cny_per_hour(l, c.cny_per_gpu_hour),
-                                                        c.price.provider,
+                                                        i18n::provider_name(c.price.provider, l),
                                                         c.price.instance,
                                                         c.price.region,
                                                     )}

@@ -60,7 +60,7 @@ pub fn offer_rows(rows: &[Row], lang: Lang, picked: Option<&str>) -> String {
         let cap = o.fit.vram_gb.max(o.fit.need_gb);
         let _ = write!(
             h,
-            r#"<td title="{verdict}"><span class="{ok}">{used:.1} / {vram:.0} GB</span><div class="mem">"#,
+            r#"<td class="fit" title="{verdict}"><span class="{ok}">{used:.1} / {vram:.0} GB</span><div class="mem">"#,
             verdict = esc(&i18n::verdict(&o.fit.verdict_code, lang)),
             ok = if o.fit.fits { "ok" } else { "" },
             used = o.fit.need_gb,

@@ -126,6 +126,7 @@ texts! {
     ASSUMPTIONS: "Assumptions", "假设";
     AS_OF: "as of", "截至";
     CONFIDENCE: "confidence", "可信度";
+    PER_YEAR: " / yr", "/年";
     STAGE_VALIDATE: "1 · Validate", "1 · 验证";
     STAGE_TUNE: "2 · Tune", "2 · 调优";
     STAGE_PRODUCE: "3 · Produce", "3 · 生产";
