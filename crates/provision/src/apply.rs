@@ -413,21 +413,22 @@ impl Engine {
                     instance_id = Some(created.instance_id);
                 }
                 Err(e) => {
-                    // Retries ran out on a throttled/transient error: the cloud may still have made it, so
-                    // the resource stays `creating`. Anything else: nothing exists.
                     let msg = e.to_string();
-                    self.store(|s| {
-                        s.finish_operation(op, "failed", e.request_id.as_deref(), Some(&msg))?;
+                    self.store(|s| s.finish_operation(op, "failed", e.request_id.as_deref(), Some(&msg)))?;
+                    // Before calling it failed, look by token tag: an answer lost on the last attempt, (JD) a
+                    // create whose release time could not be set, or a token the cloud says it already used
+                    // with other parameters (a re-run after the state was lost, with a later release time)
+                    // each mean a billed instance the record must name. Found: carry on with it (wait, then
+                    // set its release time). A stock-out made nothing, so it is not looked up.
+                    let found = if e.kind != ErrorKind::StockOut { self.find_by_token(c.provider, &c.region, &token).await } else { None };
+                    let Some(id) = found else {
+                        // Retries ran out on a throttled/transient error: the cloud may still make it, so the
+                        // resource stays `creating`. Anything else: nothing exists.
                         if !e.kind.retryable() {
-                            s.set_state(&token, ResourceState::Failed, Some(&msg))?;
+                            self.store(|s| s.set_state(&token, ResourceState::Failed, Some(&msg)))?;
                         }
-                        Ok::<_, StateError>(())
-                    })?;
-                    // Look by token tag now rather than on a re-run: an answer lost on the last attempt, or
-                    // (JD) a create whose release time could not be set, left a billed instance that the
-                    // record must name. Found: carry on with it (wait, then set its release time).
-                    let found = if e.kind.retryable() { self.find_by_token(c.provider, &c.region, &token).await } else { None };
-                    let Some(id) = found else { return Err(e.into()) };
+                        return Err(e.into());
+                    };
                     tracing::warn!(provider = %c.provider, instance_id = %id, error = %msg, "the create's retries ran out, but the cloud has the instance: recorded");
                     self.store(|s| s.set_instance_id(&token, &id))?;
                     self.emit(Event::Adopted { pool: pool.name.value.clone(), index, instance_id: id.clone() });
