@@ -106,7 +106,7 @@ test("language follows the browser and can be switched", async () => {
   assert.deepEqual([...zh.errors, ...page.errors], []);
 });
 
-test("the Chinese view words the engine's assumptions, reasons, verdicts and price age", async () => {
+test("the Chinese view words the engine's assumptions, reasons, verdicts, price age and field errors", async () => {
   const page = await openPage(browser, { locale: "zh-CN" });
   // A budget and a deadline that rule offers out, so every kind of reason is listed.
   await ready(page, "?budget=300&deadline=1");
@@ -145,6 +145,11 @@ test("the Chinese view words the engine's assumptions, reasons, verdicts and pri
   await page.locator(".results details summary").last().click();
   chinese(await page.locator(".results details ul").last().innerText(), "the TCO assumptions");
   await page.screenshot({ path: path.join(ARTIFACTS, "calculator-zh-tco.png"), fullPage: true });
+
+  // A field's error message.
+  await page.getByTestId("tokens").fill("lots");
+  await page.getByTestId("error-tokens").waitFor();
+  assert.match(chinese(await page.getByTestId("error-tokens").innerText(), "a field's error"), /“lots”不是有效的/);
   assert.deepEqual(page.errors, []);
 });
 

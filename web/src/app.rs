@@ -252,7 +252,7 @@ fn Field(
     also: Option<fn(&mut Inputs)>,
 ) -> impl IntoView {
     let &(_, get, set) = TEXT_FIELDS.iter().find(|f| f.0 == key).expect("a field of Inputs");
-    let error = move || ctx.errors.with(|es| es.iter().find(|e| e.field == testid).map(|e| e.message.clone()));
+    let error = move || { let l = ctx.lang.get(); ctx.errors.with(|es| es.iter().find(|e| e.field == testid).map(|e| e.text(l).to_string())) };
     // This field's text alone: typing elsewhere must not touch this input.
     let value = Memo::new(move |_| ctx.inputs.with(|i| get(i).clone()));
     view! {
@@ -291,7 +291,7 @@ fn Choice(
     #[prop(optional)] also: Option<fn(&mut Inputs)>,
 ) -> impl IntoView {
     let &(_, get, set) = TEXT_FIELDS.iter().find(|f| f.0 == key).expect("a field of Inputs");
-    let error = move || ctx.errors.with(|es| es.iter().find(|e| e.field == testid).map(|e| e.message.clone()));
+    let error = move || { let l = ctx.lang.get(); ctx.errors.with(|es| es.iter().find(|e| e.field == testid).map(|e| e.text(l).to_string())) };
     let current = Memo::new(move |_| ctx.inputs.with(|i| get(i).clone()));
     view! {
         <label class="field" class:invalid=move || error().is_some()>
@@ -404,7 +404,7 @@ fn JobInputs(ctx: Ctx) -> impl IntoView {
                     .collect_view()}
                 {move || {
                     ctx.errors
-                        .with(|es| es.iter().find(|e| e.field == "providers").map(|e| e.message.clone()))
+                        .with(|es| es.iter().find(|e| e.field == "providers").map(|e| e.text(ctx.lang.get()).to_string()))
                         .map(|m| view! { <small class="error">{m}</small> })
                 }}
             </fieldset>

@@ -234,6 +234,27 @@ pub fn warning(w: &gpuctl_core::Warning, lang: Lang) -> String {
     }
 }
 
+/// A name that matched nothing ("unknown method 'loar' (did you mean lora?)"), in the page's language.
+pub fn unknown_name(e: &gpuctl_core::UnknownName, lang: Lang) -> String {
+    if lang == Lang::En {
+        return e.to_string();
+    }
+    let kind = match e.kind.as_str() {
+        "model" => "模型",
+        "method" => "方法",
+        "precision" => "精度",
+        "provider" => "云厂商",
+        "region" => "地域",
+        "billing mode" => "计费方式",
+        other => other,
+    };
+    let mut out = format!("未知的{kind}“{}”", e.given);
+    if !e.suggestions.is_empty() {
+        out.push_str(&format!("，是否想输入：{}？", e.suggestions.join("、")));
+    }
+    out
+}
+
 /// An MFU band's reason ([`gpuctl_core::MfuBand::basis`], English in the engine) in the page's language.
 fn mfu_basis(basis: &str, lang: Lang) -> String {
     if lang == Lang::En {
