@@ -151,6 +151,21 @@ async fn lifecycle(provider: &str, src: &str, zone: &str) {
     let after = e.store(|s| s.resources(Some("e2e"))).unwrap();
     assert!(after.iter().all(|r| r.state == ResourceState::Released), "{after:?}");
     assert!(e.store(|s| s.open_operations(None)).unwrap().is_empty(), "every intent is closed");
+
+    // Provisioning the released deployment again with the same state file buys two new instances: the
+    // released records' tokens are not reused (the cloud would answer with the old instances, and the
+    // engine would wait for released instances to run).
+    let old_ids: Vec<_> = after.iter().filter_map(|r| r.instance_id.clone()).collect();
+    let (e, again) = provision(&sim, &dir, src).await;
+    assert!(again.errors.is_empty(), "{:?}", again.errors);
+    assert!(again.units.iter().all(|u| u.state == ResourceState::Running && !u.adopted), "{:?}", again.units);
+    assert!(again.units.iter().all(|u| !old_ids.contains(u.instance_id.as_ref().unwrap())), "{:?}", again.units);
+    assert_eq!(instances(&sim, provider).len(), 2);
+    let live: Vec<_> = e.store(|s| s.resources(Some("e2e"))).unwrap().into_iter().filter(|r| r.state.is_live()).collect();
+    assert_eq!(live.len(), 2, "{live:?}");
+    let (_, errors) = e.release(&live).await;
+    assert!(errors.is_empty(), "{errors:?}");
+    assert!(instances(&sim, provider).is_empty());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

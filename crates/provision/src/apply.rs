@@ -337,7 +337,19 @@ impl Engine {
     async fn create_at(&self, deployment: &str, pool: &Pool, index: u32, c: &Choice, now: jiff::Timestamp, u: &mut Unit, deadline: &Deadline) -> Result<(), ApplyError> {
         let cloud = self.cloud(c.provider)?;
         let mut req = Self::request(deployment, pool, index, c, now)?;
-        let token = client_token(deployment, &pool.name.value, index, &req, 0);
+        // A token whose record has ended (released, or failed for good) belongs to an instance that no
+        // longer exists: re-using it would make the cloud answer with that old instance (or adopt it from
+        // the record and wait forever for it to run). Such a unit is created anew, under the next
+        // generation's token; live records (creating/running/releasing) keep their token, so retries and
+        // re-runs after a crash still meet the instance they made.
+        let mut generation = 0;
+        let token = loop {
+            let t = client_token(deployment, &pool.name.value, index, &req, generation);
+            match self.store(|s| s.resource(&t))? {
+                Some(r) if !r.state.is_live() => generation += 1,
+                _ => break t,
+            }
+        };
         req.client_token = token.clone();
         req.tags.insert(TAG_TOKEN.into(), token.clone());
         u.client_token = token.clone();
@@ -346,18 +358,6 @@ impl Engine {
         let recorded = self.store(|s| s.resource(&token))?;
         let mut instance_id = recorded.as_ref().and_then(|r| r.instance_id.clone());
         match recorded.as_ref().map(|r| r.state) {
-            Some(ResourceState::Failed) => {
-                // This choice already failed for this unit (stock-out on an earlier run): go on to the next.
-                return Err(ApplyError::Cloud(CloudError {
-                    provider: c.provider,
-                    action: "create".into(),
-                    kind: ErrorKind::StockOut,
-                    code: "recorded".into(),
-                    message: recorded.and_then(|r| r.last_error).unwrap_or_else(|| "failed on an earlier run".into()),
-                    request_id: None,
-                    retry_after: None,
-                }));
-            }
             Some(ResourceState::Creating) if instance_id.is_none() => {
                 // A run stopped between intent and answer: the cloud may have made it. Look by tag.
                 let filter = Filter::Tag { key: TAG_TOKEN.into(), value: token.clone() };
