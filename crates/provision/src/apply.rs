@@ -343,11 +343,11 @@ impl Engine {
         // generation's token; live records (creating/running/releasing) keep their token, so retries and
         // re-runs after a crash still meet the instance they made.
         let mut generation = 0;
-        let token = loop {
+        let (token, recorded) = loop {
             let t = client_token(deployment, &pool.name.value, index, &req, generation);
             match self.store(|s| s.resource(&t))? {
                 Some(r) if !r.state.is_live() => generation += 1,
-                _ => break t,
+                recorded => break (t, recorded),
             }
         };
         req.client_token = token.clone();
@@ -355,7 +355,6 @@ impl Engine {
         u.client_token = token.clone();
         u.auto_release_at = req.auto_release_at.map(|t| t.to_string());
 
-        let recorded = self.store(|s| s.resource(&token))?;
         let mut instance_id = recorded.as_ref().and_then(|r| r.instance_id.clone());
         match recorded.as_ref().map(|r| r.state) {
             Some(ResourceState::Creating) if instance_id.is_none() => {
