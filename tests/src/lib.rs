@@ -18,7 +18,11 @@ pub mod e2e {
             let exe = std::env::current_exe().expect("test binary path");
             let dir = exe.parent().and_then(Path::parent).expect("target/<profile>");
             let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-            let ok = Command::new(cargo).args(["build", "--quiet", "-p", "gpuctl", "--bin", "gpuctl"]).status().expect("cargo runs").success();
+            let ok = Command::new(cargo)
+                .args(["build", "--quiet", "-p", "gpuctl", "--bin", "gpuctl"])
+                .status()
+                .expect("cargo runs")
+                .success();
             assert!(ok, "building gpuctl failed");
             dir.join(format!("gpuctl{}", std::env::consts::EXE_SUFFIX))
         })
@@ -51,7 +55,13 @@ pub mod e2e {
 
         /// As [`SimProcess::start`], with the sim's stderr sent to `stderr` (a log file the secrets test
         /// scans) and extra environment variables (e.g. `RUST_LOG`).
-        pub fn start_with(dir: &Path, config: &str, flags: &[&str], stderr: Stdio, envs: &[(&str, &str)]) -> SimProcess {
+        pub fn start_with(
+            dir: &Path,
+            config: &str,
+            flags: &[&str],
+            stderr: Stdio,
+            envs: &[(&str, &str)],
+        ) -> SimProcess {
             let cfg = dir.join("sim.toml");
             std::fs::write(&cfg, config).unwrap();
             let mut child = Command::new(gpuctl_bin())
@@ -65,13 +75,18 @@ pub mod e2e {
                 .expect("gpuctl sim starts");
             let mut first = String::new();
             BufReader::new(child.stdout.take().unwrap()).read_line(&mut first).unwrap();
-            let url = first.split_whitespace().find(|w| w.starts_with("http://")).unwrap_or_else(|| panic!("no URL in {first:?}")).to_string();
+            let url = first
+                .split_whitespace()
+                .find(|w| w.starts_with("http://"))
+                .unwrap_or_else(|| panic!("no URL in {first:?}"))
+                .to_string();
             SimProcess { child, url }
         }
 
         /// One plain HTTP/1.0 request to the sim's admin API; returns (status, body).
         pub fn admin(&self, method: &str, path: &str, body: &str) -> (u16, String) {
-            admin_request(&self.url, method, path, body).unwrap_or_else(|e| panic!("{method} {path} to the sim: {e}"))
+            admin_request(&self.url, method, path, body)
+                .unwrap_or_else(|e| panic!("{method} {path} to the sim: {e}"))
         }
 
         /// Runs the sim clock `speedup` times faster than the wall clock until the returned guard is
@@ -82,7 +97,8 @@ pub mod e2e {
             let (flag, url) = (stop.clone(), self.url.clone());
             let tick = std::time::Duration::from_millis(20);
             let thread = std::thread::spawn(move || {
-                let body = format!("{{\"advance_seconds\": {}}}", tick.as_secs_f64() * (speedup - 1.0).max(0.0));
+                let body =
+                    format!("{{\"advance_seconds\": {}}}", tick.as_secs_f64() * (speedup - 1.0).max(0.0));
                 while !flag.load(std::sync::atomic::Ordering::Relaxed) {
                     std::thread::sleep(tick);
                     // The sim may be shutting down at the end of a test; a failed tick is harmless.
@@ -103,7 +119,11 @@ pub mod e2e {
         pub fn live(&self, provider: &str, dep: Option<&str>) -> Vec<Value> {
             let st = self.state();
             let all = st["providers"][provider]["instances"].as_array().cloned().unwrap_or_default();
-            all.into_iter().filter(|i| is_live(i) && dep.is_none_or(|d| tag_value(i, "gpuctl-deployment").as_deref() == Some(d))).collect()
+            all.into_iter()
+                .filter(|i| {
+                    is_live(i) && dep.is_none_or(|d| tag_value(i, "gpuctl-deployment").as_deref() == Some(d))
+                })
+                .collect()
         }
     }
 
@@ -142,8 +162,12 @@ pub mod e2e {
 
     /// Not terminating or gone, in any of the three clouds' words.
     pub fn is_live(i: &Value) -> bool {
-        let state = i["InstanceState"].as_str().or(i["Status"].as_str()).or(i["status"].as_str()).unwrap_or("");
-        !matches!(state, "TERMINATING" | "SHUTDOWN" | "LAUNCH_FAILED" | "deleting" | "deleted" | "Deleted" | "error")
+        let state =
+            i["InstanceState"].as_str().or(i["Status"].as_str()).or(i["status"].as_str()).unwrap_or("");
+        !matches!(
+            state,
+            "TERMINATING" | "SHUTDOWN" | "LAUNCH_FAILED" | "deleting" | "deleted" | "Deleted" | "error"
+        )
     }
 
     /// The instance id in any of the three clouds' field names.
@@ -158,7 +182,11 @@ pub mod e2e {
             for t in list.as_array().into_iter().flatten() {
                 let k = t["Key"].as_str().or(t["TagKey"].as_str()).or(t["key"].as_str());
                 if k == Some(key) {
-                    return t["Value"].as_str().or(t["TagValue"].as_str()).or(t["value"].as_str()).map(String::from);
+                    return t["Value"]
+                        .as_str()
+                        .or(t["TagValue"].as_str())
+                        .or(t["value"].as_str())
+                        .map(String::from);
                 }
             }
         }
@@ -169,7 +197,11 @@ pub mod e2e {
     pub fn gpuctl_cmd(sim_url: &str, dir: &Path, args: &[&str]) -> Command {
         let mut c = Command::new(gpuctl_bin());
         c.args(args).args(["--state", dir.join("state.db").to_str().unwrap(), "--poll-ms", "100"]);
-        c.env("GPUCTL_TODAY", "2026-11-30").env("HOME", dir).env_remove("GPUCTL_PRICE_OVERLAY").env_remove("GPUCTL_STATE").env_remove("XDG_CONFIG_HOME");
+        c.env("GPUCTL_TODAY", "2026-11-30")
+            .env("HOME", dir)
+            .env_remove("GPUCTL_PRICE_OVERLAY")
+            .env_remove("GPUCTL_STATE")
+            .env_remove("XDG_CONFIG_HOME");
         for p in ["TENCENT", "ALIBABA", "JDCLOUD"] {
             c.env(format!("GPUCTL_{p}_ENDPOINT"), sim_url);
         }

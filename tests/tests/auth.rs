@@ -34,7 +34,9 @@ fn send(sim: &SimProcess, s: &Signed) -> Answer {
     for (k, v) in &s.headers {
         raw.extend_from_slice(format!("{k}: {v}\r\n").as_bytes());
     }
-    raw.extend_from_slice(format!("Content-Length: {}\r\nConnection: close\r\n\r\n", s.body.len()).as_bytes());
+    raw.extend_from_slice(
+        format!("Content-Length: {}\r\nConnection: close\r\n\r\n", s.body.len()).as_bytes(),
+    );
     raw.extend_from_slice(&s.body);
     let mut conn = TcpStream::connect(host).unwrap();
     conn.write_all(&raw).unwrap();
@@ -44,7 +46,8 @@ fn send(sim: &SimProcess, s: &Signed) -> Answer {
     let status = resp.split_whitespace().nth(1).and_then(|c| c.parse().ok()).unwrap_or(0);
     let body = resp.split_once("\r\n\r\n").map(|(_, b)| b).unwrap_or_default();
     let v: Value = serde_json::from_str(body).unwrap_or_else(|e| panic!("not JSON ({e}): {resp}"));
-    let str_at = |ptrs: &[&str]| ptrs.iter().find_map(|p| v.pointer(p).and_then(Value::as_str)).map(String::from);
+    let str_at =
+        |ptrs: &[&str]| ptrs.iter().find_map(|p| v.pointer(p).and_then(Value::as_str)).map(String::from);
     Answer {
         status,
         code: str_at(&["/Response/Error/Code", "/Code", "/error/status"]),
@@ -72,12 +75,21 @@ fn now() -> i64 {
 type Want = (u16, Option<&'static str>, &'static str);
 
 /// Runs `cases` (name, signed request, expected answer) against `sim`, collecting every mismatch.
-fn check_all(sim: &SimProcess, scheme: &str, cases: Vec<(&str, Signed, Want)>, failures: &mut Vec<String>, seen: &mut Vec<String>) {
+fn check_all(
+    sim: &SimProcess,
+    scheme: &str,
+    cases: Vec<(&str, Signed, Want)>,
+    failures: &mut Vec<String>,
+    seen: &mut Vec<String>,
+) {
     for (name, signed, (status, code, words)) in cases {
         let a = send(sim, &signed);
         let got = (a.status, a.code.as_deref());
         if got != (status, code) || !a.message.to_lowercase().contains(words) {
-            failures.push(format!("{scheme} {name}: want {status} {code:?} saying {words:?}, got {got:?} ({})", a.message));
+            failures.push(format!(
+                "{scheme} {name}: want {status} {code:?} saying {words:?}, got {got:?} ({})",
+                a.message
+            ));
             continue;
         }
         // Every answer, refused or not, carries the cloud's request id (what a user quotes to support).
@@ -98,11 +110,26 @@ fn tc3(sim: &SimProcess, creds: &Credentials, time: i64, service: &str, action: 
         body: body.as_bytes().to_vec(),
         ..Default::default()
     };
-    let p = SigningParams { algorithm: Algorithm::Tc3, time, nonce: String::new(), region: "ap-guangzhou".into(), service: service.into(), action: action.into(), version: "2017-03-12".into() };
+    let p = SigningParams {
+        algorithm: Algorithm::Tc3,
+        time,
+        nonce: String::new(),
+        region: "ap-guangzhou".into(),
+        service: service.into(),
+        action: action.into(),
+        version: "2017-03-12".into(),
+    };
     gpuctl_sign::sign(&req, creds, &p).unwrap()
 }
 
-fn alibaba(sim: &SimProcess, alg: Algorithm, creds: &Credentials, time: i64, nonce: &str, action: &str) -> Signed {
+fn alibaba(
+    sim: &SimProcess,
+    alg: Algorithm,
+    creds: &Credentials,
+    time: i64,
+    nonce: &str,
+    action: &str,
+) -> Signed {
     let req = SignableRequest {
         method: "POST".into(),
         scheme: "http".into(),
@@ -111,11 +138,27 @@ fn alibaba(sim: &SimProcess, alg: Algorithm, creds: &Credentials, time: i64, non
         query: vec![("RegionId".into(), "cn-hangzhou".into()), ("PageSize".into(), "10".into())],
         ..Default::default()
     };
-    let p = SigningParams { algorithm: alg, time, nonce: nonce.into(), region: String::new(), service: String::new(), action: action.into(), version: "2014-05-26".into() };
+    let p = SigningParams {
+        algorithm: alg,
+        time,
+        nonce: nonce.into(),
+        region: String::new(),
+        service: String::new(),
+        action: action.into(),
+        version: "2014-05-26".into(),
+    };
     gpuctl_sign::sign(&req, creds, &p).unwrap()
 }
 
-fn jd(sim: &SimProcess, alg: Algorithm, creds: &Credentials, time: i64, nonce: &str, region: &str, service: &str) -> Signed {
+fn jd(
+    sim: &SimProcess,
+    alg: Algorithm,
+    creds: &Credentials,
+    time: i64,
+    nonce: &str,
+    region: &str,
+    service: &str,
+) -> Signed {
     let req = SignableRequest {
         method: "GET".into(),
         scheme: "http".into(),
@@ -125,7 +168,15 @@ fn jd(sim: &SimProcess, alg: Algorithm, creds: &Credentials, time: i64, nonce: &
         headers: vec![("Content-Type".into(), "application/json".into())],
         ..Default::default()
     };
-    let p = SigningParams { algorithm: alg, time, nonce: nonce.into(), region: region.into(), service: service.into(), action: String::new(), version: "v1".into() };
+    let p = SigningParams {
+        algorithm: alg,
+        time,
+        nonce: nonce.into(),
+        region: region.into(),
+        service: service.into(),
+        action: String::new(),
+        version: "v1".into(),
+    };
     gpuctl_sign::sign(&req, creds, &p).unwrap()
 }
 
@@ -156,18 +207,49 @@ fn each_cloud_refuses_bad_signatures_with_its_own_error() {
     let yesterday = jiff::Timestamp::from_second(now() - 86_400).unwrap().strftime("%Y-%m-%d").to_string();
     let today = jiff::Timestamp::from_second(now()).unwrap().strftime("%Y-%m-%d").to_string();
     let auth = ok.authorization.clone().unwrap();
-    let scope_date = with_header(&ok, "Authorization", &auth.replace(&format!("/{today}/cvm/"), &format!("/{yesterday}/cvm/")));
+    let scope_date = with_header(
+        &ok,
+        "Authorization",
+        &auth.replace(&format!("/{today}/cvm/"), &format!("/{yesterday}/cvm/")),
+    );
     check_all(
         &sim,
         "TC3",
         vec![
             ("correct", ok.clone(), (200, None, "")),
             ("replayed (TC3 has no nonce: accepted inside the 5-minute window)", ok.clone(), (200, None, "")),
-            ("tampered body", tampered, (200, Some("AuthFailure.SignatureFailure"), "could not be validated")),
-            ("unknown SecretId", tc3(&sim, &Credentials::new("AKIDnobody0000000000000000000000000", "x"), now(), "cvm", "DescribeInstances", body), (200, Some("AuthFailure.SecretIdNotFound"), "not found")),
-            ("expired timestamp", tc3(&sim, &tc, hour_ago, "cvm", "DescribeInstances", body), (200, Some("AuthFailure.SignatureExpire"), "expired")),
-            ("scope date not the timestamp's", scope_date, (200, Some("AuthFailure.SignatureFailure"), "scope")),
-            ("scope service cbs for a cvm action", tc3(&sim, &tc, now(), "cbs", "DescribeInstances", body), (200, Some("AuthFailure.SignatureFailure"), "scope")),
+            (
+                "tampered body",
+                tampered,
+                (200, Some("AuthFailure.SignatureFailure"), "could not be validated"),
+            ),
+            (
+                "unknown SecretId",
+                tc3(
+                    &sim,
+                    &Credentials::new("AKIDnobody0000000000000000000000000", "x"),
+                    now(),
+                    "cvm",
+                    "DescribeInstances",
+                    body,
+                ),
+                (200, Some("AuthFailure.SecretIdNotFound"), "not found"),
+            ),
+            (
+                "expired timestamp",
+                tc3(&sim, &tc, hour_ago, "cvm", "DescribeInstances", body),
+                (200, Some("AuthFailure.SignatureExpire"), "expired"),
+            ),
+            (
+                "scope date not the timestamp's",
+                scope_date,
+                (200, Some("AuthFailure.SignatureFailure"), "scope"),
+            ),
+            (
+                "scope service cbs for a cvm action",
+                tc3(&sim, &tc, now(), "cbs", "DescribeInstances", body),
+                (200, Some("AuthFailure.SignatureFailure"), "scope"),
+            ),
         ],
         &mut failures,
         &mut seen,
@@ -199,9 +281,28 @@ fn each_cloud_refuses_bad_signatures_with_its_own_error() {
                 ("correct", ok.clone(), (200, None, "")),
                 ("replayed nonce", ok, (400, Some("SignatureNonceUsed"), "nonce")),
                 ("tampered query", tampered, (400, Some("SignatureDoesNotMatch"), "signature")),
-                ("unknown AccessKeyId", alibaba(&sim, alg, &Credentials::new("LTAInobody", "x"), now(), &n("k"), "DescribeInstances"), (404, Some("InvalidAccessKeyId.NotFound"), "not found")),
-                ("expired timestamp", alibaba(&sim, alg, &ali, hour_ago, &n("e"), "DescribeInstances"), (400, Some("InvalidTimeStamp.Expired"), "expired")),
-                ("signed action swapped (no scope in this scheme)", swapped, (400, Some("SignatureDoesNotMatch"), "signature")),
+                (
+                    "unknown AccessKeyId",
+                    alibaba(
+                        &sim,
+                        alg,
+                        &Credentials::new("LTAInobody", "x"),
+                        now(),
+                        &n("k"),
+                        "DescribeInstances",
+                    ),
+                    (404, Some("InvalidAccessKeyId.NotFound"), "not found"),
+                ),
+                (
+                    "expired timestamp",
+                    alibaba(&sim, alg, &ali, hour_ago, &n("e"), "DescribeInstances"),
+                    (400, Some("InvalidTimeStamp.Expired"), "expired"),
+                ),
+                (
+                    "signed action swapped (no scope in this scheme)",
+                    swapped,
+                    (400, Some("SignatureDoesNotMatch"), "signature"),
+                ),
             ],
             &mut failures,
             &mut seen,
@@ -222,16 +323,38 @@ fn each_cloud_refuses_bad_signatures_with_its_own_error() {
                 ("correct", ok.clone(), (200, None, "")),
                 ("replayed nonce", ok, (401, Some("UNAUTHENTICATED"), "nonce")),
                 ("tampered query", tampered, (401, Some("UNAUTHENTICATED"), "signature")),
-                ("unknown access key", jd(&sim, alg, &Credentials::new("JDCnobody", "x"), now(), &n("k"), "cn-north-1", "vm"), (401, Some("UNAUTHENTICATED"), "not found")),
-                ("expired timestamp", jd(&sim, alg, &jdk, hour_ago, &n("e"), "cn-north-1", "vm"), (401, Some("UNAUTHENTICATED"), "away from the server time")),
-                ("scope region not the path's", jd(&sim, alg, &jdk, now(), &n("r"), "cn-east-2", "vm"), (401, Some("UNAUTHENTICATED"), "region")),
-                ("scope service disk for a vm path", jd(&sim, alg, &jdk, now(), &n("s"), "cn-north-1", "disk"), (401, Some("UNAUTHENTICATED"), "service")),
+                (
+                    "unknown access key",
+                    jd(&sim, alg, &Credentials::new("JDCnobody", "x"), now(), &n("k"), "cn-north-1", "vm"),
+                    (401, Some("UNAUTHENTICATED"), "not found"),
+                ),
+                (
+                    "expired timestamp",
+                    jd(&sim, alg, &jdk, hour_ago, &n("e"), "cn-north-1", "vm"),
+                    (401, Some("UNAUTHENTICATED"), "away from the server time"),
+                ),
+                (
+                    "scope region not the path's",
+                    jd(&sim, alg, &jdk, now(), &n("r"), "cn-east-2", "vm"),
+                    (401, Some("UNAUTHENTICATED"), "region"),
+                ),
+                (
+                    "scope service disk for a vm path",
+                    jd(&sim, alg, &jdk, now(), &n("s"), "cn-north-1", "disk"),
+                    (401, Some("UNAUTHENTICATED"), "service"),
+                ),
             ],
             &mut failures,
             &mut seen,
         );
     }
 
-    assert!(failures.is_empty(), "{} of {} cases wrong:\n{}", failures.len(), failures.len() + seen.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} of {} cases wrong:\n{}",
+        failures.len(),
+        failures.len() + seen.len(),
+        failures.join("\n")
+    );
     eprintln!("auth: {} cases over real HTTP:\n  {}", seen.len(), seen.join("\n  "));
 }

@@ -27,7 +27,11 @@ struct Tally {
 
 /// Starts `args`, SIGKILLs it after `after`, and says whether it was still running then.
 fn kill_after(sim: &SimProcess, dir: &Path, args: &[&str], after: Duration) -> bool {
-    let mut child = gpuctl_cmd(&sim.url, dir, args).stdout(std::process::Stdio::null()).stderr(std::process::Stdio::null()).spawn().expect("gpuctl starts");
+    let mut child = gpuctl_cmd(&sim.url, dir, args)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("gpuctl starts");
     let deadline = Instant::now() + after;
     while Instant::now() < deadline {
         if child.try_wait().unwrap().is_some() {
@@ -48,8 +52,10 @@ fn check_consistent(sim: &SimProcess, dir: &Path, provider: &str, dep: &str, wan
     let distinct: BTreeSet<String> = cloud.iter().cloned().collect();
     assert_eq!(distinct.len(), cloud.len(), "{what}: an instance is listed twice: {cloud:?}");
     assert_eq!(cloud.len(), want, "{what}: the cloud holds {cloud:?} for {dep}, want {want}");
-    let store = Store::open(&dir.join("state.db")).unwrap_or_else(|e| panic!("{what}: the state store does not open: {e}"));
-    let recorded: Vec<_> = store.resources(Some(dep)).unwrap().into_iter().filter(|r| r.state.is_live()).collect();
+    let store = Store::open(&dir.join("state.db"))
+        .unwrap_or_else(|e| panic!("{what}: the state store does not open: {e}"));
+    let recorded: Vec<_> =
+        store.resources(Some(dep)).unwrap().into_iter().filter(|r| r.state.is_live()).collect();
     let rec_ids: BTreeSet<String> = recorded.iter().filter_map(|r| r.instance_id.clone()).collect();
     assert_eq!(rec_ids.len(), recorded.len(), "{what}: a live record without an instance id: {recorded:?}");
     assert_eq!(rec_ids, distinct, "{what}: state store and cloud disagree for {dep}");
@@ -73,30 +79,69 @@ fn trials(provider: &str, n: u32, seed: u64) -> Tally {
 
         // provision: kill somewhere in its ~1.5 s, re-run to completion.
         let at = rng.range(0, 1600);
-        tally.killed += kill_after(&sim, d, &["provision", spec_s, "--yes", "--json"], Duration::from_millis(at)) as u32;
+        tally.killed +=
+            kill_after(&sim, d, &["provision", spec_s, "--yes", "--json"], Duration::from_millis(at)) as u32;
         ok_json(&sim.url, d, &["provision", spec_s, "--yes", "--json"]);
-        check_consistent(&sim, d, provider, &dep, COUNT as usize, &format!("{provider} trial {t} provision killed at {at} ms"));
+        check_consistent(
+            &sim,
+            d,
+            provider,
+            &dep,
+            COUNT as usize,
+            &format!("{provider} trial {t} provision killed at {at} ms"),
+        );
         tally.trials += 1;
 
         // clone --count 2 (every third trial; it costs a second deployment).
         if t % 3 == 0 {
             let clone_spec = d.join("clone.toml");
-            let args = ["clone", &format!("{dep}/work"), "--count", "2", "--yes", "--json", "--spec-out", clone_spec.to_str().unwrap()];
+            let args = [
+                "clone",
+                &format!("{dep}/work"),
+                "--count",
+                "2",
+                "--yes",
+                "--json",
+                "--spec-out",
+                clone_spec.to_str().unwrap(),
+            ];
             let at = rng.range(0, 1600);
             tally.killed += kill_after(&sim, d, &args, Duration::from_millis(at)) as u32;
             ok_json(&sim.url, d, &args);
             let clone_dep = format!("{dep}-clone");
-            check_consistent(&sim, d, provider, &clone_dep, 2, &format!("{provider} trial {t} clone killed at {at} ms"));
+            check_consistent(
+                &sim,
+                d,
+                provider,
+                &clone_dep,
+                2,
+                &format!("{provider} trial {t} clone killed at {at} ms"),
+            );
             tally.trials += 1;
             ok_json(&sim.url, d, &["destroy", clone_spec.to_str().unwrap(), "--yes", "--json"]);
-            check_consistent(&sim, d, provider, &clone_dep, 0, &format!("{provider} trial {t} clone destroyed"));
+            check_consistent(
+                &sim,
+                d,
+                provider,
+                &clone_dep,
+                0,
+                &format!("{provider} trial {t} clone destroyed"),
+            );
         }
 
         // destroy: kill, re-run finishes the job.
         let at = rng.range(0, 900);
-        tally.killed += kill_after(&sim, d, &["destroy", spec_s, "--yes", "--json"], Duration::from_millis(at)) as u32;
+        tally.killed +=
+            kill_after(&sim, d, &["destroy", spec_s, "--yes", "--json"], Duration::from_millis(at)) as u32;
         ok_json(&sim.url, d, &["destroy", spec_s, "--yes", "--json"]);
-        check_consistent(&sim, d, provider, &dep, 0, &format!("{provider} trial {t} destroy killed at {at} ms"));
+        check_consistent(
+            &sim,
+            d,
+            provider,
+            &dep,
+            0,
+            &format!("{provider} trial {t} destroy killed at {at} ms"),
+        );
         tally.trials += 1;
     }
     tally
@@ -108,7 +153,8 @@ fn killed_runs_leave_nothing_twice_and_nothing_untracked() {
     let seed: u64 = std::env::var("GPUCTL_CRASH_SEED").ok().and_then(|v| v.parse().ok()).unwrap_or(20261130);
     gpuctl_e2e::e2e::gpuctl_bin(); // build once, before the threads race for it
     let started = Instant::now();
-    let handles: Vec<_> = PROVIDERS.iter().map(|p| std::thread::spawn(move || (p, trials(p, n, seed)))).collect();
+    let handles: Vec<_> =
+        PROVIDERS.iter().map(|p| std::thread::spawn(move || (p, trials(p, n, seed)))).collect();
     let mut total = Tally::default();
     for h in handles {
         let (p, t) = h.join().unwrap_or_else(|e| std::panic::resume_unwind(e));
@@ -123,5 +169,8 @@ fn killed_runs_leave_nothing_twice_and_nothing_untracked() {
         total.killed,
         started.elapsed().as_secs_f64()
     );
-    assert!(3 * n < 50 || total.killed >= total.trials / 2, "most kills should land while gpuctl runs: {total:?}");
+    assert!(
+        3 * n < 50 || total.killed >= total.trials / 2,
+        "most kills should land while gpuctl runs: {total:?}"
+    );
 }

@@ -35,20 +35,35 @@ fn spec(provider: &str, dep: &str) -> String {
 /// Every instance the cloud holds for `dep` is recorded live — by its instance id, or (when a fault cut
 /// the answer off before the id came back) by the client token it carries, which a re-run adopts —
 /// none twice, and nothing is recorded live by id that the cloud does not have. `exact`: by id only.
-fn check_nothing_leaked(sim: &SimProcess, dir: &std::path::Path, provider: &str, dep: &str, context: &str, exact: bool) -> usize {
+fn check_nothing_leaked(
+    sim: &SimProcess,
+    dir: &std::path::Path,
+    provider: &str,
+    dep: &str,
+    context: &str,
+    exact: bool,
+) -> usize {
     let live = sim.live(provider, Some(dep));
     let cloud: Vec<String> = live.iter().map(instance_id).collect();
     let set: BTreeSet<String> = cloud.iter().cloned().collect();
     assert_eq!(set.len(), cloud.len(), "{provider}: an instance twice: {cloud:?}");
     let store = Store::open(&dir.join("state.db")).unwrap();
     let all = store.resources(Some(dep)).unwrap();
-    let rows: Vec<String> = all.iter().map(|r| format!("#{} {} {:?} {:?}", r.index, r.state.name(), r.instance_id, r.last_error)).collect();
-    let by_id: BTreeSet<String> = all.iter().filter(|r| r.state.is_live()).filter_map(|r| r.instance_id.clone()).collect();
-    assert!(by_id.is_subset(&set), "{provider}: recorded live {by_id:?}, the cloud holds {set:?}; records: {rows:#?}");
+    let rows: Vec<String> = all
+        .iter()
+        .map(|r| format!("#{} {} {:?} {:?}", r.index, r.state.name(), r.instance_id, r.last_error))
+        .collect();
+    let by_id: BTreeSet<String> =
+        all.iter().filter(|r| r.state.is_live()).filter_map(|r| r.instance_id.clone()).collect();
+    assert!(
+        by_id.is_subset(&set),
+        "{provider}: recorded live {by_id:?}, the cloud holds {set:?}; records: {rows:#?}"
+    );
     for i in &live {
         let id = instance_id(i);
         let token = tag_value(i, "gpuctl-token");
-        let tracked = by_id.contains(&id) || (!exact && all.iter().any(|r| r.state.is_live() && Some(&r.client_token) == token.as_ref()));
+        let tracked = by_id.contains(&id)
+            || (!exact && all.iter().any(|r| r.state.is_live() && Some(&r.client_token) == token.as_ref()));
         assert!(tracked, "{provider}: {id} (token {token:?}) is not recorded; records: {rows:#?}\n{context}");
     }
     set.len()
@@ -74,20 +89,28 @@ fn provision_under_faults_completes_or_stops_clearly_and_leaks_nothing() {
         let out = String::from_utf8_lossy(&o.stdout);
         let err = String::from_utf8_lossy(&o.stderr);
         assert!(!err.contains("panicked"), "{err}");
-        let report: serde_json::Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{provider}: provision --json printed no report ({e}): {out}\n{err}"));
+        let report: serde_json::Value = serde_json::from_str(&out)
+            .unwrap_or_else(|e| panic!("{provider}: provision --json printed no report ({e}): {out}\n{err}"));
         let held = check_nothing_leaked(&sim, d, provider, &dep, &out, false);
         match o.status.code() {
             Some(0) => assert_eq!(held, 3, "{provider}: {report}"),
             // Stopped: each failed unit says why, with the cloud's code.
             Some(1) | Some(4) => {
                 let errors = report["errors"].as_array().unwrap();
-                assert!(!errors.is_empty() && errors.iter().all(|e| e.as_str().is_some_and(|s| s.contains("failed ("))), "{provider}: unclear errors: {report}");
+                assert!(
+                    !errors.is_empty()
+                        && errors.iter().all(|e| e.as_str().is_some_and(|s| s.contains("failed ("))),
+                    "{provider}: unclear errors: {report}"
+                );
             }
             other => panic!("{provider}: provision exited {other:?}: {out}\n{err}"),
         }
         let retries = report["retries"].as_u64().unwrap();
         let wait_ms = report["retry_wait_ms"].as_u64().unwrap();
-        assert!(retries > 0, "{provider}: faults were injected, so some calls must have been retried: {report}");
+        assert!(
+            retries > 0,
+            "{provider}: faults were injected, so some calls must have been retried: {report}"
+        );
         // Bounded: 8 attempts per call (RetryPolicy), a 10 s cap per wait.
         assert!(wait_ms < 120_000, "{provider}: waited {wait_ms} ms in retries");
 
@@ -108,7 +131,11 @@ fn provision_under_faults_completes_or_stops_clearly_and_leaks_nothing() {
         assert_eq!(check_nothing_leaked(&sim, d, provider, &dep, "after destroy", true), 0);
         let status = ok_json(&sim.url, d, &["status", &dep, "--json"]);
         assert_eq!(status, serde_json::json!([]));
-        summary.push(format!("{provider}: exit {:?}, {held} running after the first run, {retries} retries, {:.1} s waited", o.status.code(), wait_ms as f64 / 1000.0));
+        summary.push(format!(
+            "{provider}: exit {:?}, {held} running after the first run, {retries} retries, {:.1} s waited",
+            o.status.code(),
+            wait_ms as f64 / 1000.0
+        ));
     }
     eprintln!("faults: {}", summary.join("; "));
 }
@@ -145,7 +172,8 @@ fn a_run_whose_creates_always_fail_stops_within_its_retry_budget() {
         assert_eq!(o.status.code(), Some(1), "{what}: every unit failed, so exit 1: {out}\n{err}");
         // The budget (3 s) plus one attempt's latency, the plan and the process start; far below 8 × 30 s.
         assert!(took.as_secs_f64() < 12.0, "{what}: took {took:?}");
-        let report: serde_json::Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{what}: no JSON report ({e}): {out}\n{err}"));
+        let report: serde_json::Value = serde_json::from_str(&out)
+            .unwrap_or_else(|e| panic!("{what}: no JSON report ({e}): {out}\n{err}"));
         let errors = report["errors"].as_array().unwrap();
         assert_eq!(errors.len(), 3, "{what}: {report}");
         let code = match (provider, fault.contains("timeout")) {
@@ -158,8 +186,14 @@ fn a_run_whose_creates_always_fail_stops_within_its_retry_budget() {
             let e = e.as_str().unwrap();
             // A create cut off by the budget has no answer, so no code of the cloud's: it says so.
             let action = if fault.contains("timeout") { "create" } else { create };
-            assert!(code.split('|').any(|c| e.contains(&format!("{action} failed (transient): {c}: "))), "{what}: the cloud's code {code} missing: {e}");
-            assert!(e.contains("gave up after ") && e.contains(" s (the "), "{what}: what retrying cost is missing: {e}");
+            assert!(
+                code.split('|').any(|c| e.contains(&format!("{action} failed (transient): {c}: "))),
+                "{what}: the cloud's code {code} missing: {e}"
+            );
+            assert!(
+                e.contains("gave up after ") && e.contains(" s (the "),
+                "{what}: what retrying cost is missing: {e}"
+            );
             if !fault.contains("timeout") {
                 assert!(e.contains("(request id "), "{what}: the request id is missing: {e}");
             }
@@ -175,7 +209,11 @@ fn a_run_whose_creates_always_fail_stops_within_its_retry_budget() {
         drop(store);
         let o = gpuctl(&sim.url, d, &["destroy", sp, "--yes", "--json"]);
         assert!(o.status.success(), "{what}: destroy: {}", String::from_utf8_lossy(&o.stderr));
-        summary.push(format!("{what}: exit 1 after {:.1} s, {} retries", took.as_secs_f64(), report["retries"]));
+        summary.push(format!(
+            "{what}: exit 1 after {:.1} s, {} retries",
+            took.as_secs_f64(),
+            report["retries"]
+        ));
     }
     eprintln!("retry budget: {}", summary.join("; "));
 }
@@ -216,23 +254,39 @@ fn jd_release_time_failing_after_the_create_leaves_the_instance_recorded_and_fix
         let store = Store::open(&d.join("state.db")).unwrap();
         let rows = store.resources(Some(&dep)).unwrap();
         assert_eq!(rows.len(), 1, "{rows:?}");
-        assert_eq!(rows[0].instance_id.as_deref(), Some(id.as_str()), "{failures}: the record must hold the billed instance's id: {rows:?}");
+        assert_eq!(
+            rows[0].instance_id.as_deref(),
+            Some(id.as_str()),
+            "{failures}: the record must hold the billed instance's id: {rows:?}"
+        );
         drop(store);
         let report: serde_json::Value = serde_json::from_str(&out).unwrap();
         if first_exit == 0 {
-            assert!(live[0]["autoReleaseTime"].is_string(), "{failures}: release time set in the same run: {}", live[0]);
+            assert!(
+                live[0]["autoReleaseTime"].is_string(),
+                "{failures}: release time set in the same run: {}",
+                live[0]
+            );
             continue;
         }
         assert!(live[0]["autoReleaseTime"].is_null(), "{}", live[0]);
         let e = report["errors"][0].as_str().unwrap();
         assert!(
-            e.contains(&format!("instance {id} is running without its release time")) && e.contains("INTERNAL") && e.contains("(request id ") && e.contains("re-run `gpuctl provision`"),
+            e.contains(&format!("instance {id} is running without its release time"))
+                && e.contains("INTERNAL")
+                && e.contains("(request id ")
+                && e.contains("re-run `gpuctl provision`"),
             "the error must say what is wrong, with JD's code and request id, and what to do: {e}"
         );
         // The API recovers; the re-run keeps the instance and sets its release time.
         clear_faults(&sim);
         let o = gpuctl(&sim.url, d, &["provision", sp, "--yes", "--json"]);
-        assert!(o.status.success(), "re-run: {}\n{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+        assert!(
+            o.status.success(),
+            "re-run: {}\n{}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        );
         let live = sim.live("jdcloud", Some(&dep));
         assert_eq!((live.len(), instance_id(&live[0])), (1, id.clone()));
         assert!(live[0]["autoReleaseTime"].is_string(), "the re-run sets the release time: {}", live[0]);
@@ -259,7 +313,9 @@ fn jd_partial_creates_fall_back_and_leak_nothing() {
     let dep = "jd-partial";
     let pool = "deployment = \"jd-partial\"\nhours = 2\n[budget]\ntotal_cny = 100000\n[[pool]]\nname = \"work\"\ncount = 3\nbilling = \"hourly\"\n\
                 image = \"img-ubuntu2204\"\nnetwork = { vpc = \"vpc-1\", subnet = \"subnet-1\", security_groups = [\"sg-1\"] }\n";
-    let cand = |zone: &str| format!("[[pool.candidates]]\nprovider = \"jdcloud\"\nregion = \"cn-north-1\"\nzone = \"{zone}\"\ninstance_type = \"p.n1v100.2xlarge\"\n");
+    let cand = |zone: &str| {
+        format!("[[pool.candidates]]\nprovider = \"jdcloud\"\nregion = \"cn-north-1\"\nzone = \"{zone}\"\ninstance_type = \"p.n1v100.2xlarge\"\n")
+    };
     let spec_path = d.join("spec.toml");
     std::fs::write(&spec_path, format!("{pool}{}{}", cand("cn-north-1a"), cand("cn-north-1b"))).unwrap();
     let sp = spec_path.to_str().unwrap();
@@ -268,12 +324,23 @@ fn jd_partial_creates_fall_back_and_leak_nothing() {
     let (out, err) = (String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
     assert_eq!(o.status.code(), Some(0), "{out}\n{err}");
     let report: serde_json::Value = serde_json::from_str(&out).unwrap();
-    let zones: Vec<&str> = report["units"].as_array().unwrap().iter().map(|u| u["zone"].as_str().unwrap()).collect();
-    let fell_back = report["units"].as_array().unwrap().iter().filter(|u| u["fell_back_from"] == serde_json::json!(["jdcloud cn-north-1a p.n1v100.2xlarge"])).count();
-    assert_eq!((zones.iter().filter(|z| **z == "cn-north-1a").count(), fell_back), (2, 1), "two fit the stock, one fell back: {report}");
+    let zones: Vec<&str> =
+        report["units"].as_array().unwrap().iter().map(|u| u["zone"].as_str().unwrap()).collect();
+    let fell_back = report["units"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|u| u["fell_back_from"] == serde_json::json!(["jdcloud cn-north-1a p.n1v100.2xlarge"]))
+        .count();
+    assert_eq!(
+        (zones.iter().filter(|z| **z == "cn-north-1a").count(), fell_back),
+        (2, 1),
+        "two fit the stock, one fell back: {report}"
+    );
     assert_eq!(check_nothing_leaked(&sim, d, "jdcloud", dep, &out, true), 3);
     let store = Store::open(&d.join("state.db")).unwrap();
-    let failed: Vec<_> = store.resources(Some(dep)).unwrap().into_iter().filter(|r| r.state.name() == "failed").collect();
+    let failed: Vec<_> =
+        store.resources(Some(dep)).unwrap().into_iter().filter(|r| r.state.name() == "failed").collect();
     assert_eq!(failed.len(), 1, "the failed launch stays recorded: {failed:?}");
     assert!(failed[0].last_error.as_deref().is_some_and(|e| e.contains("instead of running")), "{failed:?}");
     drop(store);
@@ -311,7 +378,11 @@ fn a_rerun_after_lost_state_records_the_instance_its_token_names() {
         let (out, err) = (String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
         assert_eq!(o.status.code(), Some(0), "{provider}: {out}\n{err}");
         let live = sim.live(provider, Some(&dep));
-        assert_eq!(live.iter().map(instance_id).collect::<Vec<_>>(), vec![first.clone()], "{provider}: one instance, the first");
+        assert_eq!(
+            live.iter().map(instance_id).collect::<Vec<_>>(),
+            vec![first.clone()],
+            "{provider}: one instance, the first"
+        );
         assert_eq!(check_nothing_leaked(&sim, d, provider, &dep, &out, true), 1);
         assert!(gpuctl(&sim.url, d, &["destroy", sp, "--yes"]).status.success());
     }

@@ -17,7 +17,8 @@ fn live(sim: &SimProcess, provider: &str) -> Vec<Value> {
     let all = st["providers"][provider]["instances"].as_array().cloned().unwrap_or_default();
     all.into_iter()
         .filter(|i| {
-            let state = i["Status"].as_str().or(i["InstanceState"].as_str()).or(i["status"].as_str()).unwrap_or("");
+            let state =
+                i["Status"].as_str().or(i["InstanceState"].as_str()).or(i["status"].as_str()).unwrap_or("");
             !matches!(state, "TERMINATING" | "SHUTDOWN" | "deleting" | "Deleted")
         })
         .collect()
@@ -68,7 +69,20 @@ fn lifecycle(provider: &str) {
     assert_eq!(snaps.as_array().unwrap().len(), 4, "system + data disk of 2 instances: {snaps}");
 
     let spec_out = dir.path().join("clone.toml");
-    let clone = ok_json(&sim, dir.path(), &["clone", &format!("{dep}/work"), "--count", "2", "--yes", "--json", "--spec-out", spec_out.to_str().unwrap()]);
+    let clone = ok_json(
+        &sim,
+        dir.path(),
+        &[
+            "clone",
+            &format!("{dep}/work"),
+            "--count",
+            "2",
+            "--yes",
+            "--json",
+            "--spec-out",
+            spec_out.to_str().unwrap(),
+        ],
+    );
     let clones = clone["units"].as_array().unwrap();
     assert_eq!(clones.len(), 2, "{clone}");
     assert!(clones.iter().all(|u| u["state"] == "running"), "{clone}");
@@ -113,7 +127,11 @@ fn over_budget_plans_exit_3_and_create_nothing() {
     std::fs::write(&spec, spec_for("alibaba").replace("total_cny = 100000", "total_cny = 10")).unwrap();
     let plan = gpuctl(&sim, dir.path(), &["plan", spec.to_str().unwrap()]);
     assert_eq!(plan.status.code(), Some(3));
-    assert!(String::from_utf8_lossy(&plan.stdout).contains("is above the budget of ¥10.00"), "{}", String::from_utf8_lossy(&plan.stdout));
+    assert!(
+        String::from_utf8_lossy(&plan.stdout).contains("is above the budget of ¥10.00"),
+        "{}",
+        String::from_utf8_lossy(&plan.stdout)
+    );
     let prov = gpuctl(&sim, dir.path(), &["provision", spec.to_str().unwrap(), "--yes"]);
     assert_eq!(prov.status.code(), Some(3));
     assert!(live(&sim, "alibaba").is_empty());
@@ -140,10 +158,17 @@ fn stock_out_falls_back_and_throttling_still_completes() {
     let units = report["units"].as_array().unwrap();
     assert_eq!(units.len(), 3);
     for u in units {
-        assert_eq!((u["state"].as_str(), u["zone"].as_str()), (Some("running"), Some("cn-hangzhou-h")), "{u}");
+        assert_eq!(
+            (u["state"].as_str(), u["zone"].as_str()),
+            (Some("running"), Some("cn-hangzhou-h")),
+            "{u}"
+        );
         assert_eq!(u["fell_back_from"], serde_json::json!(["alibaba cn-hangzhou-i ecs.gn7i-c8g1.2xlarge"]));
     }
-    assert!(report["retries"].as_u64().unwrap() > 0, "the rate limit must have throttled some creates: {report}");
+    assert!(
+        report["retries"].as_u64().unwrap() > 0,
+        "the rate limit must have throttled some creates: {report}"
+    );
     assert_eq!(live(&sim, "alibaba").len(), 3);
     ok_json(&sim, dir.path(), &["destroy", spec.to_str().unwrap(), "--yes", "--json"]);
     assert!(live(&sim, "alibaba").is_empty());

@@ -39,7 +39,11 @@ fn clouds(sim: &BackgroundSim) -> Vec<Arc<dyn Cloud>> {
 
 fn engine(sim: &BackgroundSim, store: Store) -> Engine {
     let opts = Options {
-        retry: RetryPolicy { max_attempts: 8, base: Duration::from_millis(50), cap: Duration::from_millis(800) },
+        retry: RetryPolicy {
+            max_attempts: 8,
+            base: Duration::from_millis(50),
+            cap: Duration::from_millis(800),
+        },
         calls_per_second: 50.0,
         poll_interval: Duration::from_millis(200),
         wait_timeout: Duration::from_secs(30),
@@ -104,7 +108,11 @@ fn instances(sim: &BackgroundSim, provider: &str) -> Vec<serde_json::Value> {
     sim.sim().state()["providers"][provider]["instances"].as_array().cloned().unwrap_or_default()
 }
 
-async fn provision(sim: &BackgroundSim, dir: &tempfile::TempDir, src: &str) -> (Engine, gpuctl_provision::apply::Report) {
+async fn provision(
+    sim: &BackgroundSim,
+    dir: &tempfile::TempDir,
+    src: &str,
+) -> (Engine, gpuctl_provision::apply::Report) {
     let spec = spec::parse("e2e.toml", src, None, &Limits::default()).unwrap();
     let store = Store::open(&dir.path().join("state.db")).unwrap();
     let recorded = store.resources(Some("e2e")).unwrap();
@@ -137,7 +145,10 @@ async fn lifecycle(provider: &str, src: &str, zone: &str) {
 
     // Snapshot the system and data disk of the first instance.
     let first = e.store(|s| s.resources(Some("e2e"))).unwrap().remove(0);
-    let snaps = e.snapshot(first.provider, &first.region, first.instance_id.as_deref().unwrap(), Some(&first), 0).await.unwrap();
+    let snaps = e
+        .snapshot(first.provider, &first.region, first.instance_id.as_deref().unwrap(), Some(&first), 0)
+        .await
+        .unwrap();
     assert_eq!(snaps.iter().map(|s| s.disk_kind.as_str()).collect::<Vec<_>>(), ["system", "data"]);
     assert!(snaps.iter().all(|s| s.state == "available"));
     assert_eq!(e.store(|s| s.snapshots(first.instance_id.as_deref())).unwrap().len(), 2);
@@ -159,9 +170,14 @@ async fn lifecycle(provider: &str, src: &str, zone: &str) {
     let (e, again) = provision(&sim, &dir, src).await;
     assert!(again.errors.is_empty(), "{:?}", again.errors);
     assert!(again.units.iter().all(|u| u.state == ResourceState::Running && !u.adopted), "{:?}", again.units);
-    assert!(again.units.iter().all(|u| !old_ids.contains(u.instance_id.as_ref().unwrap())), "{:?}", again.units);
+    assert!(
+        again.units.iter().all(|u| !old_ids.contains(u.instance_id.as_ref().unwrap())),
+        "{:?}",
+        again.units
+    );
     assert_eq!(instances(&sim, provider).len(), 2);
-    let live: Vec<_> = e.store(|s| s.resources(Some("e2e"))).unwrap().into_iter().filter(|r| r.state.is_live()).collect();
+    let live: Vec<_> =
+        e.store(|s| s.resources(Some("e2e"))).unwrap().into_iter().filter(|r| r.state.is_live()).collect();
     assert_eq!(live.len(), 2, "{live:?}");
     let (_, errors) = e.release(&live).await;
     assert!(errors.is_empty(), "{errors:?}");
@@ -186,7 +202,12 @@ async fn jdcloud_lifecycle_create_snapshot_release() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn stock_out_falls_back_to_the_next_candidate() {
     let knobs = Knobs {
-        stock_outs: vec![StockOut { provider: Some("alibaba".into()), instance_type: None, zone: Some("cn-hangzhou-i".into()), available: None }],
+        stock_outs: vec![StockOut {
+            provider: Some("alibaba".into()),
+            instance_type: None,
+            zone: Some("cn-hangzhou-i".into()),
+            available: None,
+        }],
         ..quick_knobs()
     };
     let sim = sim(knobs);
@@ -201,14 +222,23 @@ async fn stock_out_falls_back_to_the_next_candidate() {
     let recorded = e.store(|s| s.resources(Some("e2e"))).unwrap();
     let failed: Vec<_> = recorded.iter().filter(|r| r.state == ResourceState::Failed).collect();
     assert_eq!(failed.len(), 2);
-    assert!(failed[0].last_error.as_deref().unwrap().contains("OperationDenied.NoStock"), "{:?}", failed[0].last_error);
+    assert!(
+        failed[0].last_error.as_deref().unwrap().contains("OperationDenied.NoStock"),
+        "{:?}",
+        failed[0].last_error
+    );
     assert_eq!(instances(&sim, "alibaba").len(), 2);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn throttled_and_dropped_calls_are_retried_without_duplicates() {
     let knobs = Knobs {
-        rate_limits: vec![RateLimit { provider: Some("alibaba".into()), action: Some("RunInstances".into()), per_second: 2.0, burst: Some(1.0) }],
+        rate_limits: vec![RateLimit {
+            provider: Some("alibaba".into()),
+            action: Some("RunInstances".into()),
+            per_second: 2.0,
+            burst: Some(1.0),
+        }],
         // The first create succeeds on the cloud but its answer never arrives: the retry must adopt it.
         faults: vec![FaultRule::next(Some("alibaba"), Some("RunInstances"), FaultKind::SuccessThenDrop, 1)],
         ..quick_knobs()

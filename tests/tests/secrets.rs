@@ -40,10 +40,18 @@ const WRONG_SECRET: &str = "canaryWrongSECRET+0bad/cafe";
 /// A secret written as a bare number (a TOML integer, a JSON number): the wrong type, but still secret.
 const NUMERIC_SECRET: &str = "73509824611302";
 
-const ALL_SECRETS: [&str; 7] = [TENCENT.1, ALIBABA.1, JDCLOUD.1, TOKENS[0], TOKENS[1], WRONG_SECRET, NUMERIC_SECRET];
+const ALL_SECRETS: [&str; 7] =
+    [TENCENT.1, ALIBABA.1, JDCLOUD.1, TOKENS[0], TOKENS[1], WRONG_SECRET, NUMERIC_SECRET];
 
 /// Markers of a signed request: only `debug sign` may print them.
-const SIGNATURE_MARKERS: [&str; 6] = ["TC3-HMAC-SHA256", "ACS3-HMAC-SHA256", "JDCLOUD3-HMAC-SHA256", "JDCLOUD2-HMAC-SHA256", "Credential=", "Signature="];
+const SIGNATURE_MARKERS: [&str; 6] = [
+    "TC3-HMAC-SHA256",
+    "ACS3-HMAC-SHA256",
+    "JDCLOUD3-HMAC-SHA256",
+    "JDCLOUD2-HMAC-SHA256",
+    "Credential=",
+    "Signature=",
+];
 
 // ------------------------------------------------------------------------------------------------
 // The needles: every form a secret could take in the output.
@@ -81,7 +89,10 @@ fn base64_forms(secret: &[u8]) -> Vec<Vec<u8>> {
         let mut buf = vec![0u8; pad];
         buf.extend_from_slice(secret);
         let whole = (buf.len() / 3) * 3; // drop the tail group: its chars depend on what follows
-        for engine in [&base64::engine::general_purpose::STANDARD_NO_PAD, &base64::engine::general_purpose::URL_SAFE_NO_PAD] {
+        for engine in [
+            &base64::engine::general_purpose::STANDARD_NO_PAD,
+            &base64::engine::general_purpose::URL_SAFE_NO_PAD,
+        ] {
             let enc = engine.encode(&buf[..whole]);
             // The first 4 chars mix in the bytes before the secret when pad > 0.
             let skip = if pad == 0 { 0 } else { 4 };
@@ -115,21 +126,33 @@ fn needles(secrets: &[&str]) -> Vec<Needle> {
         add(format!("{s} (percent-encoded twice)"), pct(&once).into_bytes());
         add(format!("{s} (percent-encoded)"), once.into_bytes());
         add(format!("{s} (percent-encoded, lower-case)"), percent_lower(s).into_bytes());
-        add(format!("{s} (JSON-escaped)"), serde_json::to_string(s).unwrap().replace('/', "\\/").trim_matches('"').as_bytes().to_vec());
+        add(
+            format!("{s} (JSON-escaped)"),
+            serde_json::to_string(s).unwrap().replace('/', "\\/").trim_matches('"').as_bytes().to_vec(),
+        );
     }
     let now = jiff::Timestamp::now();
-    let days: Vec<jiff::civil::Date> = [-1i64, 0, 1].iter().map(|d| (now + jiff::SignedDuration::from_hours(24 * d)).to_zoned(jiff::tz::TimeZone::UTC).date()).collect();
+    let days: Vec<jiff::civil::Date> = [-1i64, 0, 1]
+        .iter()
+        .map(|d| (now + jiff::SignedDuration::from_hours(24 * d)).to_zoned(jiff::tz::TimeZone::UTC).date())
+        .collect();
     let mut keys: Vec<(String, Vec<u8>)> = Vec::new();
     for day in &days {
         for service in ["cvm", "cbs"] {
-            for (i, k) in tc3_keys(TENCENT.1, &day.strftime("%Y-%m-%d").to_string(), service).into_iter().enumerate() {
+            for (i, k) in
+                tc3_keys(TENCENT.1, &day.strftime("%Y-%m-%d").to_string(), service).into_iter().enumerate()
+            {
                 keys.push((format!("TC3 key {i} {day} {service}"), k));
             }
         }
         for version in [3u8, 2] {
             for region in ["cn-north-1", "cn-east-1", "cn-east-2", "cn-south-1"] {
                 for service in ["vm", "disk", "billing"] {
-                    for (i, k) in jd_keys(JDCLOUD.1, version, &day.strftime("%Y%m%d").to_string(), region, service).into_iter().enumerate() {
+                    for (i, k) in
+                        jd_keys(JDCLOUD.1, version, &day.strftime("%Y%m%d").to_string(), region, service)
+                            .into_iter()
+                            .enumerate()
+                    {
                         keys.push((format!("JDCLOUD{version} key {i} {day} {region} {service}"), k));
                     }
                 }
@@ -146,13 +169,24 @@ fn needles(secrets: &[&str]) -> Vec<Needle> {
 
 /// RFC 3986 percent-encoding: everything but the unreserved characters (what the clouds' signers use).
 fn pct(s: &str) -> String {
-    const UNRESERVED: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC.remove(b'-').remove(b'_').remove(b'.').remove(b'~');
+    const UNRESERVED: &percent_encoding::AsciiSet =
+        &percent_encoding::NON_ALPHANUMERIC.remove(b'-').remove(b'_').remove(b'.').remove(b'~');
     percent_encoding::utf8_percent_encode(s, UNRESERVED).to_string()
 }
 
 /// Percent-encoding with lower-case hex digits (some encoders write `%2b`).
 fn percent_lower(s: &str) -> String {
-    pct(s).split('%').enumerate().map(|(i, part)| if i == 0 { part.to_owned() } else { format!("%{}{}", part.get(..2).unwrap_or(part).to_lowercase(), part.get(2..).unwrap_or("")) }).collect()
+    pct(s)
+        .split('%')
+        .enumerate()
+        .map(|(i, part)| {
+            if i == 0 {
+                part.to_owned()
+            } else {
+                format!("%{}{}", part.get(..2).unwrap_or(part).to_lowercase(), part.get(2..).unwrap_or(""))
+            }
+        })
+        .collect()
 }
 
 /// Finds every needle in every blob; returns "needle in blob" lines. Indexed by each needle's first
@@ -196,7 +230,8 @@ enum Source {
     GpuctlProfile,
 }
 
-const SOURCES: [Source; 5] = [Source::Env, Source::CliFiles, Source::GpuctlFile, Source::CliProfile, Source::GpuctlProfile];
+const SOURCES: [Source; 5] =
+    [Source::Env, Source::CliFiles, Source::GpuctlFile, Source::CliProfile, Source::GpuctlProfile];
 
 impl Source {
     fn profile(self) -> Option<&'static str> {
@@ -213,14 +248,29 @@ fn write_mode(path: &Path, text: &str, mode: u32) {
 /// The clouds' CLI files under `home` for `profile`, with `secrets` = (tencent, alibaba, jdcloud).
 fn cli_files(home: &Path, profile: &str, mode: u32, with_tokens: bool) {
     let token = if with_tokens { format!(", \"token\": \"{}\"", TOKENS[0]) } else { String::new() };
-    write_mode(&home.join(format!(".tccli/{profile}.credential")), &format!("{{\"secretId\": \"{}\", \"secretKey\": \"{}\"{token}}}", TENCENT.0, TENCENT.1), mode);
-    let (ali_mode, sts) = if with_tokens { ("StsToken", format!(", \"sts_token\": \"{}\"", TOKENS[1])) } else { ("AK", String::new()) };
+    write_mode(
+        &home.join(format!(".tccli/{profile}.credential")),
+        &format!("{{\"secretId\": \"{}\", \"secretKey\": \"{}\"{token}}}", TENCENT.0, TENCENT.1),
+        mode,
+    );
+    let (ali_mode, sts) = if with_tokens {
+        ("StsToken", format!(", \"sts_token\": \"{}\"", TOKENS[1]))
+    } else {
+        ("AK", String::new())
+    };
     write_mode(
         &home.join(".aliyun/config.json"),
         &format!("{{\"current\": \"default\", \"profiles\": [{{\"name\": \"{profile}\", \"mode\": \"{ali_mode}\", \"access_key_id\": \"{}\", \"access_key_secret\": \"{}\"{sts}, \"region_id\": \"cn-hangzhou\"}}]}}", ALIBABA.0, ALIBABA.1),
         mode,
     );
-    write_mode(&home.join(".jdc/config"), &format!("[{profile}]\naccess_key = {}\nsecret_key = {}\nregion_id = cn-north-1\n", JDCLOUD.0, JDCLOUD.1), mode);
+    write_mode(
+        &home.join(".jdc/config"),
+        &format!(
+            "[{profile}]\naccess_key = {}\nsecret_key = {}\nregion_id = cn-north-1\n",
+            JDCLOUD.0, JDCLOUD.1
+        ),
+        mode,
+    );
     write_mode(&home.join(".jdc/current"), profile, 0o600);
 }
 
@@ -242,7 +292,11 @@ fn gpuctl_file(home: &Path, profile: &str, mode: u32, tencent_secret: &str, with
 
 /// The exact warning line gpuctl prints for a secrets file others can read.
 fn permission_warning(path: &Path, mode: u32) -> String {
-    format!("warning: {} holds secrets but is readable by group/others (mode {mode:03o}); run: chmod 600 {}", path.display(), path.display())
+    format!(
+        "warning: {} holds secrets but is readable by group/others (mode {mode:03o}); run: chmod 600 {}",
+        path.display(),
+        path.display()
+    )
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -252,7 +306,8 @@ fn permission_warning(path: &Path, mode: u32) -> String {
 const COMMAND_LIMIT: std::time::Duration = std::time::Duration::from_secs(60);
 
 /// Commands that take the provisioning flags (`--state`, `--poll-ms`, `--profile`).
-const PROVISIONING: [&str; 8] = ["plan", "provision", "status", "snapshot", "clone", "release", "destroy", "sweep"];
+const PROVISIONING: [&str; 8] =
+    ["plan", "provision", "status", "snapshot", "clone", "release", "destroy", "sweep"];
 
 struct Run {
     home: PathBuf,
@@ -319,7 +374,8 @@ impl Run {
     fn run_cmd(&mut self, mut c: Command, label: &str) -> (Option<i32>, String, String) {
         let dir = self.home.join("cmdout");
         std::fs::create_dir_all(&dir).unwrap();
-        let (out_path, err_path) = (dir.join(format!("{}.out", self.commands)), dir.join(format!("{}.err", self.commands)));
+        let (out_path, err_path) =
+            (dir.join(format!("{}.out", self.commands)), dir.join(format!("{}.err", self.commands)));
         c.stdout(std::fs::File::create(&out_path).unwrap()).stderr(std::fs::File::create(&err_path).unwrap());
         let started = Instant::now();
         let mut child = c.spawn().unwrap();
@@ -330,13 +386,18 @@ impl Run {
             if started.elapsed() > COMMAND_LIMIT {
                 let _ = child.kill();
                 let _ = child.wait();
-                panic!("{:?} `{label}` ran past {COMMAND_LIMIT:?}; stderr:\n{}", self.source, String::from_utf8_lossy(&std::fs::read(&err_path).unwrap()));
+                panic!(
+                    "{:?} `{label}` ran past {COMMAND_LIMIT:?}; stderr:\n{}",
+                    self.source,
+                    String::from_utf8_lossy(&std::fs::read(&err_path).unwrap())
+                );
             }
             std::thread::sleep(std::time::Duration::from_millis(10));
         };
         let (stdout, stderr) = (std::fs::read(&out_path).unwrap(), std::fs::read(&err_path).unwrap());
         self.commands += 1;
-        let (o, e) = (String::from_utf8_lossy(&stdout).into_owned(), String::from_utf8_lossy(&stderr).into_owned());
+        let (o, e) =
+            (String::from_utf8_lossy(&stdout).into_owned(), String::from_utf8_lossy(&stderr).into_owned());
         self.seen.push((format!("{:?} `{label}` stdout", self.source), stdout));
         self.seen.push((format!("{:?} `{label}` stderr", self.source), stderr));
         (status.code(), o, e)
@@ -378,7 +439,11 @@ fn three_cloud_spec(dep: &str) -> String {
 
 /// What `debug sign` gets: one request per signing scheme, the secret left to the credential lookup.
 fn sign_requests() -> [(&'static str, String); 5] {
-    let get = |p: &str, host: &str, region: &str, service: &str| format!(r#"{{"provider":"{p}","method":"GET","host":"{host}","path":"/v1/regions/{region}/instances","region":"{region}","service":"{service}","action":"DescribeInstances","version":"2014-05-26","query":{{"pageSize":"10"}}}}"#);
+    let get = |p: &str, host: &str, region: &str, service: &str| {
+        format!(
+            r#"{{"provider":"{p}","method":"GET","host":"{host}","path":"/v1/regions/{region}/instances","region":"{region}","service":"{service}","action":"DescribeInstances","version":"2014-05-26","query":{{"pageSize":"10"}}}}"#
+        )
+    };
     [
         ("tencent", r#"{"provider":"tencent","method":"POST","host":"cvm.tencentcloudapi.com","body":"{}","service":"cvm","action":"DescribeRegions","version":"2017-03-12","region":"ap-guangzhou"}"#.to_owned()),
         ("alibaba", r#"{"provider":"alibaba","method":"POST","host":"ecs.cn-hangzhou.aliyuncs.com","action":"DescribeRegions","version":"2014-05-26"}"#.to_owned()),
@@ -396,7 +461,14 @@ fn exercise(sim: &SimProcess, r: &mut Run) {
     let dep = format!("leak-{}", format!("{:?}", r.source).to_lowercase());
 
     // Commands that need no cloud: they still run with the keys loaded in their environment.
-    for args in [&["--version"][..], &["--help"], &["sim", "--help"], &["web", "--help"], &["debug", "sign", "--help"], &["sweep", "--help"]] {
+    for args in [
+        &["--version"][..],
+        &["--help"],
+        &["sim", "--help"],
+        &["web", "--help"],
+        &["debug", "sign", "--help"],
+        &["sweep", "--help"],
+    ] {
         r.ok(args);
     }
     r.ok(&["catalog", "--provider", "jdcloud"]);
@@ -409,7 +481,11 @@ fn exercise(sim: &SimProcess, r: &mut Run) {
     let overlay = r.home.join("prices.toml");
     let ov = overlay.to_str().unwrap().to_owned();
     let mut refresh = vec!["catalog", "refresh", "--mode", "hourly", "--json", "--out", &ov];
-    for (p, t, reg) in [("tencent", "GN7.2XLARGE32", "ap-guangzhou"), ("alibaba", "gn7i-c8g1.2xlarge", "cn-hangzhou"), ("jdcloud", "p.n1v100.2xlarge", "cn-north-1")] {
+    for (p, t, reg) in [
+        ("tencent", "GN7.2XLARGE32", "ap-guangzhou"),
+        ("alibaba", "gn7i-c8g1.2xlarge", "cn-hangzhou"),
+        ("jdcloud", "p.n1v100.2xlarge", "cn-north-1"),
+    ] {
         refresh.extend(["--provider", p, "--instance", t, "--region", reg]);
     }
     let (code, out, err) = r.run(&refresh);
@@ -430,7 +506,16 @@ fn exercise(sim: &SimProcess, r: &mut Run) {
     r.ok(&["snapshot", &format!("{dep}/tencent"), "--json"]);
     r.ok(&["snapshot", &format!("{dep}/alibaba")]);
     let clone_spec = r.home.join("clone-spec.toml");
-    r.ok(&["clone", &format!("{dep}/jdcloud"), "--count", "1", "--yes", "--json", "--spec-out", clone_spec.to_str().unwrap()]);
+    r.ok(&[
+        "clone",
+        &format!("{dep}/jdcloud"),
+        "--count",
+        "1",
+        "--yes",
+        "--json",
+        "--spec-out",
+        clone_spec.to_str().unwrap(),
+    ]);
     let live = sim.live("jdcloud", Some(&format!("{dep}-clone")));
     assert_eq!(live.len(), 1, "the clone runs: {live:?}");
     r.ok(&["release", &instance_id(&live[0]), "--yes", "--json"]);
@@ -442,10 +527,15 @@ fn exercise(sim: &SimProcess, r: &mut Run) {
     r.ok(&[&["sweep", "--json"][..], &regions].concat());
 
     // Cloud faults: two 503s on create (retried with the same client token; the run completes)...
-    let (status, body) = sim.admin("POST", "/_sim/faults", r#"{"action":"RunInstances","kind":"server_error","status":503,"count":2}"#);
+    let (status, body) = sim.admin(
+        "POST",
+        "/_sim/faults",
+        r#"{"action":"RunInstances","kind":"server_error","status":503,"count":2}"#,
+    );
     assert!(status < 300, "POST /_sim/faults: {status} {body}");
     let sp2 = r.input(&format!("{dep}-2.toml"), &spec_text("alibaba", &format!("{dep}-2"), 1));
-    let report: serde_json::Value = serde_json::from_str(&r.ok(&["provision", &sp2, "--yes", "--json"])).unwrap();
+    let report: serde_json::Value =
+        serde_json::from_str(&r.ok(&["provision", &sp2, "--yes", "--json"])).unwrap();
     assert!(report["retries"].as_u64() >= Some(2), "the two 503s are retried: {report}");
     // ...and a sold-out type with nowhere to fall back to: the cloud's code, a failed exit.
     let (status, body) = sim.admin("POST", "/_sim/stock_outs", r#"{"provider":"tencent"}"#);
@@ -461,7 +551,10 @@ fn exercise(sim: &SimProcess, r: &mut Run) {
     r.ok(&[&["sweep", "--release", "--yes"][..], &regions].concat());
 
     // A spec with a key pasted into it by mistake: named by key and position, never echoed.
-    let pasted = r.input("pasted.toml", &format!("deployment = \"x\"\nhours = 2\naccess_key_secret = \"{}\"\n", TENCENT.1));
+    let pasted = r.input(
+        "pasted.toml",
+        &format!("deployment = \"x\"\nhours = 2\naccess_key_secret = \"{}\"\n", TENCENT.1),
+    );
     let (_, err) = r.expect(2, &["plan", &pasted]);
     assert!(err.contains("pasted.toml:3:1: unknown key `access_key_secret`"), "{err}");
     let wrong_type = r.input("wrong-type.toml", "deployment = \"x\"\nhours = \"two\"\n");
@@ -473,7 +566,16 @@ fn exercise(sim: &SimProcess, r: &mut Run) {
     // (A fresh deployment: re-provisioning a destroyed one against a closed port waited past the retry
     // budget when this was written — reported, not this test's subject.)
     let sp4 = closed.input(&format!("{dep}-4.toml"), &spec_text("alibaba", &format!("{dep}-4"), 1));
-    let (code, out, err) = closed.run(&["provision", &sp4, "--yes", "--json", "--unit-retry-secs", "1", "--run-retry-secs", "2"]);
+    let (code, out, err) = closed.run(&[
+        "provision",
+        &sp4,
+        "--yes",
+        "--json",
+        "--unit-retry-secs",
+        "1",
+        "--run-retry-secs",
+        "2",
+    ]);
     assert_ne!(code, Some(0), "{out}\n{err}");
     closed.run(&["status", "--json"]);
     r.commands += closed.commands;
@@ -494,7 +596,9 @@ fn clear_knobs(sim: &SimProcess) {
 fn canary_sim(dir: &Path) -> SimProcess {
     let mut config = "seed = 3\n[knobs]\nboot_seconds = 1\n".to_owned();
     for (p, (ak, sk)) in [("tencent", TENCENT), ("alibaba", ALIBABA), ("jdcloud", JDCLOUD)] {
-        config.push_str(&format!("[[credentials]]\nprovider = \"{p}\"\naccess_key = \"{ak}\"\nsecret = \"{sk}\"\n"));
+        config.push_str(&format!(
+            "[[credentials]]\nprovider = \"{p}\"\naccess_key = \"{ak}\"\nsecret = \"{sk}\"\n"
+        ));
     }
     let log = std::fs::File::create(dir.join("sim.log")).unwrap();
     SimProcess::start_with(dir, &config, &[], Stdio::from(log), &[("GPUCTL_LOG", "trace")])
@@ -515,14 +619,28 @@ fn one_source(source: Source, home: &Path, sim: &SimProcess) -> (Vec<(String, Ve
                 assert!(err.lines().any(|l| l == line), "no warning line `{line}` in:\n{err}");
             }
             // Malformed, holding the secret: the error points into the file, without its content.
-            write_mode(&home.join(".tccli/default.credential"), &format!("{{\"secretId\": \"{}\", \"secretKey\": \"{}\",,}}", TENCENT.0, TENCENT.1), 0o600);
+            write_mode(
+                &home.join(".tccli/default.credential"),
+                &format!("{{\"secretId\": \"{}\", \"secretKey\": \"{}\",,}}", TENCENT.0, TENCENT.1),
+                0o600,
+            );
             let tencent = r.input("tencent.toml", &spec_text("tencent", "cred-errors", 1));
             let (_, err) = r.expect(2, &["provision", &tencent, "--yes"]);
-            assert!(err.contains(&format!("{}:1:", home.join(".tccli/default.credential").display())), "the error should point into the file: {err}");
-            write_mode(&home.join(".jdc/config"), &format!("access_key = {}\nsecret_key = {}\n", JDCLOUD.0, JDCLOUD.1), 0o600);
+            assert!(
+                err.contains(&format!("{}:1:", home.join(".tccli/default.credential").display())),
+                "the error should point into the file: {err}"
+            );
+            write_mode(
+                &home.join(".jdc/config"),
+                &format!("access_key = {}\nsecret_key = {}\n", JDCLOUD.0, JDCLOUD.1),
+                0o600,
+            );
             let jd = r.input("jdcloud.toml", &spec_text("jdcloud", "cred-errors", 1));
             let (_, err) = r.expect(2, &["provision", &jd, "--yes"]);
-            assert!(err.contains(&format!("{}:1:", home.join(".jdc/config").display())), "the error should point into the file: {err}");
+            assert!(
+                err.contains(&format!("{}:1:", home.join(".jdc/config").display())),
+                "the error should point into the file: {err}"
+            );
             cli_files(home, "default", 0o600, false);
             let (_, err) = r.expect(0, &["status"]);
             assert!(!err.contains("readable by group/others"), "{err}");
@@ -534,12 +652,29 @@ fn one_source(source: Source, home: &Path, sim: &SimProcess) -> (Vec<(String, Ve
             let line = permission_warning(&path, 0o640);
             assert!(err.lines().any(|l| l == line), "no warning line `{line}` in:\n{err}");
             // A TOML error in the file: position and message, never the line it quotes.
-            write_mode(&path, &format!("[default.tencent]\naccess_key_id = \"{}\"\naccess_key_secret = \"{}\n", TENCENT.0, TENCENT.1), 0o600);
+            write_mode(
+                &path,
+                &format!(
+                    "[default.tencent]\naccess_key_id = \"{}\"\naccess_key_secret = \"{}\n",
+                    TENCENT.0, TENCENT.1
+                ),
+                0o600,
+            );
             let tencent = r.input("tencent.toml", &spec_text("tencent", "cred-errors", 1));
             let (_, err) = r.expect(2, &["provision", &tencent, "--yes"]);
-            assert!(err.contains(&format!("{}:3:", path.display())), "the error should point into the file: {err}");
+            assert!(
+                err.contains(&format!("{}:3:", path.display())),
+                "the error should point into the file: {err}"
+            );
             // A secret of the wrong type: the kind is named, the value is not.
-            write_mode(&path, &format!("[default.tencent]\naccess_key_id = \"{}\"\naccess_key_secret = {NUMERIC_SECRET}\n", TENCENT.0), 0o600);
+            write_mode(
+                &path,
+                &format!(
+                    "[default.tencent]\naccess_key_id = \"{}\"\naccess_key_secret = {NUMERIC_SECRET}\n",
+                    TENCENT.0
+                ),
+                0o600,
+            );
             let (_, err) = r.expect(2, &["provision", &tencent, "--yes"]);
             assert!(err.contains("[default.tencent]: invalid type: integer, expected a string"), "{err}");
             gpuctl_file(home, "default", 0o600, TENCENT.1, false);
@@ -561,8 +696,17 @@ fn one_source(source: Source, home: &Path, sim: &SimProcess) -> (Vec<(String, Ve
             t.ok(&["debug", "sign", "--request", &path]);
         }
         // A request with the secret as a number, or pasted into the wrong field: exit 2, not echoed.
-        for (name, fields) in [("number", format!(r#""access_key_secret":{NUMERIC_SECRET}"#)), ("misplaced", format!(r#""access_key_secret":"{}","timestamp":"{}""#, TENCENT.1, TENCENT.1))] {
-            let path = t.input(&format!("sign-{name}.json"), &format!(r#"{{"provider":"tencent","method":"POST","host":"h","access_key_id":"{}",{fields}}}"#, TENCENT.0));
+        for (name, fields) in [
+            ("number", format!(r#""access_key_secret":{NUMERIC_SECRET}"#)),
+            ("misplaced", format!(r#""access_key_secret":"{}","timestamp":"{}""#, TENCENT.1, TENCENT.1)),
+        ] {
+            let path = t.input(
+                &format!("sign-{name}.json"),
+                &format!(
+                    r#"{{"provider":"tencent","method":"POST","host":"h","access_key_id":"{}",{fields}}}"#,
+                    TENCENT.0
+                ),
+            );
             let (_, err) = t.expect(2, &["debug", "sign", "--request", &path]);
             assert!(err.contains("invalid type: "), "{err}");
         }
@@ -579,7 +723,10 @@ fn one_source(source: Source, home: &Path, sim: &SimProcess) -> (Vec<(String, Ve
             assert_ne!(code, Some(0), "{out}{err}");
             // (provision prints its report, failures included, on stdout)
             let all = format!("{out}{err}");
-            assert!(all.contains("failed (auth)") && all.contains("request id"), "the cloud's auth error with its request id: {code:?}\n{all}");
+            assert!(
+                all.contains("failed (auth)") && all.contains("request id"),
+                "the cloud's auth error with its request id: {code:?}\n{all}"
+            );
         }
         w.env.retain(|(k, _)| k != "TENCENTCLOUD_SECRET_ID");
         w.env.push(("TENCENTCLOUD_SECRET_ID".into(), "AKIDnobodyKnowsThisKey000000000000000".into()));
@@ -598,7 +745,10 @@ fn written_files(dir: &Path, out: &mut Vec<(String, Vec<u8>)>) {
     for e in std::fs::read_dir(dir).unwrap() {
         let p = e.unwrap().path();
         let name = p.file_name().unwrap().to_string_lossy().into_owned();
-        if matches!(name.as_str(), ".tccli" | ".aliyun" | ".jdc" | "credentials.toml" | "input" | "cmdout" | "sim.toml") {
+        if matches!(
+            name.as_str(),
+            ".tccli" | ".aliyun" | ".jdc" | "credentials.toml" | "input" | "cmdout" | "sim.toml"
+        ) {
             continue;
         }
         if p.is_dir() {
@@ -613,7 +763,8 @@ fn written_files(dir: &Path, out: &mut Vec<(String, Vec<u8>)>) {
 fn no_secret_in_any_output_log_json_or_state() {
     gpuctl_bin(); // build once, before the threads start and the clock
     let started = Instant::now();
-    let dirs: Vec<(tempfile::TempDir, tempfile::TempDir)> = SOURCES.iter().map(|_| (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap())).collect();
+    let dirs: Vec<(tempfile::TempDir, tempfile::TempDir)> =
+        SOURCES.iter().map(|_| (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap())).collect();
     // One sim and one home per source, all at once.
     let results: Vec<(Vec<(String, Vec<u8>)>, usize)> = std::thread::scope(|s| {
         let handles: Vec<_> = SOURCES
@@ -653,13 +804,34 @@ fn no_secret_in_any_output_log_json_or_state() {
         written_files(home.path(), &mut files);
         written_files(sim_dir.path(), &mut files);
     }
-    assert!(files.iter().any(|(n, _)| n.ends_with("state.db")), "the state store must be among the scanned files");
+    assert!(
+        files.iter().any(|(n, _)| n.ends_with("state.db")),
+        "the state store must be among the scanned files"
+    );
     // The logs were on and are part of what is scanned.
     let has = |b: &[u8], m: &str| b.windows(m.len()).any(|w| w == m.as_bytes());
-    let log_lines: usize = outputs.iter().chain(&files).filter(|(n, _)| n.ends_with("stderr") || n.ends_with("sim.log")).map(|(_, b)| b.split(|&c| c == b'\n').filter(|l| has(l, " TRACE ") || has(l, " DEBUG ") || has(l, " WARN ")).count()).sum();
-    assert!(files.iter().any(|(n, b)| n.ends_with("sim.log") && has(b, "sim call")), "the sim's log must hold its calls");
-    assert!(outputs.iter().any(|(n, b)| n.ends_with("stderr") && has(b, " TRACE ")), "gpuctl's trace log must be on");
-    assert!(files.iter().any(|(n, _)| n.ends_with("prices.toml")), "the refreshed overlay must be among the scanned files");
+    let log_lines: usize = outputs
+        .iter()
+        .chain(&files)
+        .filter(|(n, _)| n.ends_with("stderr") || n.ends_with("sim.log"))
+        .map(|(_, b)| {
+            b.split(|&c| c == b'\n')
+                .filter(|l| has(l, " TRACE ") || has(l, " DEBUG ") || has(l, " WARN "))
+                .count()
+        })
+        .sum();
+    assert!(
+        files.iter().any(|(n, b)| n.ends_with("sim.log") && has(b, "sim call")),
+        "the sim's log must hold its calls"
+    );
+    assert!(
+        outputs.iter().any(|(n, b)| n.ends_with("stderr") && has(b, " TRACE ")),
+        "gpuctl's trace log must be on"
+    );
+    assert!(
+        files.iter().any(|(n, _)| n.ends_with("prices.toml")),
+        "the refreshed overlay must be among the scanned files"
+    );
     let everything: Vec<(String, Vec<u8>)> = outputs.iter().chain(&files).cloned().collect();
     let bytes: usize = everything.iter().map(|(_, b)| b.len()).sum();
     let needles = needles(&ALL_SECRETS);
@@ -687,15 +859,25 @@ fn scan_finds_planted_copies() {
     let mut planted: Vec<(String, Vec<u8>)> = Vec::new();
     for pre in ["", "a", "ab", "abc"] {
         let text = format!("{pre}{s} and more");
-        planted.push((format!("base64 std after {pre:?}"), base64::engine::general_purpose::STANDARD.encode(&text).into_bytes()));
-        planted.push((format!("base64 url after {pre:?}"), base64::engine::general_purpose::URL_SAFE.encode(&text).into_bytes()));
+        planted.push((
+            format!("base64 std after {pre:?}"),
+            base64::engine::general_purpose::STANDARD.encode(&text).into_bytes(),
+        ));
+        planted.push((
+            format!("base64 url after {pre:?}"),
+            base64::engine::general_purpose::URL_SAFE.encode(&text).into_bytes(),
+        ));
     }
     planted.push(("hex".into(), format!("x={}", hex::encode(s)).into_bytes()));
     planted.push(("percent".into(), format!("q=1&k={}&z", pct(s)).into_bytes()));
     planted.push(("form".into(), format!("k={}", pct(s).replace("%20", "+")).into_bytes()));
     planted.push(("json".into(), serde_json::to_vec(&serde_json::json!({ "k": s })).unwrap()));
     for (what, blob) in &planted {
-        assert!(!scan(&[(what.clone(), blob.clone())], &needles).is_empty(), "the scan misses the secret as {what}: {}", String::from_utf8_lossy(blob));
+        assert!(
+            !scan(&[(what.clone(), blob.clone())], &needles).is_empty(),
+            "the scan misses the secret as {what}: {}",
+            String::from_utf8_lossy(blob)
+        );
     }
 
     // Through gpuctl itself: `debug sign` prints the URL, so a secret put into the query shows up
@@ -709,20 +891,33 @@ fn scan_finds_planted_copies() {
     // The derived keys: a signature recomputed with them equals the one gpuctl prints.
     let mut r = Run::new(dir.path(), "http://127.0.0.1:9", Source::Env);
     for (name, req) in sign_requests() {
-        let Some(scheme) = ["tencent", "jdcloud", "jdcloud2"].into_iter().find(|p| *p == name) else { continue };
+        let Some(scheme) = ["tencent", "jdcloud", "jdcloud2"].into_iter().find(|p| *p == name) else {
+            continue;
+        };
         let path = r.input(&format!("sign-{name}.json"), &req);
-        let out: serde_json::Value = serde_json::from_str(&r.ok(&["debug", "sign", "--request", &path])).unwrap();
+        let out: serde_json::Value =
+            serde_json::from_str(&r.ok(&["debug", "sign", "--request", &path])).unwrap();
         let sts = out["string_to_sign"].as_str().unwrap();
         let scope: Vec<&str> = sts.lines().nth(2).unwrap().split('/').collect(); // date/…/terminator
         let k_signing = match scheme {
             "tencent" => tc3_keys(TENCENT.1, scope[0], scope[1])[2].clone(),
-            _ => jd_keys(JDCLOUD.1, if scheme == "jdcloud" { 3 } else { 2 }, scope[0], scope[1], scope[2])[3].clone(),
+            _ => jd_keys(JDCLOUD.1, if scheme == "jdcloud" { 3 } else { 2 }, scope[0], scope[1], scope[2])[3]
+                .clone(),
         };
-        assert_eq!(hex::encode(hmac256(&k_signing, sts.as_bytes())), out["signature"].as_str().unwrap(), "{scheme}: the test's key derivation differs from the signer's");
+        assert_eq!(
+            hex::encode(hmac256(&k_signing, sts.as_bytes())),
+            out["signature"].as_str().unwrap(),
+            "{scheme}: the test's key derivation differs from the signer's"
+        );
         let sig_key = (format!("{scheme} signing key"), hex::encode(&k_signing).into_bytes());
         let today = jiff::Timestamp::now().to_zoned(jiff::tz::TimeZone::UTC).date();
-        if scope[0] == today.strftime("%Y-%m-%d").to_string() || scope[0] == today.strftime("%Y%m%d").to_string() {
-            assert!(!scan(&[sig_key], &needles).is_empty(), "{scheme}: today's signing key is not among the needles");
+        if scope[0] == today.strftime("%Y-%m-%d").to_string()
+            || scope[0] == today.strftime("%Y%m%d").to_string()
+        {
+            assert!(
+                !scan(&[sig_key], &needles).is_empty(),
+                "{scheme}: today's signing key is not among the needles"
+            );
         }
     }
 
@@ -736,5 +931,8 @@ fn scan_finds_planted_copies() {
     let mut files = Vec::new();
     written_files(dir.path(), &mut files);
     let found = scan(&files, &needles);
-    assert!(found.iter().any(|f| f.contains("planted.db")), "the deleted row's secret is not found in the file bytes: {found:?}");
+    assert!(
+        found.iter().any(|f| f.contains("planted.db")),
+        "the deleted row's secret is not found in the file bytes: {found:?}"
+    );
 }

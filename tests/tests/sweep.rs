@@ -25,7 +25,12 @@ fn provision(sim: &SimProcess, dir: &Path, provider: &str, dep: &str, count: u32
     let spec = dir.join(format!("{dep}.toml"));
     std::fs::write(&spec, spec_text(provider, dep, count)).unwrap();
     let report = ok_json(&sim.url, dir, &["provision", spec.to_str().unwrap(), "--yes", "--json"]);
-    let ids: Vec<String> = report["units"].as_array().unwrap().iter().map(|u| u["instance_id"].as_str().unwrap().to_string()).collect();
+    let ids: Vec<String> = report["units"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|u| u["instance_id"].as_str().unwrap().to_string())
+        .collect();
     assert_eq!(ids.len(), count as usize, "{report}");
     ids
 }
@@ -37,15 +42,33 @@ fn foreign_instance(sim: &SimProcess, provider: &str) -> String {
     let (_, ak, sk) = gpuctl_simkit::creds::TEST_KEY_PAIRS.iter().find(|(n, _, _)| *n == provider).unwrap();
     let creds = gpuctl_sign::Credentials::new(*ak, *sk);
     let (cloud, region, zone, itype, image, network): (Arc<dyn Cloud>, _, _, _, _, _) = match provider {
-        "tencent" => (Arc::new(gpuctl_tencent::client::Client::new(creds, ep, http)), "ap-guangzhou", "ap-guangzhou-3", "GN7.2XLARGE32", "img-pi0ii46r", None),
-        "alibaba" => (Arc::new(gpuctl_alibaba::client::Client::new(creds, ep, http)), "cn-hangzhou", "cn-hangzhou-i", "ecs.gn7i-c8g1.2xlarge", "ubuntu_22_04_x64_20G_alibase_20240926.vhd", None),
+        "tencent" => (
+            Arc::new(gpuctl_tencent::client::Client::new(creds, ep, http)),
+            "ap-guangzhou",
+            "ap-guangzhou-3",
+            "GN7.2XLARGE32",
+            "img-pi0ii46r",
+            None,
+        ),
+        "alibaba" => (
+            Arc::new(gpuctl_alibaba::client::Client::new(creds, ep, http)),
+            "cn-hangzhou",
+            "cn-hangzhou-i",
+            "ecs.gn7i-c8g1.2xlarge",
+            "ubuntu_22_04_x64_20G_alibase_20240926.vhd",
+            None,
+        ),
         _ => (
             Arc::new(gpuctl_jdcloud::client::Client::new(creds, ep, http)),
             "cn-north-1",
             "cn-north-1a",
             "p.n1v100.2xlarge",
             "img-ubuntu2204",
-            Some(NetworkIds { vpc: "vpc-1".into(), subnet: "subnet-1".into(), security_groups: vec!["sg-1".into()] }),
+            Some(NetworkIds {
+                vpc: "vpc-1".into(),
+                subnet: "subnet-1".into(),
+                security_groups: vec!["sg-1".into()],
+            }),
         ),
     };
     let req = CreateRequest {
@@ -74,11 +97,27 @@ fn foreign_instance(sim: &SimProcess, provider: &str) -> String {
 /// Every live instance id on every cloud.
 fn live_ids(sim: &SimProcess) -> BTreeSet<String> {
     let st = sim.state();
-    PROVIDERS.iter().flat_map(|p| st["providers"][p]["instances"].as_array().cloned().unwrap_or_default()).filter(is_live).map(|i| instance_id(&i)).collect()
+    PROVIDERS
+        .iter()
+        .flat_map(|p| st["providers"][p]["instances"].as_array().cloned().unwrap_or_default())
+        .filter(is_live)
+        .map(|i| instance_id(&i))
+        .collect()
 }
 
 fn ids_of(v: &Value, field: &str) -> BTreeSet<String> {
-    v[field].as_array().unwrap().iter().map(|o| if o.is_string() { o.as_str().unwrap().to_string() } else { o["instance_id"].as_str().unwrap().to_string() }).collect()
+    v[field]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| {
+            if o.is_string() {
+                o.as_str().unwrap().to_string()
+            } else {
+                o["instance_id"].as_str().unwrap().to_string()
+            }
+        })
+        .collect()
 }
 
 #[test]
@@ -104,17 +143,34 @@ fn sweep_finds_exactly_the_leaks_and_releases_only_them() {
 
     let found = ok_json(&sim.url, ours.path(), &["sweep", "--json"]);
     assert_eq!(ids_of(&found, "orphans"), leaked, "{found}");
-    assert_eq!((found["owned"].as_u64(), found["leaving"].as_u64(), found["unpriced"].as_u64()), (Some(3), Some(0), Some(0)), "{found}");
+    assert_eq!(
+        (found["owned"].as_u64(), found["leaving"].as_u64(), found["unpriced"].as_u64()),
+        (Some(3), Some(0), Some(0)),
+        "{found}"
+    );
     assert_eq!(found["errors"], serde_json::json!([]), "{found}");
     assert_eq!(found["released"], Value::Null);
-    assert_eq!(found["searched"].as_array().unwrap().len(), 14, "every catalog region of the three clouds: {found}");
+    assert_eq!(
+        found["searched"].as_array().unwrap().len(),
+        14,
+        "every catalog region of the three clouds: {found}"
+    );
     let mut sum = 0.0;
     for o in found["orphans"].as_array().unwrap() {
         let p = o["provider"].as_str().unwrap();
         assert_eq!(o["deployment"], format!("lost-{p}"), "{o}");
-        assert_eq!((o["pool"].as_str(), o["state"].as_str(), o["billing"].as_str()), (Some("work"), Some("running"), Some("hourly")), "{o}");
+        assert_eq!(
+            (o["pool"].as_str(), o["state"].as_str(), o["billing"].as_str()),
+            (Some("work"), Some("running"), Some("hourly")),
+            "{o}"
+        );
         let price = &o["price"];
-        assert!(price["cny_per_hour"].as_f64().is_some_and(|x| x > 0.0) && price["source"].is_string() && price["as_of"].is_string(), "{o}");
+        assert!(
+            price["cny_per_hour"].as_f64().is_some_and(|x| x > 0.0)
+                && price["source"].is_string()
+                && price["as_of"].is_string(),
+            "{o}"
+        );
         assert!(o["launched_at"].is_string() && o["age_hours"].as_f64().is_some_and(|h| h >= 0.0), "{o}");
         assert_eq!(o["tags"]["gpuctl-deployment"], o["deployment"]);
         sum += price["cny_per_hour"].as_f64().unwrap();
@@ -122,16 +178,34 @@ fn sweep_finds_exactly_the_leaks_and_releases_only_them() {
     assert!((found["total_cny_per_hour"].as_f64().unwrap() - sum).abs() < 1e-9, "{found}");
 
     // Narrowed to one cloud and region.
-    let one = ok_json(&sim.url, ours.path(), &["sweep", "--provider", "jdcloud", "--region", "cn-north-1", "--json"]);
-    let jd: BTreeSet<String> = found["orphans"].as_array().unwrap().iter().filter(|o| o["provider"] == "jdcloud").map(|o| o["instance_id"].as_str().unwrap().to_string()).collect();
+    let one = ok_json(
+        &sim.url,
+        ours.path(),
+        &["sweep", "--provider", "jdcloud", "--region", "cn-north-1", "--json"],
+    );
+    let jd: BTreeSet<String> = found["orphans"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|o| o["provider"] == "jdcloud")
+        .map(|o| o["instance_id"].as_str().unwrap().to_string())
+        .collect();
     assert_eq!((ids_of(&one, "orphans"), one["searched"].as_array().unwrap().len()), (jd, 1), "{one}");
 
     // The table for people: each leak, the total, the price's basis.
     let text = gpuctl(&sim.url, ours.path(), &["sweep"]);
     let out = String::from_utf8_lossy(&text.stdout);
     assert!(text.status.success(), "{out}");
-    assert!(leaked.iter().all(|id| out.contains(id.as_str())) && !owned.iter().chain(&foreign).any(|id| out.contains(id.as_str())), "{out}");
-    assert!(out.contains("6 instance(s) tagged by gpuctl that no recorded deployment owns") && out.contains("/hour"), "{out}");
+    assert!(
+        leaked.iter().all(|id| out.contains(id.as_str()))
+            && !owned.iter().chain(&foreign).any(|id| out.contains(id.as_str())),
+        "{out}"
+    );
+    assert!(
+        out.contains("6 instance(s) tagged by gpuctl that no recorded deployment owns")
+            && out.contains("/hour"),
+        "{out}"
+    );
 
     // No terminal and no --yes: refused, nothing touched.
     let refused = gpuctl(&sim.url, ours.path(), &["sweep", "--release"]);
@@ -141,7 +215,13 @@ fn sweep_finds_exactly_the_leaks_and_releases_only_them() {
     assert_eq!(live_ids(&sim), everything);
 
     // Another run holds deployment lost-tencent in this store: its instances are left alone (exit 4).
-    let tencent: BTreeSet<String> = found["orphans"].as_array().unwrap().iter().filter(|o| o["provider"] == "tencent").map(|o| o["instance_id"].as_str().unwrap().to_string()).collect();
+    let tencent: BTreeSet<String> = found["orphans"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|o| o["provider"] == "tencent")
+        .map(|o| o["instance_id"].as_str().unwrap().to_string())
+        .collect();
     {
         let store = Store::open(&ours.path().join("state.db")).unwrap();
         let _held = store.lock("lost-tencent").unwrap();
@@ -173,7 +253,11 @@ fn sweep_finds_exactly_the_leaks_and_releases_only_them() {
 
     // Nothing left to find.
     let again = ok_json(&sim.url, ours.path(), &["sweep", "--json"]);
-    assert_eq!((again["orphans"].as_array().unwrap().len(), again["owned"].as_u64()), (0, Some(3)), "{again}");
+    assert_eq!(
+        (again["orphans"].as_array().unwrap().len(), again["owned"].as_u64()),
+        (0, Some(3)),
+        "{again}"
+    );
 }
 
 /// A leaked prepaid Tencent instance goes to CVM's recycle bin (SHUTDOWN) when terminated and stays
@@ -184,19 +268,49 @@ fn a_leaked_prepaid_instance_is_released_into_the_recycle_bin() {
     let lost = tempfile::tempdir().unwrap();
     let sim = SimProcess::start(ours.path(), QUICK, &[]);
     let spec = lost.path().join("monthly.toml");
-    std::fs::write(&spec, spec_text("tencent", "lost-monthly", 1).replace("billing = \"hourly\"", "billing = \"monthly\"")).unwrap();
+    std::fs::write(
+        &spec,
+        spec_text("tencent", "lost-monthly", 1).replace("billing = \"hourly\"", "billing = \"monthly\""),
+    )
+    .unwrap();
     let report = ok_json(&sim.url, lost.path(), &["provision", spec.to_str().unwrap(), "--yes", "--json"]);
     let id = report["units"][0]["instance_id"].as_str().unwrap().to_string();
     std::fs::remove_file(lost.path().join("state.db")).unwrap();
 
-    let found = ok_json(&sim.url, ours.path(), &["sweep", "--provider", "tencent", "--region", "ap-guangzhou", "--json"]);
+    let found = ok_json(
+        &sim.url,
+        ours.path(),
+        &["sweep", "--provider", "tencent", "--region", "ap-guangzhou", "--json"],
+    );
     assert_eq!(ids_of(&found, "orphans"), BTreeSet::from([id.clone()]), "{found}");
     assert_eq!(found["orphans"][0]["billing"], "monthly", "{found}");
-    let released = ok_json(&sim.url, ours.path(), &["sweep", "--provider", "tencent", "--region", "ap-guangzhou", "--release", "--yes", "--json"]);
+    let released = ok_json(
+        &sim.url,
+        ours.path(),
+        &["sweep", "--provider", "tencent", "--region", "ap-guangzhou", "--release", "--yes", "--json"],
+    );
     assert_eq!(ids_of(&released, "released"), BTreeSet::from([id.clone()]), "{released}");
     let st = sim.state();
-    let inst = st["providers"]["tencent"]["instances"].as_array().unwrap().iter().find(|i| instance_id(i) == id).cloned().unwrap_or_default();
-    assert_eq!((inst["Shutdown"].as_bool(), inst["Terminating"].as_bool()), (Some(true), Some(false)), "in the recycle bin: {inst}");
-    let again = ok_json(&sim.url, ours.path(), &["sweep", "--provider", "tencent", "--region", "ap-guangzhou", "--json"]);
-    assert_eq!((again["orphans"].as_array().unwrap().len(), again["leaving"].as_u64()), (0, Some(1)), "{again}");
+    let inst = st["providers"]["tencent"]["instances"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|i| instance_id(i) == id)
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(
+        (inst["Shutdown"].as_bool(), inst["Terminating"].as_bool()),
+        (Some(true), Some(false)),
+        "in the recycle bin: {inst}"
+    );
+    let again = ok_json(
+        &sim.url,
+        ours.path(),
+        &["sweep", "--provider", "tencent", "--region", "ap-guangzhou", "--json"],
+    );
+    assert_eq!(
+        (again["orphans"].as_array().unwrap().len(), again["leaving"].as_u64()),
+        (0, Some(1)),
+        "{again}"
+    );
 }

@@ -252,7 +252,10 @@ fn Field(
     also: Option<fn(&mut Inputs)>,
 ) -> impl IntoView {
     let &(_, get, set) = TEXT_FIELDS.iter().find(|f| f.0 == key).expect("a field of Inputs");
-    let error = move || { let l = ctx.lang.get(); ctx.errors.with(|es| es.iter().find(|e| e.field == testid).map(|e| e.text(l).to_string())) };
+    let error = move || {
+        let l = ctx.lang.get();
+        ctx.errors.with(|es| es.iter().find(|e| e.field == testid).map(|e| e.text(l).to_string()))
+    };
     // This field's text alone: typing elsewhere must not touch this input.
     let value = Memo::new(move |_| ctx.inputs.with(|i| get(i).clone()));
     view! {
@@ -291,7 +294,10 @@ fn Choice(
     #[prop(optional)] also: Option<fn(&mut Inputs)>,
 ) -> impl IntoView {
     let &(_, get, set) = TEXT_FIELDS.iter().find(|f| f.0 == key).expect("a field of Inputs");
-    let error = move || { let l = ctx.lang.get(); ctx.errors.with(|es| es.iter().find(|e| e.field == testid).map(|e| e.text(l).to_string())) };
+    let error = move || {
+        let l = ctx.lang.get();
+        ctx.errors.with(|es| es.iter().find(|e| e.field == testid).map(|e| e.text(l).to_string()))
+    };
     let current = Memo::new(move |_| ctx.inputs.with(|i| get(i).clone()));
     view! {
         <label class="field" class:invalid=move || error().is_some()>
@@ -334,7 +340,10 @@ fn JobInputs(ctx: Ctx) -> impl IntoView {
         v
     });
     let methods = Signal::derive(move || {
-        Method::ALL.iter().map(|m| (m.as_str().to_string(), i18n::method_name(*m, lang.get()).to_string())).collect()
+        Method::ALL
+            .iter()
+            .map(|m| (m.as_str().to_string(), i18n::method_name(*m, lang.get()).to_string()))
+            .collect()
     });
     let precisions = Signal::derive(move || {
         let mut v = vec![(String::new(), i18n::AUTO.get(lang.get()).to_string())];
@@ -412,7 +421,12 @@ fn JobInputs(ctx: Ctx) -> impl IntoView {
     }
 }
 
-fn export_context<'a>(ctx: &Ctx, inputs: &'a Inputs, today: &'a str, pool: &'a str) -> spec::ExportContext<'a> {
+fn export_context<'a>(
+    ctx: &Ctx,
+    inputs: &'a Inputs,
+    today: &'a str,
+    pool: &'a str,
+) -> spec::ExportContext<'a> {
     let q = ctx.eval.with_untracked(|e| e.question.as_ref().map(|q| (q.job.tokens, q.job.epochs)));
     let (tokens, epochs) = q.unwrap_or((0.0, 1.0));
     let model = if inputs.model.is_empty() { inputs.params.as_str() } else { inputs.model.as_str() };
@@ -422,7 +436,8 @@ fn export_context<'a>(ctx: &Ctx, inputs: &'a Inputs, today: &'a str, pool: &'a s
 /// The exported spec text for an offer.
 fn spec_text(ctx: &Ctx, offer: &Offer, pool: &str) -> String {
     let today = ctx.today.to_string();
-    ctx.inputs.with_untracked(|i| spec::export(Catalog::shipped(), offer, &export_context(ctx, i, &today, pool)))
+    ctx.inputs
+        .with_untracked(|i| spec::export(Catalog::shipped(), offer, &export_context(ctx, i, &today, pool)))
 }
 
 /// Saves `text` as a file through a temporary object URL.
@@ -444,10 +459,13 @@ fn download(name: &str, text: &str) -> Result<(), JsValue> {
 
 fn export_offer(ctx: &Ctx, offer: &Offer, pool: &str) {
     let text = spec_text(ctx, offer, pool);
-    let name = format!("{}.toml", ctx.inputs.with_untracked(|i| {
-        let model = if i.model.is_empty() { i.params.clone() } else { i.model.clone() };
-        spec::deployment_name(&model, &i.method)
-    }));
+    let name = format!(
+        "{}.toml",
+        ctx.inputs.with_untracked(|i| {
+            let model = if i.model.is_empty() { i.params.clone() } else { i.model.clone() };
+            spec::deployment_name(&model, &i.method)
+        })
+    );
     if let Err(e) = download(&name, &text) {
         web_sys::console::error_2(&"gpuctl: the spec could not be downloaded".into(), &e);
     }
@@ -469,7 +487,11 @@ fn OffersView(ctx: Ctx) -> impl IntoView {
         let all = show_all.get();
         ctx.eval.with(|e| {
             let at = picked_key.with(|k| k.as_ref().and_then(|k| e.rows.iter().position(|r| &r.key == k)));
-            if all { e.rows.len() } else { e.rows.len().min(SHOWN_ROWS.max(at.map_or(0, |i| i + 1))) }
+            if all {
+                e.rows.len()
+            } else {
+                e.rows.len().min(SHOWN_ROWS.max(at.map_or(0, |i| i + 1)))
+            }
         })
     });
     let summary = Memo::new(move |_| ctx.eval.with(|e| (e.errors.is_empty(), e.rows.len())));
@@ -642,9 +664,7 @@ fn OffersView(ctx: Ctx) -> impl IntoView {
 
 /// Whether the `<details>` a toggle event came from is now open.
 fn details_open(ev: &web_sys::Event) -> bool {
-    ev.target()
-        .and_then(|t| t.dyn_into::<web_sys::Element>().ok())
-        .is_some_and(|el| el.has_attribute("open"))
+    ev.target().and_then(|t| t.dyn_into::<web_sys::Element>().ok()).is_some_and(|el| el.has_attribute("open"))
 }
 
 /// Rows and dots are set as HTML (see `html`), so one listener on their container picks the offer
@@ -715,7 +735,9 @@ fn ModesChart(ctx: Ctx, picked: Memo<Option<calc::Row>>) -> impl IntoView {
     let lines = Memo::new(move |_| {
         frame.with(|f| {
             let f = f.as_ref()?;
-            let series = picked.with_untracked(|p| p.as_ref().map(|row| calc::modes_over_days(Catalog::shipped(), row, f.hpd, f.max_days)))?;
+            let series = picked.with_untracked(|p| {
+                p.as_ref().map(|row| calc::modes_over_days(Catalog::shipped(), row, f.hpd, f.max_days))
+            })?;
             let ys = series.iter().flat_map(|(_, pts)| pts.iter().map(|p| p.1));
             let (y0, y1) = ys.fold((f64::INFINITY, 0f64), |(a, b), v| (a.min(v), b.max(v)));
             let y = Scale::log((y0.max(0.01) * 0.8, y1 * 1.25), (H - MB, MT));
@@ -852,7 +874,9 @@ fn TcoView(ctx: Ctx) -> impl IntoView {
         let c = Catalog::shipped();
         c.gpus()
             .iter()
-            .filter(|g| c.instance_types().iter().any(|i| i.gpu == g.id && !c.prices_of(i.provider, &i.id).is_empty()))
+            .filter(|g| {
+                c.instance_types().iter().any(|i| i.gpu == g.id && !c.prices_of(i.provider, &i.id).is_empty())
+            })
             .map(|g| (g.id.clone(), g.name.clone()))
             .collect()
     });
@@ -951,12 +975,26 @@ fn TcoView(ctx: Ctx) -> impl IntoView {
 fn TcoChart(ctx: Ctx, report: gpuctl_core::TcoReport) -> impl IntoView {
     let l = ctx.lang.get_untracked();
     let c = &report.curve;
-    let ymax = c.iter().map(|p| p.self_built_per_year.max(if p.cloud_best_per_year.is_finite() { p.cloud_best_per_year } else { 0.0 })).fold(0.0, f64::max);
+    let ymax = c
+        .iter()
+        .map(|p| {
+            p.self_built_per_year.max(if p.cloud_best_per_year.is_finite() {
+                p.cloud_best_per_year
+            } else {
+                0.0
+            })
+        })
+        .fold(0.0, f64::max);
     let x = Scale::linear((0.0, 1.0), (ML, W - MR));
     let y = Scale::linear((0.0, ymax * 1.1), (H - MB, MT));
-    let own = chart::polyline(&c.iter().map(|p| (x.map(p.utilization), y.map(p.self_built_per_year))).collect::<Vec<_>>());
+    let own = chart::polyline(
+        &c.iter().map(|p| (x.map(p.utilization), y.map(p.self_built_per_year))).collect::<Vec<_>>(),
+    );
     let cloud = chart::polyline(
-        &c.iter().filter(|p| p.cloud_best_per_year.is_finite()).map(|p| (x.map(p.utilization), y.map(p.cloud_best_per_year))).collect::<Vec<_>>(),
+        &c.iter()
+            .filter(|p| p.cloud_best_per_year.is_finite())
+            .map(|p| (x.map(p.utilization), y.map(p.cloud_best_per_year)))
+            .collect::<Vec<_>>(),
     );
     let ux = x.map(report.input.utilization);
     let be = report.break_even_utilization_vs_hourly.map(|u| {

@@ -5,8 +5,9 @@
 //! Every number here comes from gpuctl-core; this module only parses, groups and filters.
 
 use gpuctl_core::{
-    cost_of, parse_count, preset, rank, Assumption, BillingMode, Catalog, Date, FitReport, Infeasible, Job, Method, ModelShape, Offer,
-    Precision, PriceAge, Provider, Question, StagePlan, TcoInput, TcoReport, UnknownName, Usage, Warning, stages, tco,
+    cost_of, parse_count, preset, rank, stages, tco, Assumption, BillingMode, Catalog, Date, FitReport,
+    Infeasible, Job, Method, ModelShape, Offer, Precision, PriceAge, Provider, Question, StagePlan, TcoInput,
+    TcoReport, UnknownName, Usage, Warning,
 };
 
 use crate::i18n::{self, Lang};
@@ -101,7 +102,11 @@ fn number(field: &'static str, text: &str, errors: &mut Vec<FieldError>, what: W
     match parse_count(t) {
         Ok(v) => Some(v),
         Err(_) => {
-            errors.push(FieldError::new(field, format!("'{text}' is not {}", what.0), format!("“{text}”不是有效的{}", what.1)));
+            errors.push(FieldError::new(
+                field,
+                format!("'{text}' is not {}", what.0),
+                format!("“{text}”不是有效的{}", what.1),
+            ));
             None
         }
     }
@@ -118,15 +123,28 @@ pub fn model(inputs: &Inputs, errors: &mut Vec<FieldError>) -> Option<ModelShape
             }
         };
     }
-    match number("params", &inputs.params, errors, ("a parameter count (e.g. 7b, 13B, 350M)", "参数量（如 7b、13B、350M）")) {
+    match number(
+        "params",
+        &inputs.params,
+        errors,
+        ("a parameter count (e.g. 7b, 13B, 350M)", "参数量（如 7b、13B、350M）"),
+    ) {
         Some(p) if p >= 1e6 => Some(ModelShape::from_params(p)),
         Some(_) => {
-            errors.push(FieldError::new("params", "a model has at least 1M parameters (write 7b for 7 billion)", "模型至少有 1M 参数（70 亿写作 7b）"));
+            errors.push(FieldError::new(
+                "params",
+                "a model has at least 1M parameters (write 7b for 7 billion)",
+                "模型至少有 1M 参数（70 亿写作 7b）",
+            ));
             None
         }
         None => {
             if !errors.iter().any(|e| e.field == "params") {
-                errors.push(FieldError::new("params", "give a parameter count (e.g. 7b) or choose a model", "请填写参数量（如 7b）或选择模型"));
+                errors.push(FieldError::new(
+                    "params",
+                    "give a parameter count (e.g. 7b) or choose a model",
+                    "请填写参数量（如 7b）或选择模型",
+                ));
             }
             None
         }
@@ -137,7 +155,8 @@ pub fn model(inputs: &Inputs, errors: &mut Vec<FieldError>) -> Option<ModelShape
 pub fn question(inputs: &Inputs, today: Date) -> Result<Question, Vec<FieldError>> {
     let mut errors = Vec::new();
     let model = model(inputs, &mut errors);
-    let method = Method::parse(&inputs.method).map_err(|e| errors.push(FieldError::unknown("method", &e))).ok();
+    let method =
+        Method::parse(&inputs.method).map_err(|e| errors.push(FieldError::unknown("method", &e))).ok();
     let precision = if inputs.precision.is_empty() {
         None
     } else {
@@ -145,14 +164,31 @@ pub fn question(inputs: &Inputs, today: Date) -> Result<Question, Vec<FieldError
             .map_err(|e| errors.push(FieldError::unknown("precision", &e)))
             .ok()
     };
-    let seq = number("seq", &inputs.seq_len, &mut errors, ("a sequence length (e.g. 2048)", "序列长度（如 2048）"));
-    let tokens = number("tokens", &inputs.tokens, &mut errors, ("a token count (e.g. 50M, 1.5B)", "token 数（如 50M、1.5B）"));
-    let epochs = number("epochs", &inputs.epochs, &mut errors, ("a number of epochs (e.g. 3)", "训练轮数（如 3）"));
+    let seq =
+        number("seq", &inputs.seq_len, &mut errors, ("a sequence length (e.g. 2048)", "序列长度（如 2048）"));
+    let tokens = number(
+        "tokens",
+        &inputs.tokens,
+        &mut errors,
+        ("a token count (e.g. 50M, 1.5B)", "token 数（如 50M、1.5B）"),
+    );
+    let epochs =
+        number("epochs", &inputs.epochs, &mut errors, ("a number of epochs (e.g. 3)", "训练轮数（如 3）"));
     let gpus = number("gpus", &inputs.gpus, &mut errors, ("a GPU count (e.g. 1, 8)", "GPU 数量（如 1、8）"));
-    let hpd = number("hours-per-day", &inputs.hours_per_day, &mut errors, ("hours per day (1–24)", "每天使用小时数（1–24）"));
+    let hpd = number(
+        "hours-per-day",
+        &inputs.hours_per_day,
+        &mut errors,
+        ("hours per day (1–24)", "每天使用小时数（1–24）"),
+    );
     let days = number("days", &inputs.days, &mut errors, ("a number of days", "天数"));
     let deadline = number("deadline", &inputs.deadline_days, &mut errors, ("a number of days", "天数"));
-    let budget = number("budget", &inputs.budget, &mut errors, ("an amount in ¥ (e.g. 5000, 20k)", "金额（¥，如 5000、20k）"));
+    let budget = number(
+        "budget",
+        &inputs.budget,
+        &mut errors,
+        ("an amount in ¥ (e.g. 5000, 20k)", "金额（¥，如 5000、20k）"),
+    );
 
     let mut check = |ok: bool, field: &'static str, en: &str, zh: &str| {
         if !ok {
@@ -160,19 +196,44 @@ pub fn question(inputs: &Inputs, today: Date) -> Result<Question, Vec<FieldError
         }
     };
     if let Some(s) = seq {
-        check((16.0..=1_048_576.0).contains(&s) && s.fract() == 0.0, "seq", "sequence length must be a whole number from 16 to 1M", "序列长度须为 16 到 1M 之间的整数");
+        check(
+            (16.0..=1_048_576.0).contains(&s) && s.fract() == 0.0,
+            "seq",
+            "sequence length must be a whole number from 16 to 1M",
+            "序列长度须为 16 到 1M 之间的整数",
+        );
     }
     if let Some(e) = epochs {
-        check(e > 0.0 && e <= 1000.0, "epochs", "epochs must be more than 0 and at most 1000", "训练轮数须大于 0 且不超过 1000");
+        check(
+            e > 0.0 && e <= 1000.0,
+            "epochs",
+            "epochs must be more than 0 and at most 1000",
+            "训练轮数须大于 0 且不超过 1000",
+        );
     }
     if let Some(g) = gpus {
-        check((1.0..=16.0).contains(&g) && g.fract() == 0.0, "gpus", "GPUs per instance must be a whole number from 1 to 16", "每实例 GPU 数须为 1 到 16 之间的整数");
+        check(
+            (1.0..=16.0).contains(&g) && g.fract() == 0.0,
+            "gpus",
+            "GPUs per instance must be a whole number from 1 to 16",
+            "每实例 GPU 数须为 1 到 16 之间的整数",
+        );
     }
     if let Some(h) = hpd {
-        check(h > 0.0 && h <= 24.0, "hours-per-day", "hours per day must be more than 0 and at most 24", "每天使用小时数须大于 0 且不超过 24");
+        check(
+            h > 0.0 && h <= 24.0,
+            "hours-per-day",
+            "hours per day must be more than 0 and at most 24",
+            "每天使用小时数须大于 0 且不超过 24",
+        );
     }
     if let Some(d) = days {
-        check(d > 0.0 && d <= 3.0 * 365.0, "days", "days must be more than 0 and at most 3 years", "使用天数须大于 0 且不超过 3 年");
+        check(
+            d > 0.0 && d <= 3.0 * 365.0,
+            "days",
+            "days must be more than 0 and at most 3 years",
+            "使用天数须大于 0 且不超过 3 年",
+        );
     }
     if let Some(d) = deadline {
         check(d > 0.0, "deadline", "the deadline must be more than 0 days", "截止期限须大于 0 天");
@@ -227,7 +288,8 @@ pub fn evaluate(catalog: &Catalog, inputs: &Inputs, today: Date) -> Evaluation {
             cny_per_1m_low: offer.cny_per_1m_tokens_low,
             cny_per_1m_high: offer.cny_per_1m_tokens_high,
         };
-        match rows.iter_mut().find(|r| r.best.provider == offer.provider && r.best.instance == offer.instance) {
+        match rows.iter_mut().find(|r| r.best.provider == offer.provider && r.best.instance == offer.instance)
+        {
             Some(row) => {
                 row.modes.push(cell);
                 for w in &offer.warning_codes {
@@ -260,7 +322,12 @@ pub fn evaluate(catalog: &Catalog, inputs: &Inputs, today: Date) -> Evaluation {
 
 /// Cost of each billing mode of `row`'s instance and region against days of use at the question's
 /// hours per day: the data of the "billing modes over days" chart. Per mode: (mode, [(days, ¥)]).
-pub fn modes_over_days(catalog: &Catalog, row: &Row, hours_per_day: f64, max_days: u32) -> Vec<(BillingMode, Vec<(f64, f64)>)> {
+pub fn modes_over_days(
+    catalog: &Catalog,
+    row: &Row,
+    hours_per_day: f64,
+    max_days: u32,
+) -> Vec<(BillingMode, Vec<(f64, f64)>)> {
     let prices = catalog.prices_for(row.best.provider, &row.best.instance, &row.best.region);
     prices
         .iter()
@@ -286,12 +353,20 @@ pub fn tco_input(inputs: &Inputs) -> Result<TcoInput, Vec<FieldError>> {
         match number(field, text, &mut errors, what) {
             Some(v) if v >= min && v <= max => v,
             Some(_) => {
-                errors.push(FieldError::new(field, format!("{}: from {min} to {max}", what.0), format!("{}须在 {min} 到 {max} 之间", what.1)));
+                errors.push(FieldError::new(
+                    field,
+                    format!("{}: from {min} to {max}", what.0),
+                    format!("{}须在 {min} 到 {max} 之间", what.1),
+                ));
                 f64::NAN
             }
             None => {
                 if !errors.iter().any(|e| e.field == field) {
-                    errors.push(FieldError::new(field, format!("give {}", what.0), format!("请填写{}", what.1)));
+                    errors.push(FieldError::new(
+                        field,
+                        format!("give {}", what.0),
+                        format!("请填写{}", what.1),
+                    ));
                 }
                 f64::NAN
             }
@@ -299,14 +374,18 @@ pub fn tco_input(inputs: &Inputs) -> Result<TcoInput, Vec<FieldError>> {
     };
     t.gpus = num("tco-gpus", &inputs.tco_gpus, ("a GPU count", "GPU 数量"), 1.0, 100_000.0) as u32;
     t.card_cny = num("tco-card", &inputs.tco_card, ("a price per card in ¥", "单卡价格（¥）"), 0.0, 1e8);
-    t.server_cny = num("tco-server", &inputs.tco_server, ("a price per server in ¥", "每台服务器价格（¥）"), 0.0, 1e8);
+    t.server_cny =
+        num("tco-server", &inputs.tco_server, ("a price per server in ¥", "每台服务器价格（¥）"), 0.0, 1e8);
     t.network_storage_cny = num("tco-network", &inputs.tco_network, ("a price in ¥", "价格（¥）"), 0.0, 1e10);
-    t.depreciation_years = num("tco-years", &inputs.tco_years, ("years of depreciation", "折旧年限"), 0.5, 15.0);
+    t.depreciation_years =
+        num("tco-years", &inputs.tco_years, ("years of depreciation", "折旧年限"), 0.5, 15.0);
     t.server_kw = num("tco-kw", &inputs.tco_kw, ("kW per server", "每台服务器功率（kW）"), 0.0, 100.0);
     t.pue = num("tco-pue", &inputs.tco_pue, ("a PUE", "PUE"), 1.0, 3.0);
     t.cny_per_kwh = num("tco-kwh", &inputs.tco_kwh, ("a tariff in ¥/kWh", "电价（¥/kWh）"), 0.0, 10.0);
-    t.ops_cny_per_year = num("tco-ops", &inputs.tco_ops, ("ops cost in ¥ per year", "每年运维成本（¥）"), 0.0, 1e9);
-    t.utilization = num("tco-util", &inputs.tco_util, ("a utilization in %", "利用率（%）"), 0.0, 100.0) / 100.0;
+    t.ops_cny_per_year =
+        num("tco-ops", &inputs.tco_ops, ("ops cost in ¥ per year", "每年运维成本（¥）"), 0.0, 1e9);
+    t.utilization =
+        num("tco-util", &inputs.tco_util, ("a utilization in %", "利用率（%）"), 0.0, 100.0) / 100.0;
     if errors.is_empty() {
         Ok(t)
     } else {
@@ -370,9 +449,27 @@ mod tests {
         };
         check(with(|i| i.tokens = "lots".into()), &["tokens"]);
         check(with(|i| i.method = "lorra".into()), &["method"]);
-        check(with(|i| { i.model = String::new(); i.params = String::new() }), &["params"]);
-        check(with(|i| { i.model = String::new(); i.params = "7".into() }), &["params"]);
-        check(with(|i| { i.hours_per_day = "25".into(); i.gpus = "1.5".into() }), &["gpus", "hours-per-day"]);
+        check(
+            with(|i| {
+                i.model = String::new();
+                i.params = String::new()
+            }),
+            &["params"],
+        );
+        check(
+            with(|i| {
+                i.model = String::new();
+                i.params = "7".into()
+            }),
+            &["params"],
+        );
+        check(
+            with(|i| {
+                i.hours_per_day = "25".into();
+                i.gpus = "1.5".into()
+            }),
+            &["gpus", "hours-per-day"],
+        );
         check(with(|i| i.providers = vec!["aws".into()]), &["providers"]);
         let e = question(&with(|i| i.method = "lorra".into()), today()).unwrap_err();
         assert!(e[0].message.contains("lora"), "suggests the closest name: {}", e[0].message);
@@ -382,11 +479,28 @@ mod tests {
     #[test]
     fn field_errors_in_chinese() {
         let bad = [
-            with(|i| { i.tokens = "lots".into(); i.seq_len = "8".into(); i.epochs = "0".into(); i.days = "x".into() }),
-            with(|i| { i.method = "lorra".into(); i.precision = "fp12".into(); i.budget = "much".into() }),
-            with(|i| { i.model = String::new(); i.params = "7".into(); i.deadline_days = "0".into() }),
-            with(|i| { i.hours_per_day = "25".into(); i.gpus = "1.5".into(); i.providers = vec!["aws".into()] }),
-            with(|i| { i.model = "qwen-9000".into() }),
+            with(|i| {
+                i.tokens = "lots".into();
+                i.seq_len = "8".into();
+                i.epochs = "0".into();
+                i.days = "x".into()
+            }),
+            with(|i| {
+                i.method = "lorra".into();
+                i.precision = "fp12".into();
+                i.budget = "much".into()
+            }),
+            with(|i| {
+                i.model = String::new();
+                i.params = "7".into();
+                i.deadline_days = "0".into()
+            }),
+            with(|i| {
+                i.hours_per_day = "25".into();
+                i.gpus = "1.5".into();
+                i.providers = vec!["aws".into()]
+            }),
+            with(|i| i.model = "qwen-9000".into()),
         ];
         let mut seen = 0;
         for inputs in &bad {
@@ -403,7 +517,8 @@ mod tests {
         assert!(seen >= 12, "{seen} errors");
         let e = question(&with(|i| i.method = "lorra".into()), today()).unwrap_err();
         assert_eq!(e[0].text(Lang::Zh), "未知的方法“lorra”，是否想输入：lora、qlora4、qlora8？");
-        let t = tco_input(&Inputs { tco_pue: "9".into(), tco_util: String::new(), ..Inputs::default() }).unwrap_err();
+        let t = tco_input(&Inputs { tco_pue: "9".into(), tco_util: String::new(), ..Inputs::default() })
+            .unwrap_err();
         assert_eq!(t[0].text(Lang::Zh), "PUE须在 1 到 3 之间");
         assert_eq!(t[1].text(Lang::Zh), "请填写利用率（%）");
     }
@@ -452,7 +567,11 @@ mod tests {
     fn tco_inputs() {
         let t = tco_input(&Inputs::default()).unwrap();
         assert_eq!(t, TcoInput::default(), "the page's defaults are the engine's");
-        let errs = tco_input(&with(|i| { i.tco_pue = "0.5".into(); i.tco_util = "x".into() })).unwrap_err();
+        let errs = tco_input(&with(|i| {
+            i.tco_pue = "0.5".into();
+            i.tco_util = "x".into()
+        }))
+        .unwrap_err();
         assert_eq!(errs.iter().map(|e| e.field).collect::<Vec<_>>(), ["tco-pue", "tco-util"]);
         let e = evaluate_tco(Catalog::shipped(), &with(|i| i.tco_gpu = "a100-sxm4-80".into())).unwrap_err();
         assert!(e[0].message.contains("a100-sxm4-80g"), "{}", e[0].message);

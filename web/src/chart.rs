@@ -97,7 +97,8 @@ fn widen((lo, hi): (f64, f64)) -> (f64, f64) {
 /// Indices of the points no other point beats on both axes (lower x AND lower y): the offers that
 /// are cheapest for their speed. Sorted by x. Ties on x keep the lowest y only.
 pub fn frontier(points: &[(f64, f64)]) -> Vec<usize> {
-    let mut order: Vec<usize> = (0..points.len()).filter(|&i| points[i].0.is_finite() && points[i].1.is_finite()).collect();
+    let mut order: Vec<usize> =
+        (0..points.len()).filter(|&i| points[i].0.is_finite() && points[i].1.is_finite()).collect();
     order.sort_by(|&a, &b| points[a].0.total_cmp(&points[b].0).then(points[a].1.total_cmp(&points[b].1)));
     let mut out = Vec::new();
     let mut best_y = f64::INFINITY;
@@ -155,7 +156,13 @@ pub fn simplify(points: &[(f64, f64)], tolerance: f64) -> Vec<(f64, f64)> {
 
 /// A short axis label: `1200` → `1.2k`, `3000000` → `3M`, `0.5` → `0.5`.
 pub fn tick_label(v: f64) -> String {
-    let trim = |s: String| if s.contains('.') { s.trim_end_matches('0').trim_end_matches('.').to_string() } else { s };
+    let trim = |s: String| {
+        if s.contains('.') {
+            s.trim_end_matches('0').trim_end_matches('.').to_string()
+        } else {
+            s
+        }
+    };
     let a = v.abs();
     if a >= 1e6 {
         format!("{}M", trim(format!("{:.1}", v / 1e6)))
@@ -197,7 +204,10 @@ mod tests {
 
     #[test]
     fn ticks_are_nice() {
-        assert_eq!(Scale::linear((0.0, 100.0), (0.0, 1.0)).ticks(5), vec![0.0, 20.0, 40.0, 60.0, 80.0, 100.0]);
+        assert_eq!(
+            Scale::linear((0.0, 100.0), (0.0, 1.0)).ticks(5),
+            vec![0.0, 20.0, 40.0, 60.0, 80.0, 100.0]
+        );
         assert_eq!(Scale::linear((3.0, 17.0), (0.0, 1.0)).ticks(3), vec![5.0, 10.0, 15.0]);
         assert_eq!(Scale::log((1.0, 1000.0), (0.0, 1.0)).ticks(5), vec![1.0, 10.0, 100.0, 1000.0]);
         assert_eq!(Scale::log((3.0, 40.0), (0.0, 1.0)).ticks(5), vec![5.0, 10.0, 20.0]);
@@ -207,7 +217,8 @@ mod tests {
 
     #[test]
     fn simplified_lines_keep_their_shape() {
-        let check = |pts: &[(f64, f64)], expected: &[(f64, f64)]| assert_eq!(simplify(pts, 0.1), expected, "{pts:?}");
+        let check =
+            |pts: &[(f64, f64)], expected: &[(f64, f64)]| assert_eq!(simplify(pts, 0.1), expected, "{pts:?}");
         check(&[], &[]);
         check(&[(1.0, 1.0)], &[(1.0, 1.0)]);
         // a straight line of 400 points: its ends

@@ -125,7 +125,8 @@ mod tests {
 
     #[test]
     fn cny_per_language() {
-        let check = |lang, amount, expected: &str| assert_eq!(cny(lang, amount), expected, "{lang:?} {amount}");
+        let check =
+            |lang, amount, expected: &str| assert_eq!(cny(lang, amount), expected, "{lang:?} {amount}");
         check(Lang::En, 0.0, "CN¥0.00");
         check(Lang::En, 9.74, "CN¥9.74");
         check(Lang::En, 999.994, "CN¥999.99");

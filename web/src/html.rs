@@ -68,9 +68,11 @@ pub fn offer_rows(rows: &[Row], lang: Lang, picked: Option<&str>) -> String {
         );
         for (name, gb) in calc::memory_parts(&o.fit) {
             let w = (gb / cap * 100.0).clamp(0.0, 100.0);
-            let _ = write!(h, r#"<i class="mem-{name}" style="width:{w:.1}%" title="{name}: {gb:.1} GB"></i>"#);
+            let _ =
+                write!(h, r#"<i class="mem-{name}" style="width:{w:.1}%" title="{name}: {gb:.1} GB"></i>"#);
         }
-        let _ = write!(h, "</div></td><td>{}</td>", esc(&format::hours_range(lang, o.hours_low, o.hours_high)));
+        let _ =
+            write!(h, "</div></td><td>{}</td>", esc(&format::hours_range(lang, o.hours_low, o.hours_high)));
         for m in BillingMode::ALL {
             match row.modes.iter().find(|c| c.mode == m) {
                 Some(c) if m == row.cheapest() => {
@@ -96,7 +98,8 @@ pub fn offer_rows(rows: &[Row], lang: Lang, picked: Option<&str>) -> String {
             }
         }
         let per_1m = o.cny_per_1m_tokens_high.map_or_else(|| "—".to_string(), |v| format::cny(lang, v));
-        let derivation = if p.derivation.is_empty() { String::new() } else { format!(" · {}", p.derivation) };
+        let derivation =
+            if p.derivation.is_empty() { String::new() } else { format!(" · {}", p.derivation) };
         let _ = write!(
             h,
             r#"<td class="num">{per_1m}</td><td title="{src}"><span>{per_hour}</span><br><small class="muted">{as_of} · {age} {days_old}</small></td><td class="warn small">"#,
@@ -123,12 +126,26 @@ pub fn offer_rows(rows: &[Row], lang: Lang, picked: Option<&str>) -> String {
 }
 
 /// The cost-vs-time dots (SVG `<circle>`s with a `<title>` each); frontier and chosen ones marked.
-pub fn cost_time_dots(rows: &[Row], pts: &[(f64, f64)], front: &[usize], x: Scale, y: Scale, lang: Lang, picked: Option<&str>) -> String {
+pub fn cost_time_dots(
+    rows: &[Row],
+    pts: &[(f64, f64)],
+    front: &[usize],
+    x: Scale,
+    y: Scale,
+    lang: Lang,
+    picked: Option<&str>,
+) -> String {
     let mut h = String::with_capacity(rows.len() * 220);
     for (i, r) in rows.iter().enumerate() {
         let on_front = front.contains(&i);
         let is_picked = picked == Some(r.key.as_str());
-        let radius = if is_picked { 7.0 } else if on_front { 5.0 } else { 3.5 };
+        let radius = if is_picked {
+            7.0
+        } else if on_front {
+            5.0
+        } else {
+            3.5
+        };
         let title = format!(
             "{} {} · {} · {} · {}",
             i18n::provider_name(r.best.provider, lang),
@@ -206,7 +223,8 @@ pub fn cost_time_svg(rows: &[Row], lang: Lang, picked: Option<&str>) -> String {
     let x = Scale::log((x0 * 0.8, x1 * 1.25), (ML, W - MR));
     let y = Scale::log((y0 * 0.8, y1 * 1.25), (H - MB, MT));
     let front = chart::frontier(&pts);
-    let line = chart::polyline(&front.iter().map(|&i| (x.map(pts[i].0), y.map(pts[i].1))).collect::<Vec<_>>());
+    let line =
+        chart::polyline(&front.iter().map(|&i| (x.map(pts[i].0), y.map(pts[i].1))).collect::<Vec<_>>());
     let mut h = axes(x, y, i18n::AXIS_HOURS.get(lang), i18n::AXIS_COST.get(lang), chart::tick_label);
     let _ = write!(h, r#"<path class="frontier" d="{line}"></path><g>"#);
     h.push_str(&cost_time_dots(rows, &pts, &front, x, y, lang, picked));
@@ -240,7 +258,10 @@ mod tests {
 
     #[test]
     fn escaping() {
-        assert_eq!(esc(r#"<script>alert("x&y")</script>'"#), "&lt;script&gt;alert(&quot;x&amp;y&quot;)&lt;/script&gt;&#39;");
+        assert_eq!(
+            esc(r#"<script>alert("x&y")</script>'"#),
+            "&lt;script&gt;alert(&quot;x&amp;y&quot;)&lt;/script&gt;&#39;"
+        );
         assert_eq!(esc("¥ 腾讯云"), "¥ 腾讯云");
     }
 

@@ -261,11 +261,17 @@ fn mfu_basis(basis: &str, lang: Lang) -> String {
         return basis.to_string();
     }
     match basis {
-        "full fine-tune across PCIe-only GPUs: communication-bound" => "仅 PCIe 互联的多卡全量微调：受通信限制",
-        "full fine-tune with FSDP/ZeRO on one GPU or over NVLink" => "单卡或 NVLink 互联、FSDP/ZeRO 的全量微调",
+        "full fine-tune across PCIe-only GPUs: communication-bound" => {
+            "仅 PCIe 互联的多卡全量微调：受通信限制"
+        }
+        "full fine-tune with FSDP/ZeRO on one GPU or over NVLink" => {
+            "单卡或 NVLink 互联、FSDP/ZeRO 的全量微调"
+        }
         "LoRA-style with HF PEFT + FlashAttention-2" => "LoRA 类微调，HF PEFT + FlashAttention-2",
         "QLoRA: dequantization overhead" => "QLoRA：反量化开销",
-        "decode reads all weights per step; share of peak memory bandwidth achieved" => "解码每步读取全部权重；按实际达到的峰值显存带宽比例计",
+        "decode reads all weights per step; share of peak memory bandwidth achieved" => {
+            "解码每步读取全部权重；按实际达到的峰值显存带宽比例计"
+        }
         "FP16 without FlashAttention-2 (T4/V100 class)" => "FP16、无 FlashAttention-2（T4/V100 一类）",
         // A band added to the engine later: its own words rather than nothing.
         other => other,
@@ -355,8 +361,8 @@ pub fn assumption(a: &gpuctl_core::Assumption, lang: Lang) -> String {
 /// Why an offer cannot run the job (by its stable code) in the page's language. Amounts follow the
 /// language's CNY conventions in both languages; the rest of the English is the engine's own text.
 pub fn reason(r: &gpuctl_core::Reason, lang: Lang) -> String {
-    use gpuctl_core::Reason::*;
     use crate::format::cny;
+    use gpuctl_core::Reason::*;
     match (r, lang) {
         (OverBudget { cost_high, budget }, Lang::En) => {
             format!("over budget: {} (high estimate) > {}", cny(lang, *cost_high), cny(lang, *budget))
@@ -366,7 +372,9 @@ pub fn reason(r: &gpuctl_core::Reason, lang: Lang) -> String {
             verdict(&gpuctl_core::Verdict::DoesNotFit { need_gb: *need_gb, vram_gb: *vram_gb }, lang)
         }
         // The catalog's note on why is English data; the code itself says what it means.
-        (UnsuitableForTraining { gpu, .. }, Lang::Zh) => format!("{gpu} 不适合训练：无法高效进行 FP16/混合精度训练"),
+        (UnsuitableForTraining { gpu, .. }, Lang::Zh) => {
+            format!("{gpu} 不适合训练：无法高效进行 FP16/混合精度训练")
+        }
         (Incompatible { message }, Lang::Zh) => format!("软件不兼容：{message}"),
         (MissesDeadline { wall_hours, deadline_hours }, Lang::Zh) => {
             format!("赶不上截止期限：需 {wall_hours:.0} 小时日历时间（高估）> {deadline_hours:.0} 小时")
@@ -384,7 +392,10 @@ pub fn verdict(v: &gpuctl_core::Verdict, lang: Lang) -> String {
     match (v, lang) {
         (_, Lang::En) => v.to_string(),
         (Fits { need_gb, vram_gb }, Lang::Zh) => {
-            format!("每张 GPU 需要 {need_gb:.1} GB，有 {vram_gb:.0} GB：放得下（剩余 {:.1} GB）", vram_gb - need_gb)
+            format!(
+                "每张 GPU 需要 {need_gb:.1} GB，有 {vram_gb:.0} GB：放得下（剩余 {:.1} GB）",
+                vram_gb - need_gb
+            )
         }
         (DoesNotFit { need_gb, vram_gb }, Lang::Zh) => {
             format!("每张 GPU 需要 {need_gb:.1} GB，只有 {vram_gb:.0} GB：放不下")
@@ -411,7 +422,9 @@ mod tests {
 
     #[test]
     fn browser_language_picks_first_spoken() {
-        let check = |prefs: &[&str], expected| assert_eq!(Lang::from_browser(prefs.iter().copied()), expected, "{prefs:?}");
+        let check = |prefs: &[&str], expected| {
+            assert_eq!(Lang::from_browser(prefs.iter().copied()), expected, "{prefs:?}")
+        };
         check(&["zh-CN", "en-US"], Lang::Zh);
         check(&["en-GB", "zh"], Lang::En);
         check(&["fr-FR", "zh-Hans-CN"], Lang::Zh);
@@ -436,7 +449,12 @@ mod tests {
             NoBf16 { gpu: "NVIDIA T4".into() },
             VllmComputeCapability,
             NoTokensOrHours,
-            FullFineTuneMemory { bytes_per_param: 16.0, gb: 121.9, model: "qwen2.5-7b".into(), params: 7.62e9 },
+            FullFineTuneMemory {
+                bytes_per_param: 16.0,
+                gb: 121.9,
+                model: "qwen2.5-7b".into(),
+                params: 7.62e9,
+            },
             NoOfferFits,
             NoCloudPrice { gpu: "h800".into() },
             EstimatedCloudPrices,
@@ -457,8 +475,26 @@ mod tests {
     fn assert_chinese(zh: &str) {
         assert!(zh.chars().any(|c| ('\u{4e00}'..='\u{9fff}').contains(&c)), "{zh}");
         for english in [
-            "price", "spot", "the ", " of ", "needs", "estimate", "fit", "budget", "deadline", "days", "weights",
-            "layers", "params", "memory", " per ", "inference", "server", "unsuitable", "training", "as of",
+            "price",
+            "spot",
+            "the ",
+            " of ",
+            "needs",
+            "estimate",
+            "fit",
+            "budget",
+            "deadline",
+            "days",
+            "weights",
+            "layers",
+            "params",
+            "memory",
+            " per ",
+            "inference",
+            "server",
+            "unsuitable",
+            "training",
+            "as of",
         ] {
             assert!(!zh.to_lowercase().contains(english), "{english:?} in {zh}");
         }
@@ -476,14 +512,26 @@ mod tests {
             Adapters { method: Method::Lora, lora_rank: 8, adapter_params: 20e6 },
             Adapters { method: Method::Qlora8, lora_rank: 8, adapter_params: 20e6 },
             Adapters { method: Method::Qlora4, lora_rank: 8, adapter_params: 20e6 },
-            InferenceMemory { precision: Precision::Int4, bytes_per_param: 0.515875, seq_len: 2048, batch: 4, devices: 2 },
+            InferenceMemory {
+                precision: Precision::Int4,
+                bytes_per_param: 0.515875,
+                seq_len: 2048,
+                batch: 4,
+                devices: 2,
+            },
             Activations { seq_len: 2048, micro_batch: 1, checkpointing: true },
             Activations { seq_len: 2048, micro_batch: 1, checkpointing: false },
             FlashAttention,
             NoFlashAttention,
             DataParallel { devices: 8, zero_stage: 2 },
             Overhead { context_gb: 1.0, fragmentation_pct: 10.0 },
-            InferenceDecode { precision: Precision::Bf16, low_pct: 40.0, high_pct: 70.0, mem_bw_gbps: 600.0, batch: 1 },
+            InferenceDecode {
+                precision: Precision::Bf16,
+                low_pct: 40.0,
+                high_pct: 70.0,
+                mem_bw_gbps: 600.0,
+                batch: 1,
+            },
             Flops6,
             Flops4,
             AscendMfu,
@@ -550,7 +598,10 @@ mod tests {
             today: Date::constant(2026, 11, 30),
             overlaid: false,
         };
-        assert_eq!(price_age(&age, Lang::Zh), "价格日期 2026-06-15 … 2026-11-20（到 2026-11-30 已有 10–168 天）");
+        assert_eq!(
+            price_age(&age, Lang::Zh),
+            "价格日期 2026-06-15 … 2026-11-20（到 2026-11-30 已有 10–168 天）"
+        );
         assert_eq!(price_age(&age, Lang::En), age.to_string());
         assert_chinese(&price_age(&PriceAge::NoPrices, Lang::Zh));
     }

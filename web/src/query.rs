@@ -183,7 +183,8 @@ impl Inputs {
                 "lang" => inputs.lang = Lang::from_code(&value),
                 "tab" => inputs.tab = Tab::from_code(&value).unwrap_or(Tab::Offers),
                 "providers" => {
-                    inputs.providers = value.split(',').map(str::trim).filter(|s| !s.is_empty()).map(String::from).collect()
+                    inputs.providers =
+                        value.split(',').map(str::trim).filter(|s| !s.is_empty()).map(String::from).collect()
                 }
                 _ => {
                     if let Some((_, _, set)) = TEXT_FIELDS.iter().find(|(k, _, _)| *k == key) {
@@ -232,7 +233,9 @@ mod tests {
     #[test]
     fn bad_links_still_open() {
         let check = |q: &str, f: fn(&Inputs) -> bool| assert!(f(&Inputs::from_query(q)), "{q}");
-        check("tab=nope&lang=fr&zzz=1&&=&tokens", |i| i.tab == Tab::Offers && i.lang.is_none() && i.tokens.is_empty());
+        check("tab=nope&lang=fr&zzz=1&&=&tokens", |i| {
+            i.tab == Tab::Offers && i.lang.is_none() && i.tokens.is_empty()
+        });
         check("tokens=%FF%FE", |i| i.tokens == "50M"); // not UTF-8: ignored
         check("tokens=50+M", |i| i.tokens == "50 M");
         check("providers=,tencent,,", |i| i.providers == ["tencent"]);

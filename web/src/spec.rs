@@ -53,9 +53,15 @@ pub fn deployment_name(model: &str, method: &str) -> String {
 /// Public Ubuntu 22.04 images as in infra/stage*.toml (ids vary by account and region: check).
 fn image(provider: Provider) -> (&'static str, &'static str) {
     match provider {
-        Provider::Tencent => ("img-pi0ii46r", "Ubuntu Server 22.04 LTS 64-bit public image; check the id in your region"),
-        Provider::Alibaba => ("ubuntu_22_04_x64_20G_alibase_20240926.vhd", "public image; check DescribeImages in your region"),
-        Provider::JdCloud => ("img-replace-me", "PLACEHOLDER: put a JD Cloud image id (describeImages) before provisioning"),
+        Provider::Tencent => {
+            ("img-pi0ii46r", "Ubuntu Server 22.04 LTS 64-bit public image; check the id in your region")
+        }
+        Provider::Alibaba => {
+            ("ubuntu_22_04_x64_20G_alibase_20240926.vhd", "public image; check DescribeImages in your region")
+        }
+        Provider::JdCloud => {
+            ("img-replace-me", "PLACEHOLDER: put a JD Cloud image id (describeImages) before provisioning")
+        }
     }
 }
 
@@ -202,7 +208,14 @@ mod tests {
             inputs.method = "qlora4".into();
             let ev = evaluate(catalog, &inputs, today);
             let row = ev.rows.first().unwrap_or_else(|| panic!("{provider} has an offer"));
-            let ctx = ExportContext { model: "qwen2.5-7b", method: "qlora4", tokens: 50e6, epochs: 3.0, today: "2026-11-30", pool: "tune" };
+            let ctx = ExportContext {
+                model: "qwen2.5-7b",
+                method: "qlora4",
+                tokens: 50e6,
+                epochs: 3.0,
+                today: "2026-11-30",
+                pool: "tune",
+            };
             let text = export(catalog, &row.best, &ctx);
             let spec = gpuctl_provision::spec::parse("export.toml", &text, None, &Default::default())
                 .unwrap_or_else(|e| panic!("{provider}: {e}\n{text}"));

@@ -36,15 +36,21 @@ fn scenarios() -> serde_json::Value {
         ),
         (
             "qwen2.5-7b full 1B tokens, deadline 7 days",
-            q(preset("qwen2.5-7b").unwrap(), Method::Full, 1e9, 1.0, &|q| q.deadline_hours = Some(7.0 * 24.0)),
+            q(preset("qwen2.5-7b").unwrap(), Method::Full, 1e9, 1.0, &|q| {
+                q.deadline_hours = Some(7.0 * 24.0)
+            }),
         ),
         (
             "qwen2.5-7b inference 24 h/day for 30 days",
-            q(preset("qwen2.5-7b").unwrap(), Method::Inference, 0.0, 1.0, &|q| q.usage = Usage::daily(24.0, 30.0)),
+            q(preset("qwen2.5-7b").unwrap(), Method::Inference, 0.0, 1.0, &|q| {
+                q.usage = Usage::daily(24.0, 30.0)
+            }),
         ),
         (
             "bert-base full 100M x2 on Alibaba only",
-            q(preset("bert-base").unwrap(), Method::Full, 100e6, 2.0, &|q| q.providers = vec![Provider::Alibaba]),
+            q(preset("bert-base").unwrap(), Method::Full, 100e6, 2.0, &|q| {
+                q.providers = vec![Provider::Alibaba]
+            }),
         ),
     ];
     let catalog = Catalog::shipped();
@@ -63,7 +69,11 @@ fn scenarios() -> serde_json::Value {
                     .map(|o| {
                         serde_json::json!([
                             format!("{}/{}/{}/{}", o.provider, o.instance, o.region, o.mode),
-                            o.fit.need_gb, o.time.hours_low, o.time.hours_high, o.cost_low, o.cost_high,
+                            o.fit.need_gb,
+                            o.time.hours_low,
+                            o.time.hours_high,
+                            o.cost_low,
+                            o.cost_high,
                             o.cny_per_1m_tokens_high
                         ])
                     })

@@ -9,7 +9,11 @@ mod cmd;
 mod output;
 
 #[derive(Parser)]
-#[command(name = "gpuctl", version, about = "Rent GPUs on Tencent, Alibaba and JD Cloud at the lowest cost for the job")]
+#[command(
+    name = "gpuctl",
+    version,
+    about = "Rent GPUs on Tencent, Alibaba and JD Cloud at the lowest cost for the job"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -80,7 +84,11 @@ fn init_logging() {
     if let Ok(filter) = tracing_subscriber::EnvFilter::try_from_env("GPUCTL_LOG") {
         use std::io::IsTerminal;
         let ansi = std::io::stderr().is_terminal();
-        let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_ansi(ansi).try_init();
+        let _ = tracing_subscriber::fmt()
+            .with_env_filter(filter)
+            .with_writer(std::io::stderr)
+            .with_ansi(ansi)
+            .try_init();
     }
 }
 

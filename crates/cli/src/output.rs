@@ -68,9 +68,7 @@ pub fn hours(h: f64) -> String {
 /// Today's date: `GPUCTL_TODAY` if set, else the local calendar date.
 pub fn today() -> Result<Date, CliError> {
     match std::env::var(TODAY_ENV) {
-        Ok(s) => {
-            gpuctl_core::parse_date(&s).map_err(|e| CliError::usage(format!("{TODAY_ENV}: {e}")))
-        }
+        Ok(s) => gpuctl_core::parse_date(&s).map_err(|e| CliError::usage(format!("{TODAY_ENV}: {e}"))),
         Err(_) => Ok(jiff::Zoned::now().date()),
     }
 }
@@ -100,9 +98,8 @@ pub fn load_catalog(overlay: Option<&Path>) -> Result<Catalog, CliError> {
             None => return Ok(Catalog::shipped().clone()),
         },
     };
-    let text = std::fs::read_to_string(&path).map_err(|e| {
-        CliError::usage(format!("cannot read price overlay {}: {e}", path.display()))
-    })?;
+    let text = std::fs::read_to_string(&path)
+        .map_err(|e| CliError::usage(format!("cannot read price overlay {}: {e}", path.display())))?;
     Catalog::shipped()
         .with_overlay(&path.display().to_string(), &text)
         .map_err(|e| CliError::usage(e.to_string()))

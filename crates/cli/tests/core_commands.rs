@@ -5,9 +5,7 @@ use std::process::{Command, Output};
 
 fn gpuctl(args: &[&str], env: &[(&str, &str)]) -> Output {
     let mut c = Command::new(env!("CARGO_BIN_EXE_gpuctl"));
-    c.args(args)
-        .env("GPUCTL_TODAY", "2026-11-30")
-        .env_remove("GPUCTL_PRICE_OVERLAY");
+    c.args(args).env("GPUCTL_TODAY", "2026-11-30").env_remove("GPUCTL_PRICE_OVERLAY");
     for (k, v) in env {
         c.env(k, v);
     }
@@ -24,8 +22,7 @@ fn stderr(o: &Output) -> String {
 fn json(args: &[&str]) -> serde_json::Value {
     let o = gpuctl(args, &[]);
     assert!(o.status.success(), "{args:?}: {}", stderr(&o));
-    serde_json::from_slice(&o.stdout)
-        .unwrap_or_else(|e| panic!("{args:?}: not JSON ({e}): {}", stdout(&o)))
+    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{args:?}: not JSON ({e}): {}", stdout(&o)))
 }
 
 fn overlay_file(name: &str, text: &str) -> PathBuf {
@@ -37,17 +34,7 @@ fn overlay_file(name: &str, text: &str) -> PathBuf {
 #[test]
 fn estimate_table_ranks_offers_with_breakdown_and_price_age() {
     let o = gpuctl(
-        &[
-            "estimate",
-            "--model",
-            "qwen2.5-7b",
-            "--method",
-            "qlora4",
-            "--tokens",
-            "50M",
-            "--epochs",
-            "3",
-        ],
+        &["estimate", "--model", "qwen2.5-7b", "--method", "qlora4", "--tokens", "50M", "--epochs", "3"],
         &[],
     );
     assert!(o.status.success(), "{}", stderr(&o));
@@ -84,10 +71,7 @@ fn estimate_json_is_sorted_and_complete() {
     assert_eq!(v["today"], "2026-11-30");
     let offers = v["ranking"]["offers"].as_array().unwrap();
     assert!(offers.len() > 20);
-    let costs: Vec<f64> = offers
-        .iter()
-        .map(|o| o["cost_high"].as_f64().unwrap())
-        .collect();
+    let costs: Vec<f64> = offers.iter().map(|o| o["cost_high"].as_f64().unwrap()).collect();
     assert!(costs.windows(2).all(|w| w[0] <= w[1]));
     let first = &offers[0];
     for key in [
@@ -114,10 +98,7 @@ fn estimate_json_is_sorted_and_complete() {
 #[test]
 fn full_7b_on_one_24gb_card_does_not_fit() {
     let o = gpuctl(
-        &[
-            "estimate", "--params", "7b", "--method", "full", "--gpu", "a10", "--gpus", "1",
-            "--tokens", "1M",
-        ],
+        &["estimate", "--params", "7b", "--method", "full", "--gpu", "a10", "--gpus", "1", "--tokens", "1M"],
         &[],
     );
     assert_eq!(o.status.code(), Some(1), "no offer → exit 1");
@@ -129,26 +110,14 @@ fn full_7b_on_one_24gb_card_does_not_fit() {
 #[test]
 fn typos_get_closest_names_and_exit_2() {
     for (args, want) in [
-        (
-            vec!["estimate", "--model", "qwen-7b"],
-            "unknown model 'qwen-7b'; did you mean qwen2.5-7b",
-        ),
+        (vec!["estimate", "--model", "qwen-7b"], "unknown model 'qwen-7b'; did you mean qwen2.5-7b"),
         (
             vec!["estimate", "--model", "llama-2-7b", "--method", "qlora5"],
             "unknown method 'qlora5'; did you mean",
         ),
-        (
-            vec!["estimate", "--params", "7b", "--gpu", "a1O"],
-            "unknown GPU 'a1O'; did you mean a10",
-        ),
-        (
-            vec!["estimate", "--params", "7b", "--tokens", "lots"],
-            "--tokens: 'lots' is not a count",
-        ),
-        (
-            vec!["catalog", "--provider", "tencnet"],
-            "did you mean tencent",
-        ),
+        (vec!["estimate", "--params", "7b", "--gpu", "a1O"], "unknown GPU 'a1O'; did you mean a10"),
+        (vec!["estimate", "--params", "7b", "--tokens", "lots"], "--tokens: 'lots' is not a count"),
+        (vec!["catalog", "--provider", "tencnet"], "did you mean tencent"),
         (vec!["tco", "--gpu", "h8000"], "did you mean h800"),
     ] {
         let o = gpuctl(&args, &[]);
@@ -162,26 +131,15 @@ fn catalog_table_and_json() {
     let o = gpuctl(&["catalog", "--provider", "alibaba", "--gpu", "a10"], &[]);
     assert!(o.status.success());
     let out = stdout(&o);
-    assert!(
-        out.contains("gn7i-c8g1.2xlarge") && out.contains("¥9.74") && out.contains("~¥1,403"),
-        "{out}"
-    );
+    assert!(out.contains("gn7i-c8g1.2xlarge") && out.contains("¥9.74") && out.contains("~¥1,403"), "{out}");
     assert!(!out.contains("tencent"));
     let v = json(&["catalog", "--min-vram", "80", "--json"]);
     let rows = v["instance_types"].as_array().unwrap();
     assert!(!rows.is_empty());
-    assert!(rows
-        .iter()
-        .all(|r| r["vram_gb_per_gpu"].as_f64().unwrap() >= 80.0));
-    assert!(rows
-        .iter()
-        .all(|r| !r["prices"].as_array().unwrap().is_empty()));
+    assert!(rows.iter().all(|r| r["vram_gb_per_gpu"].as_f64().unwrap() >= 80.0));
+    assert!(rows.iter().all(|r| !r["prices"].as_array().unwrap().is_empty()));
     let gpus = json(&["catalog", "gpus", "--json"]);
-    assert!(gpus
-        .as_array()
-        .unwrap()
-        .iter()
-        .any(|g| g["id"] == "p4" && g["fp16_training"] == false));
+    assert!(gpus.as_array().unwrap().iter().any(|g| g["id"] == "p4" && g["fp16_training"] == false));
 }
 
 #[test]
@@ -191,15 +149,7 @@ fn overlay_prices_win_from_flag_or_env_and_errors_point_at_the_line() {
         "schema_version = 1\n[[price]]\nprovider = \"alibaba\"\ninstance = \"gn7i-c8g1.2xlarge\"\nregion = \"cn-shanghai\"\nmode = \"hourly\"\ncny = 6.5\nas_of = \"2026-11-25\"\nsource = \"our contract\"\nconfidence = \"user\"\n",
     );
     let o = gpuctl(
-        &[
-            "catalog",
-            "--gpu",
-            "a10",
-            "--provider",
-            "alibaba",
-            "--overlay",
-            good.to_str().unwrap(),
-        ],
+        &["catalog", "--gpu", "a10", "--provider", "alibaba", "--overlay", good.to_str().unwrap()],
         &[],
     );
     assert!(stdout(&o).contains("!¥6.50"), "{}", stdout(&o));
@@ -215,11 +165,7 @@ fn overlay_prices_win_from_flag_or_env_and_errors_point_at_the_line() {
     );
     let o = gpuctl(&["catalog", "--overlay", bad.to_str().unwrap()], &[]);
     assert_eq!(o.status.code(), Some(2));
-    assert!(
-        stderr(&o).contains("overlay-bad.toml:4:7"),
-        "{}",
-        stderr(&o)
-    );
+    assert!(stderr(&o).contains("overlay-bad.toml:4:7"), "{}", stderr(&o));
 }
 
 #[test]
@@ -227,16 +173,7 @@ fn tco_table_and_json() {
     let o = gpuctl(&["tco", "--utilization", "40%"], &[]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(stdout(&o).contains("Break-even vs pay-as-you-go"));
-    let v = json(&[
-        "tco",
-        "--gpu",
-        "a10",
-        "--gpus",
-        "4",
-        "--card-price",
-        "25000",
-        "--json",
-    ]);
+    let v = json(&["tco", "--gpu", "a10", "--gpus", "4", "--card-price", "25000", "--json"]);
     assert_eq!(v["input"]["gpus"], 4);
     assert!(v["self_built"]["total_per_year"].as_f64().unwrap() > 0.0);
     assert_eq!(v["curve"].as_array().unwrap().len(), 21);
@@ -266,18 +203,7 @@ fn bursty_usage_and_stages() {
     let names: Vec<&str> = stages.iter().map(|s| s["name"].as_str().unwrap()).collect();
     assert_eq!(names, ["validate", "tune", "produce"]);
     assert!(stages.iter().all(|s| s["offer"].is_object()));
-    let o = gpuctl(
-        &[
-            "estimate",
-            "--model",
-            "llama-2-7b",
-            "--tokens",
-            "1M",
-            "--days",
-            "3",
-        ],
-        &[],
-    );
+    let o = gpuctl(&["estimate", "--model", "llama-2-7b", "--tokens", "1M", "--days", "3"], &[]);
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("--days sets the hours of use when there are no --tokens"));
 }
@@ -287,11 +213,7 @@ fn key_paths(v: &serde_json::Value, prefix: &str, out: &mut std::collections::BT
     match v {
         serde_json::Value::Object(m) => {
             for (k, x) in m {
-                let p = if prefix.is_empty() {
-                    k.clone()
-                } else {
-                    format!("{prefix}.{k}")
-                };
+                let p = if prefix.is_empty() { k.clone() } else { format!("{prefix}.{k}") };
                 out.insert(p.clone());
                 key_paths(x, &p, out);
             }
@@ -326,8 +248,7 @@ fn estimate_json_keeps_its_documented_fields() {
     ]);
     let mut paths = std::collections::BTreeSet::new();
     key_paths(&v, "", &mut paths);
-    let docs = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/json.md"))
-        .unwrap();
+    let docs = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/json.md")).unwrap();
     for p in [
         "schema_version",
         "today",
@@ -376,10 +297,7 @@ fn estimate_json_keeps_its_documented_fields() {
     ] {
         assert!(paths.contains(p), "--json lost {p}");
         let leaf = p.rsplit(['.', ']']).next().unwrap();
-        assert!(
-            docs.contains(&format!("`{leaf}`")),
-            "docs/json.md does not document `{leaf}`"
-        );
+        assert!(docs.contains(&format!("`{leaf}`")), "docs/json.md does not document `{leaf}`");
     }
 }
 
@@ -404,10 +322,7 @@ fn software_needs_rule_out_gpus() {
     );
     assert!(o.status.success(), "{}", stderr(&o));
     let out = stdout(&o);
-    assert!(
-        out.contains("vLLM needs compute capability ≥ 7.0; NVIDIA Tesla P40 is 6.1"),
-        "{out}"
-    );
+    assert!(out.contains("vLLM needs compute capability ≥ 7.0; NVIDIA Tesla P40 is 6.1"), "{out}");
     let o = gpuctl(
         &[
             "estimate",
@@ -427,9 +342,5 @@ fn software_needs_rule_out_gpus() {
         &[],
     );
     assert_eq!(o.status.code(), Some(1));
-    assert!(
-        stdout(&o).contains("PyTorch 2.1 ships wheels for CUDA 11.8 / 12.1, not 11.7"),
-        "{}",
-        stdout(&o)
-    );
+    assert!(stdout(&o).contains("PyTorch 2.1 ships wheels for CUDA 11.8 / 12.1, not 11.7"), "{}", stdout(&o));
 }

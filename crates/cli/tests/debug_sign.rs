@@ -33,9 +33,18 @@ fn run_with_env(input: &str, vars: &[(&str, &str)]) -> Output {
 /// The debug-sign input for one vector folder (pairs become JSON objects: these vectors have no
 /// repeated keys, and their canonical forms do not depend on the order of an object).
 fn input_from_vector(case: &str, provider: &str) -> Value {
-    let v: Value = serde_json::from_str(&std::fs::read_to_string(vectors().join(case).join("request.json")).unwrap()).unwrap();
+    let v: Value =
+        serde_json::from_str(&std::fs::read_to_string(vectors().join(case).join("request.json")).unwrap())
+            .unwrap();
     let obj = |pairs: &Value| -> Value {
-        Value::Object(pairs.as_array().unwrap().iter().map(|p| (p[0].as_str().unwrap().to_owned(), p[1].clone())).collect())
+        Value::Object(
+            pairs
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|p| (p[0].as_str().unwrap().to_owned(), p[1].clone()))
+                .collect(),
+        )
     };
     let r = &v["request"];
     let p = &v["params"];
@@ -96,8 +105,14 @@ fn bad_input_is_explained() {
         ("{\"provider\":\"tencent\",\n\"methd\":\"GET\"}", "<stdin>:2:7: unknown field `methd`"),
         ("{\"provider\":\"tencent\",\n\"methd\":\"GET\"}", "did you mean `method`?"),
         ("{\"provider\": 1}", "<stdin>:1:14:"),
-        (r#"{"provider":"jdcloud","method":"GET","host":"h","access_key_id":"a","access_key_secret":"TOPSECRET"}"#, "region must not be empty"),
-        (r#"{"provider":"alibaba","method":"GET","host":"h","timestamp":1,"nonce":"n","action":"A","version":"v"}"#, "no alibaba credentials found"),
+        (
+            r#"{"provider":"jdcloud","method":"GET","host":"h","access_key_id":"a","access_key_secret":"TOPSECRET"}"#,
+            "region must not be empty",
+        ),
+        (
+            r#"{"provider":"alibaba","method":"GET","host":"h","timestamp":1,"nonce":"n","action":"A","version":"v"}"#,
+            "no alibaba credentials found",
+        ),
     ];
     for (input, want) in cases {
         let out = run(input);

@@ -13,10 +13,7 @@ use gpuctl_core::{parse_date, preset, rank, Catalog, Job, Method, Question};
 /// Nanoseconds of CPU time this thread has used.
 #[cfg(unix)]
 fn on_cpu_ns() -> Option<u64> {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
     // SAFETY: `ts` is a valid, writable timespec; the call only writes it.
     let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
     (rc == 0).then(|| ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64)
@@ -34,26 +31,22 @@ fn bench(c: &mut Criterion) {
     job.epochs = 3.0;
     let q = Question::new(job, parse_date("2026-11-30").unwrap());
     let n = rank(catalog, &q).offers.len();
-    c.bench_function(
-        &format!("rank whole catalog, qwen2.5-7b qlora4 ({n} offers), wall clock"),
-        |b| b.iter(|| rank(black_box(catalog), black_box(&q))),
-    );
+    c.bench_function(&format!("rank whole catalog, qwen2.5-7b qlora4 ({n} offers), wall clock"), |b| {
+        b.iter(|| rank(black_box(catalog), black_box(&q)))
+    });
     if on_cpu_ns().is_some() {
-        c.bench_function(
-            &format!("rank whole catalog, qwen2.5-7b qlora4 ({n} offers), on-CPU time"),
-            |b| {
-                b.iter_custom(|iters| {
-                    let (start, wall) = (on_cpu_ns().unwrap_or(0), Instant::now());
-                    for _ in 0..iters {
-                        black_box(rank(black_box(catalog), black_box(&q)));
-                    }
-                    match on_cpu_ns() {
-                        Some(end) => Duration::from_nanos(end.saturating_sub(start)),
-                        None => wall.elapsed(),
-                    }
-                })
-            },
-        );
+        c.bench_function(&format!("rank whole catalog, qwen2.5-7b qlora4 ({n} offers), on-CPU time"), |b| {
+            b.iter_custom(|iters| {
+                let (start, wall) = (on_cpu_ns().unwrap_or(0), Instant::now());
+                for _ in 0..iters {
+                    black_box(rank(black_box(catalog), black_box(&q)));
+                }
+                match on_cpu_ns() {
+                    Some(end) => Duration::from_nanos(end.saturating_sub(start)),
+                    None => wall.elapsed(),
+                }
+            })
+        });
     }
 }
 

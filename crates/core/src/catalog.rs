@@ -15,8 +15,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::schema::DataFile;
 pub use crate::schema::{
-    Anchor, BillingMode, Confidence, Gpu, InstanceType, ModeRatio, PriceRow, Provider,
-    ProviderInfo, Region, Stack, SCHEMA_VERSION,
+    Anchor, BillingMode, Confidence, Gpu, InstanceType, ModeRatio, PriceRow, Provider, ProviderInfo, Region,
+    Stack, SCHEMA_VERSION,
 };
 
 /// The shipped data files as written, read with the TOML reader (native builds).
@@ -33,18 +33,9 @@ const SHIPPED_TOML: [(&str, &str); 3] = [
 /// stay `*.toml` for error messages.
 #[cfg_attr(all(feature = "toml-files", not(test)), allow(dead_code))]
 const SHIPPED_BINARY: [(&str, &[u8]); 3] = [
-    (
-        "gpus.toml",
-        include_bytes!(concat!(env!("OUT_DIR"), "/gpus.borsh")),
-    ),
-    (
-        "instances.toml",
-        include_bytes!(concat!(env!("OUT_DIR"), "/instances.borsh")),
-    ),
-    (
-        "prices.toml",
-        include_bytes!(concat!(env!("OUT_DIR"), "/prices.borsh")),
-    ),
+    ("gpus.toml", include_bytes!(concat!(env!("OUT_DIR"), "/gpus.borsh"))),
+    ("instances.toml", include_bytes!(concat!(env!("OUT_DIR"), "/instances.borsh"))),
+    ("prices.toml", include_bytes!(concat!(env!("OUT_DIR"), "/prices.borsh"))),
 ];
 
 impl Provider {
@@ -64,11 +55,7 @@ impl Provider {
             "tencent" | "tencentcloud" | "qcloud" | "tc" => Ok(Provider::Tencent),
             "alibaba" | "aliyun" | "alibabacloud" | "ali" => Ok(Provider::Alibaba),
             "jdcloud" | "jd" | "jdcloudcom" => Ok(Provider::JdCloud),
-            _ => Err(UnknownName::new(
-                "provider",
-                s,
-                Provider::ALL.iter().map(|p| p.as_str()),
-            )),
+            _ => Err(UnknownName::new("provider", s, Provider::ALL.iter().map(|p| p.as_str()))),
         }
     }
 }
@@ -108,11 +95,7 @@ impl BillingMode {
             "monthly" | "month" | "prepaid" => Ok(BillingMode::Monthly),
             "year1" | "yearly" | "1y" | "1-year" => Ok(BillingMode::Year1),
             "year3" | "3y" | "3-year" => Ok(BillingMode::Year3),
-            _ => Err(UnknownName::new(
-                "billing mode",
-                s,
-                BillingMode::ALL.iter().map(|m| m.as_str()),
-            )),
+            _ => Err(UnknownName::new("billing mode", s, BillingMode::ALL.iter().map(|m| m.as_str()))),
         }
     }
 
@@ -229,12 +212,7 @@ impl Price {
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum CatalogError {
     #[error("{file}:{line}:{column}: {message}")]
-    Parse {
-        file: String,
-        line: usize,
-        column: usize,
-        message: String,
-    },
+    Parse { file: String, line: usize, column: usize, message: String },
     #[error("{file}: {message}")]
     Invalid { file: String, message: String },
 }
@@ -298,12 +276,7 @@ fn check_schema(name: &str, parsed: DataFile) -> Result<DataFile, CatalogError> 
 fn parse_toml(name: &str, text: &str) -> Result<DataFile, CatalogError> {
     toml::from_str(text).map_err(|e| {
         let (line, column) = e.span().map_or((1, 1), |s| line_col(text, s.start));
-        CatalogError::Parse {
-            file: name.to_string(),
-            line,
-            column,
-            message: e.message().trim().to_string(),
-        }
+        CatalogError::Parse { file: name.to_string(), line, column, message: e.message().trim().to_string() }
     })
 }
 
@@ -312,8 +285,7 @@ fn parse_toml(name: &str, text: &str) -> Result<DataFile, CatalogError> {
 fn parse_toml(name: &str, _text: &str) -> Result<DataFile, CatalogError> {
     Err(CatalogError::Invalid {
         file: name.to_string(),
-        message: "this build reads JSON catalog files only (gpuctl-core without `toml-files`)"
-            .into(),
+        message: "this build reads JSON catalog files only (gpuctl-core without `toml-files`)".into(),
     })
 }
 
@@ -353,11 +325,7 @@ impl Catalog {
 
     /// Build from data files (TOML, or JSON when the text starts with `{`); `(name, text)` pairs.
     pub fn from_files(files: &[(&str, &str)]) -> Result<Catalog, CatalogError> {
-        Catalog::from_data(
-            files
-                .iter()
-                .map(|(name, text)| Ok((*name, parse_file(name, text)?))),
-        )
+        Catalog::from_data(files.iter().map(|(name, text)| Ok((*name, parse_file(name, text)?))))
     }
 
     /// Build from data files in build.rs's binary form (see [`SHIPPED_BINARY`]).
@@ -382,10 +350,7 @@ impl Catalog {
             let (name, file) = file?;
             cat.merge(name, file, PriceOrigin::Shipped)?;
         }
-        cat.resolve().map_err(|message| CatalogError::Invalid {
-            file: "catalog".into(),
-            message,
-        })?;
+        cat.resolve().map_err(|message| CatalogError::Invalid { file: "catalog".into(), message })?;
         Ok(cat)
     }
 
@@ -412,23 +377,12 @@ impl Catalog {
         let mut cat = self.clone();
         cat.merge(name, file, PriceOrigin::Overlay)?;
         cat.overlaid = true;
-        cat.resolve().map_err(|message| CatalogError::Invalid {
-            file: name.into(),
-            message,
-        })?;
+        cat.resolve().map_err(|message| CatalogError::Invalid { file: name.into(), message })?;
         Ok(cat)
     }
 
-    fn merge(
-        &mut self,
-        name: &str,
-        file: DataFile,
-        origin: PriceOrigin,
-    ) -> Result<(), CatalogError> {
-        let invalid = |message: String| CatalogError::Invalid {
-            file: name.to_string(),
-            message,
-        };
+    fn merge(&mut self, name: &str, file: DataFile, origin: PriceOrigin) -> Result<(), CatalogError> {
+        let invalid = |message: String| CatalogError::Invalid { file: name.to_string(), message };
         for g in file.gpu {
             upsert(&mut self.gpus, g, |a, b| a.id == b.id);
         }
@@ -436,9 +390,7 @@ impl Catalog {
             upsert(&mut self.providers, p, |a, b| a.id == b.id);
         }
         for i in file.instance {
-            upsert(&mut self.instances, i, |a, b| {
-                a.provider == b.provider && a.id == b.id
-            });
+            upsert(&mut self.instances, i, |a, b| a.provider == b.provider && a.id == b.id);
         }
         for (n, r) in file.price.into_iter().enumerate() {
             parse_date(&r.as_of)
@@ -509,16 +461,12 @@ impl Catalog {
                 let e = UnknownName::new(
                     "instance type",
                     &r.instance,
-                    self.instances
-                        .iter()
-                        .filter(|i| i.provider == r.provider)
-                        .map(|i| i.id.as_str()),
+                    self.instances.iter().filter(|i| i.provider == r.provider).map(|i| i.id.as_str()),
                 );
                 return Err(format!("price for {} {}: {e}", r.provider, r.instance));
             };
             if r.region != "*" && !inst.regions.contains(&r.region) {
-                let e =
-                    UnknownName::new("region", &r.region, inst.regions.iter().map(|s| s.as_str()));
+                let e = UnknownName::new("region", &r.region, inst.regions.iter().map(|s| s.as_str()));
                 return Err(format!(
                     "price for {} {}: {e} (regions of this instance type)",
                     r.provider, r.instance
@@ -544,28 +492,18 @@ impl Catalog {
             }
         }
         prices.sort_by(|a, b| {
-            (a.provider, &a.instance, &a.region, a.mode).cmp(&(
-                b.provider,
-                &b.instance,
-                &b.region,
-                b.mode,
-            ))
+            (a.provider, &a.instance, &a.region, a.mode).cmp(&(b.provider, &b.instance, &b.region, b.mode))
         });
         let mut index: BTreeMap<Provider, BTreeMap<String, (usize, usize)>> = BTreeMap::new();
         let mut start = 0;
         while start < prices.len() {
             let (provider, instance) = (prices[start].provider, &prices[start].instance);
             let mut end = start;
-            while end < prices.len()
-                && prices[end].provider == provider
-                && &prices[end].instance == instance
+            while end < prices.len() && prices[end].provider == provider && &prices[end].instance == instance
             {
                 end += 1;
             }
-            index
-                .entry(provider)
-                .or_default()
-                .insert(instance.clone(), (start, end));
+            index.entry(provider).or_default().insert(instance.clone(), (start, end));
             start = end;
         }
         self.prices = prices;
@@ -582,30 +520,26 @@ impl Catalog {
     ) -> Option<(&PriceRow, PriceOrigin)> {
         let find = |reg: &str| {
             self.rows.iter().zip(&self.row_origin).find(|(r, _)| {
-                r.provider == inst.provider
-                    && r.instance == inst.id
-                    && r.region == reg
-                    && r.mode == mode
+                r.provider == inst.provider && r.instance == inst.id && r.region == reg && r.mode == mode
             })
         };
         find(region).or_else(|| find("*")).map(|(r, o)| (r, *o))
     }
 
     fn resolve_one(&self, inst: &InstanceType, region: &str, mode: BillingMode) -> Option<Price> {
-        let make =
-            |cny: f64, as_of: &str, source: &str, confidence, origin, derivation: String| Price {
-                provider: inst.provider,
-                instance: inst.id.clone(),
-                region: region.to_string(),
-                mode,
-                cny,
-                cny_per_hour: cny / mode.term_hours(),
-                as_of: parse_date(as_of).expect("dates checked on merge"),
-                source: source.to_string(),
-                confidence,
-                origin,
-                derivation,
-            };
+        let make = |cny: f64, as_of: &str, source: &str, confidence, origin, derivation: String| Price {
+            provider: inst.provider,
+            instance: inst.id.clone(),
+            region: region.to_string(),
+            mode,
+            cny,
+            cny_per_hour: cny / mode.term_hours(),
+            as_of: parse_date(as_of).expect("dates checked on merge"),
+            source: source.to_string(),
+            confidence,
+            origin,
+            derivation,
+        };
         if let Some((r, origin)) = self.row_for(inst, region, mode) {
             let mut d = r.derivation.clone();
             if r.region == "*" && d.is_empty() {
@@ -616,19 +550,15 @@ impl Catalog {
         // Estimate from a monthly figure: this instance's own monthly row (same region, else any), else the
         // per-GPU anchor × GPU count.
         let ratio = self.ratios.iter().find(|x| x.mode == mode)?;
-        let own_monthly = self
-            .row_for(inst, region, BillingMode::Monthly)
-            .or_else(|| {
-                self.rows
-                    .iter()
-                    .zip(&self.row_origin)
-                    .find(|(r, _)| {
-                        r.provider == inst.provider
-                            && r.instance == inst.id
-                            && r.mode == BillingMode::Monthly
-                    })
-                    .map(|(r, o)| (r, *o))
-            });
+        let own_monthly = self.row_for(inst, region, BillingMode::Monthly).or_else(|| {
+            self.rows
+                .iter()
+                .zip(&self.row_origin)
+                .find(|(r, _)| {
+                    r.provider == inst.provider && r.instance == inst.id && r.mode == BillingMode::Monthly
+                })
+                .map(|(r, o)| (r, *o))
+        });
         let (monthly, as_of, source, base) = if let Some((r, _)) = own_monthly {
             (
                 r.cny,
@@ -668,10 +598,7 @@ impl Catalog {
             if mode == BillingMode::Monthly {
                 base
             } else {
-                format!(
-                    "{base}; {} × {}: {}",
-                    mode, ratio.of_monthly, ratio.derivation
-                )
+                format!("{base}; {} × {}: {}", mode, ratio.of_monthly, ratio.derivation)
             },
         ))
     }
@@ -693,9 +620,7 @@ impl Catalog {
         self.gpus
             .iter()
             .find(|g| {
-                norm(&g.id) == n
-                    || norm(&g.name) == n
-                    || norm(g.name.trim_start_matches("NVIDIA ")) == n
+                norm(&g.id) == n || norm(&g.name) == n || norm(g.name.trim_start_matches("NVIDIA ")) == n
             })
             .ok_or_else(|| UnknownName::new("GPU", name, self.gpus.iter().map(|g| g.id.as_str())))
     }
@@ -718,29 +643,17 @@ impl Catalog {
     }
 
     pub fn instance_type(&self, provider: Provider, id: &str) -> Option<&InstanceType> {
-        self.instances
-            .iter()
-            .find(|i| i.provider == provider && i.id == id)
+        self.instances.iter().find(|i| i.provider == provider && i.id == id)
     }
 
     /// An instance type by id, or the closest ids of that provider.
-    pub fn find_instance_type(
-        &self,
-        provider: Provider,
-        id: &str,
-    ) -> Result<&InstanceType, UnknownName> {
+    pub fn find_instance_type(&self, provider: Provider, id: &str) -> Result<&InstanceType, UnknownName> {
         self.instance_type(provider, id)
             .or_else(|| {
-                self.instances
-                    .iter()
-                    .find(|i| i.provider == provider && i.id.eq_ignore_ascii_case(id))
+                self.instances.iter().find(|i| i.provider == provider && i.id.eq_ignore_ascii_case(id))
             })
             .ok_or_else(|| {
-                UnknownName::new(
-                    "instance type",
-                    id,
-                    self.instance_types_of(provider).map(|i| i.id.as_str()),
-                )
+                UnknownName::new("instance type", id, self.instance_types_of(provider).map(|i| i.id.as_str()))
             })
     }
 
@@ -748,10 +661,7 @@ impl Catalog {
     pub fn billing_modes(&self, inst: &InstanceType) -> Vec<BillingMode> {
         match &inst.billing_modes {
             Some(m) => m.clone(),
-            None => self
-                .provider(inst.provider)
-                .map(|p| p.billing_modes.clone())
-                .unwrap_or_default(),
+            None => self.provider(inst.provider).map(|p| p.billing_modes.clone()).unwrap_or_default(),
         }
     }
 
@@ -762,11 +672,7 @@ impl Catalog {
 
     /// All resolved prices for an instance type (every region and mode).
     pub fn prices_of(&self, provider: Provider, instance_id: &str) -> &[Price] {
-        match self
-            .price_index
-            .get(&provider)
-            .and_then(|m| m.get(instance_id))
-        {
+        match self.price_index.get(&provider).and_then(|m| m.get(instance_id)) {
             Some(&(a, b)) => &self.prices[a..b],
             None => &[],
         }
@@ -774,10 +680,7 @@ impl Catalog {
 
     /// Resolved prices for an instance type in one region, one per billing mode offered.
     pub fn prices_for(&self, provider: Provider, instance_id: &str, region: &str) -> Vec<&Price> {
-        self.prices_of(provider, instance_id)
-            .iter()
-            .filter(|p| p.region == region)
-            .collect()
+        self.prices_of(provider, instance_id).iter().filter(|p| p.region == region).collect()
     }
 
     /// One price.
@@ -788,9 +691,7 @@ impl Catalog {
         region: &str,
         mode: BillingMode,
     ) -> Option<&Price> {
-        self.prices_of(provider, instance_id)
-            .iter()
-            .find(|p| p.region == region && p.mode == mode)
+        self.prices_of(provider, instance_id).iter().find(|p| p.region == region && p.mode == mode)
     }
 
     /// The price to quote for an instance type and mode: the cheapest observed (shipped or overlay)
@@ -806,15 +707,9 @@ impl Catalog {
         let cands = || {
             self.prices_of(provider, instance_id)
                 .iter()
-                .filter(move |p| {
-                    p.mode == mode && (regions.is_empty() || regions.contains(&p.region))
-                })
+                .filter(move |p| p.mode == mode && (regions.is_empty() || regions.contains(&p.region)))
         };
-        let cheapest = |a: &&Price, b: &&Price| {
-            a.cny
-                .total_cmp(&b.cny)
-                .then_with(|| a.region.cmp(&b.region))
-        };
+        let cheapest = |a: &&Price, b: &&Price| a.cny.total_cmp(&b.cny).then_with(|| a.region.cmp(&b.region));
         cands()
             .filter(|p| p.origin != PriceOrigin::Derived)
             .min_by(cheapest)
@@ -879,8 +774,7 @@ fn days_between(from: Date, to: Date) -> i64 {
 /// Parse `YYYY-MM-DD`, with jiff's ISO 8601 reader: its errors say exactly what is wrong.
 #[cfg(feature = "iso-dates")]
 pub fn parse_date(s: &str) -> Result<Date, String> {
-    s.parse::<Date>()
-        .map_err(|e| format!("'{s}' is not a date (YYYY-MM-DD): {e}"))
+    s.parse::<Date>().map_err(|e| format!("'{s}' is not a date (YYYY-MM-DD): {e}"))
 }
 
 /// Parse `YYYY-MM-DD`, plainly: without `iso-dates` (the browser, whose only dates are the shipped
@@ -891,9 +785,7 @@ pub fn parse_date(s: &str) -> Result<Date, String> {
     let b = s.as_bytes();
     let num = |at: std::ops::Range<usize>| {
         let part = s.get(at)?;
-        part.bytes()
-            .all(|c| c.is_ascii_digit())
-            .then(|| part.parse::<i16>().ok())?
+        part.bytes().all(|c| c.is_ascii_digit()).then(|| part.parse::<i16>().ok())?
     };
     let ymd = || {
         if b.len() != 10 || b[4] != b'-' || b[7] != b'-' {
@@ -918,10 +810,7 @@ mod tests {
         let from_binary = Catalog::from_binary(&SHIPPED_BINARY).unwrap();
         assert!(!from_toml.prices.is_empty());
         assert_eq!(format!("{from_binary:?}"), format!("{from_toml:?}"));
-        assert_eq!(
-            serde_json::to_string(&from_binary).unwrap(),
-            serde_json::to_string(&from_toml).unwrap()
-        );
+        assert_eq!(serde_json::to_string(&from_binary).unwrap(), serde_json::to_string(&from_toml).unwrap());
         // A damaged file is refused with a message, not a panic.
         let damaged = [("gpus.toml", &SHIPPED_BINARY[0].1[..20])];
         let e = Catalog::from_binary(&damaged).unwrap_err().to_string();
@@ -953,19 +842,11 @@ mod tests {
             (Provider::JdCloud, "p.n1v100"),
             (Provider::JdCloud, "gcs"),
         ] {
-            assert!(
-                c.instance_types_of(p).any(|i| i.family == fam),
-                "{p} {fam} missing"
-            );
+            assert!(c.instance_types_of(p).any(|i| i.family == fam), "{p} {fam} missing");
         }
         // Every instance type has at least one price, and every price says where it came from.
         for i in c.instance_types() {
-            assert!(
-                !c.prices_of(i.provider, &i.id).is_empty(),
-                "{} {} has no price",
-                i.provider,
-                i.id
-            );
+            assert!(!c.prices_of(i.provider, &i.id).is_empty(), "{} {} has no price", i.provider, i.id);
         }
         for p in c.prices() {
             assert!(!p.source.is_empty(), "{p:?}");
@@ -978,57 +859,17 @@ mod tests {
     #[test]
     fn observed_rows_win_and_the_rest_are_marked_estimates() {
         let c = Catalog::shipped();
-        let p = c
-            .price(
-                Provider::Alibaba,
-                "gn7i-c8g1.2xlarge",
-                "cn-shanghai",
-                BillingMode::Hourly,
-            )
-            .unwrap();
-        assert_eq!(
-            (p.cny, p.confidence, p.origin),
-            (9.74, Confidence::C, PriceOrigin::Shipped)
-        );
-        let p = c
-            .price(
-                Provider::Alibaba,
-                "gn7i-c8g1.2xlarge",
-                "cn-hangzhou",
-                BillingMode::Hourly,
-            )
-            .unwrap();
-        assert_eq!(
-            (p.confidence, p.origin),
-            (Confidence::Estimate, PriceOrigin::Derived)
-        );
+        let p = c.price(Provider::Alibaba, "gn7i-c8g1.2xlarge", "cn-shanghai", BillingMode::Hourly).unwrap();
+        assert_eq!((p.cny, p.confidence, p.origin), (9.74, Confidence::C, PriceOrigin::Shipped));
+        let p = c.price(Provider::Alibaba, "gn7i-c8g1.2xlarge", "cn-hangzhou", BillingMode::Hourly).unwrap();
+        assert_eq!((p.confidence, p.origin), (Confidence::Estimate, PriceOrigin::Derived));
         assert!(p.derivation.contains("1.52"), "{}", p.derivation);
-        let p = c
-            .price(
-                Provider::Alibaba,
-                "gn7i-c8g1.2xlarge",
-                "cn-shanghai",
-                BillingMode::Weekly,
-            )
-            .unwrap();
+        let p = c.price(Provider::Alibaba, "gn7i-c8g1.2xlarge", "cn-shanghai", BillingMode::Weekly).unwrap();
         assert!(p.derivation.contains("4675.66"), "{}", p.derivation);
         // Tencent sells no weekly term.
-        assert!(c
-            .price(
-                Provider::Tencent,
-                "GN7.2XLARGE32",
-                "ap-guangzhou",
-                BillingMode::Weekly
-            )
-            .is_none());
-        let brief = c
-            .price(
-                Provider::JdCloud,
-                "gcs.classic.24g",
-                "cn-central-xy1",
-                BillingMode::Hourly,
-            )
-            .unwrap();
+        assert!(c.price(Provider::Tencent, "GN7.2XLARGE32", "ap-guangzhou", BillingMode::Weekly).is_none());
+        let brief =
+            c.price(Provider::JdCloud, "gcs.classic.24g", "cn-central-xy1", BillingMode::Hourly).unwrap();
         assert_eq!(brief.confidence, Confidence::Brief);
     }
 
@@ -1047,30 +888,11 @@ as_of = "2026-11-20"
 source = "our contract"
 confidence = "A"
 "#;
-        let c = Catalog::shipped()
-            .with_overlay("mine.toml", overlay)
-            .unwrap();
-        let p = c
-            .price(
-                Provider::Alibaba,
-                "gn7i-c8g1.2xlarge",
-                "cn-shanghai",
-                BillingMode::Hourly,
-            )
-            .unwrap();
-        assert_eq!(
-            (p.cny, p.origin, p.confidence),
-            (7.5, PriceOrigin::Overlay, Confidence::User)
-        );
+        let c = Catalog::shipped().with_overlay("mine.toml", overlay).unwrap();
+        let p = c.price(Provider::Alibaba, "gn7i-c8g1.2xlarge", "cn-shanghai", BillingMode::Hourly).unwrap();
+        assert_eq!((p.cny, p.origin, p.confidence), (7.5, PriceOrigin::Overlay, Confidence::User));
         // Other regions keep the shipped row.
-        let p = c
-            .price(
-                Provider::Alibaba,
-                "gn7i-c8g1.2xlarge",
-                "cn-shenzhen",
-                BillingMode::Hourly,
-            )
-            .unwrap();
+        let p = c.price(Provider::Alibaba, "gn7i-c8g1.2xlarge", "cn-shenzhen", BillingMode::Hourly).unwrap();
         assert_eq!(p.cny, 9.74);
         assert!(c.overlaid);
         // JSON works too.
@@ -1078,14 +900,7 @@ confidence = "A"
             "mode": "hourly", "cny": 3.2, "as_of": "2026-11-01", "source": "quote", "confidence": "user"}]}"#;
         let c = Catalog::shipped().with_overlay("mine.json", json).unwrap();
         assert_eq!(
-            c.price(
-                Provider::Tencent,
-                "GN7.2XLARGE32",
-                "ap-guangzhou",
-                BillingMode::Hourly
-            )
-            .unwrap()
-            .cny,
+            c.price(Provider::Tencent, "GN7.2XLARGE32", "ap-guangzhou", BillingMode::Hourly).unwrap().cny,
             3.2
         );
     }
@@ -1116,40 +931,22 @@ as_of = "2026-11-01"
 source = "framework contract"
 confidence = "user"
 "#;
-        let c = Catalog::shipped()
-            .with_overlay("contract.toml", overlay)
-            .unwrap();
-        let ps = c.prices_for(
-            Provider::Alibaba,
-            "gn7i-c8g1.2xlarge-contract",
-            "cn-hangzhou",
-        );
+        let c = Catalog::shipped().with_overlay("contract.toml", overlay).unwrap();
+        let ps = c.prices_for(Provider::Alibaba, "gn7i-c8g1.2xlarge-contract", "cn-hangzhou");
         assert_eq!(ps.len(), 1, "only the modes the overlay says are sold");
         assert_eq!((ps[0].cny, ps[0].origin), (3000.0, PriceOrigin::Overlay));
-        assert_eq!(
-            c.instance_types().len(),
-            Catalog::shipped().instance_types().len() + 1
-        );
+        assert_eq!(c.instance_types().len(), Catalog::shipped().instance_types().len() + 1);
     }
 
     #[test]
     #[cfg(feature = "toml-files")] // TOML overlays
     fn overlay_errors_say_where_and_suggest() {
         let check = |text: &str, expected: &str| {
-            let e = Catalog::shipped()
-                .with_overlay("mine.toml", text)
-                .unwrap_err()
-                .to_string();
+            let e = Catalog::shipped().with_overlay("mine.toml", text).unwrap_err().to_string();
             assert!(e.contains(expected), "got: {e}\nwant: {expected}");
         };
-        check(
-            "schema_version = 1\n[[price]]\nprovider = \"alibaba\"\ncny = \"x\"\n",
-            "mine.toml:4:7",
-        );
-        check(
-            "schema_version = 2\n",
-            "schema_version = 2 but this gpuctl reads schema_version = 1",
-        );
+        check("schema_version = 1\n[[price]]\nprovider = \"alibaba\"\ncny = \"x\"\n", "mine.toml:4:7");
+        check("schema_version = 2\n", "schema_version = 2 but this gpuctl reads schema_version = 1");
         check(
             "schema_version = 1\n[[price]]\nprovider = \"alibaba\"\ninstance = \"gn7i-c8g1.2xlage\"\nregion = \"*\"\nmode = \"hourly\"\ncny = 1.0\nas_of = \"2026-01-01\"\nsource = \"x\"\nconfidence = \"A\"\n",
             "did you mean gn7i-c8g1.2xlarge",
@@ -1181,9 +978,9 @@ confidence = "user"
             let got = parse_date(text).map(|d| (d.year(), d.month(), d.day()));
             match ok {
                 Some(ymd) => assert_eq!(got, Ok(ymd), "{text}"),
-                None => assert!(got
-                    .unwrap_err()
-                    .starts_with(&format!("'{text}' is not a date (YYYY-MM-DD)"))),
+                None => {
+                    assert!(got.unwrap_err().starts_with(&format!("'{text}' is not a date (YYYY-MM-DD)")))
+                }
             }
         }
         let d = |s| parse_date(s).unwrap();
@@ -1197,9 +994,7 @@ confidence = "user"
         let c = Catalog::shipped();
         let line = c.price_age_line(parse_date("2026-11-30").unwrap());
         assert!(
-            line.starts_with(
-                "prices as of 2026-06-15 … 2026-11-01 (29–168 days old on 2026-11-30)"
-            ),
+            line.starts_with("prices as of 2026-06-15 … 2026-11-01 (29–168 days old on 2026-11-30)"),
             "{line}"
         );
     }

@@ -77,25 +77,14 @@ fn version(s: &str) -> Vec<u32> {
 
 fn framework_version(spec: &str) -> (String, Vec<u32>) {
     let s = spec.to_ascii_lowercase();
-    let name: String = s
-        .chars()
-        .take_while(|c| c.is_ascii_alphabetic() || *c == '-' || *c == '_')
-        .collect();
-    (
-        name.trim_end_matches(['-', '_']).to_string(),
-        version(&s[name.len()..]),
-    )
+    let name: String = s.chars().take_while(|c| c.is_ascii_alphabetic() || *c == '-' || *c == '_').collect();
+    (name.trim_end_matches(['-', '_']).to_string(), version(&s[name.len()..]))
 }
 
 /// Check `q` against `gpu`. An empty list means nothing found wrong.
 pub fn check(gpu: &Gpu, q: &CompatQuery) -> Vec<CompatIssue> {
     let mut out = Vec::new();
-    let mut err = |m: String| {
-        out.push(CompatIssue {
-            severity: Severity::Error,
-            message: m,
-        })
-    };
+    let mut err = |m: String| out.push(CompatIssue { severity: Severity::Error, message: m });
     let cc = gpu.cc();
     let cuda = q.cuda.as_deref().map(version);
 
@@ -105,10 +94,7 @@ pub fn check(gpu: &Gpu, q: &CompatQuery) -> Vec<CompatIssue> {
             if matches!(name.as_str(), "pytorch" | "torch") {
                 err(format!("{} runs PyTorch only through torch_npu (Ascend CANN), not CUDA builds: install torch_npu matching your torch version", gpu.name));
             }
-            if matches!(
-                name.as_str(),
-                "vllm" | "flash-attn" | "flash_attn" | "flashattention"
-            ) {
+            if matches!(name.as_str(), "vllm" | "flash-attn" | "flash_attn" | "flashattention") {
                 err(format!(
                     "{name} is CUDA-only; {} needs an Ascend build (e.g. vllm-ascend / MindIE)",
                     gpu.name
@@ -116,10 +102,7 @@ pub fn check(gpu: &Gpu, q: &CompatQuery) -> Vec<CompatIssue> {
             }
         }
         if q.cuda.is_some() || q.driver.is_some() {
-            err(format!(
-                "{} has no CUDA: use CANN with MindSpore or torch_npu",
-                gpu.name
-            ));
+            err(format!("{} has no CUDA: use CANN with MindSpore or torch_npu", gpu.name));
         }
         return out;
     }
@@ -129,17 +112,13 @@ pub fn check(gpu: &Gpu, q: &CompatQuery) -> Vec<CompatIssue> {
         match name.as_str() {
             "pytorch" | "torch" if v.len() >= 2 => {
                 let key = format!("{}.{}", v[0], v[1]);
-                if let (Some((_, cudas)), Some(c)) =
-                    (TORCH_CUDA.iter().find(|(k, _)| *k == key), &cuda)
-                {
-                    let ck = c
-                        .iter()
-                        .take(2)
-                        .map(|x| x.to_string())
-                        .collect::<Vec<_>>()
-                        .join(".");
+                if let (Some((_, cudas)), Some(c)) = (TORCH_CUDA.iter().find(|(k, _)| *k == key), &cuda) {
+                    let ck = c.iter().take(2).map(|x| x.to_string()).collect::<Vec<_>>().join(".");
                     if !cudas.contains(&ck.as_str()) {
-                        err(format!("PyTorch {key} ships wheels for CUDA {}, not {ck}: pick one of those images", cudas.join(" / ")));
+                        err(format!(
+                            "PyTorch {key} ships wheels for CUDA {}, not {ck}: pick one of those images",
+                            cudas.join(" / ")
+                        ));
                     }
                 }
                 if gpu.id == "b200" && (v[0], v[1]) < (2, 7) {
@@ -159,28 +138,21 @@ pub fn check(gpu: &Gpu, q: &CompatQuery) -> Vec<CompatIssue> {
                 ));
             }
             "mindspore" | "torch_npu" | "torch-npu" => {
-                err(format!(
-                    "{name} targets Huawei Ascend; {} is an NVIDIA GPU",
-                    gpu.name
-                ));
+                err(format!("{name} targets Huawei Ascend; {} is an NVIDIA GPU", gpu.name));
             }
             _ => {}
         }
     }
     if let Some(c) = &cuda {
         if c.len() >= 2 && (c[0], c[1]) < (11, 8) && cc.is_some_and(|x| x >= 8.9) {
-            err(format!(
-                "{} (CC {}) needs CUDA 11.8 or newer",
-                gpu.name, gpu.compute_capability
-            ));
+            err(format!("{} (CC {}) needs CUDA 11.8 or newer", gpu.name, gpu.compute_capability));
         }
         if gpu.id == "b200" && c.len() >= 2 && (c[0], c[1]) < (12, 8) {
             err("B200 needs CUDA 12.8 or newer".into());
         }
-        if let (Some(d), Some(min)) = (
-            q.driver.as_deref(),
-            min_driver((c[0], c.get(1).copied().unwrap_or(0))),
-        ) {
+        if let (Some(d), Some(min)) =
+            (q.driver.as_deref(), min_driver((c[0], c.get(1).copied().unwrap_or(0))))
+        {
             if version(d) < version(min) {
                 err(format!("CUDA {} needs NVIDIA driver ≥ {min}; the host has {d}: use a newer driver image, not a different CUDA on a shared server", c.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(".")));
             }
@@ -209,12 +181,7 @@ mod tests {
     use super::*;
     use crate::catalog::Catalog;
 
-    fn errors(
-        gpu: &str,
-        frameworks: &[&str],
-        cuda: Option<&str>,
-        driver: Option<&str>,
-    ) -> Vec<String> {
+    fn errors(gpu: &str, frameworks: &[&str], cuda: Option<&str>, driver: Option<&str>) -> Vec<String> {
         let q = CompatQuery {
             frameworks: frameworks.iter().map(|s| s.to_string()).collect(),
             cuda: cuda.map(Into::into),
@@ -231,10 +198,8 @@ mod tests {
     fn checks() {
         assert!(errors("a10", &["pytorch 2.1"], Some("12.1"), Some("535.104.05")).is_empty());
         assert!(errors("a10", &["pytorch 2.1"], Some("11.7"), None)[0].contains("11.8 / 12.1"));
-        assert!(
-            errors("a10", &["torch==2.1.2"], Some("12.1"), Some("470.82.01"))[0]
-                .contains("driver ≥ 525.60.13")
-        );
+        assert!(errors("a10", &["torch==2.1.2"], Some("12.1"), Some("470.82.01"))[0]
+            .contains("driver ≥ 525.60.13"));
         assert!(errors("p4", &["vllm"], None, None)[0].contains("≥ 7.0"));
         assert!(errors("t4", &["vllm"], None, None).is_empty());
         assert!(errors("t4", &["flash-attn"], None, None)[0].contains("Ampere"));

@@ -259,7 +259,14 @@ impl fmt::Display for Verdict {
 #[serde(tag = "code", rename_all = "kebab-case")]
 pub enum PriceAge {
     /// Prices dated `oldest` … `newest`: `newest_days`–`oldest_days` days old on `today`.
-    Dated { oldest: Date, newest: Date, newest_days: i64, oldest_days: i64, today: Date, overlaid: bool },
+    Dated {
+        oldest: Date,
+        newest: Date,
+        newest_days: i64,
+        oldest_days: i64,
+        today: Date,
+        overlaid: bool,
+    },
     NoPrices,
 }
 
@@ -329,7 +336,11 @@ mod tests {
             "produce serves for 30 days, 24 h/day, 16-bit weights; spot excluded",
             r#"{"code":"produce-days","days":30.0}"#,
         );
-        check(DefaultPue, "PUE 1.4: between new hub DCs (1.3) and typical colo (1.5) (catalog-facts §4)", r#"{"code":"default-pue"}"#);
+        check(
+            DefaultPue,
+            "PUE 1.4: between new hub DCs (1.3) and typical colo (1.5) (catalog-facts §4)",
+            r#"{"code":"default-pue"}"#,
+        );
     }
 
     #[test]
@@ -349,7 +360,11 @@ mod tests {
             "misses the deadline: 61 h of wall-clock time (high estimate) > 48 h",
             r#"{"code":"misses-deadline","wall_hours":61.2,"deadline_hours":48.0}"#,
         );
-        check(Reason::NoPrice, "no price known for the regions and billing modes asked", r#"{"code":"no-price"}"#);
+        check(
+            Reason::NoPrice,
+            "no price known for the regions and billing modes asked",
+            r#"{"code":"no-price"}"#,
+        );
         check(
             Verdict::Fits { need_gb: 10.04, vram_gb: 24.0 },
             "needs 10.0 GB per GPU, has 24 GB: fits (14.0 GB free)",
@@ -367,7 +382,9 @@ mod tests {
             "prices as of 2026-06-15 … 2026-11-20 (10–168 days old on 2026-11-30); user overlay applied",
             r#"{"code":"dated","oldest":"2026-06-15","newest":"2026-11-20","newest_days":10,"oldest_days":168,"today":"2026-11-30","overlaid":true}"#,
         );
-        for (r, code) in [(Reason::NoPrice, "no-price"), (Reason::Incompatible { message: "x".into() }, "incompatible")] {
+        for (r, code) in
+            [(Reason::NoPrice, "no-price"), (Reason::Incompatible { message: "x".into() }, "incompatible")]
+        {
             assert_eq!(r.code(), code);
             assert!(serde_json::to_string(&r).unwrap().starts_with(&format!("{{\"code\":\"{code}\"")));
         }

@@ -63,11 +63,7 @@ impl Method {
             "qlora8" | "qlora-8" | "qlora-8bit" => Ok(Method::Qlora8),
             "qlora4" | "qlora-4" | "qlora" | "qlora-4bit" => Ok(Method::Qlora4),
             "inference" | "infer" | "serve" => Ok(Method::Inference),
-            _ => Err(UnknownName::new(
-                "method",
-                s,
-                Method::ALL.iter().map(|m| m.as_str()),
-            )),
+            _ => Err(UnknownName::new("method", s, Method::ALL.iter().map(|m| m.as_str()))),
         }
     }
 
@@ -77,10 +73,7 @@ impl Method {
 
     /// Trains adapters (or a few layers) rather than every weight.
     pub fn is_lora_style(self) -> bool {
-        matches!(
-            self,
-            Method::Freeze | Method::Lora | Method::Qlora8 | Method::Qlora4
-        )
+        matches!(self, Method::Freeze | Method::Lora | Method::Qlora8 | Method::Qlora4)
     }
 }
 
@@ -97,13 +90,8 @@ pub enum Precision {
 }
 
 impl Precision {
-    pub const ALL: [Precision; 5] = [
-        Precision::Fp32,
-        Precision::Fp16,
-        Precision::Bf16,
-        Precision::Int8,
-        Precision::Int4,
-    ];
+    pub const ALL: [Precision; 5] =
+        [Precision::Fp32, Precision::Fp16, Precision::Bf16, Precision::Int8, Precision::Int4];
 
     pub fn as_str(self) -> &'static str {
         match self {
@@ -122,11 +110,7 @@ impl Precision {
             "bf16" | "bfloat16" => Ok(Precision::Bf16),
             "int8" | "8bit" => Ok(Precision::Int8),
             "int4" | "4bit" | "nf4" => Ok(Precision::Int4),
-            _ => Err(UnknownName::new(
-                "precision",
-                s,
-                Precision::ALL.iter().map(|m| m.as_str()),
-            )),
+            _ => Err(UnknownName::new("precision", s, Precision::ALL.iter().map(|m| m.as_str()))),
         }
     }
 
@@ -284,10 +268,7 @@ pub(crate) fn fit_explained(job: &Job, hw: &Hardware, explain: bool) -> (FitRepo
     };
     // Search without building text (rank calls this for every instance type), then explain the pick.
     let last = *stages.last().expect("at least one stage");
-    let stage = stages
-        .into_iter()
-        .find(|&s| fit_at(job, hw, devices, s, false).0.fits)
-        .unwrap_or(last);
+    let stage = stages.into_iter().find(|&s| fit_at(job, hw, devices, s, false).0.fits).unwrap_or(last);
     fit_at(job, hw, devices, stage, explain)
 }
 
@@ -324,8 +305,8 @@ fn fit_at(job: &Job, hw: &Hardware, devices: u32, stage: u8, text: bool) -> (Fit
             }
         }
         Method::Freeze => {
-            let trainable = (job.freeze_trainable_layers as f64 / l).min(1.0)
-                * (n - m.embedding_params()).max(0.0);
+            let trainable =
+                (job.freeze_trainable_layers as f64 / l).min(1.0) * (n - m.embedding_params()).max(0.0);
             b.weights_gb = 2.0 * n / shard(3) / GB;
             b.gradients_gb = 2.0 * trainable / shard(2) / GB;
             b.optimizer_gb = 12.0 * trainable / shard(1) / GB;
@@ -350,18 +331,10 @@ fn fit_at(job: &Job, hw: &Hardware, devices: u32, stage: u8, text: bool) -> (Fit
             }
             let ap = job.adapter_params();
             b.adapters_gb = 16.0 * ap / shard(1) / GB;
-            say!(Assumption::Adapters {
-                method: job.method,
-                lora_rank: job.lora_rank,
-                adapter_params: ap,
-            });
+            say!(Assumption::Adapters { method: job.method, lora_rank: job.lora_rank, adapter_params: ap });
         }
         Method::Inference => {
-            let p = job.precision.unwrap_or(if hw.bf16 {
-                Precision::Bf16
-            } else {
-                Precision::Fp16
-            });
+            let p = job.precision.unwrap_or(if hw.bf16 { Precision::Bf16 } else { Precision::Fp16 });
             b.weights_gb = p.weight_bytes() * n / d / GB;
             let kv = 2.0 * l * m.kv_heads as f64 * m.head_dim() * s * mb * 2.0;
             b.kv_cache_gb = kv / d / GB;
@@ -380,11 +353,7 @@ fn fit_at(job: &Job, hw: &Hardware, devices: u32, stage: u8, text: bool) -> (Fit
     if job.method.is_training() {
         // Activations of a decoder layer in 16-bit: s·b·h·(34 + 5·a·s/h) bytes (Korthikanti et al. 2022);
         // FlashAttention drops the 5·a·s/h attention-score term.
-        let score = if hw.flash_attention {
-            0.0
-        } else {
-            5.0 * m.heads as f64 * s / h
-        };
+        let score = if hw.flash_attention { 0.0 } else { 5.0 * m.heads as f64 * s / h };
         let per_layer = s * mb * h * (34.0 + score);
         let logits = s * mb * m.vocab as f64 * 4.0 * 2.0;
         let act = if job.grad_checkpointing {
@@ -398,25 +367,15 @@ fn fit_at(job: &Job, hw: &Hardware, devices: u32, stage: u8, text: bool) -> (Fit
             micro_batch: job.micro_batch,
             checkpointing: job.grad_checkpointing,
         });
-        say!(if hw.flash_attention {
-            Assumption::FlashAttention
-        } else {
-            Assumption::NoFlashAttention
-        });
+        say!(if hw.flash_attention { Assumption::FlashAttention } else { Assumption::NoFlashAttention });
         if devices > 1 {
-            say!(Assumption::DataParallel {
-                devices,
-                zero_stage: stage,
-            });
+            say!(Assumption::DataParallel { devices, zero_stage: stage });
         }
     }
 
     let rest = b.total_gb();
     b.overhead_gb = CONTEXT_GB + FRAGMENTATION * rest;
-    say!(Assumption::Overhead {
-        context_gb: CONTEXT_GB,
-        fragmentation_pct: FRAGMENTATION * 100.0,
-    });
+    say!(Assumption::Overhead { context_gb: CONTEXT_GB, fragmentation_pct: FRAGMENTATION * 100.0 });
     let need = b.total_gb();
     let fits = need <= hw.vram_gb;
     let verdict_code = if fits {
@@ -444,12 +403,7 @@ mod tests {
     use crate::model::preset;
 
     fn single(vram: f64) -> Hardware {
-        Hardware {
-            vram_gb: vram,
-            devices: 1,
-            flash_attention: true,
-            bf16: true,
-        }
+        Hardware { vram_gb: vram, devices: 1, flash_attention: true, bf16: true }
     }
 
     /// LlamaFactory's hardware table at its implied settings: batch 1, seq 512, checkpointing on.
@@ -485,19 +439,12 @@ mod tests {
                 ));
             }
         }
-        assert!(
-            worst <= 0.15,
-            "worst deviation {:.1} %\n{report}",
-            worst * 100.0
-        );
+        assert!(worst <= 0.15, "worst deviation {:.1} %\n{report}", worst * 100.0);
     }
 
     #[test]
     fn full_7b_does_not_fit_24gb() {
-        let r = fit(
-            &Job::new(preset("llama-2-7b").unwrap(), Method::Full),
-            &single(24.0),
-        );
+        let r = fit(&Job::new(preset("llama-2-7b").unwrap(), Method::Full), &single(24.0));
         assert!(!r.fits);
         assert!(r.need_gb > 100.0, "{}", r.verdict);
         assert!(r.verdict.contains("does not fit"));
@@ -505,43 +452,21 @@ mod tests {
 
     #[test]
     fn qlora_7b_fits_a_16gb_t4() {
-        let t4 = Hardware {
-            vram_gb: 16.0,
-            devices: 1,
-            flash_attention: false,
-            bf16: false,
-        };
-        let r = fit(
-            &Job::new(preset("qwen2.5-7b").unwrap(), Method::Qlora4),
-            &t4,
-        );
+        let t4 = Hardware { vram_gb: 16.0, devices: 1, flash_attention: false, bf16: false };
+        let r = fit(&Job::new(preset("qwen2.5-7b").unwrap(), Method::Qlora4), &t4);
         assert!(r.fits, "{}", r.verdict);
-        let r = fit(
-            &Job::new(preset("llama-2-7b").unwrap(), Method::Qlora4),
-            &t4,
-        );
+        let r = fit(&Job::new(preset("llama-2-7b").unwrap(), Method::Qlora4), &t4);
         assert!(r.fits, "{}", r.verdict);
     }
 
     #[test]
     fn zero_stage_is_chosen_to_fit_across_gpus() {
         let job = Job::new(preset("llama-2-7b").unwrap(), Method::Full);
-        let hw = Hardware {
-            vram_gb: 40.0,
-            devices: 8,
-            flash_attention: true,
-            bf16: true,
-        };
+        let hw = Hardware { vram_gb: 40.0, devices: 8, flash_attention: true, bf16: true };
         let r = fit(&job, &hw);
         assert!(r.fits, "{}", r.verdict);
         assert!(r.zero_stage >= 2, "stage {}", r.zero_stage);
-        let r1 = fit(
-            &Job {
-                zero_stage: Some(0),
-                ..job
-            },
-            &hw,
-        );
+        let r1 = fit(&Job { zero_stage: Some(0), ..job }, &hw);
         assert!(!r1.fits);
     }
 
@@ -552,11 +477,7 @@ mod tests {
         j.micro_batch = 8;
         let r = fit(&j, &single(80.0));
         // 2 (K,V) × 32 layers × 4096 dims × 4096 tokens × 8 seqs × 2 bytes = 17.2 GB.
-        assert!(
-            (r.breakdown.kv_cache_gb - 17.18).abs() < 0.1,
-            "{:?}",
-            r.breakdown
-        );
+        assert!((r.breakdown.kv_cache_gb - 17.18).abs() < 0.1, "{:?}", r.breakdown);
         assert!((r.breakdown.weights_gb - 13.48).abs() < 0.01);
     }
 }

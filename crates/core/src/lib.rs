@@ -33,9 +33,8 @@ pub mod units;
 pub mod warning;
 
 pub use catalog::{
-    parse_date, Anchor, BillingMode, Catalog, CatalogError, Confidence, Gpu, InstanceType,
-    ModeRatio, Price, PriceOrigin, PriceRow, Provider, ProviderInfo, Region, Stack, UnknownName,
-    SCHEMA_VERSION,
+    parse_date, Anchor, BillingMode, Catalog, CatalogError, Confidence, Gpu, InstanceType, ModeRatio, Price,
+    PriceOrigin, PriceRow, Provider, ProviderInfo, Region, Stack, UnknownName, SCHEMA_VERSION,
 };
 pub use compat::{check as check_compat, CompatIssue, CompatQuery, Severity};
 pub use explain::{Assumption, PriceAge, Reason, Verdict};
@@ -43,8 +42,7 @@ pub use fit::{fit, FitReport, Hardware, Job, MemoryBreakdown, Method, Precision}
 pub use jiff::civil::Date;
 pub use model::{preset, preset_names, presets, ModelShape};
 pub use price::{
-    break_even, cost_of, money, price_job, terms_for, BreakEven, JobPrice, ModeCost, Usage,
-    SPOT_WARNING,
+    break_even, cost_of, money, price_job, terms_for, BreakEven, JobPrice, ModeCost, Usage, SPOT_WARNING,
 };
 pub use rank::{hardware, rank, Infeasible, Offer, Question, Ranking, STALE_PRICE_DAYS};
 pub use stages::{stages, Stage, StagePlan};

@@ -86,13 +86,7 @@ const PRESETS: &[Preset] = &[
 ];
 
 /// Presets whose config.json has `tie_word_embeddings: true` (BERT ties by design).
-const TIED: &[&str] = &[
-    "qwen2.5-0.5b",
-    "qwen2.5-1.5b",
-    "qwen2.5-3b",
-    "bert-base",
-    "bert-large",
-];
+const TIED: &[&str] = &["qwen2.5-0.5b", "qwen2.5-1.5b", "qwen2.5-3b", "bert-base", "bert-large"];
 
 /// Names of every preset.
 pub fn preset_names() -> impl Iterator<Item = &'static str> {
@@ -110,20 +104,18 @@ pub fn preset(name: &str) -> Result<ModelShape, UnknownName> {
     PRESETS
         .iter()
         .find(|p| p.0 == n)
-        .map(
-            |&(name, params, layers, hidden, heads, kv_heads, ffn, vocab)| ModelShape {
-                name: name.to_string(),
-                params,
-                layers,
-                hidden,
-                heads,
-                kv_heads,
-                ffn,
-                vocab,
-                tied_embeddings: TIED.contains(&name),
-                shape_estimated: false,
-            },
-        )
+        .map(|&(name, params, layers, hidden, heads, kv_heads, ffn, vocab)| ModelShape {
+            name: name.to_string(),
+            params,
+            layers,
+            hidden,
+            heads,
+            kv_heads,
+            ffn,
+            vocab,
+            tied_embeddings: TIED.contains(&name),
+            shape_estimated: false,
+        })
         .ok_or_else(|| UnknownName::new("model", name, preset_names()))
 }
 
@@ -136,8 +128,7 @@ mod tests {
         // 12·L·h² (attention + MLP) + embeddings should land near the published total.
         for m in presets() {
             let attn = 2.0 * (m.hidden as f64).powi(2) * (1.0 + m.kv_heads as f64 / m.heads as f64);
-            let mlp =
-                if m.name.starts_with("bert") { 2.0 } else { 3.0 } * m.hidden as f64 * m.ffn as f64;
+            let mlp = if m.name.starts_with("bert") { 2.0 } else { 3.0 } * m.hidden as f64 * m.ffn as f64;
             let est = m.layers as f64 * (attn + mlp) + m.embedding_params();
             let ratio = est / m.params;
             assert!(

@@ -20,27 +20,18 @@ pub struct Usage {
 
 impl Default for Usage {
     fn default() -> Self {
-        Usage {
-            hours_per_day: 24.0,
-            total_hours: None,
-        }
+        Usage { hours_per_day: 24.0, total_hours: None }
     }
 }
 
 impl Usage {
     /// `hours_per_day` for `days` days.
     pub fn daily(hours_per_day: f64, days: f64) -> Usage {
-        Usage {
-            hours_per_day,
-            total_hours: Some(hours_per_day * days),
-        }
+        Usage { hours_per_day, total_hours: Some(hours_per_day * days) }
     }
     /// Straight through for `hours`.
     pub fn hours(hours: f64) -> Usage {
-        Usage {
-            hours_per_day: 24.0,
-            total_hours: Some(hours),
-        }
+        Usage { hours_per_day: 24.0, total_hours: Some(hours) }
     }
     /// Calendar days spanned by `hours` of work.
     pub fn calendar_days(&self, hours: f64) -> f64 {
@@ -135,38 +126,20 @@ pub fn break_even(prices: &[&Price]) -> Vec<BreakEven> {
                 money(s),
                 shorter.unit()
             );
-            Some(BreakEven {
-                longer,
-                shorter,
-                threshold,
-                unit: unit.to_string(),
-                text,
-            })
+            Some(BreakEven { longer, shorter, threshold, unit: unit.to_string(), text })
         })
         .collect()
 }
 
 /// Cost of `hours` (low, high) of work under every mode in `prices` (one instance, one region).
 pub fn price_job(prices: &[&Price], hours: (f64, f64), usage: &Usage, tokens: f64) -> JobPrice {
-    let mut modes: Vec<ModeCost> = prices
-        .iter()
-        .map(|p| cost_of(p, hours, usage, tokens))
-        .collect();
-    modes.sort_by(|a, b| {
-        a.cost_high
-            .total_cmp(&b.cost_high)
-            .then(a.mode.cmp(&b.mode))
-    });
+    let mut modes: Vec<ModeCost> = prices.iter().map(|p| cost_of(p, hours, usage, tokens)).collect();
+    modes.sort_by(|a, b| a.cost_high.total_cmp(&b.cost_high).then(a.mode.cmp(&b.mode)));
     let mut warnings = Vec::new();
     if prices.iter().any(|p| p.mode == BillingMode::Spot) {
         warnings.push(SPOT_WARNING.to_string());
     }
-    JobPrice {
-        cheapest: modes.first().map(|m| m.mode),
-        break_even: break_even(prices),
-        modes,
-        warnings,
-    }
+    JobPrice { cheapest: modes.first().map(|m| m.mode), break_even: break_even(prices), modes, warnings }
 }
 
 /// ¥ amounts for text: two decimals below 100, whole yuan with thousands separators above.
@@ -208,16 +181,9 @@ mod tests {
         // 2 h/day for 10 days: 20 h of pay-as-you-go beats a week or a month.
         let u = Usage::daily(2.0, 10.0);
         let jp = price_job(&ps, (20.0, 20.0), &u, 0.0);
-        let hourly = jp
-            .modes
-            .iter()
-            .find(|m| m.mode == BillingMode::Hourly)
-            .unwrap();
+        let hourly = jp.modes.iter().find(|m| m.mode == BillingMode::Hourly).unwrap();
         assert_eq!(hourly.cost_high, 20.0 * 9.74);
-        assert!(matches!(
-            jp.cheapest,
-            Some(BillingMode::Hourly | BillingMode::Spot)
-        ));
+        assert!(matches!(jp.cheapest, Some(BillingMode::Hourly | BillingMode::Spot)));
         // 24 h/day for 30 days: the month wins over hourly.
         let u = Usage::hours(720.0);
         let jp = price_job(&ps, (720.0, 720.0), &u, 0.0);
@@ -230,10 +196,8 @@ mod tests {
     #[test]
     fn break_even_between_hourly_and_monthly() {
         let be = break_even(&gn7i());
-        let m = be
-            .iter()
-            .find(|b| b.longer == BillingMode::Monthly && b.shorter == BillingMode::Hourly)
-            .unwrap();
+        let m =
+            be.iter().find(|b| b.longer == BillingMode::Monthly && b.shorter == BillingMode::Hourly).unwrap();
         // 4,675.66 / 9.74 = 480.05 hours per month.
         assert!((m.threshold - 480.05).abs() < 0.01, "{}", m.text);
         // Check it really is the break-even: just below, hourly is cheaper; just above, monthly.
@@ -254,15 +218,8 @@ mod tests {
             (BillingMode::Year3, 100.0, 24.0, 1.0),
             (BillingMode::Hourly, 20.5, 2.0, 20.5),
         ] {
-            let u = Usage {
-                hours_per_day: hpd,
-                total_hours: None,
-            };
-            assert_eq!(
-                terms_for(mode, hours, &u),
-                want,
-                "{mode} {hours} h at {hpd} h/day"
-            );
+            let u = Usage { hours_per_day: hpd, total_hours: None };
+            assert_eq!(terms_for(mode, hours, &u), want, "{mode} {hours} h at {hpd} h/day");
         }
     }
 

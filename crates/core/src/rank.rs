@@ -175,11 +175,7 @@ pub fn rank(catalog: &Catalog, q: &Question) -> Ranking {
         warnings.push(Warning::NoTokensOrHours);
     }
     if matches!(q.job.method, Method::Full | Method::FullPure16) {
-        let bytes = if q.job.method == Method::Full {
-            16.0
-        } else {
-            8.0
-        };
+        let bytes = if q.job.method == Method::Full { 16.0 } else { 8.0 };
         warnings.push(Warning::FullFineTuneMemory {
             bytes_per_param: bytes,
             gb: bytes * q.job.model.params / 1e9,
@@ -188,11 +184,14 @@ pub fn rank(catalog: &Catalog, q: &Question) -> Ranking {
         });
     }
     if q.job.model.shape_estimated {
-        note(&mut assumptions, Assumption::ShapeInferred {
-            params: q.job.model.params,
-            layers: q.job.model.layers,
-            hidden: q.job.model.hidden,
-        });
+        note(
+            &mut assumptions,
+            Assumption::ShapeInferred {
+                params: q.job.model.params,
+                layers: q.job.model.layers,
+                hidden: q.job.model.hidden,
+            },
+        );
     }
 
     for inst in catalog.instance_types() {
@@ -232,10 +231,7 @@ pub fn rank(catalog: &Catalog, q: &Question) -> Ranking {
         }
         let mut reasons = Vec::new();
         if !f.fits {
-            reasons.push(Reason::DoesNotFit {
-                need_gb: f.need_gb,
-                vram_gb: f.vram_gb,
-            });
+            reasons.push(Reason::DoesNotFit { need_gb: f.need_gb, vram_gb: f.vram_gb });
         }
         if t.unsuitable.is_some() {
             reasons.push(Reason::UnsuitableForTraining {
@@ -255,10 +251,7 @@ pub fn rank(catalog: &Catalog, q: &Question) -> Ranking {
         if let Some(dl) = q.deadline_hours {
             let wall = q.usage.calendar_days(hours.1) * 24.0;
             if wall > dl {
-                reasons.push(Reason::MissesDeadline {
-                    wall_hours: wall,
-                    deadline_hours: dl,
-                });
+                reasons.push(Reason::MissesDeadline { wall_hours: wall, deadline_hours: dl });
             }
         }
         // One price per billing mode: observed before estimated, then the cheapest region.
@@ -292,10 +285,7 @@ pub fn rank(catalog: &Catalog, q: &Question) -> Ranking {
             }
             let age = p.age_days(q.today);
             if age > STALE_PRICE_DAYS {
-                w.push(Warning::StalePrice {
-                    days: age,
-                    as_of: p.as_of,
-                });
+                w.push(Warning::StalePrice { days: age, as_of: p.as_of });
             }
             match p.confidence {
                 Confidence::Estimate => w.push(Warning::EstimatedPrice),
@@ -309,25 +299,17 @@ pub fn rank(catalog: &Catalog, q: &Question) -> Ranking {
                 w.push(Warning::AscendStack);
             }
             if inst.gpu_count < 1.0 {
-                w.push(Warning::VgpuSlice {
-                    share: inst.gpu_count,
-                    gpu: gpu.name.clone(),
-                });
+                w.push(Warning::VgpuSlice { share: inst.gpu_count, gpu: gpu.name.clone() });
             }
             if q.job.method.is_training() && !gpu.bf16 && gpu.fp16_training {
-                w.push(Warning::NoBf16 {
-                    gpu: gpu.name.clone(),
-                });
+                w.push(Warning::NoBf16 { gpu: gpu.name.clone() });
             }
             if q.job.method == Method::Inference && gpu.cc().is_some_and(|cc| cc < 7.0) {
                 w.push(Warning::VllmComputeCapability);
             }
             if let Some(b) = q.budget_cny {
                 if c.cost_high > b {
-                    let why = vec![Reason::OverBudget {
-                        cost_high: c.cost_high,
-                        budget: b,
-                    }];
+                    let why = vec![Reason::OverBudget { cost_high: c.cost_high, budget: b }];
                     infeasible.push(Infeasible {
                         provider: inst.provider,
                         instance: inst.id.clone(),
@@ -381,9 +363,7 @@ pub fn rank(catalog: &Catalog, q: &Question) -> Ranking {
     });
     let mut slots: Vec<Option<Offer>> = offers.into_iter().map(Some).collect();
     let offers: Vec<Offer> = order.into_iter().filter_map(|i| slots[i].take()).collect();
-    if offers.iter().any(|o| o.mode == BillingMode::Spot)
-        && !warnings.contains(&Warning::SpotReclaim)
-    {
+    if offers.iter().any(|o| o.mode == BillingMode::Spot) && !warnings.contains(&Warning::SpotReclaim) {
         warnings.push(Warning::SpotReclaim);
     }
     if offers.is_empty() {
@@ -391,11 +371,7 @@ pub fn rank(catalog: &Catalog, q: &Question) -> Ranking {
     }
     note(
         &mut assumptions,
-        if q.job.method.is_training() {
-            Assumption::MfuBands
-        } else {
-            Assumption::InferenceTime
-        },
+        if q.job.method.is_training() { Assumption::MfuBands } else { Assumption::InferenceTime },
     );
     note(&mut assumptions, Assumption::TermBilling);
     note(&mut assumptions, Assumption::OneInstancePerOffer);
@@ -426,52 +402,23 @@ mod tests {
 
     #[test]
     fn seven_b_qlora_ranks_and_p4_is_rejected() {
-        let r = rank(
-            Catalog::shipped(),
-            &question("qwen2.5-7b", Method::Qlora4, 50e6),
-        );
+        let r = rank(Catalog::shipped(), &question("qwen2.5-7b", Method::Qlora4, 50e6));
         assert!(!r.offers.is_empty());
         for w in r.offers.windows(2) {
             assert!(w[0].cost_high <= w[1].cost_high);
         }
-        assert!(r
-            .offers
-            .iter()
-            .all(|o| o.fit.fits && o.time.unsuitable.is_none()));
-        let p4 = r
-            .infeasible
-            .iter()
-            .find(|i| i.instance == "GN6S.LARGE20")
-            .expect("P4 listed as infeasible");
-        assert!(
-            p4.reasons
-                .iter()
-                .any(|x| x.contains("unsuitable for training")),
-            "{:?}",
-            p4.reasons
-        );
-        assert!(
-            r.offers.iter().any(|o| o.gpu == "t4"),
-            "a 16 GB T4 should be feasible for 7B QLoRA"
-        );
+        assert!(r.offers.iter().all(|o| o.fit.fits && o.time.unsuitable.is_none()));
+        let p4 = r.infeasible.iter().find(|i| i.instance == "GN6S.LARGE20").expect("P4 listed as infeasible");
+        assert!(p4.reasons.iter().any(|x| x.contains("unsuitable for training")), "{:?}", p4.reasons);
+        assert!(r.offers.iter().any(|o| o.gpu == "t4"), "a 16 GB T4 should be feasible for 7B QLoRA");
         assert!(r.price_age.contains("days old"));
     }
 
     #[test]
     fn full_7b_rejects_24gb_cards() {
-        let r = rank(
-            Catalog::shipped(),
-            &question("llama-2-7b", Method::Full, 10e6),
-        );
-        assert!(r
-            .offers
-            .iter()
-            .all(|o| o.gpu_count > 1.0 || o.fit.vram_gb > 24.0));
-        let a10 = r
-            .infeasible
-            .iter()
-            .find(|i| i.instance == "gn7i-c8g1.2xlarge")
-            .unwrap();
+        let r = rank(Catalog::shipped(), &question("llama-2-7b", Method::Full, 10e6));
+        assert!(r.offers.iter().all(|o| o.gpu_count > 1.0 || o.fit.vram_gb > 24.0));
+        let a10 = r.infeasible.iter().find(|i| i.instance == "gn7i-c8g1.2xlarge").unwrap();
         assert!(a10.reasons[0].contains("does not fit"), "{:?}", a10.reasons);
     }
 
@@ -481,18 +428,9 @@ mod tests {
         q.budget_cny = Some(500.0);
         q.deadline_hours = Some(48.0);
         let r = rank(Catalog::shipped(), &q);
-        assert!(r
-            .offers
-            .iter()
-            .all(|o| o.cost_high <= 500.0 && o.hours_high <= 48.0));
-        assert!(r
-            .infeasible
-            .iter()
-            .any(|i| i.reasons.iter().any(|x| x.contains("over budget"))));
-        assert!(r
-            .infeasible
-            .iter()
-            .any(|i| i.reasons.iter().any(|x| x.contains("deadline"))));
+        assert!(r.offers.iter().all(|o| o.cost_high <= 500.0 && o.hours_high <= 48.0));
+        assert!(r.infeasible.iter().any(|i| i.reasons.iter().any(|x| x.contains("over budget"))));
+        assert!(r.infeasible.iter().any(|i| i.reasons.iter().any(|x| x.contains("deadline"))));
     }
 
     #[test]
@@ -502,13 +440,7 @@ mod tests {
         let r = rank(Catalog::shipped(), &q);
         assert!(r.offers.iter().all(|o| o.gpu != "p4" && o.gpu != "p40"));
         let p40 = r.infeasible.iter().find(|i| i.gpu == "p40").unwrap();
-        assert!(
-            p40.reasons
-                .iter()
-                .any(|x| x.contains("vLLM needs compute capability")),
-            "{:?}",
-            p40.reasons
-        );
+        assert!(p40.reasons.iter().any(|x| x.contains("vLLM needs compute capability")), "{:?}", p40.reasons);
     }
 
     #[test]
@@ -519,8 +451,9 @@ mod tests {
         q.gpus = vec!["a10".into()];
         let r = rank(Catalog::shipped(), &q);
         assert!(!r.offers.is_empty());
-        assert!(r.offers.iter().all(|o| o.provider == Provider::Alibaba
-            && o.mode == BillingMode::Hourly
-            && o.gpu == "a10"));
+        assert!(r
+            .offers
+            .iter()
+            .all(|o| o.provider == Provider::Alibaba && o.mode == BillingMode::Hourly && o.gpu == "a10"));
     }
 }

@@ -101,16 +101,7 @@ pub enum Confidence {
 
 /// The software stack a GPU needs.
 #[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    Serialize,
-    Deserialize,
-    BorshSerialize,
-    BorshDeserialize,
+    Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, BorshSerialize, BorshDeserialize,
 )]
 #[serde(rename_all = "lowercase")]
 pub enum Stack {

@@ -3,8 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::explain::{self, Assumption};
 use crate::catalog::{BillingMode, Catalog};
+use crate::explain::{self, Assumption};
 use crate::fit::Method;
 use crate::price::Usage;
 use crate::rank::{rank, Offer, Question};
@@ -45,11 +45,7 @@ pub fn stages(catalog: &Catalog, q: &Question) -> StagePlan {
 
     // 1. Validate: QLoRA-4 on 1 % of the data (≥ 1 hour), pay-as-you-go, released after.
     let mut v = q.clone();
-    v.job.method = if q.job.method == Method::Inference {
-        Method::Inference
-    } else {
-        Method::Qlora4
-    };
+    v.job.method = if q.job.method == Method::Inference { Method::Inference } else { Method::Qlora4 };
     v.job.tokens = (q.job.tokens * VALIDATE_SHARE).max(0.0);
     v.job.epochs = 1.0;
     v.modes = vec![BillingMode::Hourly];
@@ -90,11 +86,7 @@ pub fn stages(catalog: &Catalog, q: &Question) -> StagePlan {
         p,
     ));
 
-    let total_cost_high = out
-        .iter()
-        .filter_map(|s| s.offer.as_ref())
-        .map(|o| o.cost_high)
-        .sum();
+    let total_cost_high = out.iter().filter_map(|s| s.offer.as_ref()).map(|o| o.cost_high).sum();
     let assumption_codes = vec![
         Assumption::ValidateShare { pct: VALIDATE_SHARE * 100.0 },
         Assumption::ProduceDays { days: PRODUCE_DAYS },
@@ -113,23 +105,13 @@ fn stage(catalog: &Catalog, name: &str, purpose: &str, q: Question) -> Stage {
     let mut offers = r.offers.into_iter();
     let offer = offers.next();
     let alternatives: Vec<Offer> = match &offer {
-        Some(best) => offers
-            .filter(|o| o.provider != best.provider)
-            .take(2)
-            .collect(),
+        Some(best) => offers.filter(|o| o.provider != best.provider).take(2).collect(),
         None => vec![],
     };
     let why = match &offer {
         Some(o) => {
-            let (lo, hi) = (
-                crate::price::money(o.cost_low),
-                crate::price::money(o.cost_high),
-            );
-            let cost = if lo == hi {
-                format!("¥{hi}")
-            } else {
-                format!("¥{lo}–{hi}")
-            };
+            let (lo, hi) = (crate::price::money(o.cost_low), crate::price::money(o.cost_high));
+            let cost = if lo == hi { format!("¥{hi}") } else { format!("¥{lo}–{hi}") };
             format!(
                 "{} {} ({} × {}) {} in {}: {cost}",
                 o.provider, o.instance, o.gpu_count, o.gpu_name, o.mode, o.region
@@ -137,14 +119,7 @@ fn stage(catalog: &Catalog, name: &str, purpose: &str, q: Question) -> Stage {
         }
         None => "no offer fits this stage".into(),
     };
-    Stage {
-        name: name.into(),
-        purpose: purpose.into(),
-        question: q,
-        offer,
-        alternatives,
-        why,
-    }
+    Stage { name: name.into(), purpose: purpose.into(), question: q, offer, alternatives, why }
 }
 
 #[cfg(test)]
@@ -169,9 +144,6 @@ mod tests {
         let v = plan.stages[0].offer.as_ref().unwrap();
         assert_eq!(v.mode, BillingMode::Hourly);
         assert!(v.cost_high < plan.stages[1].offer.as_ref().unwrap().cost_high);
-        assert_ne!(
-            plan.stages[2].offer.as_ref().unwrap().mode,
-            BillingMode::Spot
-        );
+        assert_ne!(plan.stages[2].offer.as_ref().unwrap().mode, BillingMode::Spot);
     }
 }

@@ -35,24 +35,12 @@ mod tests {
     use super::*;
 
     fn check(given: &str, candidates: &[&str], expected: &[&str]) {
-        assert_eq!(
-            suggest(given, candidates.iter().copied()),
-            expected,
-            "suggest({given})"
-        );
+        assert_eq!(suggest(given, candidates.iter().copied()), expected, "suggest({given})");
     }
 
     #[test]
     fn typos_find_the_intended_name() {
-        let gpus = [
-            "t4",
-            "a10",
-            "a100-sxm4-40g",
-            "a100-sxm4-80g",
-            "v100-sxm2-32g",
-            "h800",
-            "l20",
-        ];
+        let gpus = ["t4", "a10", "a100-sxm4-40g", "a100-sxm4-80g", "v100-sxm2-32g", "h800", "l20"];
         check("a1O", &gpus, &["a10"]);
         check("A100", &gpus, &["a10", "a100-sxm4-40g", "a100-sxm4-80g"]);
         check("h80", &gpus, &["h800"]);
@@ -66,9 +54,6 @@ mod tests {
     fn did_you_mean_reads_well() {
         assert_eq!(did_you_mean(&[]), "");
         assert_eq!(did_you_mean(&["a".into()]), "; did you mean a?");
-        assert_eq!(
-            did_you_mean(&["a".into(), "b".into(), "c".into()]),
-            "; did you mean a, b or c?"
-        );
+        assert_eq!(did_you_mean(&["a".into(), "b".into(), "c".into()]), "; did you mean a, b or c?");
     }
 }

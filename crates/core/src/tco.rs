@@ -148,11 +148,7 @@ fn self_built_at(i: &TcoInput, u: f64) -> SelfBuilt {
         power_per_year: power,
         ops_per_year: i.ops_cny_per_year,
         total_per_year: total,
-        cny_per_gpu_hour_used: if used > 0.0 {
-            total / used
-        } else {
-            f64::INFINITY
-        },
+        cny_per_gpu_hour_used: if used > 0.0 { total / used } else { f64::INFINITY },
     }
 }
 
@@ -202,24 +198,19 @@ pub fn tco(catalog: &Catalog, input: &TcoInput) -> TcoReport {
     }
     cloud.sort_by(|a, b| a.total_per_year.total_cmp(&b.total_per_year));
     if cloud.is_empty() {
-        warnings.push(Warning::NoCloudPrice {
-            gpu: input.gpu.clone(),
-        });
+        warnings.push(Warning::NoCloudPrice { gpu: input.gpu.clone() });
     }
 
     let sb = self_built_at(input, u);
     // Solve self_built(u) = hourly(u): fixed + P·idle + P·(1-idle)·u = r·g·8760·u.
-    let break_even = cloud
-        .iter()
-        .find(|c| c.mode == BillingMode::Hourly)
-        .and_then(|h| {
-            let s0 = self_built_at(input, 0.0).total_per_year;
-            let s1 = self_built_at(input, 1.0).total_per_year;
-            let slope_self = s1 - s0;
-            let slope_cloud = h.cny_per_gpu_hour * gpus * HOURS_PER_YEAR;
-            let u = s0 / (slope_cloud - slope_self);
-            (slope_cloud > slope_self && u <= 1.0).then_some(u)
-        });
+    let break_even = cloud.iter().find(|c| c.mode == BillingMode::Hourly).and_then(|h| {
+        let s0 = self_built_at(input, 0.0).total_per_year;
+        let s1 = self_built_at(input, 1.0).total_per_year;
+        let slope_self = s1 - s0;
+        let slope_cloud = h.cny_per_gpu_hour * gpus * HOURS_PER_YEAR;
+        let u = s0 / (slope_cloud - slope_self);
+        (slope_cloud > slope_self && u <= 1.0).then_some(u)
+    });
     let best_cloud = cloud.first().map(|c| c.total_per_year);
     let self_built_cheaper = best_cloud.is_some_and(|c| sb.total_per_year < c);
     let curve = (0..=20)
@@ -235,17 +226,11 @@ pub fn tco(catalog: &Catalog, input: &TcoInput) -> TcoReport {
             }
         })
         .collect();
-    if cloud
-        .iter()
-        .any(|c| c.price.confidence == crate::catalog::Confidence::Estimate)
-    {
+    if cloud.iter().any(|c| c.price.confidence == crate::catalog::Confidence::Estimate) {
         warnings.push(Warning::EstimatedCloudPrices);
     }
-    let mut assumptions = vec![
-        Assumption::CloudPaysUsedHours,
-        Assumption::SpotExcludedFromTco,
-        Assumption::SelfBuiltPower,
-    ];
+    let mut assumptions =
+        vec![Assumption::CloudPaysUsedHours, Assumption::SpotExcludedFromTco, Assumption::SelfBuiltPower];
     assumptions.extend(TcoInput::default_assumption_codes());
     TcoReport {
         input: input.clone(),
@@ -271,15 +256,9 @@ mod tests {
         let input = TcoInput::default();
         let r = tco(c, &input);
         assert!(!r.cloud.is_empty());
-        let u = r
-            .break_even_utilization_vs_hourly
-            .expect("a break-even exists for 8 × A100 80 GB");
+        let u = r.break_even_utilization_vs_hourly.expect("a break-even exists for 8 × A100 80 GB");
         assert!(u > 0.0 && u < 1.0, "{u}");
-        let hourly = r
-            .cloud
-            .iter()
-            .find(|o| o.mode == BillingMode::Hourly)
-            .unwrap();
+        let hourly = r.cloud.iter().find(|o| o.mode == BillingMode::Hourly).unwrap();
         let s = self_built_at(&input, u).total_per_year;
         let cl = cloud_per_year(hourly, 8.0, u);
         assert!((s - cl).abs() / s < 1e-9, "{s} vs {cl}");
@@ -287,22 +266,12 @@ mod tests {
 
     #[test]
     fn self_built_yearly_costs_add_up() {
-        let input = TcoInput {
-            utilization: 1.0,
-            ..TcoInput::default()
-        };
+        let input = TcoInput { utilization: 1.0, ..TcoInput::default() };
         let s = self_built_at(&input, 1.0);
         assert_eq!(s.capex_cny, 8.0 * 110_000.0 + 150_000.0 + 200_000.0);
         assert_eq!(s.depreciation_per_year, 1_230_000.0 / 4.0);
         // 3.4 kW × 1.4 × 0.8 ¥ × 8,760 h = 33,358.08 ¥.
-        assert!(
-            (s.power_per_year - 33_358.08).abs() < 0.01,
-            "{}",
-            s.power_per_year
-        );
-        assert_eq!(
-            s.total_per_year,
-            s.depreciation_per_year + s.power_per_year + 175_000.0
-        );
+        assert!((s.power_per_year - 33_358.08).abs() < 0.01, "{}", s.power_per_year);
+        assert_eq!(s.total_per_year, s.depreciation_per_year + s.power_per_year + 175_000.0);
     }
 }

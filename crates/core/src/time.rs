@@ -56,29 +56,20 @@ pub fn mfu_band(method: Method, gpu: &Gpu, gpus: f64) -> MfuBand {
             high: 0.50,
             basis: "full fine-tune with FSDP/ZeRO on one GPU or over NVLink".into(),
         },
-        Method::Freeze | Method::Lora => MfuBand {
-            low: 0.25,
-            high: 0.35,
-            basis: "LoRA-style with HF PEFT + FlashAttention-2".into(),
-        },
-        Method::Qlora8 | Method::Qlora4 => MfuBand {
-            low: 0.15,
-            high: 0.25,
-            basis: "QLoRA: dequantization overhead".into(),
-        },
+        Method::Freeze | Method::Lora => {
+            MfuBand { low: 0.25, high: 0.35, basis: "LoRA-style with HF PEFT + FlashAttention-2".into() }
+        }
+        Method::Qlora8 | Method::Qlora4 => {
+            MfuBand { low: 0.15, high: 0.25, basis: "QLoRA: dequantization overhead".into() }
+        }
         Method::Inference => MfuBand {
             low: 0.40,
             high: 0.70,
-            basis: "decode reads all weights per step; share of peak memory bandwidth achieved"
-                .into(),
+            basis: "decode reads all weights per step; share of peak memory bandwidth achieved".into(),
         },
     };
     if method.is_training() && !gpu.flash_attention2 && gpu.stack == Stack::Cuda {
-        let high = if matches!(method, Method::Qlora8 | Method::Qlora4) {
-            0.20
-        } else {
-            0.25
-        };
+        let high = if matches!(method, Method::Qlora8 | Method::Qlora4) { 0.20 } else { 0.25 };
         band = MfuBand {
             low: 0.10,
             high: band.high.min(high),
@@ -121,11 +112,7 @@ pub(crate) fn estimate_time_explained(
 
     let (factor, rate_low, rate_high) = if job.method == Method::Inference {
         // Tokens/s per replica group = batch / (bytes of weights per device / achieved bandwidth).
-        let p = job.precision.unwrap_or(if gpu.bf16 {
-            Precision::Bf16
-        } else {
-            Precision::Fp16
-        });
+        let p = job.precision.unwrap_or(if gpu.bf16 { Precision::Bf16 } else { Precision::Fp16 });
         let bytes_per_device = p.weight_bytes() * n / gpus.max(1.0);
         let bw = gpu.mem_bw_gbps * 1e9 * gpus.min(1.0);
         let step = |eff: f64| bytes_per_device / (bw * eff);
@@ -144,11 +131,7 @@ pub(crate) fn estimate_time_explained(
         let factor = if job.method.is_lora_style() { 4.0 } else { 6.0 };
         let peak = gpu.fp16_tflops * 1e12 * gpus;
         if explain {
-            assumptions.push(if factor == 6.0 {
-                Assumption::Flops6
-            } else {
-                Assumption::Flops4
-            });
+            assumptions.push(if factor == 6.0 { Assumption::Flops6 } else { Assumption::Flops4 });
             assumptions.push(Assumption::Mfu {
                 low_pct: band.low * 100.0,
                 high_pct: band.high * 100.0,
@@ -161,11 +144,7 @@ pub(crate) fn estimate_time_explained(
             assumptions.push(Assumption::AscendMfu);
         }
         let per_token = factor * n;
-        (
-            factor,
-            peak * band.low / per_token,
-            peak * band.high / per_token,
-        )
+        (factor, peak * band.low / per_token, peak * band.high / per_token)
     };
     let hours = |rate: f64| {
         if tokens > 0.0 && rate > 0.0 {
@@ -212,9 +191,7 @@ mod tests {
         assert_eq!(t.total_flops, 6.0 * 6.74e9 * 1e9);
         let expect_high = 6.0 * 6.74e9 * 1e9 / (8.0 * 312e12 * 0.35) / 3600.0;
         let expect_low = 6.0 * 6.74e9 * 1e9 / (8.0 * 312e12 * 0.50) / 3600.0;
-        assert!(
-            (t.hours_high - expect_high).abs() < 1e-9 && (t.hours_low - expect_low).abs() < 1e-9
-        );
+        assert!((t.hours_high - expect_high).abs() < 1e-9 && (t.hours_low - expect_low).abs() < 1e-9);
         let l = estimate_time(&job("llama-2-7b", Method::Lora, 1e9), a100, 1.0);
         assert_eq!(l.total_flops, 4.0 * 6.74e9 * 1e9);
         assert!(l.assumptions.iter().any(|a| a.contains("4·N·D")));
@@ -224,18 +201,10 @@ mod tests {
     fn p4_and_p40_are_unsuitable_for_training() {
         let c = Catalog::shipped();
         for id in ["p4", "p40"] {
-            let t = estimate_time(
-                &job("bert-base", Method::Full, 1e8),
-                c.gpu(id).unwrap(),
-                1.0,
-            );
+            let t = estimate_time(&job("bert-base", Method::Full, 1e8), c.gpu(id).unwrap(), 1.0);
             let why = t.unsuitable.expect(id);
             assert!(why.contains("FP16"), "{why}");
-            let inf = estimate_time(
-                &job("bert-base", Method::Inference, 1e8),
-                c.gpu(id).unwrap(),
-                1.0,
-            );
+            let inf = estimate_time(&job("bert-base", Method::Inference, 1e8), c.gpu(id).unwrap(), 1.0);
             assert!(inf.unsuitable.is_none());
         }
     }
@@ -259,14 +228,7 @@ mod tests {
     fn t4_qlora_7b_speed_lands_in_the_fact_sheet_range() {
         // catalog-facts §5: T4 QLoRA-7B ≈ 300–600 tok/s (an estimate there too).
         let c = Catalog::shipped();
-        let t = estimate_time(
-            &job("llama-2-7b", Method::Qlora4, 1e6),
-            c.gpu("t4").unwrap(),
-            1.0,
-        );
-        assert!(
-            t.tokens_per_second_low > 200.0 && t.tokens_per_second_high < 700.0,
-            "{t:?}"
-        );
+        let t = estimate_time(&job("llama-2-7b", Method::Qlora4, 1e6), c.gpu("t4").unwrap(), 1.0);
+        assert!(t.tokens_per_second_low > 200.0 && t.tokens_per_second_high < 700.0, "{t:?}");
     }
 }

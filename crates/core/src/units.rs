@@ -12,9 +12,7 @@ pub fn parse_count(s: &str) -> Result<f64, String> {
     };
     match num.trim().parse::<f64>() {
         Ok(v) if v.is_finite() && v >= 0.0 => Ok(v * mult),
-        _ => Err(format!(
-            "'{s}' is not a count; write e.g. 50M, 1.5B, 7b or 20000"
-        )),
+        _ => Err(format!("'{s}' is not a count; write e.g. 50M, 1.5B, 7b or 20000")),
     }
 }
 
@@ -28,17 +26,11 @@ pub fn parse_hours(s: &str) -> Result<f64, String> {
         "d" | "day" | "days" => 24.0,
         "w" | "week" | "weeks" => 168.0,
         "mo" | "month" | "months" => 730.0,
-        _ => {
-            return Err(format!(
-                "'{s}' is not a duration; write e.g. 48h, 3d, 2w or 1mo"
-            ))
-        }
+        _ => return Err(format!("'{s}' is not a duration; write e.g. 48h, 3d, 2w or 1mo")),
     };
     match num.trim().parse::<f64>() {
         Ok(v) if v.is_finite() && v > 0.0 => Ok(v * mult),
-        _ => Err(format!(
-            "'{s}' is not a duration; write e.g. 48h, 3d, 2w or 1mo"
-        )),
+        _ => Err(format!("'{s}' is not a duration; write e.g. 48h, 3d, 2w or 1mo")),
     }
 }
 
@@ -66,13 +58,7 @@ mod tests {
 
     #[test]
     fn durations() {
-        for (input, expected) in [
-            ("48h", 48.0),
-            ("3d", 72.0),
-            ("2w", 336.0),
-            ("1mo", 730.0),
-            ("10", 10.0),
-        ] {
+        for (input, expected) in [("48h", 48.0), ("3d", 72.0), ("2w", 336.0), ("1mo", 730.0), ("10", 10.0)] {
             assert_eq!(parse_hours(input), Ok(expected), "{input}");
         }
         for bad in ["", "3y", "0h", "d"] {

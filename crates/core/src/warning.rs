@@ -38,12 +38,7 @@ pub enum Warning {
     /// Neither tokens nor usage hours were given: costs are for one hour of use.
     NoTokensOrHours,
     /// A full fine-tune keeps `bytes_per_param` bytes per parameter: `gb` for `model`.
-    FullFineTuneMemory {
-        bytes_per_param: f64,
-        gb: f64,
-        model: String,
-        params: f64,
-    },
+    FullFineTuneMemory { bytes_per_param: f64, gb: f64, model: String, params: f64 },
     /// Nothing fits: the infeasible list says why.
     NoOfferFits,
     /// TCO: the catalog has no cloud price for `gpu`, so there is nothing to compare against.
@@ -139,25 +134,17 @@ mod tests {
             r#"{"code":"spot-reclaim"}"#,
         );
         check(
-            Warning::StalePrice {
-                days: 168,
-                as_of: Date::constant(2026, 6, 15),
-            },
+            Warning::StalePrice { days: 168, as_of: Date::constant(2026, 6, 15) },
             "price is 168 days old (as of 2026-06-15)",
             r#"{"code":"stale-price","days":168,"as_of":"2026-06-15"}"#,
         );
         check(
-            Warning::VgpuSlice {
-                share: 0.25,
-                gpu: "NVIDIA A10".into(),
-            },
+            Warning::VgpuSlice { share: 0.25, gpu: "NVIDIA A10".into() },
             "vGPU slice (0.25 of a NVIDIA A10): shares the card, CUDA only",
             r#"{"code":"vgpu-slice","share":0.25,"gpu":"NVIDIA A10"}"#,
         );
         check(
-            Warning::NoBf16 {
-                gpu: "NVIDIA T4".into(),
-            },
+            Warning::NoBf16 { gpu: "NVIDIA T4".into() },
             "NVIDIA T4 has no BF16: trains in FP16 with loss scaling",
             r#"{"code":"no-bf16","gpu":"NVIDIA T4"}"#,
         );
@@ -171,16 +158,8 @@ mod tests {
             "price is an estimate (see derivation)",
             r#"{"code":"estimated-price"}"#,
         );
-        check(
-            Warning::BriefPrice,
-            "price quoted in the brief, unverified",
-            r#"{"code":"brief-price"}"#,
-        );
-        check(
-            Warning::DerivedPrice,
-            "price derived",
-            r#"{"code":"derived-price"}"#,
-        );
+        check(Warning::BriefPrice, "price quoted in the brief, unverified", r#"{"code":"brief-price"}"#);
+        check(Warning::DerivedPrice, "price derived", r#"{"code":"derived-price"}"#);
         check(
             Warning::AscendStack,
             "Ascend: needs CANN with MindSpore or torch_npu, not CUDA",

@@ -2,8 +2,8 @@
 //! costs grow with hours, and every ranked offer respects the question's limits.
 
 use gpuctl_core::{
-    fit, parse_date, preset, preset_names, rank, terms_for, BillingMode, Catalog, Hardware, Job,
-    Method, Question, Usage,
+    fit, parse_date, preset, preset_names, rank, terms_for, BillingMode, Catalog, Hardware, Job, Method,
+    Question, Usage,
 };
 use proptest::prelude::*;
 

@@ -12,7 +12,10 @@ use std::time::Duration;
 use sha2::{Digest, Sha256};
 use tokio::sync::oneshot;
 
-use crate::cloud::{Cloud, CloudError, CreateRequest, ErrorKind, Filter, Instance, InstanceState, SnapshotState, TAG_DEPLOYMENT, TAG_POOL, TAG_TOKEN};
+use crate::cloud::{
+    Cloud, CloudError, CreateRequest, ErrorKind, Filter, Instance, InstanceState, SnapshotState,
+    TAG_DEPLOYMENT, TAG_POOL, TAG_TOKEN,
+};
 use crate::plan::{Choice, Plan};
 use crate::provider::Provider;
 use crate::retry::{with_retry, Calls, Deadline, Pacer, RetryPolicy, RetryStats};
@@ -118,7 +121,8 @@ pub struct Report {
 /// Finds instances' states in batches: one describe per (provider, region) per poll for everything
 /// waiting there, so waiting for 64 instances costs one call per interval, not 64.
 struct Poller {
-    waiting: Mutex<HashMap<(Provider, String), BTreeMap<String, Vec<(Want, oneshot::Sender<Option<Instance>>)>>>>,
+    waiting:
+        Mutex<HashMap<(Provider, String), BTreeMap<String, Vec<(Want, oneshot::Sender<Option<Instance>>)>>>>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -151,7 +155,11 @@ fn seed(s: &str) -> u64 {
 impl Engine {
     pub fn new(clouds: Vec<Arc<dyn Cloud>>, store: Store, opts: Options, progress: Progress) -> Engine {
         let opts_deadline = opts.run_retry_deadline;
-        let calls = Calls { policy: opts.retry, pacer: Arc::new(Pacer::new(opts.calls_per_second)), stats: Arc::new(RetryStats::default()) };
+        let calls = Calls {
+            policy: opts.retry,
+            pacer: Arc::new(Pacer::new(opts.calls_per_second)),
+            stats: Arc::new(RetryStats::default()),
+        };
         Engine(Arc::new(Inner {
             clouds: clouds.into_iter().map(|c| (c.provider(), c)).collect(),
             store: Mutex::new(store),
@@ -180,7 +188,13 @@ impl Engine {
         (self.0.progress)(&e);
     }
 
-    pub(crate) async fn call<T, F, Fut>(&self, provider: Provider, api: &'static str, key: &str, f: F) -> Result<T, CloudError>
+    pub(crate) async fn call<T, F, Fut>(
+        &self,
+        provider: Provider,
+        api: &'static str,
+        key: &str,
+        f: F,
+    ) -> Result<T, CloudError>
     where
         F: FnMut() -> Fut,
         Fut: std::future::Future<Output = Result<T, CloudError>>,
@@ -189,7 +203,14 @@ impl Engine {
     }
 
     /// `call` under a tighter deadline than the run's (a unit's), when given.
-    async fn call_until<T, F, Fut>(&self, deadline: Option<&Deadline>, provider: Provider, api: &'static str, key: &str, f: F) -> Result<T, CloudError>
+    async fn call_until<T, F, Fut>(
+        &self,
+        deadline: Option<&Deadline>,
+        provider: Provider,
+        api: &'static str,
+        key: &str,
+        f: F,
+    ) -> Result<T, CloudError>
     where
         F: FnMut() -> Fut,
         Fut: std::future::Future<Output = Result<T, CloudError>>,
@@ -205,7 +226,10 @@ impl Engine {
 
     pub fn retry_totals(&self) -> (u64, u64) {
         let s = &self.0.calls.stats;
-        (s.retries.load(std::sync::atomic::Ordering::Relaxed), s.waited_ms.load(std::sync::atomic::Ordering::Relaxed))
+        (
+            s.retries.load(std::sync::atomic::Ordering::Relaxed),
+            s.waited_ms.load(std::sync::atomic::Ordering::Relaxed),
+        )
     }
 
     /// Carries out `plan` for `spec`: creates what is missing (all units concurrently), releases what
@@ -214,7 +238,12 @@ impl Engine {
         let mut tasks = tokio::task::JoinSet::new();
         for (pool_spec, pool_plan) in spec.pools.iter().zip(&plan.pools) {
             for &index in &pool_plan.create {
-                let (engine, pool, choices, dep) = (self.clone(), pool_spec.clone(), pool_plan.choices.clone(), spec.deployment.value.clone());
+                let (engine, pool, choices, dep) = (
+                    self.clone(),
+                    pool_spec.clone(),
+                    pool_plan.choices.clone(),
+                    spec.deployment.value.clone(),
+                );
                 tasks.spawn(async move { engine.create_unit(&dep, &pool, index, &choices, now).await });
             }
         }
@@ -244,11 +273,18 @@ impl Engine {
         if let (Some(id), Ok(cloud)) = (&r.instance_id, self.cloud(r.provider)) {
             let filter = Filter::Ids(vec![id.clone()]);
             match self.call(r.provider, "describe", id, || cloud.describe(&r.region, &filter)).await {
-                Ok(found) if found.iter().any(|i| &i.instance_id == id && !matches!(i.state, InstanceState::Terminated)) => {
+                Ok(found)
+                    if found
+                        .iter()
+                        .any(|i| &i.instance_id == id && !matches!(i.state, InstanceState::Terminated)) =>
+                {
                     // A release time an earlier run could not set is set now.
                     let want = r.auto_release_at.as_deref().and_then(|t| t.parse::<jiff::Timestamp>().ok());
                     let inst = found.iter().find(|i| &i.instance_id == id).expect("matched any");
-                    if let Err(e) = self.ensure_release_time(r.provider, &r.region, inst, &r.client_token, want, None).await {
+                    if let Err(e) = self
+                        .ensure_release_time(r.provider, &r.region, inst, &r.client_token, want, None)
+                        .await
+                    {
                         u.error = Some(format!("pool `{}` #{}: {e}", r.pool, r.index));
                     }
                 }
@@ -262,12 +298,22 @@ impl Engine {
     }
 
     /// Builds the create request for one unit at one choice (token not yet set).
-    fn request(deployment: &str, pool: &Pool, index: u32, c: &Choice, now: jiff::Timestamp) -> Result<CreateRequest, ApplyError> {
-        let missing = |what: &str| ApplyError::Other(format!("pool `{}` has no {what} for {}", pool.name.value, c.provider));
+    fn request(
+        deployment: &str,
+        pool: &Pool,
+        index: u32,
+        c: &Choice,
+        now: jiff::Timestamp,
+    ) -> Result<CreateRequest, ApplyError> {
+        let missing = |what: &str| {
+            ApplyError::Other(format!("pool `{}` has no {what} for {}", pool.name.value, c.provider))
+        };
         let image_id = pool.image.for_provider(c.provider).ok_or_else(|| missing("image"))?.clone();
         let network = match &pool.network {
             Network::Default => None,
-            Network::Ids(ids) => Some(ids.for_provider(c.provider).ok_or_else(|| missing("network"))?.clone()),
+            Network::Ids(ids) => {
+                Some(ids.for_provider(c.provider).ok_or_else(|| missing("network"))?.clone())
+            }
         };
         let auto_release_at = match pool.auto_release {
             // Whole seconds: the clouds take second precision, and people read it in `status`.
@@ -302,11 +348,21 @@ impl Engine {
         })
     }
 
-    async fn create_unit(&self, deployment: &str, pool: &Pool, index: u32, choices: &[Choice], now: jiff::Timestamp) -> Unit {
+    async fn create_unit(
+        &self,
+        deployment: &str,
+        pool: &Pool,
+        index: u32,
+        choices: &[Choice],
+        now: jiff::Timestamp,
+    ) -> Unit {
         let mut fell_back = Vec::new();
         let mut last = None;
         let secs = self.0.opts.unit_retry_deadline.as_secs();
-        let deadline = Deadline { at: tokio::time::Instant::now() + self.0.opts.unit_retry_deadline, what: format!("the unit's retry deadline of {secs} s") };
+        let deadline = Deadline {
+            at: tokio::time::Instant::now() + self.0.opts.unit_retry_deadline,
+            what: format!("the unit's retry deadline of {secs} s"),
+        };
         for c in choices {
             let mut u = Unit::new(&pool.name.value, index, c);
             u.fell_back_from = fell_back.clone();
@@ -314,9 +370,17 @@ impl Engine {
                 Ok(()) => return u,
                 // Sold out, or launched and failed (JD: `error`, then deleted by the cloud): try the next
                 // candidate, with its own token. The failed attempt stays recorded as failed.
-                Err(e @ (ApplyError::Cloud(CloudError { kind: ErrorKind::StockOut, .. }) | ApplyError::Launch { .. })) => {
+                Err(
+                    e @ (ApplyError::Cloud(CloudError { kind: ErrorKind::StockOut, .. })
+                    | ApplyError::Launch { .. }),
+                ) => {
                     let from = format!("{} {} {}", c.provider, c.zone, c.instance_type);
-                    self.emit(Event::FellBack { pool: pool.name.value.clone(), index, from: from.clone(), reason: e.to_string() });
+                    self.emit(Event::FellBack {
+                        pool: pool.name.value.clone(),
+                        index,
+                        from: from.clone(),
+                        reason: e.to_string(),
+                    });
                     fell_back.push(from);
                     last = Some(u);
                 }
@@ -326,15 +390,28 @@ impl Engine {
                 }
             }
         }
-        let mut u = last.unwrap_or_else(|| Unit::failed_task(format!("pool `{}` has no candidates", pool.name.value)));
-        u.error = Some(ApplyError::SoldOut { pool: pool.name.value.clone(), index, tried: fell_back.join("; ") }.to_string());
+        let mut u = last
+            .unwrap_or_else(|| Unit::failed_task(format!("pool `{}` has no candidates", pool.name.value)));
+        u.error = Some(
+            ApplyError::SoldOut { pool: pool.name.value.clone(), index, tried: fell_back.join("; ") }
+                .to_string(),
+        );
         u.fell_back_from = fell_back;
         u
     }
 
     /// One choice for one unit: adopt if a previous run got this far, else intent → create → wait.
     #[allow(clippy::too_many_arguments)]
-    async fn create_at(&self, deployment: &str, pool: &Pool, index: u32, c: &Choice, now: jiff::Timestamp, u: &mut Unit, deadline: &Deadline) -> Result<(), ApplyError> {
+    async fn create_at(
+        &self,
+        deployment: &str,
+        pool: &Pool,
+        index: u32,
+        c: &Choice,
+        now: jiff::Timestamp,
+        u: &mut Unit,
+        deadline: &Deadline,
+    ) -> Result<(), ApplyError> {
         let cloud = self.cloud(c.provider)?;
         let mut req = Self::request(deployment, pool, index, c, now)?;
         // A token whose record has ended (released, or failed for good) belongs to an instance that no
@@ -360,10 +437,18 @@ impl Engine {
             Some(ResourceState::Creating) if instance_id.is_none() => {
                 // A run stopped between intent and answer: the cloud may have made it. Look by tag.
                 let filter = Filter::Tag { key: TAG_TOKEN.into(), value: token.clone() };
-                let found = self.call_until(Some(deadline), c.provider, "describe", &token, || cloud.describe(&c.region, &filter)).await?;
+                let found = self
+                    .call_until(Some(deadline), c.provider, "describe", &token, || {
+                        cloud.describe(&c.region, &filter)
+                    })
+                    .await?;
                 if let Some(i) = found.into_iter().find(|i| !matches!(i.state, InstanceState::Terminated)) {
                     self.store(|s| s.set_instance_id(&token, &i.instance_id))?;
-                    self.emit(Event::Adopted { pool: pool.name.value.clone(), index, instance_id: i.instance_id.clone() });
+                    self.emit(Event::Adopted {
+                        pool: pool.name.value.clone(),
+                        index,
+                        instance_id: i.instance_id.clone(),
+                    });
                     u.adopted = true;
                     instance_id = Some(i.instance_id);
                 }
@@ -371,14 +456,24 @@ impl Engine {
             Some(_) => {
                 u.adopted = true;
                 if let Some(id) = &instance_id {
-                    self.emit(Event::Adopted { pool: pool.name.value.clone(), index, instance_id: id.clone() });
+                    self.emit(Event::Adopted {
+                        pool: pool.name.value.clone(),
+                        index,
+                        instance_id: id.clone(),
+                    });
                 }
             }
             None => {}
         }
 
         if instance_id.is_none() {
-            self.emit(Event::Creating { pool: pool.name.value.clone(), index, provider: c.provider, zone: c.zone.clone(), instance_type: c.instance_type.clone() });
+            self.emit(Event::Creating {
+                pool: pool.name.value.clone(),
+                index,
+                provider: c.provider,
+                zone: c.zone.clone(),
+                instance_type: c.instance_type.clone(),
+            });
             let price = c.price.as_ref();
             let resource = Resource {
                 client_token: token.clone(),
@@ -404,11 +499,21 @@ impl Engine {
                 last_error: None,
             };
             let params = serde_json::to_string(&req).unwrap_or_default();
-            let intent = Intent { deployment: Some(deployment.into()), kind: "create", provider: c.provider, region: c.region.clone(), client_token: token.clone(), target: None, params };
+            let intent = Intent {
+                deployment: Some(deployment.into()),
+                kind: "create",
+                provider: c.provider,
+                region: c.region.clone(),
+                client_token: token.clone(),
+                target: None,
+                params,
+            };
             let op = self.store(|s| s.record_create_intent(&intent, &resource))?;
             match self.call_until(Some(deadline), c.provider, "create", &token, || cloud.create(&req)).await {
                 Ok(created) => {
-                    self.store(|s| s.record_created(op, &token, &created.instance_id, created.request_id.as_deref()))?;
+                    self.store(|s| {
+                        s.record_created(op, &token, &created.instance_id, created.request_id.as_deref())
+                    })?;
                     instance_id = Some(created.instance_id);
                 }
                 Err(e) => {
@@ -419,7 +524,11 @@ impl Engine {
                     // with other parameters (a re-run after the state was lost, with a later release time)
                     // each mean a billed instance the record must name. Found: carry on with it (wait, then
                     // set its release time). A stock-out made nothing, so it is not looked up.
-                    let found = if e.kind != ErrorKind::StockOut { self.find_by_token(c.provider, &c.region, &token).await } else { None };
+                    let found = if e.kind != ErrorKind::StockOut {
+                        self.find_by_token(c.provider, &c.region, &token).await
+                    } else {
+                        None
+                    };
                     let Some(id) = found else {
                         // Retries ran out on a throttled/transient error: the cloud may still make it, so the
                         // resource stays `creating`. Anything else: nothing exists.
@@ -430,7 +539,11 @@ impl Engine {
                     };
                     tracing::warn!(provider = %c.provider, instance_id = %id, error = %msg, "the create's retries ran out, but the cloud has the instance: recorded");
                     self.store(|s| s.set_instance_id(&token, &id))?;
-                    self.emit(Event::Adopted { pool: pool.name.value.clone(), index, instance_id: id.clone() });
+                    self.emit(Event::Adopted {
+                        pool: pool.name.value.clone(),
+                        index,
+                        instance_id: id.clone(),
+                    });
                     instance_id = Some(id);
                 }
             }
@@ -446,7 +559,15 @@ impl Engine {
                 u.public_ip = i.public_ip.clone();
                 u.private_ip = i.private_ip.clone();
                 self.emit(Event::Running { pool: pool.name.value.clone(), index, instance_id: id.clone() });
-                self.ensure_release_time(c.provider, &c.region, i, &token, req.auto_release_at, Some(deadline)).await
+                self.ensure_release_time(
+                    c.provider,
+                    &c.region,
+                    i,
+                    &token,
+                    req.auto_release_at,
+                    Some(deadline),
+                )
+                .await
             }
             other => {
                 let what = match other {
@@ -465,10 +586,20 @@ impl Engine {
     async fn find_by_token(&self, provider: Provider, region: &str, token: &str) -> Option<String> {
         let cloud = self.cloud(provider).ok()?;
         let filter = Filter::Tag { key: TAG_TOKEN.into(), value: token.to_string() };
-        let d = Deadline { at: tokio::time::Instant::now() + Duration::from_secs(20), what: "20 s for the look-up after a failed create".into() };
+        let d = Deadline {
+            at: tokio::time::Instant::now() + Duration::from_secs(20),
+            what: "20 s for the look-up after a failed create".into(),
+        };
         let c = &self.0.calls;
-        match with_retry(&c.policy, &c.pacer, &c.stats, provider, "describe", seed(token), Some(d), || cloud.describe(region, &filter)).await {
-            Ok(found) => found.into_iter().find(|i| !matches!(i.state, InstanceState::Terminated)).map(|i| i.instance_id),
+        match with_retry(&c.policy, &c.pacer, &c.stats, provider, "describe", seed(token), Some(d), || {
+            cloud.describe(region, &filter)
+        })
+        .await
+        {
+            Ok(found) => found
+                .into_iter()
+                .find(|i| !matches!(i.state, InstanceState::Terminated))
+                .map(|i| i.instance_id),
             Err(e) => {
                 tracing::warn!(%provider, error = %e, "could not look the instance up by its token; a re-run will");
                 None
@@ -479,14 +610,25 @@ impl Engine {
     /// Sets `want` as the release time of `inst` when the cloud describes it without one (JD sets it
     /// apart from the create, and that call can fail after the instance exists). A failure leaves the
     /// instance recorded and running and says so; every later run that keeps it tries again.
-    async fn ensure_release_time(&self, provider: Provider, region: &str, inst: &Instance, token: &str, want: Option<jiff::Timestamp>, deadline: Option<&Deadline>) -> Result<(), ApplyError> {
+    async fn ensure_release_time(
+        &self,
+        provider: Provider,
+        region: &str,
+        inst: &Instance,
+        token: &str,
+        want: Option<jiff::Timestamp>,
+        deadline: Option<&Deadline>,
+    ) -> Result<(), ApplyError> {
         let Some(at) = want else { return Ok(()) };
         if inst.auto_release_at.is_some() {
             return Ok(());
         }
         let cloud = self.cloud(provider)?;
         let id = &inst.instance_id;
-        match self.call_until(deadline, provider, "set-release-time", id, || cloud.set_auto_release(region, id, at)).await {
+        match self
+            .call_until(deadline, provider, "set-release-time", id, || cloud.set_auto_release(region, id, at))
+            .await
+        {
             Ok(()) => Ok(()),
             Err(e) => {
                 let what = format!("is running without its release time ({at}): {e}. It is recorded: re-run `gpuctl provision` to set it, or `gpuctl release {id}`");
@@ -498,7 +640,13 @@ impl Engine {
     }
 
     /// Waits until `id` is running (or failed) / gone, through the batching poller.
-    pub(crate) async fn wait(&self, provider: Provider, region: &str, id: &str, want: Want) -> Result<Option<Instance>, ApplyError> {
+    pub(crate) async fn wait(
+        &self,
+        provider: Provider,
+        region: &str,
+        id: &str,
+        want: Want,
+    ) -> Result<Option<Instance>, ApplyError> {
         let (tx, rx) = oneshot::channel();
         let start = {
             let mut w = self.0.poller.waiting.lock().unwrap_or_else(|e| e.into_inner());
@@ -515,7 +663,9 @@ impl Engine {
         let secs = self.0.opts.wait_timeout.as_secs();
         match tokio::time::timeout(self.0.opts.wait_timeout, rx).await {
             Ok(Ok(found)) => Ok(found),
-            Ok(Err(_)) => Err(ApplyError::Other(format!("stopped waiting for {id}: the describe loop failed"))),
+            Ok(Err(_)) => {
+                Err(ApplyError::Other(format!("stopped waiting for {id}: the describe loop failed")))
+            }
             Err(_) => {
                 let what = match want {
                     Want::Running => format!("{provider} instance {id} reaching RUNNING"),
@@ -548,14 +698,18 @@ impl Engine {
             let Ok(cloud) = self.cloud(provider) else { return };
             for chunk in ids.chunks(100) {
                 let filter = Filter::Ids(chunk.to_vec());
-                let found = match self.call(provider, "describe", &chunk[0], || cloud.describe(&region, &filter)).await {
+                let found = match self
+                    .call(provider, "describe", &chunk[0], || cloud.describe(&region, &filter))
+                    .await
+                {
                     Ok(f) => f,
                     Err(e) => {
                         tracing::warn!(%provider, region = %region, error = %e, "describe failed while waiting; will poll again");
                         continue;
                     }
                 };
-                let by_id: HashMap<&str, &Instance> = found.iter().map(|i| (i.instance_id.as_str(), i)).collect();
+                let by_id: HashMap<&str, &Instance> =
+                    found.iter().map(|i| (i.instance_id.as_str(), i)).collect();
                 let mut w = self.0.poller.waiting.lock().unwrap_or_else(|e| e.into_inner());
                 let Some(group) = w.get_mut(&key) else { return };
                 for id in chunk {
@@ -564,7 +718,14 @@ impl Engine {
                     let mut keep = Vec::new();
                     for (want, tx) in waiters.drain(..) {
                         let done = match (want, inst.map(|i| &i.state)) {
-                            (Want::Running, Some(InstanceState::Running | InstanceState::Failed | InstanceState::Terminated)) => true,
+                            (
+                                Want::Running,
+                                Some(
+                                    InstanceState::Running
+                                    | InstanceState::Failed
+                                    | InstanceState::Terminated,
+                                ),
+                            ) => true,
                             (Want::Gone, None | Some(InstanceState::Terminated)) => true,
                             _ => false,
                         };
@@ -590,7 +751,16 @@ impl Engine {
         let mut tasks = tokio::task::JoinSet::new();
         for r in resources.iter().filter(|r| r.state.is_live()).cloned() {
             let engine = self.clone();
-            tasks.spawn(async move { engine.release_one(&r).await.map_err(|e| format!("{} #{} ({}): {e}", r.pool, r.index, r.instance_id.as_deref().unwrap_or("no instance id"))) });
+            tasks.spawn(async move {
+                engine.release_one(&r).await.map_err(|e| {
+                    format!(
+                        "{} #{} ({}): {e}",
+                        r.pool,
+                        r.index,
+                        r.instance_id.as_deref().unwrap_or("no instance id")
+                    )
+                })
+            });
         }
         let (mut done, mut errors) = (Vec::new(), Vec::new());
         while let Some(res) = tasks.join_next().await {
@@ -612,12 +782,19 @@ impl Engine {
         if id.is_none() {
             // Intent written, answer lost: find it by its token tag before calling it gone.
             let filter = Filter::Tag { key: TAG_TOKEN.into(), value: r.client_token.clone() };
-            let found = self.call(r.provider, "describe", &r.client_token, || cloud.describe(&r.region, &filter)).await?;
-            id = found.into_iter().find(|i| !matches!(i.state, InstanceState::Terminated)).map(|i| i.instance_id);
+            let found = self
+                .call(r.provider, "describe", &r.client_token, || cloud.describe(&r.region, &filter))
+                .await?;
+            id = found
+                .into_iter()
+                .find(|i| !matches!(i.state, InstanceState::Terminated))
+                .map(|i| i.instance_id);
             match &id {
                 Some(found) => self.store(|s| s.set_instance_id(&r.client_token, found))?,
                 None => {
-                    self.store(|s| s.set_state(&r.client_token, ResourceState::Failed, Some("never created")))?;
+                    self.store(|s| {
+                        s.set_state(&r.client_token, ResourceState::Failed, Some("never created"))
+                    })?;
                     return Ok(None);
                 }
             }
@@ -651,7 +828,14 @@ impl Engine {
     /// Terminates one instance whose intent is operation `op`, then waits until the cloud no longer
     /// lists it (or lists it terminated). A refused terminate closes `op` as failed; the caller closes
     /// it as done. Shared by `release` and `gpuctl sweep --release`.
-    pub(crate) async fn terminate_and_wait(&self, cloud: &dyn Cloud, provider: Provider, region: &str, id: &str, op: i64) -> Result<(), ApplyError> {
+    pub(crate) async fn terminate_and_wait(
+        &self,
+        cloud: &dyn Cloud,
+        provider: Provider,
+        region: &str,
+        id: &str,
+        op: i64,
+    ) -> Result<(), ApplyError> {
         let ids = [id.to_string()];
         match self.call(provider, "terminate", id, || cloud.terminate(region, &ids)).await {
             Ok(()) => {}
@@ -669,16 +853,29 @@ impl Engine {
 
     /// Snapshots every cloud disk (system and data) of a recorded or described instance, waits until
     /// each snapshot is available, and records them. `generation` distinguishes repeated snapshots.
-    pub async fn snapshot(&self, provider: Provider, region: &str, instance_id: &str, owner: Option<&Resource>, generation: u32) -> Result<Vec<SnapshotRecord>, ApplyError> {
+    pub async fn snapshot(
+        &self,
+        provider: Provider,
+        region: &str,
+        instance_id: &str,
+        owner: Option<&Resource>,
+        generation: u32,
+    ) -> Result<Vec<SnapshotRecord>, ApplyError> {
         let cloud = self.cloud(provider)?;
-        let disks = self.call(provider, "describe-disks", instance_id, || cloud.disks(region, instance_id)).await?;
+        let disks =
+            self.call(provider, "describe-disks", instance_id, || cloud.disks(region, instance_id)).await?;
         let mut tasks = tokio::task::JoinSet::new();
         for (kind, disk) in disks {
             let kind = kind.as_str();
-            let (engine, region, instance_id, disk_id, owner) = (self.clone(), region.to_string(), instance_id.to_string(), disk.disk_id, owner.cloned());
+            let (engine, region, instance_id, disk_id, owner) =
+                (self.clone(), region.to_string(), instance_id.to_string(), disk.disk_id, owner.cloned());
             let cloud = cloud.clone();
             tasks.spawn(async move {
-                let token = format!("gpuctl-{}", &hex::encode(Sha256::digest(format!("snapshot/{instance_id}/{disk_id}/{generation}")))[..40]);
+                let token = format!(
+                    "gpuctl-{}",
+                    &hex::encode(Sha256::digest(format!("snapshot/{instance_id}/{disk_id}/{generation}")))
+                        [..40]
+                );
                 let name = format!("gpuctl-{instance_id}-{kind}-{generation}");
                 let intent = Intent {
                     deployment: owner.as_ref().map(|o| o.deployment.clone()),
@@ -689,14 +886,19 @@ impl Engine {
                     target: Some(disk_id.clone()),
                     params: serde_json::json!({ "disk_id": disk_id, "name": name }).to_string(),
                 };
-                engine.emit(Event::Snapshotting { instance_id: instance_id.clone(), disk_id: disk_id.clone() });
+                engine
+                    .emit(Event::Snapshotting { instance_id: instance_id.clone(), disk_id: disk_id.clone() });
                 let op = engine.store(|s| s.record_intent(&intent))?;
-                let snap = engine.call(provider, "snapshot", &token, || cloud.snapshot(&region, &disk_id, &name, &token)).await;
+                let snap = engine
+                    .call(provider, "snapshot", &token, || cloud.snapshot(&region, &disk_id, &name, &token))
+                    .await;
                 let snapshot_id = match snap {
                     Ok(id) => id,
                     Err(e) => {
                         let msg = e.to_string();
-                        engine.store(|s| s.finish_operation(op, "failed", e.request_id.as_deref(), Some(&msg)))?;
+                        engine.store(|s| {
+                            s.finish_operation(op, "failed", e.request_id.as_deref(), Some(&msg))
+                        })?;
                         return Err(ApplyError::Cloud(e));
                     }
                 };
@@ -719,16 +921,25 @@ impl Engine {
                 })?;
                 let deadline = tokio::time::Instant::now() + engine.0.opts.wait_timeout;
                 loop {
-                    let st = engine.call(provider, "describe-snapshot", &snapshot_id, || cloud.snapshot_state(&region, &snapshot_id)).await?;
+                    let st = engine
+                        .call(provider, "describe-snapshot", &snapshot_id, || {
+                            cloud.snapshot_state(&region, &snapshot_id)
+                        })
+                        .await?;
                     match st {
                         SnapshotState::Available => break,
                         SnapshotState::Failed => {
                             rec.state = "failed".into();
                             engine.store(|s| s.record_snapshot(&rec))?;
-                            return Err(ApplyError::Other(format!("snapshot {snapshot_id} of disk {disk_id} failed")));
+                            return Err(ApplyError::Other(format!(
+                                "snapshot {snapshot_id} of disk {disk_id} failed"
+                            )));
                         }
                         SnapshotState::Creating if tokio::time::Instant::now() > deadline => {
-                            return Err(ApplyError::Timeout { what: format!("snapshot {snapshot_id}"), secs: engine.0.opts.wait_timeout.as_secs() })
+                            return Err(ApplyError::Timeout {
+                                what: format!("snapshot {snapshot_id}"),
+                                secs: engine.0.opts.wait_timeout.as_secs(),
+                            })
                         }
                         SnapshotState::Creating => tokio::time::sleep(engine.0.opts.poll_interval).await,
                     }
@@ -748,7 +959,11 @@ impl Engine {
 
     /// Asks the cloud to check one create without making it (not billable, so no intent is written).
     pub async fn dry_run(&self, spec: &Spec, pool: &str, c: &Choice) -> Result<(), ApplyError> {
-        let pool = spec.pools.iter().find(|p| p.name.value == pool).ok_or_else(|| ApplyError::Other(format!("no pool `{pool}`")))?;
+        let pool = spec
+            .pools
+            .iter()
+            .find(|p| p.name.value == pool)
+            .ok_or_else(|| ApplyError::Other(format!("no pool `{pool}`")))?;
         let cloud = self.cloud(c.provider)?;
         let mut req = Self::request(&spec.deployment.value, pool, 0, c, jiff::Timestamp::now())?;
         req.client_token = client_token(&spec.deployment.value, &pool.name.value, 0, &req, u32::MAX);
@@ -759,7 +974,11 @@ impl Engine {
 
     /// The cloud's own price for one instance of `req` (`gpuctl catalog refresh`), paced and retried like
     /// every other call. Not billable, so no intent is written.
-    pub async fn quote(&self, provider: Provider, req: &CreateRequest) -> Result<crate::cloud::Quote, CloudError> {
+    pub async fn quote(
+        &self,
+        provider: Provider,
+        req: &CreateRequest,
+    ) -> Result<crate::cloud::Quote, CloudError> {
         let cloud = self.cloud(provider).map_err(|e| CloudError {
             provider,
             action: "quote".into(),
@@ -774,20 +993,36 @@ impl Engine {
     }
 
     /// Whether the type is on sale in the zone (`None`: the client does not ask), paced and retried.
-    pub async fn in_stock(&self, provider: Provider, region: &str, zone: &str, instance_type: &str) -> Result<Option<(bool, Option<String>)>, ApplyError> {
+    pub async fn in_stock(
+        &self,
+        provider: Provider,
+        region: &str,
+        zone: &str,
+        instance_type: &str,
+    ) -> Result<Option<(bool, Option<String>)>, ApplyError> {
         let cloud = self.cloud(provider)?;
         let key = format!("{provider}/{region}/{zone}/{instance_type}");
         Ok(self.call(provider, "stock", &key, || cloud.in_stock(region, zone, instance_type)).await?)
     }
 
     /// The instance's cloud disks, system disk first (for clone).
-    pub async fn disks(&self, provider: Provider, region: &str, instance_id: &str) -> Result<Vec<(crate::cloud::DiskKind, crate::cloud::DiskInfo)>, ApplyError> {
+    pub async fn disks(
+        &self,
+        provider: Provider,
+        region: &str,
+        instance_id: &str,
+    ) -> Result<Vec<(crate::cloud::DiskKind, crate::cloud::DiskInfo)>, ApplyError> {
         let cloud = self.cloud(provider)?;
         Ok(self.call(provider, "describe-disks", instance_id, || cloud.disks(region, instance_id)).await?)
     }
 
     /// Describes one instance (for clone and status).
-    pub async fn describe_one(&self, provider: Provider, region: &str, instance_id: &str) -> Result<Instance, ApplyError> {
+    pub async fn describe_one(
+        &self,
+        provider: Provider,
+        region: &str,
+        instance_id: &str,
+    ) -> Result<Instance, ApplyError> {
         let cloud = self.cloud(provider)?;
         let filter = Filter::Ids(vec![instance_id.to_string()]);
         let found = self.call(provider, "describe", instance_id, || cloud.describe(region, &filter)).await?;

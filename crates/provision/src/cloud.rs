@@ -122,7 +122,10 @@ pub struct Instance {
 pub enum Filter {
     Ids(Vec<String>),
     /// Instances carrying this tag (finds gpuctl's resources without the state store).
-    Tag { key: String, value: String },
+    Tag {
+        key: String,
+        value: String,
+    },
     /// Instances carrying a tag with this key, whatever its value (`gpuctl sweep`: every deployment's
     /// instances, recorded or not).
     TagKey(String),
@@ -197,7 +200,15 @@ pub struct CloudError {
 
 impl fmt::Display for CloudError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} {} failed ({}): {}: {}", self.provider, self.action, self.kind.as_str(), self.code, self.message)?;
+        write!(
+            f,
+            "{} {} failed ({}): {}: {}",
+            self.provider,
+            self.action,
+            self.kind.as_str(),
+            self.code,
+            self.message
+        )?;
         if let Some(id) = &self.request_id {
             write!(f, " (request id {id})")?;
         }
@@ -214,19 +225,41 @@ pub trait Cloud: Send + Sync {
     /// Creates one instance (idempotent by `req.client_token`). With `req.dry_run`, checks and creates nothing.
     fn create<'a>(&'a self, req: &'a CreateRequest) -> BoxFuture<'a, Result<Created, CloudError>>;
 
-    fn describe<'a>(&'a self, region: &'a str, filter: &'a Filter) -> BoxFuture<'a, Result<Vec<Instance>, CloudError>>;
+    fn describe<'a>(
+        &'a self,
+        region: &'a str,
+        filter: &'a Filter,
+    ) -> BoxFuture<'a, Result<Vec<Instance>, CloudError>>;
 
     /// The instance's cloud disks, system disk first (for snapshots and clones; `describe` leaves them out
     /// where the cloud needs a second call for them).
-    fn disks<'a>(&'a self, region: &'a str, instance_id: &'a str) -> BoxFuture<'a, Result<Vec<(DiskKind, DiskInfo)>, CloudError>>;
+    fn disks<'a>(
+        &'a self,
+        region: &'a str,
+        instance_id: &'a str,
+    ) -> BoxFuture<'a, Result<Vec<(DiskKind, DiskInfo)>, CloudError>>;
 
     /// Asks for termination; the engine then describes until the instances are gone.
-    fn terminate<'a>(&'a self, region: &'a str, instance_ids: &'a [String]) -> BoxFuture<'a, Result<(), CloudError>>;
+    fn terminate<'a>(
+        &'a self,
+        region: &'a str,
+        instance_ids: &'a [String],
+    ) -> BoxFuture<'a, Result<(), CloudError>>;
 
     /// Snapshots one cloud disk; returns the snapshot id (idempotent by `client_token`).
-    fn snapshot<'a>(&'a self, region: &'a str, disk_id: &'a str, name: &'a str, client_token: &'a str) -> BoxFuture<'a, Result<String, CloudError>>;
+    fn snapshot<'a>(
+        &'a self,
+        region: &'a str,
+        disk_id: &'a str,
+        name: &'a str,
+        client_token: &'a str,
+    ) -> BoxFuture<'a, Result<String, CloudError>>;
 
-    fn snapshot_state<'a>(&'a self, region: &'a str, snapshot_id: &'a str) -> BoxFuture<'a, Result<SnapshotState, CloudError>>;
+    fn snapshot_state<'a>(
+        &'a self,
+        region: &'a str,
+        snapshot_id: &'a str,
+    ) -> BoxFuture<'a, Result<SnapshotState, CloudError>>;
 
     /// The cloud's own price for one instance of `req` (Tencent InquiryPriceRunInstances, Alibaba
     /// DescribePrice, JD calculateTotalPrice).
@@ -235,7 +268,12 @@ pub trait Cloud: Send + Sync {
     /// Whether `instance_type` is on sale in `zone` now (Tencent DescribeZoneInstanceConfigInfos, Alibaba
     /// DescribeAvailableResource, JD describeInstanceTypes), with the request id. `None`: this client does
     /// not ask (the default), so stock is unknown.
-    fn in_stock<'a>(&'a self, _region: &'a str, _zone: &'a str, _instance_type: &'a str) -> BoxFuture<'a, Result<Option<(bool, Option<String>)>, CloudError>> {
+    fn in_stock<'a>(
+        &'a self,
+        _region: &'a str,
+        _zone: &'a str,
+        _instance_type: &'a str,
+    ) -> BoxFuture<'a, Result<Option<(bool, Option<String>)>, CloudError>> {
         Box::pin(async { Ok(None) })
     }
 
@@ -243,7 +281,12 @@ pub trait Cloud: Send + Sync {
     /// released at `at` is described without a release time: a cloud that sets it apart from the create
     /// (JD: createInstances, then modifyInstanceReleaseTime) can lose that second call while the instance
     /// lives on, billed. Clouds whose create carries the release time keep this default, which does nothing.
-    fn set_auto_release<'a>(&'a self, _region: &'a str, _instance_id: &'a str, _at: jiff::Timestamp) -> BoxFuture<'a, Result<(), CloudError>> {
+    fn set_auto_release<'a>(
+        &'a self,
+        _region: &'a str,
+        _instance_id: &'a str,
+        _at: jiff::Timestamp,
+    ) -> BoxFuture<'a, Result<(), CloudError>> {
         Box::pin(async { Ok(()) })
     }
 }

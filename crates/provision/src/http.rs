@@ -23,7 +23,9 @@ impl Endpoint {
     /// Parses `https://host[:port]` or `http://127.0.0.1:port` (plain http only to loopback: a request
     /// signature travels in the clear, and anyone on the path could replay it).
     pub fn parse(url: &str) -> Result<Endpoint, String> {
-        let (scheme, rest) = url.split_once("://").ok_or_else(|| format!("endpoint `{url}` needs a scheme: https://host or http://127.0.0.1:PORT"))?;
+        let (scheme, rest) = url.split_once("://").ok_or_else(|| {
+            format!("endpoint `{url}` needs a scheme: https://host or http://127.0.0.1:PORT")
+        })?;
         let host = rest.trim_end_matches('/');
         if host.is_empty() || host.contains('/') || host.contains('@') || host.contains('?') {
             return Err(format!("endpoint `{url}` must be a scheme and a host[:port] only, without a path"));
@@ -45,16 +47,28 @@ fn is_loopback(host_port: &str) -> bool {
     let host = if let Some(rest) = host_port.strip_prefix('[') {
         rest.split(']').next().unwrap_or_default()
     } else {
-        host_port.rsplit_once(':').map_or(host_port, |(h, p)| if p.chars().all(|c| c.is_ascii_digit()) { h } else { host_port })
+        host_port.rsplit_once(':').map_or(host_port, |(h, p)| {
+            if p.chars().all(|c| c.is_ascii_digit()) {
+                h
+            } else {
+                host_port
+            }
+        })
     };
     host.eq_ignore_ascii_case("localhost") || host.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback())
 }
 
 /// Where to reach each cloud: overrides from flags (`tencent=URL`) win over the environment
 /// (`GPUCTL_TENCENT_ENDPOINT`), which wins over the cloud's own hosts.
-pub fn endpoint_override(provider: Provider, flags: &[String], env: impl Fn(&str) -> Option<String>) -> Result<Option<Endpoint>, String> {
+pub fn endpoint_override(
+    provider: Provider,
+    flags: &[String],
+    env: impl Fn(&str) -> Option<String>,
+) -> Result<Option<Endpoint>, String> {
     for f in flags {
-        let (name, url) = f.split_once('=').ok_or_else(|| format!("--endpoint `{f}` must be PROVIDER=URL, e.g. tencent=http://127.0.0.1:8080"))?;
+        let (name, url) = f.split_once('=').ok_or_else(|| {
+            format!("--endpoint `{f}` must be PROVIDER=URL, e.g. tencent=http://127.0.0.1:8080")
+        })?;
         let p = Provider::parse(name).map_err(|e| format!("--endpoint `{f}`: {e}"))?;
         if p == provider {
             return Endpoint::parse(url).map(Some);
@@ -101,8 +115,17 @@ impl Http {
 
     /// Sends a signed request. Transport failures (refused, reset, timed out) come back as transient
     /// errors: the engine retries them with the same client token.
-    pub async fn send(&self, provider: Provider, action: &str, method: &str, url: &str, headers: &[(String, String)], body: Vec<u8>) -> Result<Response, CloudError> {
-        let method = reqwest::Method::from_bytes(method.as_bytes()).map_err(|e| transport(provider, action, "http-method", e.to_string()))?;
+    pub async fn send(
+        &self,
+        provider: Provider,
+        action: &str,
+        method: &str,
+        url: &str,
+        headers: &[(String, String)],
+        body: Vec<u8>,
+    ) -> Result<Response, CloudError> {
+        let method = reqwest::Method::from_bytes(method.as_bytes())
+            .map_err(|e| transport(provider, action, "http-method", e.to_string()))?;
         let mut rb = self.client.request(method, url);
         for (k, v) in headers {
             // reqwest sets Host from the URL; a second Host header would be a different request.
@@ -111,12 +134,26 @@ impl Http {
             }
         }
         let resp = rb.body(body).send().await.map_err(|e| {
-            let code = if e.is_timeout() { "http-timeout" } else if e.is_connect() { "http-connect" } else { "http-transport" };
+            let code = if e.is_timeout() {
+                "http-timeout"
+            } else if e.is_connect() {
+                "http-connect"
+            } else {
+                "http-transport"
+            };
             transport(provider, action, code, without_url(&e))
         })?;
         let status = resp.status().as_u16();
-        let headers = resp.headers().iter().map(|(k, v)| (k.as_str().to_string(), v.to_str().unwrap_or_default().to_string())).collect();
-        let body = resp.bytes().await.map_err(|e| transport(provider, action, "http-body", without_url(&e)))?.to_vec();
+        let headers = resp
+            .headers()
+            .iter()
+            .map(|(k, v)| (k.as_str().to_string(), v.to_str().unwrap_or_default().to_string()))
+            .collect();
+        let body = resp
+            .bytes()
+            .await
+            .map_err(|e| transport(provider, action, "http-body", without_url(&e)))?
+            .to_vec();
         Ok(Response { status, headers, body })
     }
 }
@@ -131,7 +168,15 @@ fn without_url(e: &reqwest::Error) -> String {
 }
 
 fn transport(provider: Provider, action: &str, code: &str, message: String) -> CloudError {
-    CloudError { provider, action: action.into(), kind: ErrorKind::Transient, code: code.into(), message, request_id: None, retry_after: None }
+    CloudError {
+        provider,
+        action: action.into(),
+        kind: ErrorKind::Transient,
+        code: code.into(),
+        message,
+        request_id: None,
+        retry_after: None,
+    }
 }
 
 #[cfg(test)]
@@ -140,7 +185,13 @@ mod tests {
 
     #[test]
     fn plain_http_only_to_loopback() {
-        for ok in ["http://127.0.0.1:8080", "http://localhost:1", "http://[::1]:9000", "https://cvm.tencentcloudapi.com", "http://127.0.0.1:8080/"] {
+        for ok in [
+            "http://127.0.0.1:8080",
+            "http://localhost:1",
+            "http://[::1]:9000",
+            "https://cvm.tencentcloudapi.com",
+            "http://127.0.0.1:8080/",
+        ] {
             assert!(Endpoint::parse(ok).is_ok(), "{ok}");
         }
         let e = Endpoint::parse("http://10.0.0.1:8080").unwrap_err();

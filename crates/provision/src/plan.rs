@@ -101,7 +101,8 @@ impl Plan {
 pub fn plan(spec: &Spec, catalog: &Catalog, recorded: &[Resource], today: gpuctl_core::Date) -> Plan {
     let mut warnings = Vec::new();
     let hours = spec.hours.as_ref().map(|h| h.value);
-    let live: Vec<&Resource> = recorded.iter().filter(|r| r.deployment == spec.deployment.value && r.state.is_live()).collect();
+    let live: Vec<&Resource> =
+        recorded.iter().filter(|r| r.deployment == spec.deployment.value && r.state.is_live()).collect();
     let mut pools = Vec::new();
     for pool in &spec.pools {
         pools.push(pool_plan(pool, catalog, &live, hours, today, &mut warnings));
@@ -114,10 +115,16 @@ pub fn plan(spec: &Spec, catalog: &Catalog, recorded: &[Resource], today: gpuctl
     let cny_per_hour = pools.iter().map(|p| p.cny_per_hour).sum::<Option<f64>>();
     let total_cny = pools.iter().map(|p| p.total_cny).sum::<Option<f64>>();
     let mut over_budget = Vec::new();
-    let worst = |p: &PoolPlan| p.choices.iter().map(|c| c.price.as_ref().map(|f| f.cny_per_hour)).max_by(|a, b| a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Equal));
+    let worst = |p: &PoolPlan| {
+        p.choices
+            .iter()
+            .map(|c| c.price.as_ref().map(|f| f.cny_per_hour))
+            .max_by(|a, b| a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Equal))
+    };
     if let Some(cap) = &spec.budget.per_hour_cny {
         // Against the dearest fallback: a stock-out may land any pool there.
-        let dearest: Option<f64> = pools.iter().map(|p| worst(p).flatten().map(|h| h * f64::from(p.count))).sum();
+        let dearest: Option<f64> =
+            pools.iter().map(|p| worst(p).flatten().map(|h| h * f64::from(p.count))).sum();
         match dearest {
             Some(h) if h > cap.value + 1e-9 => over_budget.push(format!(
                 "¥{h:.2}/hour (at the dearest fallback candidate of each pool) is above the budget of ¥{:.2}/hour",
@@ -131,7 +138,12 @@ pub fn plan(spec: &Spec, catalog: &Catalog, recorded: &[Resource], today: gpuctl
         let dearest: Option<f64> = pools
             .iter()
             .map(|p| {
-                let per_instance = p.choices.iter().map(|c| c.price.as_ref().map(|f| cost_for(p.billing, p.term, f, hours))).max_by(|a, b| a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Equal)).flatten();
+                let per_instance = p
+                    .choices
+                    .iter()
+                    .map(|c| c.price.as_ref().map(|f| cost_for(p.billing, p.term, f, hours)))
+                    .max_by(|a, b| a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Equal))
+                    .flatten();
                 per_instance.map(|c| c * f64::from(p.count))
             })
             .sum();
@@ -151,7 +163,16 @@ pub fn plan(spec: &Spec, catalog: &Catalog, recorded: &[Resource], today: gpuctl
             warnings.push("a total budget with pay-as-you-go pools needs `hours` to be checked; without it one hour is counted".into());
         }
     }
-    Plan { deployment: spec.deployment.value.clone(), hours, pools, release, cny_per_hour, total_cny, over_budget, warnings }
+    Plan {
+        deployment: spec.deployment.value.clone(),
+        hours,
+        pools,
+        release,
+        cny_per_hour,
+        total_cny,
+        over_budget,
+        warnings,
+    }
 }
 
 /// What one instance costs: per-hour modes over `hours` (1 h if unknown), prepaid modes for the whole
@@ -164,17 +185,31 @@ fn cost_for(mode: BillingMode, term: u32, price: &PriceFact, hours: Option<f64>)
     price.cny * needed.max(f64::from(term))
 }
 
-fn pool_plan(pool: &Pool, catalog: &Catalog, live: &[&Resource], hours: Option<f64>, today: gpuctl_core::Date, warnings: &mut Vec<String>) -> PoolPlan {
+fn pool_plan(
+    pool: &Pool,
+    catalog: &Catalog,
+    live: &[&Resource],
+    hours: Option<f64>,
+    today: gpuctl_core::Date,
+    warnings: &mut Vec<String>,
+) -> PoolPlan {
     let mode = pool.billing.value;
     let choices = choices(pool, catalog);
     if choices.is_empty() {
-        warnings.push(format!("pool `{}`: no instance type in the catalog meets its requirement", pool.name.value));
+        warnings.push(format!(
+            "pool `{}`: no instance type in the catalog meets its requirement",
+            pool.name.value
+        ));
     }
     for c in &choices {
         match &c.price {
-            None => warnings.push(format!("pool `{}`: the catalog has no {mode} price for {} {} in {}", pool.name.value, c.provider, c.instance_type, c.region)),
+            None => warnings.push(format!(
+                "pool `{}`: the catalog has no {mode} price for {} {} in {}",
+                pool.name.value, c.provider, c.instance_type, c.region
+            )),
             Some(p) => {
-                let age = jiff::civil::Date::strptime("%Y-%m-%d", &p.as_of).ok().map(|d| (today - d).get_days());
+                let age =
+                    jiff::civil::Date::strptime("%Y-%m-%d", &p.as_of).ok().map(|d| (today - d).get_days());
                 if age.is_some_and(|d| i64::from(d) > gpuctl_core::rank::STALE_PRICE_DAYS) {
                     warnings.push(format!(
                         "pool `{}`: the {mode} price of {} {} is from {} ({} days old); `gpuctl catalog refresh` asks the cloud",
@@ -189,7 +224,11 @@ fn pool_plan(pool: &Pool, catalog: &Catalog, live: &[&Resource], hours: Option<f
     // and the engine adopts it and waits for it to run.
     let keep: Vec<Resource> = live
         .iter()
-        .filter(|r| r.pool == pool.name.value && r.index < pool.count.value && r.state != crate::state::ResourceState::Creating)
+        .filter(|r| {
+            r.pool == pool.name.value
+                && r.index < pool.count.value
+                && r.state != crate::state::ResourceState::Creating
+        })
         .map(|r| (*r).clone())
         .collect();
     let create: Vec<u32> = (0..pool.count.value).filter(|i| !keep.iter().any(|r| r.index == *i)).collect();
@@ -201,24 +240,42 @@ fn pool_plan(pool: &Pool, catalog: &Catalog, live: &[&Resource], hours: Option<f
         Some(c) => {
             let id = catalog_instance_id(c.provider, &c.instance_type);
             let prices = catalog.prices_for(c.provider, id, &c.region);
-            let offered = catalog.instance_type(c.provider, id).map(|i| catalog.billing_modes(i)).unwrap_or_default();
+            let offered =
+                catalog.instance_type(c.provider, id).map(|i| catalog.billing_modes(i)).unwrap_or_default();
             let h = hours.unwrap_or(1.0);
             price_job(&prices, (h, h), &Usage::hours(h), 0.0)
                 .modes
                 .into_iter()
-                .map(|m| ModeTotal { mode: m.mode, total_cny: m.cost_high * count, offered: offered.contains(&m.mode) })
+                .map(|m| ModeTotal {
+                    mode: m.mode,
+                    total_cny: m.cost_high * count,
+                    offered: offered.contains(&m.mode),
+                })
                 .collect()
         }
         None => Vec::new(),
     };
-    PoolPlan { name: pool.name.value.clone(), count: pool.count.value, billing: mode, term: pool.term, choices, create, keep, cny_per_hour, total_cny, by_mode }
+    PoolPlan {
+        name: pool.name.value.clone(),
+        count: pool.count.value,
+        billing: mode,
+        term: pool.term,
+        choices,
+        create,
+        keep,
+        cny_per_hour,
+        total_cny,
+        by_mode,
+    }
 }
 
 /// The pool's candidates with prices; a requirement becomes every fitting (type, region, zone) in
 /// price order, so a stock-out falls back to the next cheapest.
 fn choices(pool: &Pool, catalog: &Catalog) -> Vec<Choice> {
     let mode = pool.billing.value;
-    let price = |p: Provider, ty: &str, region: &str| catalog.price(p, catalog_instance_id(p, ty), region, mode).map(PriceFact::from);
+    let price = |p: Provider, ty: &str, region: &str| {
+        catalog.price(p, catalog_instance_id(p, ty), region, mode).map(PriceFact::from)
+    };
     match &pool.placement {
         Placement::Candidates(cands) => cands
             .iter()
@@ -255,14 +312,21 @@ fn choices(pool: &Pool, catalog: &Catalog) -> Vec<Choice> {
                     }
                     let Some(fact) = price(inst.provider, &api_type, region) else { continue };
                     for zone in zones.iter().filter(|r| &r.id == region).flat_map(|r| r.zones.iter()) {
-                        out.push(Choice { provider: inst.provider, region: region.clone(), zone: zone.clone(), instance_type: api_type.clone(), price: Some(fact.clone()) });
+                        out.push(Choice {
+                            provider: inst.provider,
+                            region: region.clone(),
+                            zone: zone.clone(),
+                            instance_type: api_type.clone(),
+                            price: Some(fact.clone()),
+                        });
                     }
                 }
             }
             out.sort_by(|a, b| {
                 let pa = a.price.as_ref().map_or(f64::MAX, |p| p.cny_per_hour);
                 let pb = b.price.as_ref().map_or(f64::MAX, |p| p.cny_per_hour);
-                pa.total_cmp(&pb).then_with(|| (a.provider, &a.region, &a.zone).cmp(&(b.provider, &b.region, &b.zone)))
+                pa.total_cmp(&pb)
+                    .then_with(|| (a.provider, &a.region, &a.zone).cmp(&(b.provider, &b.region, &b.zone)))
             });
             // Enough fallbacks to ride out a stock-out, few enough to read in a plan.
             out.truncate(8);

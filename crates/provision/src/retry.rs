@@ -140,7 +140,12 @@ where
                 last = Some(e);
             }
             Err(e) if e.kind.retryable() && attempt > 0 => {
-                return Err(gave_up(e, attempt + 1, start, format!("{} attempts, the most for one call", policy.max_attempts)));
+                return Err(gave_up(
+                    e,
+                    attempt + 1,
+                    start,
+                    format!("{} attempts, the most for one call", policy.max_attempts),
+                ));
             }
             Err(e) => return Err(e),
         }
@@ -166,7 +171,11 @@ impl Deadline {
 /// The last error of a call given up, with what retrying it cost (the cloud's code and request id stay).
 fn gave_up(mut e: CloudError, attempts: u32, start: Instant, why: String) -> CloudError {
     let secs = (Instant::now() - start).as_secs_f64();
-    e.message = format!("{}; gave up after {attempts} attempt{} in {secs:.1} s ({why})", e.message, if attempts == 1 { "" } else { "s" });
+    e.message = format!(
+        "{}; gave up after {attempts} attempt{} in {secs:.1} s ({why})",
+        e.message,
+        if attempts == 1 { "" } else { "s" }
+    );
     e
 }
 
@@ -195,29 +204,48 @@ mod tests {
     }
 
     fn failing(kind: ErrorKind) -> CloudError {
-        CloudError { provider: Provider::Alibaba, action: "RunInstances".into(), kind, code: "InternalError".into(), message: "boom".into(), request_id: Some("RID-1".into()), retry_after: None }
+        CloudError {
+            provider: Provider::Alibaba,
+            action: "RunInstances".into(),
+            kind,
+            code: "InternalError".into(),
+            message: "boom".into(),
+            request_id: Some("RID-1".into()),
+            retry_after: None,
+        }
     }
 
     /// Every attempt fails: the deadline, not the attempt count, ends the call, and the error keeps the
     /// cloud's code and request id and says what retrying cost.
     #[tokio::test(start_paused = true)]
     async fn a_deadline_stops_retrying_before_the_attempts_run_out() {
-        let policy = RetryPolicy { max_attempts: 100, base: Duration::from_secs(1), cap: Duration::from_secs(4) };
+        let policy =
+            RetryPolicy { max_attempts: 100, base: Duration::from_secs(1), cap: Duration::from_secs(4) };
         let (pacer, stats) = (Pacer::new(1000.0), RetryStats::default());
         let start = Instant::now();
-        let d = Deadline { at: start + Duration::from_secs(30), what: "the unit's retry deadline of 30 s".into() };
+        let d = Deadline {
+            at: start + Duration::from_secs(30),
+            what: "the unit's retry deadline of 30 s".into(),
+        };
         let calls = std::sync::atomic::AtomicU32::new(0);
-        let r: Result<(), _> = with_retry(&policy, &pacer, &stats, Provider::Alibaba, "create", 7, Some(d), || {
-            calls.fetch_add(1, Ordering::Relaxed);
-            async { Err(failing(ErrorKind::Transient)) }
-        })
-        .await;
+        let r: Result<(), _> =
+            with_retry(&policy, &pacer, &stats, Provider::Alibaba, "create", 7, Some(d), || {
+                calls.fetch_add(1, Ordering::Relaxed);
+                async { Err(failing(ErrorKind::Transient)) }
+            })
+            .await;
         let e = r.unwrap_err();
         assert!(Instant::now() - start <= Duration::from_secs(30), "{:?}", Instant::now() - start);
         let n = calls.load(Ordering::Relaxed);
         assert!(n > 3 && n < 100, "{n} attempts");
         assert_eq!((e.code.as_str(), e.request_id.as_deref()), ("InternalError", Some("RID-1")));
-        assert!(e.message.starts_with("boom; gave up after ") && e.message.contains(&format!("{n} attempts in ")) && e.message.ends_with("(the unit's retry deadline of 30 s)"), "{}", e.message);
+        assert!(
+            e.message.starts_with("boom; gave up after ")
+                && e.message.contains(&format!("{n} attempts in "))
+                && e.message.ends_with("(the unit's retry deadline of 30 s)"),
+            "{}",
+            e.message
+        );
     }
 
     /// An attempt that never answers is cut off at the deadline, reporting the last real error.
@@ -226,42 +254,61 @@ mod tests {
         let policy = RetryPolicy::default();
         let (pacer, stats) = (Pacer::new(1000.0), RetryStats::default());
         let start = Instant::now();
-        let d = Deadline { at: start + Duration::from_secs(5), what: "the run's retry deadline of 5 s".into() };
+        let d =
+            Deadline { at: start + Duration::from_secs(5), what: "the run's retry deadline of 5 s".into() };
         let calls = std::sync::atomic::AtomicU32::new(0);
-        let r: Result<(), _> = with_retry(&policy, &pacer, &stats, Provider::Alibaba, "create", 7, Some(d), || {
-            let n = calls.fetch_add(1, Ordering::Relaxed);
-            async move {
-                if n == 0 {
-                    Err(failing(ErrorKind::Throttled))
-                } else {
-                    tokio::time::sleep(Duration::from_secs(3600)).await;
-                    Ok(())
+        let r: Result<(), _> =
+            with_retry(&policy, &pacer, &stats, Provider::Alibaba, "create", 7, Some(d), || {
+                let n = calls.fetch_add(1, Ordering::Relaxed);
+                async move {
+                    if n == 0 {
+                        Err(failing(ErrorKind::Throttled))
+                    } else {
+                        tokio::time::sleep(Duration::from_secs(3600)).await;
+                        Ok(())
+                    }
                 }
-            }
-        })
-        .await;
+            })
+            .await;
         assert_eq!(Instant::now() - start, Duration::from_secs(5));
         let e = r.unwrap_err();
         assert_eq!(e.kind, ErrorKind::Throttled);
-        assert!(e.message.contains("gave up after 2 attempts in 5.0 s (the run's retry deadline of 5 s)"), "{}", e.message);
+        assert!(
+            e.message.contains("gave up after 2 attempts in 5.0 s (the run's retry deadline of 5 s)"),
+            "{}",
+            e.message
+        );
     }
 
     /// Without a deadline the attempt count bounds the call, and says so; errors that are not worth
     /// retrying come back untouched.
     #[tokio::test(start_paused = true)]
     async fn attempts_bound_a_call_and_final_errors_pass_through() {
-        let policy = RetryPolicy { max_attempts: 3, base: Duration::from_millis(10), cap: Duration::from_millis(10) };
+        let policy =
+            RetryPolicy { max_attempts: 3, base: Duration::from_millis(10), cap: Duration::from_millis(10) };
         let (pacer, stats) = (Pacer::new(1000.0), RetryStats::default());
-        let r: Result<(), _> = with_retry(&policy, &pacer, &stats, Provider::Alibaba, "create", 7, None, || async { Err(failing(ErrorKind::Transient)) }).await;
-        assert!(r.unwrap_err().message.ends_with("gave up after 3 attempts in 0.0 s (3 attempts, the most for one call)"));
+        let r: Result<(), _> =
+            with_retry(&policy, &pacer, &stats, Provider::Alibaba, "create", 7, None, || async {
+                Err(failing(ErrorKind::Transient))
+            })
+            .await;
+        assert!(r
+            .unwrap_err()
+            .message
+            .ends_with("gave up after 3 attempts in 0.0 s (3 attempts, the most for one call)"));
         assert_eq!(stats.retries.load(Ordering::Relaxed), 2);
-        let r: Result<(), _> = with_retry(&policy, &pacer, &stats, Provider::Alibaba, "create", 7, None, || async { Err(failing(ErrorKind::StockOut)) }).await;
+        let r: Result<(), _> =
+            with_retry(&policy, &pacer, &stats, Provider::Alibaba, "create", 7, None, || async {
+                Err(failing(ErrorKind::StockOut))
+            })
+            .await;
         assert_eq!(r.unwrap_err().message, "boom");
     }
 
     #[test]
     fn backoff_is_bounded_and_jittered() {
-        let p = RetryPolicy { max_attempts: 5, base: Duration::from_millis(100), cap: Duration::from_secs(1) };
+        let p =
+            RetryPolicy { max_attempts: 5, base: Duration::from_millis(100), cap: Duration::from_secs(1) };
         assert_eq!(p.backoff(0, 1.0), Duration::from_millis(100));
         assert_eq!(p.backoff(3, 1.0), Duration::from_millis(800));
         assert_eq!(p.backoff(10, 1.0), Duration::from_secs(1));

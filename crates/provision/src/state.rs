@@ -88,7 +88,9 @@ pub enum StateError {
     Sqlite { path: PathBuf, source: rusqlite::Error },
     #[error("state store {path} was written by a newer gpuctl (schema {found}, this build knows {known}); upgrade gpuctl")]
     TooNew { path: PathBuf, found: i64, known: i64 },
-    #[error("another `gpuctl` run holds deployment `{deployment}` (lock file {path}); wait for it to finish")]
+    #[error(
+        "another `gpuctl` run holds deployment `{deployment}` (lock file {path}); wait for it to finish"
+    )]
     Locked { deployment: String, path: PathBuf },
     #[error("state store {path}: {source}")]
     Io { path: PathBuf, source: std::io::Error },
@@ -120,7 +122,9 @@ impl ResourceState {
         }
     }
     fn from_name(s: &str) -> Option<Self> {
-        [Self::Creating, Self::Running, Self::Failed, Self::Releasing, Self::Released].into_iter().find(|v| v.name() == s)
+        [Self::Creating, Self::Running, Self::Failed, Self::Releasing, Self::Released]
+            .into_iter()
+            .find(|v| v.name() == s)
     }
     /// Whether the cloud may be billing for it.
     pub fn is_live(self) -> bool {
@@ -223,7 +227,8 @@ impl Store {
     /// Opens (creating if needed) the store at `path` and migrates it to the current schema.
     pub fn open(path: &Path) -> Result<Store, StateError> {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(|source| StateError::Io { path: dir.to_path_buf(), source })?;
+            std::fs::create_dir_all(dir)
+                .map_err(|source| StateError::Io { path: dir.to_path_buf(), source })?;
         }
         let sql = |source| StateError::Sqlite { path: path.to_path_buf(), source };
         let mut conn = Connection::open(path).map_err(sql)?;
@@ -270,12 +275,19 @@ impl Store {
             .map_err(|source| StateError::Io { path: path.clone(), source })?;
         match file.try_lock() {
             Ok(()) => Ok(ApplyLock { _file: file, path }),
-            Err(std::fs::TryLockError::WouldBlock) => Err(StateError::Locked { deployment: deployment.to_string(), path }),
+            Err(std::fs::TryLockError::WouldBlock) => {
+                Err(StateError::Locked { deployment: deployment.to_string(), path })
+            }
             Err(std::fs::TryLockError::Error(source)) => Err(StateError::Io { path, source }),
         }
     }
 
-    pub fn upsert_deployment(&self, name: &str, spec_file: &str, spec_sha256: &str) -> Result<(), StateError> {
+    pub fn upsert_deployment(
+        &self,
+        name: &str,
+        spec_file: &str,
+        spec_sha256: &str,
+    ) -> Result<(), StateError> {
         let t = now();
         self.conn
             .execute(
@@ -288,7 +300,8 @@ impl Store {
     }
 
     pub fn deployments(&self) -> Result<Vec<String>, StateError> {
-        let mut st = self.conn.prepare("SELECT name FROM deployments ORDER BY name").map_err(|e| self.err(e))?;
+        let mut st =
+            self.conn.prepare("SELECT name FROM deployments ORDER BY name").map_err(|e| self.err(e))?;
         let rows = st.query_map([], |r| r.get(0)).map_err(|e| self.err(e))?;
         rows.collect::<Result<_, _>>().map_err(|e| self.err(e))
     }
@@ -345,9 +358,19 @@ impl Store {
     }
 
     /// The create answered: its instance id and the operation's outcome, in one commit.
-    pub fn record_created(&self, op: i64, client_token: &str, instance_id: &str, request_id: Option<&str>) -> Result<(), StateError> {
+    pub fn record_created(
+        &self,
+        op: i64,
+        client_token: &str,
+        instance_id: &str,
+        request_id: Option<&str>,
+    ) -> Result<(), StateError> {
         let tx = self.conn.unchecked_transaction().map_err(|e| self.err(e))?;
-        tx.execute("UPDATE resources SET instance_id = ?2 WHERE client_token = ?1", params![client_token, instance_id]).map_err(|e| self.err(e))?;
+        tx.execute(
+            "UPDATE resources SET instance_id = ?2 WHERE client_token = ?1",
+            params![client_token, instance_id],
+        )
+        .map_err(|e| self.err(e))?;
         tx.execute(
             "UPDATE operations SET status = 'done', request_id = ?2, finished_at = ?3 WHERE id = ?1",
             params![op, request_id, now()],
@@ -357,7 +380,13 @@ impl Store {
     }
 
     /// Closes an operation: "done" or "failed", with the cloud's request id and error text.
-    pub fn finish_operation(&self, id: i64, status: &str, request_id: Option<&str>, error: Option<&str>) -> Result<(), StateError> {
+    pub fn finish_operation(
+        &self,
+        id: i64,
+        status: &str,
+        request_id: Option<&str>,
+        error: Option<&str>,
+    ) -> Result<(), StateError> {
         self.conn
             .execute(
                 "UPDATE operations SET status = ?2, request_id = ?3, error = ?4, finished_at = ?5 WHERE id = ?1",
@@ -396,15 +425,29 @@ impl Store {
             .map_err(|e| self.err(e))?;
         let mut out = Vec::new();
         for row in rows {
-            let (id, deployment, kind, provider, region, client_token, target, params, status, request_id, error, started_at) =
-                row.map_err(|e| self.err(e))?;
+            let (
+                id,
+                deployment,
+                kind,
+                provider,
+                region,
+                client_token,
+                target,
+                params,
+                status,
+                request_id,
+                error,
+                started_at,
+            ) = row.map_err(|e| self.err(e))?;
             let kind = match kind.as_str() {
                 "create" => "create",
                 "terminate" => "terminate",
                 "snapshot" => "snapshot",
                 _ => return Err(self.corrupt("operations.kind", kind)),
             };
-            let provider = Provider::parse(&provider).ok().ok_or_else(|| self.corrupt("operations.provider", provider.clone()))?;
+            let provider = Provider::parse(&provider)
+                .ok()
+                .ok_or_else(|| self.corrupt("operations.provider", provider.clone()))?;
             out.push(Operation {
                 id,
                 intent: Intent { deployment, kind, provider, region, client_token, target, params },
@@ -424,12 +467,20 @@ impl Store {
     /// The cloud answered a create (or a re-run found the instance by its token): record its id.
     pub fn set_instance_id(&self, client_token: &str, instance_id: &str) -> Result<(), StateError> {
         self.conn
-            .execute("UPDATE resources SET instance_id = ?2 WHERE client_token = ?1", params![client_token, instance_id])
+            .execute(
+                "UPDATE resources SET instance_id = ?2 WHERE client_token = ?1",
+                params![client_token, instance_id],
+            )
             .map(drop)
             .map_err(|e| self.err(e))
     }
 
-    pub fn set_running(&self, client_token: &str, public_ip: Option<&str>, private_ip: Option<&str>) -> Result<(), StateError> {
+    pub fn set_running(
+        &self,
+        client_token: &str,
+        public_ip: Option<&str>,
+        private_ip: Option<&str>,
+    ) -> Result<(), StateError> {
         self.conn
             .execute(
                 "UPDATE resources SET state = 'running', public_ip = ?2, private_ip = ?3, running_at = COALESCE(running_at, ?4), last_error = NULL
@@ -440,7 +491,12 @@ impl Store {
             .map_err(|e| self.err(e))
     }
 
-    pub fn set_state(&self, client_token: &str, state: ResourceState, error: Option<&str>) -> Result<(), StateError> {
+    pub fn set_state(
+        &self,
+        client_token: &str,
+        state: ResourceState,
+        error: Option<&str>,
+    ) -> Result<(), StateError> {
         let released_at = (state == ResourceState::Released).then(now);
         self.conn
             .execute(
@@ -454,14 +510,20 @@ impl Store {
 
     pub fn set_auto_release(&self, client_token: &str, at: Option<&str>) -> Result<(), StateError> {
         self.conn
-            .execute("UPDATE resources SET auto_release_at = ?2 WHERE client_token = ?1", params![client_token, at])
+            .execute(
+                "UPDATE resources SET auto_release_at = ?2 WHERE client_token = ?1",
+                params![client_token, at],
+            )
             .map(drop)
             .map_err(|e| self.err(e))
     }
 
     /// Resources of one deployment (all when `None`), live and released, in pool/index order.
     pub fn resources(&self, deployment: Option<&str>) -> Result<Vec<Resource>, StateError> {
-        self.query_resources("WHERE (?1 IS NULL OR deployment = ?1) ORDER BY deployment, pool, idx, created_at", params![deployment])
+        self.query_resources(
+            "WHERE (?1 IS NULL OR deployment = ?1) ORDER BY deployment, pool, idx, created_at",
+            params![deployment],
+        )
     }
 
     pub fn resource(&self, client_token: &str) -> Result<Option<Resource>, StateError> {
@@ -469,7 +531,9 @@ impl Store {
     }
 
     pub fn resource_by_instance(&self, instance_id: &str) -> Result<Option<Resource>, StateError> {
-        Ok(self.query_resources("WHERE instance_id = ?1 ORDER BY created_at DESC LIMIT 1", params![instance_id])?.pop())
+        Ok(self
+            .query_resources("WHERE instance_id = ?1 ORDER BY created_at DESC LIMIT 1", params![instance_id])?
+            .pop())
     }
 
     fn query_resources(&self, tail: &str, args: impl rusqlite::Params) -> Result<Vec<Resource>, StateError> {
@@ -491,13 +555,18 @@ impl Store {
                 deployment: r.get(1).map_err(g)?,
                 pool: r.get(2).map_err(g)?,
                 index: r.get(3).map_err(g)?,
-                provider: Provider::parse(&provider).ok().ok_or_else(|| self.corrupt("resources.provider", provider.clone()))?,
+                provider: Provider::parse(&provider)
+                    .ok()
+                    .ok_or_else(|| self.corrupt("resources.provider", provider.clone()))?,
                 region: r.get(5).map_err(g)?,
                 zone: r.get(6).map_err(g)?,
                 instance_type: r.get(7).map_err(g)?,
-                billing: BillingMode::parse(&billing).ok().ok_or_else(|| self.corrupt("resources.billing", billing.clone()))?,
+                billing: BillingMode::parse(&billing)
+                    .ok()
+                    .ok_or_else(|| self.corrupt("resources.billing", billing.clone()))?,
                 instance_id: r.get(9).map_err(g)?,
-                state: ResourceState::from_name(&state).ok_or_else(|| self.corrupt("resources.state", state.clone()))?,
+                state: ResourceState::from_name(&state)
+                    .ok_or_else(|| self.corrupt("resources.state", state.clone()))?,
                 public_ip: r.get(11).map_err(g)?,
                 private_ip: r.get(12).map_err(g)?,
                 price_cny_per_hour: r.get(13).map_err(g)?,
@@ -565,10 +634,35 @@ impl Store {
             .map_err(|e| self.err(e))?;
         let mut out = Vec::new();
         for row in rows {
-            let (snapshot_id, provider, region, instance_id, disk_id, disk_kind, deployment, pool, client_token, state, created_at) =
-                row.map_err(|e| self.err(e))?;
-            let provider = Provider::parse(&provider).ok().ok_or_else(|| self.corrupt("snapshots.provider", provider.clone()))?;
-            out.push(SnapshotRecord { snapshot_id, provider, region, instance_id, disk_id, disk_kind, deployment, pool, client_token, state, created_at });
+            let (
+                snapshot_id,
+                provider,
+                region,
+                instance_id,
+                disk_id,
+                disk_kind,
+                deployment,
+                pool,
+                client_token,
+                state,
+                created_at,
+            ) = row.map_err(|e| self.err(e))?;
+            let provider = Provider::parse(&provider)
+                .ok()
+                .ok_or_else(|| self.corrupt("snapshots.provider", provider.clone()))?;
+            out.push(SnapshotRecord {
+                snapshot_id,
+                provider,
+                region,
+                instance_id,
+                disk_id,
+                disk_kind,
+                deployment,
+                pool,
+                client_token,
+                state,
+                created_at,
+            });
         }
         Ok(out)
     }

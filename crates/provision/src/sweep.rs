@@ -132,7 +132,13 @@ pub fn orphans(listed: Vec<(Provider, Instance)>, recorded: &[Resource]) -> (Vec
             }
         }
     }
-    out.sort_by(|a, b| (a.provider, &a.instance.region, &a.instance.instance_id).cmp(&(b.provider, &b.instance.region, &b.instance.instance_id)));
+    out.sort_by(|a, b| {
+        (a.provider, &a.instance.region, &a.instance.instance_id).cmp(&(
+            b.provider,
+            &b.instance.region,
+            &b.instance.instance_id,
+        ))
+    });
     (out, owned, gone)
 }
 
@@ -162,7 +168,9 @@ impl Engine {
             let (place, res) = match res {
                 Ok((id, r)) => (by_task.remove(&id), r),
                 // A panicked task is a bug; it must not pass for an empty region.
-                Err(e) => (by_task.remove(&e.id()), Err(ApplyError::Other(format!("the search stopped: {e}")))),
+                Err(e) => {
+                    (by_task.remove(&e.id()), Err(ApplyError::Other(format!("the search stopped: {e}"))))
+                }
             };
             let Some(place) = place else { continue };
             match res {
@@ -206,16 +214,30 @@ impl Engine {
         }
         let recorded = match self.store(|s| s.resources(None)) {
             Ok(r) => r,
-            Err(e) => return (vec![], vec![format!("cannot read the state store again before releasing: {e}; nothing was released")]),
+            Err(e) => {
+                return (
+                    vec![],
+                    vec![format!(
+                        "cannot read the state store again before releasing: {e}; nothing was released"
+                    )],
+                )
+            }
         };
         let mut tasks = tokio::task::JoinSet::new();
         for o in orphans.iter().filter(|o| locks.contains_key(&o.deployment)) {
             if owner(o.provider, &o.instance, &recorded).is_ok() {
-                errors.push(format!("{} {}: a recorded deployment took it over meanwhile; left alone", o.provider, o.instance.instance_id));
+                errors.push(format!(
+                    "{} {}: a recorded deployment took it over meanwhile; left alone",
+                    o.provider, o.instance.instance_id
+                ));
                 continue;
             }
             let (engine, o) = (self.clone(), o.clone());
-            tasks.spawn(async move { engine.release_orphan(&o).await.map_err(|e| format!("{} {} ({}): {e}", o.provider, o.instance.instance_id, o.instance.region)) });
+            tasks.spawn(async move {
+                engine.release_orphan(&o).await.map_err(|e| {
+                    format!("{} {} ({}): {e}", o.provider, o.instance.instance_id, o.instance.region)
+                })
+            });
         }
         let mut done = Vec::new();
         while let Some(res) = tasks.join_next().await {
@@ -242,7 +264,8 @@ impl Engine {
             region: region.clone(),
             client_token: format!("sweep/{}/{id}", o.provider),
             target: Some(id.clone()),
-            params: serde_json::json!({ "instance_ids": ids, "sweep": true, "tags": o.instance.tags }).to_string(),
+            params: serde_json::json!({ "instance_ids": ids, "sweep": true, "tags": o.instance.tags })
+                .to_string(),
         };
         let op = self.store(|s| s.record_intent(&intent))?;
         self.terminate_and_wait(cloud.as_ref(), o.provider, region, id, op).await?;
@@ -326,7 +349,12 @@ mod tests {
         // Recorded and live, by id: owned.
         check(Tencent, instance("ins-1", Running, &tags), &rec, None);
         // Recorded by token only (the create's answer was lost): owned.
-        check(Tencent, instance("ins-2", Pending, &[(TAG_DEPLOYMENT, "d"), (TAG_TOKEN, "tok-2")]), &rec, None);
+        check(
+            Tencent,
+            instance("ins-2", Pending, &[(TAG_DEPLOYMENT, "d"), (TAG_TOKEN, "tok-2")]),
+            &rec,
+            None,
+        );
         // Nothing recorded: an orphan.
         check(Tencent, instance("ins-9", Running, &[(TAG_DEPLOYMENT, "other")]), &rec, Some(None));
         // Recorded as released, yet the cloud still runs it: an orphan, saying so.
@@ -345,7 +373,12 @@ mod tests {
         assert_eq!(lock_name("lost-tencent"), "lost-tencent");
         for odd in ["../../etc/x", "a/b", "", "Stage1", "1st", "x".repeat(41).as_str(), "名字"] {
             let n = lock_name(odd);
-            assert!(n.starts_with("foreign-") && n.len() == 24 && n.chars().all(|c| c.is_ascii_alphanumeric() || c == '-'), "{odd:?} → {n}");
+            assert!(
+                n.starts_with("foreign-")
+                    && n.len() == 24
+                    && n.chars().all(|c| c.is_ascii_alphanumeric() || c == '-'),
+                "{odd:?} → {n}"
+            );
         }
         assert_ne!(lock_name("a/b"), lock_name("a/c"));
     }

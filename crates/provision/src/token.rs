@@ -11,7 +11,13 @@ use crate::cloud::CreateRequest;
 /// `generation` starts at 0 and is bumped only when a new attempt must not be answered with an old
 /// instance (a clone asked again, a released index re-created). A fallback to another type or zone
 /// changes the parameters and so the token by itself.
-pub fn client_token(deployment: &str, pool: &str, index: u32, req: &CreateRequest, generation: u32) -> String {
+pub fn client_token(
+    deployment: &str,
+    pool: &str,
+    index: u32,
+    req: &CreateRequest,
+    generation: u32,
+) -> String {
     let mut h = Sha256::new();
     // Parameters that decide what is bought; not the token itself, tags derived from it, or dry_run.
     let params = serde_json::json!({

@@ -34,7 +34,9 @@ image = "img-1"
 fn prices_come_from_the_catalog_with_their_source() {
     let cat = Catalog::shipped();
     let p = plan(&spec_of(T4), cat, &[], TODAY);
-    let row = cat.price(Provider::Tencent, "GN7.2XLARGE32", "ap-guangzhou", BillingMode::Hourly).expect("catalog has GN7 hourly");
+    let row = cat
+        .price(Provider::Tencent, "GN7.2XLARGE32", "ap-guangzhou", BillingMode::Hourly)
+        .expect("catalog has GN7 hourly");
     let pool = &p.pools[0];
     let fact = pool.choices[0].price.as_ref().unwrap();
     assert_eq!((fact.cny_per_hour, fact.source.as_str()), (row.cny_per_hour, row.source.as_str()));
@@ -50,7 +52,10 @@ fn prices_come_from_the_catalog_with_their_source() {
 #[test]
 fn over_budget_says_by_how_much() {
     let cat = Catalog::shipped();
-    let per_hour = cat.price(Provider::Tencent, "GN7.2XLARGE32", "ap-guangzhou", BillingMode::Hourly).unwrap().cny_per_hour;
+    let per_hour = cat
+        .price(Provider::Tencent, "GN7.2XLARGE32", "ap-guangzhou", BillingMode::Hourly)
+        .unwrap()
+        .cny_per_hour;
     let src = T4.replace("hours = 10", "hours = 10\n[budget]\ntotal_cny = 1\nper_hour_cny = 0.5");
     let p = plan(&spec_of(&src), cat, &[], TODAY);
     assert_eq!(

@@ -95,18 +95,34 @@ fn security_groups_may_be_left_to_the_vpc_default() {
 
 #[test]
 fn defaults() {
-    let s = spec::parse("s.toml", &format!("deployment = \"d\"\nhours = 7.5\n{POOL}"), None, &Limits::default()).unwrap();
+    let s =
+        spec::parse("s.toml", &format!("deployment = \"d\"\nhours = 7.5\n{POOL}"), None, &Limits::default())
+            .unwrap();
     let p = &s.pools[0];
     assert_eq!(p.count.value, 1);
     // Pay-as-you-go without auto_release gets one: the deployment's hours, rounded up.
     assert_eq!(p.auto_release, AutoRelease::After { hours: 8.0, defaulted: true });
     assert_eq!(p.system_disk.size_gb, 100);
     let s = spec::parse("s.toml", &format!("deployment = \"d\"\n{POOL}"), None, &Limits::default()).unwrap();
-    assert_eq!(s.pools[0].auto_release, AutoRelease::After { hours: spec::DEFAULT_AUTO_RELEASE_HOURS, defaulted: true });
+    assert_eq!(
+        s.pools[0].auto_release,
+        AutoRelease::After { hours: spec::DEFAULT_AUTO_RELEASE_HOURS, defaulted: true }
+    );
     // Never sooner than JD Cloud accepts, even for a one-hour deployment.
-    let s = spec::parse("s.toml", &format!("deployment = \"d\"\nhours = 1\n{POOL}"), None, &Limits::default()).unwrap();
-    assert_eq!(s.pools[0].auto_release, AutoRelease::After { hours: spec::MIN_AUTO_RELEASE_HOURS, defaulted: true });
-    let s = spec::parse("s.toml", &format!("deployment = \"d\"\n{POOL}auto_release = \"3d\"\n"), None, &Limits::default()).unwrap();
+    let s =
+        spec::parse("s.toml", &format!("deployment = \"d\"\nhours = 1\n{POOL}"), None, &Limits::default())
+            .unwrap();
+    assert_eq!(
+        s.pools[0].auto_release,
+        AutoRelease::After { hours: spec::MIN_AUTO_RELEASE_HOURS, defaulted: true }
+    );
+    let s = spec::parse(
+        "s.toml",
+        &format!("deployment = \"d\"\n{POOL}auto_release = \"3d\"\n"),
+        None,
+        &Limits::default(),
+    )
+    .unwrap();
     assert_eq!(s.pools[0].auto_release, AutoRelease::After { hours: 72.0, defaulted: false });
 }
 
@@ -118,7 +134,10 @@ fn bad_toml() {
 
 #[test]
 fn unknown_keys_name_the_closest() {
-    check(&format!("deployment = \"d\"\nbudgte = {{}}\n{POOL}"), expect!["s.toml:2:1: unknown key `budgte` in the spec; did you mean budget?"]);
+    check(
+        &format!("deployment = \"d\"\nbudgte = {{}}\n{POOL}"),
+        expect!["s.toml:2:1: unknown key `budgte` in the spec; did you mean budget?"],
+    );
     check(
         &format!("deployment = \"d\"\n{POOL}instnace_type = \"x\"\nzzz = 1\n"),
         expect![[r#"
@@ -133,46 +152,101 @@ fn unknown_keys_name_the_closest() {
 
 #[test]
 fn wrong_types_and_ranges() {
-    check("deployment = 5\n", expect![[r#"
+    check(
+        "deployment = 5\n",
+        expect![[r#"
         s.toml:1:1: the spec has no pools; add at least one `[[pool]]`
-        s.toml:1:14: `deployment` in the spec must be a string, found an integer"#]]);
-    check(&format!("deployment = \"Bad Name\"\n{POOL}"), expect![[r#"s.toml:1:14: deployment name `Bad Name` must be 1–40 characters of a-z, 0-9 and '-', starting with a letter (it goes into tags and client tokens)"#]]);
-    check(&format!("deployment = \"d\"\n{POOL}count = -3\n"), expect![[r#"s.toml:11:9: `count` must be from 1 to 500, found -3"#]]);
-    check(&format!("deployment = \"d\"\n{POOL}count = 1.5\n"), expect![[r#"s.toml:11:9: `count` in pool `a` must be an integer, found a number"#]]);
-    check(&format!("deployment = \"d\"\nhours = -1\n{POOL}"), expect![[r#"s.toml:2:9: `hours` must be more than 0 and at most 26280 (3 years)"#]]);
-    check(&format!("deployment = \"d\"\n[budget]\ntotal_cny = -5\n{POOL}"), expect![[r#"s.toml:3:13: `total_cny` must not be negative"#]]);
-    check(&format!("deployment = \"d\"\n{POOL}system_disk = {{ size_gb = 5 }}\n"), expect!["s.toml:11:27: `size_gb` of `system_disk` of pool `a` must be from 20 to 2048, found 5"]);
+        s.toml:1:14: `deployment` in the spec must be a string, found an integer"#]],
+    );
+    check(
+        &format!("deployment = \"Bad Name\"\n{POOL}"),
+        expect![[
+            r#"s.toml:1:14: deployment name `Bad Name` must be 1–40 characters of a-z, 0-9 and '-', starting with a letter (it goes into tags and client tokens)"#
+        ]],
+    );
+    check(
+        &format!("deployment = \"d\"\n{POOL}count = -3\n"),
+        expect![[r#"s.toml:11:9: `count` must be from 1 to 500, found -3"#]],
+    );
+    check(
+        &format!("deployment = \"d\"\n{POOL}count = 1.5\n"),
+        expect![[r#"s.toml:11:9: `count` in pool `a` must be an integer, found a number"#]],
+    );
+    check(
+        &format!("deployment = \"d\"\nhours = -1\n{POOL}"),
+        expect![[r#"s.toml:2:9: `hours` must be more than 0 and at most 26280 (3 years)"#]],
+    );
+    check(
+        &format!("deployment = \"d\"\n[budget]\ntotal_cny = -5\n{POOL}"),
+        expect![[r#"s.toml:3:13: `total_cny` must not be negative"#]],
+    );
+    check(
+        &format!("deployment = \"d\"\n{POOL}system_disk = {{ size_gb = 5 }}\n"),
+        expect!["s.toml:11:27: `size_gb` of `system_disk` of pool `a` must be from 20 to 2048, found 5"],
+    );
 }
 
 #[test]
 fn placement_errors() {
     check(
         "deployment = \"d\"\n[[pool]]\nname = \"a\"\nbilling = \"hourly\"\nimage = \"i\"\n",
-        expect![[r#"s.toml:2:1: pool `a` is missing `provider`; give provider/region/zone/instance_type, a [[pool.candidates]] list, or require = { gpu = "…" }"#]],
+        expect![[
+            r#"s.toml:2:1: pool `a` is missing `provider`; give provider/region/zone/instance_type, a [[pool.candidates]] list, or require = { gpu = "…" }"#
+        ]],
     );
-    check(&format!("deployment = \"d\"\n{}", POOL.replace("\"tencent\"", "\"tencnet\"")), expect!["s.toml:5:12: unknown provider `tencnet`; did you mean tencent?"]);
-    check(&format!("deployment = \"d\"\n{}", POOL.replace("ap-guangzhou-3", "ap-shanghai-2")), expect![[r#"s.toml:7:8: zone `ap-shanghai-2` is not in region `ap-guangzhou`"#]]);
+    check(
+        &format!("deployment = \"d\"\n{}", POOL.replace("\"tencent\"", "\"tencnet\"")),
+        expect!["s.toml:5:12: unknown provider `tencnet`; did you mean tencent?"],
+    );
+    check(
+        &format!("deployment = \"d\"\n{}", POOL.replace("ap-guangzhou-3", "ap-shanghai-2")),
+        expect![[r#"s.toml:7:8: zone `ap-shanghai-2` is not in region `ap-guangzhou`"#]],
+    );
     check(&format!("deployment = \"d\"\n{POOL}require = {{ gpu = \"A10\" }}\n"), expect!["s.toml:3:1: pool `a` mixes placements; give exactly one of: provider/region/zone/instance_type, [[pool.candidates]], require"]);
 }
 
 #[test]
 fn billing_errors() {
-    check(&format!("deployment = \"d\"\n{}", POOL.replace("\"hourly\"", "\"hourley\"")), expect!["s.toml:9:11: unknown billing mode `hourley`; did you mean hourly?"]);
+    check(
+        &format!("deployment = \"d\"\n{}", POOL.replace("\"hourly\"", "\"hourley\"")),
+        expect!["s.toml:9:11: unknown billing mode `hourley`; did you mean hourly?"],
+    );
     check(
         &format!("deployment = \"d\"\n{}", POOL.replace("\"hourly\"", "\"weekly\"")),
-        expect![[r#"s.toml:9:11: billing `weekly` is not offered by tencent (Tencent's PREPAID period is counted in months); providers that offer it: alibaba"#]],
+        expect![[
+            r#"s.toml:9:11: billing `weekly` is not offered by tencent (Tencent's PREPAID period is counted in months); providers that offer it: alibaba"#
+        ]],
     );
-    check(&format!("deployment = \"d\"\n{POOL}spot_max_price = 1\n"), expect![[r#"s.toml:11:18: `spot_max_price` applies to spot billing only; this pool's billing is `hourly`"#]]);
-    check(&format!("deployment = \"d\"\n{POOL}term = 2\n"), expect![[r#"s.toml:11:8: `term` applies to prepaid billing (weekly, monthly); `hourly` is pay-as-you-go"#]]);
+    check(
+        &format!("deployment = \"d\"\n{POOL}spot_max_price = 1\n"),
+        expect![[
+            r#"s.toml:11:18: `spot_max_price` applies to spot billing only; this pool's billing is `hourly`"#
+        ]],
+    );
+    check(
+        &format!("deployment = \"d\"\n{POOL}term = 2\n"),
+        expect![[
+            r#"s.toml:11:8: `term` applies to prepaid billing (weekly, monthly); `hourly` is pay-as-you-go"#
+        ]],
+    );
     check(
         &format!("deployment = \"d\"\n{}auto_release = \"8h\"\n", POOL.replace("\"hourly\"", "\"monthly\"")),
-        expect![[r#"s.toml:11:16: `auto_release` applies to pay-as-you-go billing (hourly, spot); a `monthly` term ends on its own"#]],
+        expect![[
+            r#"s.toml:11:16: `auto_release` applies to pay-as-you-go billing (hourly, spot); a `monthly` term ends on its own"#
+        ]],
     );
     check(
         &format!("deployment = \"d\"\n{POOL}auto_release = \"soon\"\n"),
-        expect![[r#"s.toml:11:16: `auto_release` = "soon" is not a duration; write e.g. "8h", "3d", or a UTC time 2026-01-31T18:00:00Z, or false to keep the instances"#]],
+        expect![[
+            r#"s.toml:11:16: `auto_release` = "soon" is not a duration; write e.g. "8h", "3d", or a UTC time 2026-01-31T18:00:00Z, or false to keep the instances"#
+        ]],
     );
-    check(&format!("deployment = \"d\"\n{POOL}auto_release = \"10m\"\n"), expect![[r#"s.toml:11:16: `auto_release` must be from 2h (JD Cloud needs more than 1 h ahead when it is set) to 3 years after creation"#]]);
+    check(
+        &format!("deployment = \"d\"\n{POOL}auto_release = \"10m\"\n"),
+        expect![[
+            r#"s.toml:11:16: `auto_release` must be from 2h (JD Cloud needs more than 1 h ahead when it is set) to 3 years after creation"#
+        ]],
+    );
 }
 
 #[test]
@@ -186,7 +260,12 @@ fn per_provider_gaps() {
         .replace("ap-guangzhou-3", "cn-north-1a")
         .replace("ap-guangzhou", "cn-north-1")
         .replace("GN7.2XLARGE32", "g.n2.xlarge");
-    check(&format!("deployment = \"d\"\n{jd}"), expect![[r#"s.toml:3:1: jdcloud has no default network; set network = { vpc = "…", subnet = "…", security_groups = ["…"] }"#]]);
+    check(
+        &format!("deployment = \"d\"\n{jd}"),
+        expect![[
+            r#"s.toml:3:1: jdcloud has no default network; set network = { vpc = "…", subnet = "…", security_groups = ["…"] }"#
+        ]],
+    );
     check(
         &format!("deployment = \"d\"\n{}", jd.replace("\"hourly\"", "\"spot\"")),
         expect![[r#"
@@ -197,18 +276,42 @@ fn per_provider_gaps() {
 
 #[test]
 fn names_tags_and_user_data() {
-    check(&format!("deployment = \"d\"\n{POOL}{POOL}"), expect!["s.toml:13:8: pool name `a` is used twice (first at line 4)"]);
-    check(&format!("deployment = \"d\"\n{POOL}tags = {{ gpuctl-x = \"1\" }}\n"), expect![[r#"s.toml:11:10: tag key `gpuctl-x` is reserved: gpuctl tags its resources with gpuctl-* keys itself"#]]);
-    check(&format!("deployment = \"d\"\n{POOL}user_data = \"x\"\nuser_data_file = \"f\"\n"), expect![[r#"s.toml:12:18: give `user_data` or `user_data_file`, not both"#]]);
+    check(
+        &format!("deployment = \"d\"\n{POOL}{POOL}"),
+        expect!["s.toml:13:8: pool name `a` is used twice (first at line 4)"],
+    );
+    check(
+        &format!("deployment = \"d\"\n{POOL}tags = {{ gpuctl-x = \"1\" }}\n"),
+        expect![[
+            r#"s.toml:11:10: tag key `gpuctl-x` is reserved: gpuctl tags its resources with gpuctl-* keys itself"#
+        ]],
+    );
+    check(
+        &format!("deployment = \"d\"\n{POOL}user_data = \"x\"\nuser_data_file = \"f\"\n"),
+        expect![[r#"s.toml:12:18: give `user_data` or `user_data_file`, not both"#]],
+    );
     let big = "x".repeat(13 * 1024);
-    check(&format!("deployment = \"d\"\n{POOL}user_data = \"{big}\"\n"), expect![[r#"s.toml:11:13: user data is 13312 bytes; at most 12288 are accepted (16 KiB once base64-encoded, Tencent's limit)"#]]);
-    check(&format!("deployment = \"d\"\n{}", POOL.replace("img-1", "img 1")), expect![[r#"s.toml:10:9: `image` must be 1–256 printable ASCII characters without spaces, found `img 1`"#]]);
+    check(
+        &format!("deployment = \"d\"\n{POOL}user_data = \"{big}\"\n"),
+        expect![[
+            r#"s.toml:11:13: user data is 13312 bytes; at most 12288 are accepted (16 KiB once base64-encoded, Tencent's limit)"#
+        ]],
+    );
+    check(
+        &format!("deployment = \"d\"\n{}", POOL.replace("img-1", "img 1")),
+        expect![[
+            r#"s.toml:10:9: `image` must be 1–256 printable ASCII characters without spaces, found `img 1`"#
+        ]],
+    );
 }
 
 #[test]
 fn hostile_input_is_bounded() {
     let many: String = (0..60).map(|i| POOL.replace("name = \"a\"", &format!("name = \"p{i}\""))).collect();
-    check(&format!("deployment = \"d\"\n{many}"), expect![[r#"s.toml:3:3: 60 pools; at most 50 are accepted"#]]);
+    check(
+        &format!("deployment = \"d\"\n{many}"),
+        expect![[r#"s.toml:3:3: 60 pools; at most 50 are accepted"#]],
+    );
     let deep = format!("deployment = \"d\"\nx = {}1{}\n", "[".repeat(5000), "]".repeat(5000));
     let msg = errors(&deep);
     assert!(msg.starts_with("s.toml:2:"), "{msg}");
@@ -217,7 +320,10 @@ fn hostile_input_is_bounded() {
     let path = dir.path().join("bad.toml");
     std::fs::write(&path, b"deployment = \"d\"\n# caf\xe9\n").unwrap();
     let e = spec::parse_file(&path, &Limits::default()).unwrap_err().0;
-    assert_eq!((e[0].line, e[0].column, e[0].message.as_str()), (2, 6, "the spec is not valid UTF-8 (TOML files must be UTF-8)"));
+    assert_eq!(
+        (e[0].line, e[0].column, e[0].message.as_str()),
+        (2, 6, "the spec is not valid UTF-8 (TOML files must be UTF-8)")
+    );
 }
 
 #[test]

@@ -67,7 +67,10 @@ fn intent_survives_a_reopen_and_is_closed_after_the_answer() {
     s.finish_operation(op, "done", Some("req-2"), None).unwrap();
     assert!(s.open_operations(None).unwrap().is_empty());
     let r = s.resource_by_instance("ins-1").unwrap().unwrap();
-    assert_eq!((r.state, r.public_ip.as_deref(), r.price_cny_per_hour), (ResourceState::Running, Some("1.2.3.4"), Some(8.68)));
+    assert_eq!(
+        (r.state, r.public_ip.as_deref(), r.price_cny_per_hour),
+        (ResourceState::Running, Some("1.2.3.4"), Some(8.68))
+    );
     assert!(r.running_at.is_some());
 
     // Released resources keep their record.

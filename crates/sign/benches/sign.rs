@@ -8,7 +8,9 @@ fn request(alg: Algorithm) -> SignableRequest {
     let body = match alg {
         // A RunInstances-sized JSON body (~1 KiB).
         Algorithm::Tc3 | Algorithm::JdCloud3 | Algorithm::JdCloud2 => {
-            let mut b = String::from(r#"{"InstanceType":"GN7.2XLARGE32","Placement":{"Zone":"ap-beijing-7"},"Tags":["#);
+            let mut b = String::from(
+                r#"{"InstanceType":"GN7.2XLARGE32","Placement":{"Zone":"ap-beijing-7"},"Tags":["#,
+            );
             for i in 0..24 {
                 b.push_str(&format!(r#"{{"Key":"gpuctl-{i}","Value":"deployment-stage2-{i}"}},"#));
             }
@@ -47,7 +49,9 @@ fn bench(c: &mut Criterion) {
     for alg in Algorithm::ALL {
         let req = request(alg);
         let p = params(alg);
-        c.bench_function(&format!("sign/{}", alg.name()), |b| b.iter(|| sign(black_box(&req), &creds, &p).unwrap()));
+        c.bench_function(&format!("sign/{}", alg.name()), |b| {
+            b.iter(|| sign(black_box(&req), &creds, &p).unwrap())
+        });
         let incoming = sign(&req, &creds, &p).unwrap().to_incoming();
         let lookup = |_: &str| Some(Secret::new("secret-key-example-0123456789"));
         c.bench_function(&format!("verify/{}", alg.name()), |b| {

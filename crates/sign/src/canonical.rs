@@ -22,11 +22,17 @@ pub(crate) struct CanonicalRequest<'a> {
 impl CanonicalRequest<'_> {
     pub fn render(&self) -> String {
         let mut s = String::with_capacity(
-            self.method.len() + self.uri.len() + self.query.len() + self.headers.len() + self.signed_headers.len() + 70,
+            self.method.len()
+                + self.uri.len()
+                + self.query.len()
+                + self.headers.len()
+                + self.signed_headers.len()
+                + 70,
         );
-        for (i, part) in [self.method, self.uri, self.query, self.headers, self.signed_headers, self.payload_hash]
-            .into_iter()
-            .enumerate()
+        for (i, part) in
+            [self.method, self.uri, self.query, self.headers, self.signed_headers, self.payload_hash]
+                .into_iter()
+                .enumerate()
         {
             if i > 0 {
                 s.push('\n');
@@ -48,7 +54,11 @@ pub(crate) struct HeaderRule {
 
 /// `name:value\n` for each name in `signed` (already lower-case, in the order given).
 /// Err(name) when a signed header is absent from the request.
-pub(crate) fn canonical_headers(headers: &[(String, String)], signed: &[String], rule: HeaderRule) -> Result<String, String> {
+pub(crate) fn canonical_headers(
+    headers: &[(String, String)],
+    signed: &[String],
+    rule: HeaderRule,
+) -> Result<String, String> {
     let mut out = String::new();
     for name in signed {
         let mut values: Vec<&str> = headers

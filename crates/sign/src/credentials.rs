@@ -45,10 +45,14 @@ impl Cloud {
     /// is the one its Terraform provider reads (the Python SDK reads no token variable); JD has none.
     fn env_names(self) -> (&'static str, &'static str, Option<&'static str>) {
         match self {
-            Cloud::Tencent => ("TENCENTCLOUD_SECRET_ID", "TENCENTCLOUD_SECRET_KEY", Some("TENCENTCLOUD_SECURITY_TOKEN")),
-            Cloud::Alibaba => {
-                ("ALIBABA_CLOUD_ACCESS_KEY_ID", "ALIBABA_CLOUD_ACCESS_KEY_SECRET", Some("ALIBABA_CLOUD_SECURITY_TOKEN"))
+            Cloud::Tencent => {
+                ("TENCENTCLOUD_SECRET_ID", "TENCENTCLOUD_SECRET_KEY", Some("TENCENTCLOUD_SECURITY_TOKEN"))
             }
+            Cloud::Alibaba => (
+                "ALIBABA_CLOUD_ACCESS_KEY_ID",
+                "ALIBABA_CLOUD_ACCESS_KEY_SECRET",
+                Some("ALIBABA_CLOUD_SECURITY_TOKEN"),
+            ),
             Cloud::JdCloud => ("JDCLOUD_ACCESS_KEY", "JDCLOUD_SECRET_KEY", None),
         }
     }
@@ -102,7 +106,9 @@ pub enum Source {
 impl fmt::Display for Source {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Source::EnvVars { id_var, secret_var } => write!(f, "environment variables {id_var}/{secret_var}"),
+            Source::EnvVars { id_var, secret_var } => {
+                write!(f, "environment variables {id_var}/{secret_var}")
+            }
             Source::File { path, profile } => write!(f, "{} (profile {profile:?})", path.display()),
         }
     }
@@ -142,7 +148,12 @@ pub fn load(cloud: Cloud, profile: Option<&str>, env: &Env) -> Result<Loaded, Cr
         if let (Some(id), Some(secret)) = (env.var(id_var), env.var(secret_var)) {
             let mut credentials = Credentials::new(id, secret);
             credentials.security_token = token_var.and_then(|t| env.var(t)).map(Secret::from);
-            return Ok(Loaded { credentials, source: Source::EnvVars { id_var, secret_var }, region: None, warnings: vec![] });
+            return Ok(Loaded {
+                credentials,
+                source: Source::EnvVars { id_var, secret_var },
+                region: None,
+                warnings: vec![],
+            });
         }
     }
     let from_cli = match cloud {
@@ -160,7 +171,11 @@ pub fn load(cloud: Cloud, profile: Option<&str>, env: &Env) -> Result<Loaded, Cr
 }
 
 /// A readable file, or None when it does not exist. Adds a warning when group/others can read it.
-fn read_secret_file(path: &Path, looked: &mut Vec<String>, warnings: &mut Vec<String>) -> Result<Option<String>, CredentialsError> {
+fn read_secret_file(
+    path: &Path,
+    looked: &mut Vec<String>,
+    warnings: &mut Vec<String>,
+) -> Result<Option<String>, CredentialsError> {
     looked.push(path.display().to_string());
     match std::fs::read_to_string(path) {
         Ok(text) => {
@@ -170,7 +185,9 @@ fn read_secret_file(path: &Path, looked: &mut Vec<String>, warnings: &mut Vec<St
             Ok(Some(text))
         }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(CredentialsError::Io { path: path.display().to_string(), message: e.kind().to_string() }),
+        Err(e) => {
+            Err(CredentialsError::Io { path: path.display().to_string(), message: e.kind().to_string() })
+        }
     }
 }
 
@@ -200,10 +217,19 @@ fn json_error(path: &Path, e: &serde_json::Error) -> CredentialsError {
         serde_json::error::Category::Data => "JSON has the wrong shape",
         serde_json::error::Category::Io => "could not be read",
     };
-    CredentialsError::Parse { path: path.display().to_string(), line: e.line(), column: e.column(), message: message.into() }
+    CredentialsError::Parse {
+        path: path.display().to_string(),
+        line: e.line(),
+        column: e.column(),
+        message: message.into(),
+    }
 }
 
-fn tccli(profile: Option<&str>, env: &Env, looked: &mut Vec<String>) -> Result<Option<Loaded>, CredentialsError> {
+fn tccli(
+    profile: Option<&str>,
+    env: &Env,
+    looked: &mut Vec<String>,
+) -> Result<Option<Loaded>, CredentialsError> {
     #[derive(Deserialize)]
     struct File {
         #[serde(rename = "secretId")]
@@ -221,8 +247,13 @@ fn tccli(profile: Option<&str>, env: &Env, looked: &mut Vec<String>) -> Result<O
     let mut warnings = Vec::new();
     let Some(text) = read_secret_file(&path, looked, &mut warnings)? else { return Ok(None) };
     let f: File = serde_json::from_str(&text).map_err(|e| json_error(&path, &e))?;
-    let (Some(id), Some(key)) = (f.secret_id.filter(|s| !s.is_empty()), f.secret_key.filter(|s| !s.is_empty())) else {
-        return Err(CredentialsError::Invalid { path: path.display().to_string(), message: "needs secretId and secretKey".into() });
+    let (Some(id), Some(key)) =
+        (f.secret_id.filter(|s| !s.is_empty()), f.secret_key.filter(|s| !s.is_empty()))
+    else {
+        return Err(CredentialsError::Invalid {
+            path: path.display().to_string(),
+            message: "needs secretId and secretKey".into(),
+        });
     };
     let region = env
         .home_file(&format!(".tccli/{name}.configure"))
@@ -231,10 +262,19 @@ fn tccli(profile: Option<&str>, env: &Env, looked: &mut Vec<String>) -> Result<O
         .and_then(|c| c.region);
     let mut credentials = Credentials::new(id, key);
     credentials.security_token = f.token.filter(|t| !t.is_empty()).map(Secret::from);
-    Ok(Some(Loaded { credentials, source: Source::File { path, profile: name.to_owned() }, region, warnings }))
+    Ok(Some(Loaded {
+        credentials,
+        source: Source::File { path, profile: name.to_owned() },
+        region,
+        warnings,
+    }))
 }
 
-fn aliyun(profile: Option<&str>, env: &Env, looked: &mut Vec<String>) -> Result<Option<Loaded>, CredentialsError> {
+fn aliyun(
+    profile: Option<&str>,
+    env: &Env,
+    looked: &mut Vec<String>,
+) -> Result<Option<Loaded>, CredentialsError> {
     #[derive(Deserialize)]
     struct File {
         current: Option<String>,
@@ -288,7 +328,11 @@ fn aliyun(profile: Option<&str>, env: &Env, looked: &mut Vec<String>) -> Result<
     }))
 }
 
-fn jdc(profile: Option<&str>, env: &Env, looked: &mut Vec<String>) -> Result<Option<Loaded>, CredentialsError> {
+fn jdc(
+    profile: Option<&str>,
+    env: &Env,
+    looked: &mut Vec<String>,
+) -> Result<Option<Loaded>, CredentialsError> {
     let Some(path) = env.home_file(".jdc/config") else { return Ok(None) };
     let mut warnings = Vec::new();
     let Some(text) = read_secret_file(&path, looked, &mut warnings)? else { return Ok(None) };
@@ -344,12 +388,19 @@ fn parse_ini(text: &str) -> Result<BTreeMap<String, BTreeMap<String, String>>, (
         let Some(section) = &current else {
             return Err((i + 1, "key outside of any [profile] section".into()));
         };
-        out.get_mut(section).expect("section was inserted").insert(k.trim().to_lowercase(), v.trim().to_owned());
+        out.get_mut(section)
+            .expect("section was inserted")
+            .insert(k.trim().to_lowercase(), v.trim().to_owned());
     }
     Ok(out)
 }
 
-fn gpuctl_file(cloud: Cloud, profile: &str, env: &Env, looked: &mut Vec<String>) -> Result<Option<Loaded>, CredentialsError> {
+fn gpuctl_file(
+    cloud: Cloud,
+    profile: &str,
+    env: &Env,
+    looked: &mut Vec<String>,
+) -> Result<Option<Loaded>, CredentialsError> {
     #[derive(Deserialize)]
     #[serde(deny_unknown_fields)]
     struct Entry {
@@ -381,7 +432,9 @@ fn gpuctl_file(cloud: Cloud, profile: &str, env: &Env, looked: &mut Vec<String>)
 /// credentials file is likely the secret itself: keep the kind ("integer"), drop the value.
 pub fn without_value(message: &str) -> String {
     for prefix in ["invalid type: ", "invalid value: "] {
-        if let Some((got, expected)) = message.strip_prefix(prefix).and_then(|rest| rest.split_once(", expected")) {
+        if let Some((got, expected)) =
+            message.strip_prefix(prefix).and_then(|rest| rest.split_once(", expected"))
+        {
             let kind = got.split(['`', '"']).next().unwrap_or_default().trim();
             return format!("{prefix}{kind}, expected{expected}");
         }
@@ -401,5 +454,10 @@ fn toml_error(path: &Path, text: &str, e: &toml::de::Error) -> CredentialsError 
         }
         None => (0, 0),
     };
-    CredentialsError::Parse { path: path.display().to_string(), line, column, message: e.message().to_owned() }
+    CredentialsError::Parse {
+        path: path.display().to_string(),
+        line,
+        column,
+        message: e.message().to_owned(),
+    }
 }

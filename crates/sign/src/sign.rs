@@ -77,15 +77,18 @@ pub fn sign(req: &SignableRequest, creds: &Credentials, params: &SigningParams) 
             }
             // The SDK signs exactly these two, whatever else is sent.
             let signed = vec!["content-type".to_owned(), "host".to_owned()];
-            let st = tc3::stages(&wire, &signed, &timestamp, &date, &params.service, secret).map_err(internal)?;
-            let auth = tc3::authorization(&creds.access_key_id, &date, &params.service, &signed, &st.signature);
+            let st =
+                tc3::stages(&wire, &signed, &timestamp, &date, &params.service, secret).map_err(internal)?;
+            let auth =
+                tc3::authorization(&creds.access_key_id, &date, &params.service, &signed, &st.signature);
             (st, Some(auth))
         }
         Algorithm::Acs3 => {
             need("action", &params.action)?;
             need("version", &params.version)?;
             need("nonce", &params.nonce)?;
-            let date = time::format(params.time, Format::IsoSeconds).ok_or(SignError::BadTime(params.time))?;
+            let date =
+                time::format(params.time, Format::IsoSeconds).ok_or(SignError::BadTime(params.time))?;
             wire.raw_query = join_query(&req.query, rfc3986);
             put(&mut wire, "host", req.host.clone());
             put(&mut wire, "x-acs-action", params.action.clone());
@@ -144,7 +147,8 @@ pub fn sign(req: &SignableRequest, creds: &Credentials, params: &SigningParams) 
             need("service", &params.service)?;
             need("nonce", &params.nonce)?;
             let v = if alg == Algorithm::JdCloud3 { jdcloud::Version::V3 } else { jdcloud::Version::V2 };
-            let jd_date = time::format(params.time, Format::Compact).ok_or(SignError::BadTime(params.time))?;
+            let jd_date =
+                time::format(params.time, Format::Compact).ok_or(SignError::BadTime(params.time))?;
             wire.raw_query = join_query(&req.query, rfc3986);
             put(&mut wire, "Host", req.host.clone());
             // The SDK sends this on every method, GET included.
@@ -168,8 +172,12 @@ pub fn sign(req: &SignableRequest, creds: &Credentials, params: &SigningParams) 
             // A caller-given x-jdcloud-date wins, as in the SDK; the scope date follows it.
             let jd_date = header(&wire.headers, "x-jdcloud-date").unwrap_or(&jd_date).to_owned();
             let date = jd_date.trim().get(..8).unwrap_or_default().to_owned();
-            let scope =
-                jdcloud::Scope { jd_date: &jd_date, date: &date, region: &params.region, service: &params.service };
+            let scope = jdcloud::Scope {
+                jd_date: &jd_date,
+                date: &date,
+                region: &params.region,
+                service: &params.service,
+            };
             let st = jdcloud::stages(&wire, &signed, &scope, v, secret).map_err(internal)?;
             let auth = jdcloud::authorization(&creds.access_key_id, &scope, v, &signed, &st.signature);
             // Added after signing, like the SDK: informational, not covered by the signature.
@@ -216,7 +224,10 @@ fn signed_names(headers: &[(String, String)], except: &[&str]) -> Vec<String> {
 
 fn check_input(req: &SignableRequest) -> Result<(), SignError> {
     let host_ok = !req.host.is_empty()
-        && req.host.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | ':' | '[' | ']' | '_'));
+        && req
+            .host
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | ':' | '[' | ']' | '_'));
     if !host_ok {
         return Err(SignError::BadHost(req.host.clone()));
     }

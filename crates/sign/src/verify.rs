@@ -146,7 +146,8 @@ pub fn verify_explained(
             ))
         }
     };
-    let fields = AuthFields::parse(rest).map_err(|d| VerifyError::new(VerifyErrorKind::Malformed, Some(alg), d))?;
+    let fields =
+        AuthFields::parse(rest).map_err(|d| VerifyError::new(VerifyErrorKind::Malformed, Some(alg), d))?;
     match alg {
         Algorithm::Tc3 => verify_tc3(req, &fields, &lookup, now, max_skew_secs),
         Algorithm::Acs3 => verify_acs3(req, &fields, &lookup, now, max_skew_secs),
@@ -199,9 +200,17 @@ fn truncate(s: &str) -> String {
     s.chars().take(64).collect()
 }
 
-fn find_secret(alg: Algorithm, ak: &str, lookup: &impl Fn(&str) -> Option<Secret>) -> Result<Secret, VerifyError> {
+fn find_secret(
+    alg: Algorithm,
+    ak: &str,
+    lookup: &impl Fn(&str) -> Option<Secret>,
+) -> Result<Secret, VerifyError> {
     lookup(ak).ok_or_else(|| {
-        VerifyError::new(VerifyErrorKind::UnknownAccessKey, Some(alg), format!("access key id {:?} is not known", truncate(ak)))
+        VerifyError::new(
+            VerifyErrorKind::UnknownAccessKey,
+            Some(alg),
+            format!("access key id {:?} is not known", truncate(ak)),
+        )
     })
 }
 
@@ -220,7 +229,11 @@ fn check_skew(alg: Algorithm, t: i64, now: i64, max_skew: i64) -> Result<(), Ver
 fn require_signed(alg: Algorithm, signed: &[String], names: &[&str]) -> Result<(), VerifyError> {
     for n in names {
         if !signed.iter().any(|s| s == n) {
-            return Err(VerifyError::new(VerifyErrorKind::Malformed, Some(alg), format!("header {n} must be signed")));
+            return Err(VerifyError::new(
+                VerifyErrorKind::Malformed,
+                Some(alg),
+                format!("header {n} must be signed"),
+            ));
         }
     }
     Ok(())
@@ -228,7 +241,11 @@ fn require_signed(alg: Algorithm, signed: &[String], names: &[&str]) -> Result<(
 
 fn compare(alg: Algorithm, st: Result<Stages, String>, given: &str) -> Result<Stages, VerifyError> {
     let st = st.map_err(|name| {
-        VerifyError::new(VerifyErrorKind::Malformed, Some(alg), format!("signed header {name} is not in the request"))
+        VerifyError::new(
+            VerifyErrorKind::Malformed,
+            Some(alg),
+            format!("signed header {name} is not in the request"),
+        )
     })?;
     if constant_time_eq(st.signature.as_bytes(), given.as_bytes()) {
         Ok(st)
@@ -260,7 +277,11 @@ fn finish(
     check_skew(alg, claimed.timestamp, now, skew)?;
     scope?;
     let st = compare(alg, compute(secret.expose()), given_signature)?;
-    Ok(Explained { verified: claimed, canonical_request: st.canonical_request, string_to_sign: st.string_to_sign })
+    Ok(Explained {
+        verified: claimed,
+        canonical_request: st.canonical_request,
+        string_to_sign: st.string_to_sign,
+    })
 }
 
 fn malformed(alg: Algorithm, detail: impl Into<String>) -> VerifyError {
@@ -279,7 +300,8 @@ fn verify_tc3(
     let [ak, date, service, terminator] = parts[..] else {
         return Err(malformed(alg, "Credential must be <SecretId>/<date>/<service>/tc3_request"));
     };
-    let ts_text = header(&req.headers, "X-TC-Timestamp").ok_or_else(|| malformed(alg, "missing X-TC-Timestamp"))?;
+    let ts_text =
+        header(&req.headers, "X-TC-Timestamp").ok_or_else(|| malformed(alg, "missing X-TC-Timestamp"))?;
     let ts: i64 = ts_text.trim().parse().map_err(|_| malformed(alg, "X-TC-Timestamp is not unix seconds"))?;
     require_signed(alg, &f.signed_headers, &["content-type", "host"])?;
     let want_date = time::format(ts, Format::IsoDate).unwrap_or_default();
@@ -287,7 +309,9 @@ fn verify_tc3(
         Err(VerifyError::new(
             VerifyErrorKind::ScopeMismatch,
             Some(alg),
-            format!("credential scope {date}/{service}/{terminator} should be {want_date}/<service>/tc3_request"),
+            format!(
+                "credential scope {date}/{service}/{terminator} should be {want_date}/<service>/tc3_request"
+            ),
         ))
     } else {
         Ok(())
@@ -325,12 +349,7 @@ fn verify_acs3(
         .ok_or_else(|| malformed(alg, "missing x-acs-signature-nonce"))?;
     // The doc: host and every x-acs-* header present must be signed.
     let mut must: Vec<String> = vec!["host".into()];
-    must.extend(
-        req.headers
-            .iter()
-            .map(|(k, _)| k.to_ascii_lowercase())
-            .filter(|k| k.starts_with("x-acs-")),
-    );
+    must.extend(req.headers.iter().map(|(k, _)| k.to_ascii_lowercase()).filter(|k| k.starts_with("x-acs-")));
     let must: Vec<&str> = must.iter().map(String::as_str).collect();
     require_signed(alg, &f.signed_headers, &must)?;
     let claimed = Verified {
@@ -345,7 +364,9 @@ fn verify_acs3(
         version: header(&req.headers, "x-acs-version").map(str::to_owned),
         signed_headers: f.signed_headers.clone(),
     };
-    finish(claimed, Ok(()), &f.signature, lookup, now, skew, |secret| acs3::stages(req, &f.signed_headers, secret))
+    finish(claimed, Ok(()), &f.signature, lookup, now, skew, |secret| {
+        acs3::stages(req, &f.signed_headers, secret)
+    })
 }
 
 fn verify_jd(
@@ -359,16 +380,24 @@ fn verify_jd(
     let alg = if v == jdcloud::Version::V3 { Algorithm::JdCloud3 } else { Algorithm::JdCloud2 };
     let parts: Vec<&str> = f.credential.split('/').collect();
     let [ak, date, region, service, terminator] = parts[..] else {
-        return Err(malformed(alg, "Credential must be <AccessKey>/<YYYYMMDD>/<region>/<service>/<terminator>"));
+        return Err(malformed(
+            alg,
+            "Credential must be <AccessKey>/<YYYYMMDD>/<region>/<service>/<terminator>",
+        ));
     };
-    let jd_date_raw = header(&req.headers, "x-jdcloud-date").ok_or_else(|| malformed(alg, "missing x-jdcloud-date"))?;
+    let jd_date_raw =
+        header(&req.headers, "x-jdcloud-date").ok_or_else(|| malformed(alg, "missing x-jdcloud-date"))?;
     let jd_date = jd_date_raw.trim();
-    let ts = time::parse(jd_date, Format::Compact).ok_or_else(|| malformed(alg, "x-jdcloud-date is not YYYYMMDDTHHMMSSZ"))?;
-    let nonce = header(&req.headers, "x-jdcloud-nonce").ok_or_else(|| malformed(alg, "missing x-jdcloud-nonce"))?;
+    let ts = time::parse(jd_date, Format::Compact)
+        .ok_or_else(|| malformed(alg, "x-jdcloud-date is not YYYYMMDDTHHMMSSZ"))?;
+    let nonce =
+        header(&req.headers, "x-jdcloud-nonce").ok_or_else(|| malformed(alg, "missing x-jdcloud-nonce"))?;
     match v {
         jdcloud::Version::V3 => require_signed(alg, &f.signed_headers, &["host"])?,
         // JD's doc: date and nonce "必须在请求中包含并且参与签名".
-        jdcloud::Version::V2 => require_signed(alg, &f.signed_headers, &["host", "x-jdcloud-date", "x-jdcloud-nonce"])?,
+        jdcloud::Version::V2 => {
+            require_signed(alg, &f.signed_headers, &["host", "x-jdcloud-date", "x-jdcloud-nonce"])?
+        }
     }
     let scope_check = if date != &jd_date[..8] || terminator != v.terminator() {
         Err(VerifyError::new(
@@ -411,7 +440,11 @@ fn verify_rpc(
     let alg = Algorithm::AlibabaRpcV2;
     let params = rpc::signed_params(req);
     let get = |k: &str| params.iter().find(|(pk, _)| pk == k).map(|(_, v)| v.as_str());
-    let given = parse_query(&req.raw_query).into_iter().find(|(k, _)| k == "Signature").map(|(_, v)| v).unwrap_or_default();
+    let given = parse_query(&req.raw_query)
+        .into_iter()
+        .find(|(k, _)| k == "Signature")
+        .map(|(_, v)| v)
+        .unwrap_or_default();
     match get("SignatureMethod") {
         Some("HMAC-SHA1") => {}
         Some(other) => {
@@ -428,7 +461,8 @@ fn verify_rpc(
     }
     let ak = get("AccessKeyId").ok_or_else(|| malformed(alg, "missing AccessKeyId"))?;
     let ts_text = get("Timestamp").ok_or_else(|| malformed(alg, "missing Timestamp"))?;
-    let ts = time::parse(ts_text, Format::IsoSeconds).ok_or_else(|| malformed(alg, "Timestamp is not yyyy-MM-ddTHH:mm:ssZ"))?;
+    let ts = time::parse(ts_text, Format::IsoSeconds)
+        .ok_or_else(|| malformed(alg, "Timestamp is not yyyy-MM-ddTHH:mm:ssZ"))?;
     let nonce = get("SignatureNonce").ok_or_else(|| malformed(alg, "missing SignatureNonce"))?;
     let claimed = Verified {
         algorithm: alg,

@@ -32,7 +32,11 @@ fn environment_variables_come_first() {
     write(home.path(), ".tccli/default.credential", r#"{"secretId":"FILEID","secretKey":"FILEKEY"}"#, 0o600);
     let e = env(
         home.path(),
-        &[("TENCENTCLOUD_SECRET_ID", "ENVID"), ("TENCENTCLOUD_SECRET_KEY", "ENVKEY"), ("TENCENTCLOUD_SECURITY_TOKEN", "TOK")],
+        &[
+            ("TENCENTCLOUD_SECRET_ID", "ENVID"),
+            ("TENCENTCLOUD_SECRET_KEY", "ENVKEY"),
+            ("TENCENTCLOUD_SECURITY_TOKEN", "TOK"),
+        ],
     );
     let l = load(Cloud::Tencent, None, &e).unwrap();
     assert_eq!(l.credentials.access_key_id, "ENVID");
@@ -49,14 +53,23 @@ fn environment_variables_come_first() {
         (Cloud::JdCloud, "JDCLOUD_ACCESS_KEY", "JDCLOUD_SECRET_KEY"),
     ] {
         let l = load(cloud, None, &env(home.path(), &[(id, "I"), (secret, "S")])).unwrap();
-        assert_eq!((l.credentials.access_key_id.as_str(), l.credentials.secret.expose()), ("I", "S"), "{cloud}");
+        assert_eq!(
+            (l.credentials.access_key_id.as_str(), l.credentials.secret.expose()),
+            ("I", "S"),
+            "{cloud}"
+        );
     }
 }
 
 #[test]
 fn tccli_file_with_region_and_permission_warning() {
     let home = tempfile::tempdir().unwrap();
-    write(home.path(), ".tccli/work.credential", r#"{"secretId":"AKIDW","secretKey":"KEYW","token":""}"#, 0o644);
+    write(
+        home.path(),
+        ".tccli/work.credential",
+        r#"{"secretId":"AKIDW","secretKey":"KEYW","token":""}"#,
+        0o644,
+    );
     write(home.path(), ".tccli/work.configure", r#"{"region":"ap-shanghai","output":"json"}"#, 0o644);
     let l = load(Cloud::Tencent, Some("work"), &env(home.path(), &[])).unwrap();
     assert_eq!(l.credentials.access_key_id, "AKIDW");
@@ -141,7 +154,12 @@ fn not_found_lists_where_it_looked() {
     let home = tempfile::tempdir().unwrap();
     let err = load(Cloud::Alibaba, None, &env(home.path(), &[])).unwrap_err();
     let text = err.to_string();
-    for needle in ["$ALIBABA_CLOUD_ACCESS_KEY_ID", ".aliyun/config.json", "gpuctl/credentials.toml", "[default.alibaba]"] {
+    for needle in [
+        "$ALIBABA_CLOUD_ACCESS_KEY_ID",
+        ".aliyun/config.json",
+        "gpuctl/credentials.toml",
+        "[default.alibaba]",
+    ] {
         assert!(text.contains(needle), "{needle} missing from: {text}");
     }
 }
@@ -161,7 +179,12 @@ fn parse_errors_give_a_position_and_never_the_secret() {
     assert!(!text.contains("TOPSECRET"), "{text}");
     assert!(!format!("{err:?}").contains("TOPSECRET"));
 
-    write(home.path(), ".tccli/default.credential", "{\"secretId\": \"A\",\n \"secretKey\": \"TOPSECRET-9\" oops}", 0o600);
+    write(
+        home.path(),
+        ".tccli/default.credential",
+        "{\"secretId\": \"A\",\n \"secretKey\": \"TOPSECRET-9\" oops}",
+        0o600,
+    );
     let err = load(Cloud::Tencent, None, &env(home.path(), &[])).unwrap_err();
     assert!(matches!(err, CredentialsError::Parse { line: 2, .. }), "{err}");
     assert!(!err.to_string().contains("TOPSECRET"));
@@ -175,7 +198,12 @@ fn parse_errors_give_a_position_and_never_the_secret() {
 #[test]
 fn a_secret_of_the_wrong_type_is_not_quoted_back() {
     let home = tempfile::tempdir().unwrap();
-    write(home.path(), ".config/gpuctl/credentials.toml", "[default.tencent]\naccess_key_id = \"AKID\"\naccess_key_secret = 73509824611\n", 0o600);
+    write(
+        home.path(),
+        ".config/gpuctl/credentials.toml",
+        "[default.tencent]\naccess_key_id = \"AKID\"\naccess_key_secret = 73509824611\n",
+        0o600,
+    );
     let err = load(Cloud::Tencent, None, &env(home.path(), &[])).unwrap_err();
     let text = err.to_string();
     assert!(text.ends_with("[default.tencent]: invalid type: integer, expected a string"), "{text}");

@@ -2,7 +2,9 @@
 //! exactly that request and rejects it once anything signed changes; `verify` never panics on
 //! arbitrary input and never puts the secret in an error.
 
-use gpuctl_sign::{sign, verify, Algorithm, Credentials, IncomingRequest, Secret, SignableRequest, SigningParams};
+use gpuctl_sign::{
+    sign, verify, Algorithm, Credentials, IncomingRequest, Secret, SignableRequest, SigningParams,
+};
 use proptest::prelude::*;
 
 const SECRET: &str = "prop-secret-0123456789";

@@ -1,6 +1,9 @@
 //! Sign → verify round trips for every scheme, and the failure kinds `verify` reports.
 
-use gpuctl_sign::{sign, verify, Algorithm, Credentials, IncomingRequest, Secret, SignableRequest, SigningParams, VerifyErrorKind};
+use gpuctl_sign::{
+    sign, verify, Algorithm, Credentials, IncomingRequest, Secret, SignableRequest, SigningParams,
+    VerifyErrorKind,
+};
 
 const NOW: i64 = 1_717_243_200; // 2024-06-01T12:00:00Z
 

@@ -137,7 +137,12 @@ fn sign_reproduces_every_stage() {
         };
         let creds = Credentials::new(&case.credentials.access_key_id, case.credentials.secret.as_str());
         let signed = sign(&req, &creds, &params).unwrap_or_else(|e| panic!("{name}: {e}"));
-        assert_eq!(signed.canonical_request, read(&dir, "canonical_request.txt"), "{name} ({}): canonical request", case.source);
+        assert_eq!(
+            signed.canonical_request,
+            read(&dir, "canonical_request.txt"),
+            "{name} ({}): canonical request",
+            case.source
+        );
         assert_eq!(signed.string_to_sign, read(&dir, "string_to_sign.txt"), "{name}: string to sign");
         let last = read(&dir, final_file(case.algorithm));
         match &signed.authorization {
@@ -152,7 +157,8 @@ fn verify_accepts_the_sdk_wire_request_and_recomputes_every_stage() {
     for dir in case_dirs() {
         let (case, wire) = load(&dir);
         let name = dir.file_name().unwrap().to_string_lossy().into_owned();
-        let lookup = |ak: &str| (ak == case.credentials.access_key_id).then(|| Secret::new(&case.credentials.secret));
+        let lookup =
+            |ak: &str| (ak == case.credentials.access_key_id).then(|| Secret::new(&case.credentials.secret));
         let e = verify_explained(&incoming(&wire), lookup, case.params.time, 300)
             .unwrap_or_else(|e| panic!("{name}: verify rejected the SDK's request: {e}"));
         assert_eq!(e.verified.algorithm, case.algorithm, "{name}");
@@ -167,7 +173,8 @@ fn verify_rejects_one_byte_changes() {
     for dir in case_dirs() {
         let (case, wire) = load(&dir);
         let name = dir.file_name().unwrap().to_string_lossy().into_owned();
-        let lookup = |ak: &str| (ak == case.credentials.access_key_id).then(|| Secret::new(&case.credentials.secret));
+        let lookup =
+            |ak: &str| (ak == case.credentials.access_key_id).then(|| Secret::new(&case.credentials.secret));
         let good = incoming(&wire);
         let mut tampers: Vec<(&str, IncomingRequest)> = Vec::new();
 
@@ -226,7 +233,10 @@ fn verify_rejects_one_byte_changes() {
                 .err()
                 .unwrap_or_else(|| panic!("{name}: a changed {what} was accepted"));
             assert_eq!(err.kind, VerifyErrorKind::SignatureMismatch, "{name}: changed {what}: {err}");
-            assert!(!err.to_string().contains(&case.credentials.secret), "{name}: the error shows the secret");
+            assert!(
+                !err.to_string().contains(&case.credentials.secret),
+                "{name}: the error shows the secret"
+            );
         }
     }
 }

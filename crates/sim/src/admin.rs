@@ -93,11 +93,16 @@ impl ClockMove {
                 sim.ctx().clock().advance(SignedDuration::from_secs_f64(s));
                 Ok(())
             }
-            (Some(_), None) => Err("advance_seconds must be between 0 and 1e11 (sim time never runs backwards)".into()),
+            (Some(_), None) => {
+                Err("advance_seconds must be between 0 and 1e11 (sim time never runs backwards)".into())
+            }
             (None, Some(to)) => {
                 let t: Timestamp = to.parse().map_err(|e| format!("to: {e}"))?;
                 if t < sim.ctx().now() {
-                    return Err(format!("to: {t} is in the sim's past (now {}); time never runs backwards", sim.ctx().now()));
+                    return Err(format!(
+                        "to: {t} is in the sim's past (now {}); time never runs backwards",
+                        sim.ctx().now()
+                    ));
                 }
                 sim.ctx().clock().set_at_least(t);
                 Ok(())

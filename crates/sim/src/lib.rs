@@ -50,7 +50,11 @@ impl Sim {
     }
 
     /// Any set of emulators and offers (tests use one emulator or a tiny catalog).
-    pub fn with_emulators(config: SimConfig, offers: Vec<gpuctl_simkit::Offer>, emulators: Vec<Arc<dyn Emulator>>) -> Self {
+    pub fn with_emulators(
+        config: SimConfig,
+        offers: Vec<gpuctl_simkit::Offer>,
+        emulators: Vec<Arc<dyn Emulator>>,
+    ) -> Self {
         let initial_knobs = config.knobs.clone();
         Self { ctx: Arc::new(SimCtx::new(config, offers)), emulators, initial_knobs }
     }
@@ -101,7 +105,10 @@ impl Sim {
                 "method": req.method,
                 "path": req.path,
             });
-            return Call { latency: Duration::ZERO, outcome: Outcome::Respond(SimResponse::json(404, &body)) };
+            return Call {
+                latency: Duration::ZERO,
+                outcome: Outcome::Respond(SimResponse::json(404, &body)),
+            };
         };
         let provider = emu.name();
         let action = emu.action(req);
@@ -139,7 +146,9 @@ pub fn banner(addr: std::net::SocketAddr, ctx: &SimCtx) -> String {
     let mut s = format!("gpuctl sim listening on http://{addr}\n");
     let documented: Vec<_> = gpuctl_simkit::creds::TEST_KEY_PAIRS.to_vec();
     for pair in ctx.credentials().pairs() {
-        let is_test = documented.iter().any(|(p, ak, sk)| *p == pair.provider && *ak == pair.access_key && *sk == pair.secret.expose());
+        let is_test = documented
+            .iter()
+            .any(|(p, ak, sk)| *p == pair.provider && *ak == pair.access_key && *sk == pair.secret.expose());
         // Only the documented test pairs are printed in full; configured secrets stay hidden.
         let secret = if is_test { pair.secret.expose().to_string() } else { "****** (from config)".into() };
         s.push_str(&format!("  {:8} access key {}  secret {}\n", pair.provider, pair.access_key, secret));

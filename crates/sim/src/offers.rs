@@ -11,12 +11,8 @@ pub fn from_catalog(catalog: &Catalog) -> Vec<Offer> {
         let Some(info) = catalog.provider(it.provider) else { continue };
         let gpu = catalog.gpu(&it.gpu);
         for region in &it.regions {
-            let zones = info
-                .regions
-                .iter()
-                .find(|r| &r.id == region)
-                .map(|r| r.zones.clone())
-                .unwrap_or_default();
+            let zones =
+                info.regions.iter().find(|r| &r.id == region).map(|r| r.zones.clone()).unwrap_or_default();
             let price = |mode| catalog.price(it.provider, &it.id, region, mode);
             let hourly = price(BillingMode::Hourly);
             let sourced = BillingMode::ALL.iter().filter_map(|m| price(*m)).next();

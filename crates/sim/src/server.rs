@@ -43,7 +43,10 @@ pub async fn serve(sim: Arc<Sim>, listener: TcpListener, shutdown: impl std::fut
             let io = TokioIo::new(Conn { stream, reset: reset.clone() });
             let service = service_fn(move |req| answer(sim.clone(), req, peer, reset.clone()));
             // An Err here is either the client going away or an injected drop: both end the connection.
-            let _ = hyper::server::conn::http1::Builder::new().keep_alive(true).serve_connection(io, service).await;
+            let _ = hyper::server::conn::http1::Builder::new()
+                .keep_alive(true)
+                .serve_connection(io, service)
+                .await;
         });
     }
 }
@@ -60,7 +63,12 @@ impl std::fmt::Display for Dropped {
 
 impl std::error::Error for Dropped {}
 
-async fn answer(sim: Arc<Sim>, req: Request<Incoming>, peer: SocketAddr, reset: Arc<AtomicBool>) -> Result<Response<Full<Bytes>>, Dropped> {
+async fn answer(
+    sim: Arc<Sim>,
+    req: Request<Incoming>,
+    peer: SocketAddr,
+    reset: Arc<AtomicBool>,
+) -> Result<Response<Full<Bytes>>, Dropped> {
     let (parts, body) = req.into_parts();
     let body = body.collect().await.map_err(|_| Dropped)?.to_bytes();
     let sim_req = SimRequest {
@@ -86,7 +94,9 @@ async fn answer(sim: Arc<Sim>, req: Request<Incoming>, peer: SocketAddr, reset: 
             for (k, v) in &r.headers {
                 resp = resp.header(k, v);
             }
-            Ok(resp.body(Full::new(r.body)).unwrap_or_else(|_| Response::new(Full::new(Bytes::from_static(b"bad response headers")))))
+            Ok(resp
+                .body(Full::new(r.body))
+                .unwrap_or_else(|_| Response::new(Full::new(Bytes::from_static(b"bad response headers")))))
         }
         Outcome::Drop { reset: with_reset, after } => {
             if !after.is_zero() {
@@ -113,7 +123,11 @@ impl Drop for Conn {
 }
 
 impl AsyncRead for Conn {
-    fn poll_read(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
         Pin::new(&mut self.stream).poll_read(cx, buf)
     }
 }
@@ -156,7 +170,12 @@ impl BackgroundSim {
         let thread = std::thread::Builder::new().name("gpuctl-sim".into()).spawn(move || {
             runtime.block_on(async move {
                 match TcpListener::from_std(std_listener) {
-                    Ok(listener) => serve(served, listener, async { let _ = stopped.await; }).await,
+                    Ok(listener) => {
+                        serve(served, listener, async {
+                            let _ = stopped.await;
+                        })
+                        .await
+                    }
                     Err(e) => tracing::error!("sim listener: {e}"),
                 }
             });

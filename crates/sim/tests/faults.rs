@@ -48,14 +48,19 @@ fn tencent_requests_are_routed_and_answered_in_tencents_shape() {
     assert!(r.starts_with("HTTP/1.1 200"), "{r}");
     assert!(r.contains("\"Code\":\"AuthFailure.InvalidAuthorization\""), "{r}");
     assert!(r.contains("\"RequestId\""), "{r}");
-    let unknown = send(&sim, "GET /nothing HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", Duration::from_secs(5)).unwrap();
+    let unknown =
+        send(&sim, "GET /nothing HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", Duration::from_secs(5))
+            .unwrap();
     assert!(unknown.starts_with("HTTP/1.1 404") && unknown.contains("no emulator claims"), "{unknown}");
 }
 
 #[test]
 fn server_error_fault_answers_5xx_once() {
     let sim = start();
-    fault(&sim, r#"{"provider":"tencent","action":"DescribeInstances","kind":"server_error","status":502,"count":1}"#);
+    fault(
+        &sim,
+        r#"{"provider":"tencent","action":"DescribeInstances","kind":"server_error","status":502,"count":1}"#,
+    );
     let r = send(&sim, &tencent_call("DescribeInstances"), Duration::from_secs(5)).unwrap();
     assert!(r.starts_with("HTTP/1.1 502") && r.contains("InternalError"), "{r}");
     let r = send(&sim, &tencent_call("DescribeInstances"), Duration::from_secs(5)).unwrap();
@@ -102,20 +107,36 @@ fn success_then_drop_creates_the_instance_and_loses_the_answer() {
     let instances = state["providers"]["tencent"]["instances"].as_array().unwrap();
     assert_eq!(instances.len(), 1, "the create happened: {state}");
     // The retry with the same token adopts it instead of creating a second one.
-    let again = send(&sim, &signed_tencent(&sim, &offer.region, "RunInstances", &body.to_string()), Duration::from_secs(5)).unwrap();
+    let again = send(
+        &sim,
+        &signed_tencent(&sim, &offer.region, "RunInstances", &body.to_string()),
+        Duration::from_secs(5),
+    )
+    .unwrap();
     assert!(again.contains(instances[0]["InstanceId"].as_str().unwrap()), "{again}");
     assert_eq!(sim.sim().state()["providers"]["tencent"]["instances"].as_array().unwrap().len(), 1);
 }
 
 /// A TC3-signed Tencent CVM call as raw HTTP/1.1, signed with the documented test pair.
 fn signed_tencent(sim: &BackgroundSim, region: &str, action: &str, body: &str) -> String {
-    gpuctl_simkit::testing::to_http1(&gpuctl_simkit::testing::tc3(&sim.addr().to_string(), "cvm", region, action, body))
+    gpuctl_simkit::testing::to_http1(&gpuctl_simkit::testing::tc3(
+        &sim.addr().to_string(),
+        "cvm",
+        region,
+        action,
+        body,
+    ))
 }
 
 #[test]
 fn rate_limits_answer_tencents_throttling_error() {
     let sim = start();
-    let r = send(&sim, &admin("POST", "/_sim/rate_limits", r#"{"provider":"tencent","per_second":0.001,"burst":1}"#), Duration::from_secs(5)).unwrap();
+    let r = send(
+        &sim,
+        &admin("POST", "/_sim/rate_limits", r#"{"provider":"tencent","per_second":0.001,"burst":1}"#),
+        Duration::from_secs(5),
+    )
+    .unwrap();
     assert!(r.starts_with("HTTP/1.1 200"), "{r}");
     let first = send(&sim, &tencent_call("DescribeInstances"), Duration::from_secs(5)).unwrap();
     assert!(!first.contains("RequestLimitExceeded"), "{first}");
@@ -142,12 +163,18 @@ fn admin_endpoints_report_and_refuse_clearly() {
     for provider in ["\"tencent\"", "\"alibaba\"", "\"jdcloud\""] {
         assert!(state.contains(provider), "{state}");
     }
-    let back = send(&sim, &admin("POST", "/_sim/clock", r#"{"advance_seconds":-5}"#), Duration::from_secs(5)).unwrap();
+    let back = send(&sim, &admin("POST", "/_sim/clock", r#"{"advance_seconds":-5}"#), Duration::from_secs(5))
+        .unwrap();
     assert!(back.starts_with("HTTP/1.1 400") && back.contains("never runs backwards"), "{back}");
-    let typo = send(&sim, &admin("POST", "/_sim/faults", r#"{"kind":"rest"}"#), Duration::from_secs(5)).unwrap();
+    let typo =
+        send(&sim, &admin("POST", "/_sim/faults", r#"{"kind":"rest"}"#), Duration::from_secs(5)).unwrap();
     assert!(typo.starts_with("HTTP/1.1 400") && typo.contains("unknown variant"), "{typo}");
-    let huge = send(&sim, &admin("POST", "/_sim/clock", r#"{"advance_seconds":1e300}"#), Duration::from_secs(5)).unwrap();
+    let huge =
+        send(&sim, &admin("POST", "/_sim/clock", r#"{"advance_seconds":1e300}"#), Duration::from_secs(5))
+            .unwrap();
     assert!(huge.starts_with("HTTP/1.1 400"), "{huge}");
-    let fwd = send(&sim, &admin("POST", "/_sim/clock", r#"{"advance_seconds":7200}"#), Duration::from_secs(5)).unwrap();
+    let fwd =
+        send(&sim, &admin("POST", "/_sim/clock", r#"{"advance_seconds":7200}"#), Duration::from_secs(5))
+            .unwrap();
     assert!(fwd.contains("\"offset_seconds\":7200"), "{fwd}");
 }

@@ -137,7 +137,16 @@ mod tests {
     use crate::creds::TEST_KEY_PAIRS;
 
     fn signed(ak: &str, sk: &str, time: i64) -> SimRequest {
-        crate::testing::tc3_with("127.0.0.1:9", "cvm", "ap-guangzhou", "DescribeInstances", r#"{"Limit":1}"#, ak, sk, time)
+        crate::testing::tc3_with(
+            "127.0.0.1:9",
+            "cvm",
+            "ap-guangzhou",
+            "DescribeInstances",
+            r#"{"Limit":1}"#,
+            ak,
+            sk,
+            time,
+        )
     }
 
     #[test]
@@ -149,11 +158,23 @@ mod tests {
         ctx.clock().advance(SignedDuration::from_hours(3)); // the sim clock does not affect skew
         let ok = verify(Scheme::Tc3, &signed(ak, sk, now), &ctx, "tencent", skew).unwrap();
         assert_eq!((ok.access_key.as_str(), ok.service.as_deref()), (ak, Some("cvm")));
-        let check = |req: SimRequest, scheme: Scheme, provider: &str| verify(scheme, &req, &ctx, provider, skew).unwrap_err();
+        let check = |req: SimRequest, scheme: Scheme, provider: &str| {
+            verify(scheme, &req, &ctx, provider, skew).unwrap_err()
+        };
         assert_eq!(check(signed(ak, "wrong", now), Scheme::Tc3, "tencent"), AuthError::Mismatch);
-        assert_eq!(check(signed("AKIDnobody", sk, now), Scheme::Tc3, "tencent"), AuthError::UnknownKey("AKIDnobody".into()));
-        assert_eq!(check(signed(ak, sk, now), Scheme::Tc3, "alibaba"), AuthError::UnknownKey(ak.into()), "keys are per provider");
-        assert_eq!(check(signed(ak, sk, now - 600), Scheme::Tc3, "tencent"), AuthError::Expired { skew_seconds: 600 });
+        assert_eq!(
+            check(signed("AKIDnobody", sk, now), Scheme::Tc3, "tencent"),
+            AuthError::UnknownKey("AKIDnobody".into())
+        );
+        assert_eq!(
+            check(signed(ak, sk, now), Scheme::Tc3, "alibaba"),
+            AuthError::UnknownKey(ak.into()),
+            "keys are per provider"
+        );
+        assert_eq!(
+            check(signed(ak, sk, now - 600), Scheme::Tc3, "tencent"),
+            AuthError::Expired { skew_seconds: 600 }
+        );
         assert_eq!(check(SimRequest::new("POST", "/"), Scheme::Tc3, "tencent"), AuthError::Missing);
         assert_eq!(check(signed(ak, sk, now), Scheme::Acs3, "tencent"), AuthError::Unsupported(Scheme::Acs3));
     }

@@ -55,10 +55,7 @@ impl Credentials {
 
     /// The secret for `access_key` at `provider`, if the sim accepts that key there.
     pub fn secret(&self, provider: &str, access_key: &str) -> Option<&SecretKey> {
-        self.pairs
-            .iter()
-            .find(|p| p.provider == provider && p.access_key == access_key)
-            .map(|p| &p.secret)
+        self.pairs.iter().find(|p| p.provider == provider && p.access_key == access_key).map(|p| &p.secret)
     }
 
     /// The accepted access keys per provider (for start-up output; secrets are printed only for the

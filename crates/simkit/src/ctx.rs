@@ -165,17 +165,30 @@ impl SimCtx {
     /// `None` without a matching knob, 0 when sold out.
     pub fn stock_left(&self, provider: &str, instance_types: &[&str], zone: &str) -> Option<u32> {
         let knobs = lock(&self.knobs);
-        let matching = knobs.stock_outs.iter().filter(|s| instance_types.iter().any(|t| s.matches(provider, t, zone)));
+        let matching =
+            knobs.stock_outs.iter().filter(|s| instance_types.iter().any(|t| s.matches(provider, t, zone)));
         matching.map(|s| s.available.unwrap_or(0)).min()
     }
 
     /// Takes up to `n` instances from the stock the knobs leave; returns how many were granted (all
     /// `n` without a matching knob). Tencent and Alibaba grant all or refuse (`all_or_none`); JD makes
     /// what is granted and lets the rest fail.
-    pub fn take_stock(&self, provider: &str, instance_types: &[&str], zone: &str, n: u32, all_or_none: bool) -> u32 {
+    pub fn take_stock(
+        &self,
+        provider: &str,
+        instance_types: &[&str],
+        zone: &str,
+        n: u32,
+        all_or_none: bool,
+    ) -> u32 {
         let mut knobs = lock(&self.knobs);
-        let matching = |s: &crate::knobs::StockOut| instance_types.iter().any(|t| s.matches(provider, t, zone));
-        let Some(left) = knobs.stock_outs.iter().filter(|s| matching(s)).map(|s| s.available.unwrap_or(0)).min() else { return n };
+        let matching =
+            |s: &crate::knobs::StockOut| instance_types.iter().any(|t| s.matches(provider, t, zone));
+        let Some(left) =
+            knobs.stock_outs.iter().filter(|s| matching(s)).map(|s| s.available.unwrap_or(0)).min()
+        else {
+            return n;
+        };
         let granted = if all_or_none && left < n { 0 } else { left.min(n) };
         for s in knobs.stock_outs.iter_mut().filter(|s| matching(s)) {
             if let Some(a) = s.available.as_mut() {
@@ -216,7 +229,9 @@ impl SimCtx {
 
     /// The offer for this type in this region, if it is sold there.
     pub fn offer(&self, provider: &str, region: &str, instance_type: &str) -> Option<&Offer> {
-        self.offers.iter().find(|o| o.provider == provider && o.region == region && o.instance_type == instance_type)
+        self.offers
+            .iter()
+            .find(|o| o.provider == provider && o.region == region && o.instance_type == instance_type)
     }
 
     /// The regions a provider sells in (sorted, unique).
@@ -305,11 +320,20 @@ mod tests {
 
     #[test]
     fn available_stock_counts_down_all_or_none_or_partly() {
-        let limited = |n| StockOut { provider: Some("jdcloud".into()), instance_type: None, zone: Some("cn-north-1a".into()), available: Some(n) };
+        let limited = |n| StockOut {
+            provider: Some("jdcloud".into()),
+            instance_type: None,
+            zone: Some("cn-north-1a".into()),
+            available: Some(n),
+        };
         let c = ctx(Knobs { stock_outs: vec![limited(3)], ..Knobs::default() });
         assert!(!c.is_sold_out("jdcloud", "p.n1v100.2xlarge", "cn-north-1a"));
         assert_eq!(c.stock_left("jdcloud", &["p.n1v100.2xlarge"], "cn-north-1a"), Some(3));
-        assert_eq!(c.take_stock("jdcloud", &["t"], "cn-north-1a", 4, true), 0, "all or none: 4 > 3, nothing taken");
+        assert_eq!(
+            c.take_stock("jdcloud", &["t"], "cn-north-1a", 4, true),
+            0,
+            "all or none: 4 > 3, nothing taken"
+        );
         assert_eq!(c.take_stock("jdcloud", &["t"], "cn-north-1a", 2, true), 2);
         assert_eq!(c.take_stock("jdcloud", &["t"], "cn-north-1a", 5, false), 1, "partly: what is left");
         assert!(c.is_sold_out("jdcloud", "t", "cn-north-1a"));

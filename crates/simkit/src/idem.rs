@@ -68,7 +68,8 @@ mod tests {
     fn same_token_same_params_replays_different_params_mismatch() {
         let mut store = IdempotencyStore::new();
         let a = json!({"InstanceType": "GN7.2XLARGE32", "Count": 1});
-        let a_reordered: Value = serde_json::from_str(r#"{"Count":1,"InstanceType":"GN7.2XLARGE32"}"#).unwrap();
+        let a_reordered: Value =
+            serde_json::from_str(r#"{"Count":1,"InstanceType":"GN7.2XLARGE32"}"#).unwrap();
         let b = json!({"InstanceType": "GN7.2XLARGE32", "Count": 2});
         assert_eq!(store.check("t1", &a), Idem::New);
         store.remember("t1", &a, vec!["ins-1".to_string()]);

@@ -78,11 +78,8 @@ fn arrays_from_numeric_maps(v: Value) -> Value {
 /// RFC 3986 percent-encoding of every byte except unreserved `A-Z a-z 0-9 - _ . ~` (what the
 /// clouds' canonical query strings use: space → `%20`, `*` → `%2A`).
 pub fn percent_encode_rfc3986(s: &str) -> String {
-    const SET: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
-        .remove(b'-')
-        .remove(b'_')
-        .remove(b'.')
-        .remove(b'~');
+    const SET: &percent_encoding::AsciiSet =
+        &percent_encoding::NON_ALPHANUMERIC.remove(b'-').remove(b'_').remove(b'.').remove(b'~');
     percent_encoding::utf8_percent_encode(s, SET).to_string()
 }
 
@@ -137,7 +134,10 @@ mod tests {
         );
         check("InstanceId.2=i-b&InstanceId.1=i-a", json!({"InstanceId": ["i-a", "i-b"]}));
         check("Tag.1.Key=team&Tag.1.Value=ml+ops", json!({"Tag": [{"Key": "team", "Value": "ml ops"}]}));
-        check("SystemDisk.Category=cloud_essd&Name=%E6%B5%8B", json!({"SystemDisk": {"Category": "cloud_essd"}, "Name": "测"}));
+        check(
+            "SystemDisk.Category=cloud_essd&Name=%E6%B5%8B",
+            json!({"SystemDisk": {"Category": "cloud_essd"}, "Name": "测"}),
+        );
         check("", json!({}));
     }
 

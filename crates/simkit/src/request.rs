@@ -84,11 +84,7 @@ impl SimResponse {
     /// A JSON answer with `Content-Type: application/json`.
     pub fn json(status: u16, value: &serde_json::Value) -> Self {
         let body = serde_json::to_vec(value).expect("a serde_json::Value always serialises");
-        Self {
-            status,
-            headers: vec![("content-type".into(), "application/json".into())],
-            body: body.into(),
-        }
+        Self { status, headers: vec![("content-type".into(), "application/json".into())], body: body.into() }
     }
 
     pub fn with_header(mut self, name: &str, value: &str) -> Self {

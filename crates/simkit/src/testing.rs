@@ -12,7 +12,16 @@ pub fn tc3(host: &str, service: &str, region: &str, action: &str, body: &str) ->
 
 /// [`tc3`] with any key pair and signing time (for auth-error tests).
 #[allow(clippy::too_many_arguments)]
-pub fn tc3_with(host: &str, service: &str, region: &str, action: &str, body: &str, ak: &str, sk: &str, time: i64) -> SimRequest {
+pub fn tc3_with(
+    host: &str,
+    service: &str,
+    region: &str,
+    action: &str,
+    body: &str,
+    ak: &str,
+    sk: &str,
+    time: i64,
+) -> SimRequest {
     let req = gpuctl_sign::SignableRequest {
         method: "POST".into(),
         scheme: "http".into(),
@@ -32,7 +41,8 @@ pub fn tc3_with(host: &str, service: &str, region: &str, action: &str, body: &st
         version: "2017-03-12".into(),
     };
     // Signing only fails on missing parameters, which this function always gives.
-    let s = gpuctl_sign::sign(&req, &gpuctl_sign::Credentials::new(ak, sk), &params).expect("TC3 parameters are complete");
+    let s = gpuctl_sign::sign(&req, &gpuctl_sign::Credentials::new(ak, sk), &params)
+        .expect("TC3 parameters are complete");
     let mut out = SimRequest::new("POST", "/").with_body(s.body.clone());
     out.raw_query = s.raw_query.clone();
     out.headers = s.headers.iter().map(|(k, v)| (k.to_ascii_lowercase(), v.clone())).collect();
@@ -41,7 +51,8 @@ pub fn tc3_with(host: &str, service: &str, region: &str, action: &str, body: &st
 
 /// The request as HTTP/1.1 bytes with `Connection: close` (for socket-level tests).
 pub fn to_http1(req: &SimRequest) -> String {
-    let target = if req.raw_query.is_empty() { req.path.clone() } else { format!("{}?{}", req.path, req.raw_query) };
+    let target =
+        if req.raw_query.is_empty() { req.path.clone() } else { format!("{}?{}", req.path, req.raw_query) };
     let mut raw = format!("{} {target} HTTP/1.1\r\n", req.method);
     for (k, v) in req.headers.iter().filter(|(k, _)| k != "content-length" && k != "connection") {
         raw.push_str(&format!("{k}: {v}\r\n"));

@@ -6,7 +6,8 @@ use std::collections::BTreeMap;
 
 use base64::Engine as _;
 use gpuctl_provision::cloud::{
-    BoxFuture, Cloud, CloudError, CreateRequest, Created, DiskInfo, DiskKind, ErrorKind, Filter, Instance, InstanceState, Quote, SnapshotState,
+    BoxFuture, Cloud, CloudError, CreateRequest, Created, DiskInfo, DiskKind, ErrorKind, Filter, Instance,
+    InstanceState, Quote, SnapshotState,
 };
 use gpuctl_provision::http::{Endpoint, Http, Response};
 use gpuctl_provision::spec::{Disk, DiskCategory, NetworkIds};
@@ -25,7 +26,10 @@ pub struct Client {
 
 impl std::fmt::Debug for Client {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("alibaba::Client").field("access_key_id", &self.creds.access_key_id).field("endpoint", &self.endpoint).finish_non_exhaustive()
+        f.debug_struct("alibaba::Client")
+            .field("access_key_id", &self.creds.access_key_id)
+            .field("endpoint", &self.endpoint)
+            .finish_non_exhaustive()
     }
 }
 
@@ -33,14 +37,21 @@ impl std::fmt::Debug for Client {
 pub fn classify(status: u16, code: &str) -> ErrorKind {
     match code {
         c if c.starts_with("Throttling") => ErrorKind::Throttled,
-        codes::INTERNAL_ERROR | codes::SERVICE_UNAVAILABLE | "IdempotenceProcessing" | "UnknownError" => ErrorKind::Transient,
-        codes::NO_STOCK | "Zone.NotOnSale" | "OperationDenied.ZoneNotAllowed" | "InvalidResourceType.NotSupported" | codes::BAD_INSTANCE_TYPE => {
-            ErrorKind::StockOut
+        codes::INTERNAL_ERROR | codes::SERVICE_UNAVAILABLE | "IdempotenceProcessing" | "UnknownError" => {
+            ErrorKind::Transient
         }
+        codes::NO_STOCK
+        | "Zone.NotOnSale"
+        | "OperationDenied.ZoneNotAllowed"
+        | "InvalidResourceType.NotSupported"
+        | codes::BAD_INSTANCE_TYPE => ErrorKind::StockOut,
         c if c.starts_with("QuotaExceed") || c.starts_with("QuotaExceeded") => ErrorKind::Quota,
-        codes::INVALID_ACCESS_KEY_ID | codes::SIGNATURE_MISMATCH | codes::TIMESTAMP_EXPIRED | codes::NONCE_USED | "IncompleteSignature" | "MissingSignature" => {
-            ErrorKind::Auth
-        }
+        codes::INVALID_ACCESS_KEY_ID
+        | codes::SIGNATURE_MISMATCH
+        | codes::TIMESTAMP_EXPIRED
+        | codes::NONCE_USED
+        | "IncompleteSignature"
+        | "MissingSignature" => ErrorKind::Auth,
         c if c.starts_with("Forbidden") || c.starts_with("InvalidAccessKeyId") => ErrorKind::Auth,
         c if c.ends_with(".NotFound") && c != "InvalidAction.NotFound" => ErrorKind::NotFound,
         _ if status == 429 => ErrorKind::Throttled,
@@ -77,11 +88,24 @@ impl Client {
     }
 
     /// Signs and sends one action; returns the JSON answer or the classified error.
-    async fn call(&self, region: &str, action: &str, params: Vec<(String, String)>) -> Result<Value, CloudError> {
+    async fn call(
+        &self,
+        region: &str,
+        action: &str,
+        params: Vec<(String, String)>,
+    ) -> Result<Value, CloudError> {
         let endpoint = self.endpoint.clone().unwrap_or_else(|| Endpoint::https(host_for(region)));
         let mut query = vec![("RegionId".to_string(), region.to_string())];
         query.extend(params);
-        let req = SignableRequest { method: "POST".into(), scheme: endpoint.scheme.clone(), host: endpoint.host.clone(), path: "/".into(), query, headers: vec![], body: vec![] };
+        let req = SignableRequest {
+            method: "POST".into(),
+            scheme: endpoint.scheme.clone(),
+            host: endpoint.host.clone(),
+            path: "/".into(),
+            query,
+            headers: vec![],
+            body: vec![],
+        };
         let sp = SigningParams {
             algorithm: Algorithm::Acs3,
             time: jiff::Timestamp::now().as_second(),
@@ -100,13 +124,19 @@ impl Client {
             request_id: None,
             retry_after: None,
         })?;
-        let resp = self.http.send(Provider::Alibaba, action, "POST", &signed.url, &signed.headers, signed.body).await?;
+        let resp = self
+            .http
+            .send(Provider::Alibaba, action, "POST", &signed.url, &signed.headers, signed.body)
+            .await?;
         answer(action, resp)
     }
 }
 
 fn answer(action: &str, resp: Response) -> Result<Value, CloudError> {
-    let retry_after = resp.header("x-acs-retry-after").and_then(|v| v.parse::<u64>().ok()).map(std::time::Duration::from_millis);
+    let retry_after = resp
+        .header("x-acs-retry-after")
+        .and_then(|v| v.parse::<u64>().ok())
+        .map(std::time::Duration::from_millis);
     if resp.status == 200 {
         return serde_json::from_slice(&resp.body).map_err(|e| CloudError {
             provider: Provider::Alibaba,
@@ -120,14 +150,26 @@ fn answer(action: &str, resp: Response) -> Result<Value, CloudError> {
     }
     let (code, message, request_id) = match serde_json::from_slice::<ErrorBody>(&resp.body) {
         Ok(b) => (b.code, b.message, Some(b.request_id)),
-        Err(_) => (format!("HTTP{}", resp.status), String::from_utf8_lossy(&resp.body).chars().take(300).collect(), None),
+        Err(_) => (
+            format!("HTTP{}", resp.status),
+            String::from_utf8_lossy(&resp.body).chars().take(300).collect(),
+            None,
+        ),
     };
     let mut kind = classify(resp.status, &code);
     if retry_after.is_some() && kind == ErrorKind::Invalid {
         // The SDK turns a 4xx carrying x-acs-retry-after into a throttling error.
         kind = ErrorKind::Throttled;
     }
-    Err(CloudError { provider: Provider::Alibaba, action: action.into(), kind, code, message, request_id, retry_after })
+    Err(CloudError {
+        provider: Provider::Alibaba,
+        action: action.into(),
+        kind,
+        code,
+        message,
+        request_id,
+        retry_after,
+    })
 }
 
 fn s(v: &Value) -> String {
@@ -163,14 +205,25 @@ fn run_params(r: &CreateRequest) -> Vec<(String, String)> {
         BillingMode::Spot => {
             p.push(kv("InstanceChargeType", "PostPaid"));
             match r.spot_max_price {
-                Some(max) => p.extend([kv("SpotStrategy", "SpotWithPriceLimit"), kv("SpotPriceLimit", format!("{max:.3}"))]),
+                Some(max) => p.extend([
+                    kv("SpotStrategy", "SpotWithPriceLimit"),
+                    kv("SpotPriceLimit", format!("{max:.3}")),
+                ]),
                 None => p.push(kv("SpotStrategy", "SpotAsPriceGo")),
             }
         }
-        BillingMode::Weekly => p.extend([kv("InstanceChargeType", "PrePaid"), kv("PeriodUnit", "Week"), kv("Period", r.term)]),
-        BillingMode::Monthly => p.extend([kv("InstanceChargeType", "PrePaid"), kv("PeriodUnit", "Month"), kv("Period", r.term)]),
-        BillingMode::Year1 => p.extend([kv("InstanceChargeType", "PrePaid"), kv("PeriodUnit", "Month"), kv("Period", 12)]),
-        BillingMode::Year3 => p.extend([kv("InstanceChargeType", "PrePaid"), kv("PeriodUnit", "Month"), kv("Period", 36)]),
+        BillingMode::Weekly => {
+            p.extend([kv("InstanceChargeType", "PrePaid"), kv("PeriodUnit", "Week"), kv("Period", r.term)])
+        }
+        BillingMode::Monthly => {
+            p.extend([kv("InstanceChargeType", "PrePaid"), kv("PeriodUnit", "Month"), kv("Period", r.term)])
+        }
+        BillingMode::Year1 => {
+            p.extend([kv("InstanceChargeType", "PrePaid"), kv("PeriodUnit", "Month"), kv("Period", 12)])
+        }
+        BillingMode::Year3 => {
+            p.extend([kv("InstanceChargeType", "PrePaid"), kv("PeriodUnit", "Month"), kv("Period", 36)])
+        }
     }
     for (i, d) in r.data_disks.iter().enumerate() {
         let n = i + 1;
@@ -240,11 +293,17 @@ fn billing_of(i: &Value) -> Option<BillingMode> {
 }
 
 fn instance_of(i: &Value) -> Instance {
-    let list = |v: &Value| v.as_array().map(|a| a.iter().map(s).filter(|x| !x.is_empty()).collect::<Vec<_>>()).unwrap_or_default();
+    let list = |v: &Value| {
+        v.as_array()
+            .map(|a| a.iter().map(s).filter(|x| !x.is_empty()).collect::<Vec<_>>())
+            .unwrap_or_default()
+    };
     let vsw = s(&i["VpcAttributes"]["VSwitchId"]);
     let groups = list(&i["SecurityGroupIds"]["SecurityGroupId"]);
-    let tags: BTreeMap<String, String> =
-        i["Tags"]["Tag"].as_array().map(|a| a.iter().map(|t| (s(&t["TagKey"]), s(&t["TagValue"]))).collect()).unwrap_or_default();
+    let tags: BTreeMap<String, String> = i["Tags"]["Tag"]
+        .as_array()
+        .map(|a| a.iter().map(|t| (s(&t["TagKey"]), s(&t["TagValue"]))).collect())
+        .unwrap_or_default();
     Instance {
         instance_id: s(&i["InstanceId"]),
         name: opt(&i["InstanceName"]),
@@ -256,9 +315,16 @@ fn instance_of(i: &Value) -> Instance {
         image_id: opt(&i["ImageId"]),
         system_disk: None,
         data_disks: vec![],
-        network: (!vsw.is_empty()).then(|| NetworkIds { vpc: s(&i["VpcAttributes"]["VpcId"]), subnet: vsw, security_groups: groups }),
+        network: (!vsw.is_empty()).then(|| NetworkIds {
+            vpc: s(&i["VpcAttributes"]["VpcId"]),
+            subnet: vsw,
+            security_groups: groups,
+        }),
         login_key: opt(&i["KeyPairName"]),
-        public_ip: list(&i["PublicIpAddress"]["IpAddress"]).into_iter().next().or_else(|| opt(&i["EipAddress"]["IpAddress"])),
+        public_ip: list(&i["PublicIpAddress"]["IpAddress"])
+            .into_iter()
+            .next()
+            .or_else(|| opt(&i["EipAddress"]["IpAddress"])),
         private_ip: list(&i["VpcAttributes"]["PrivateIpAddress"]["IpAddress"]).into_iter().next(),
         auto_release_at: opt(&i["AutoReleaseTime"]),
         // ECS writes `CreationTime` in UTC to the minute (`2026-11-30T08:00Z`).
@@ -291,13 +357,19 @@ impl Cloud for Client {
                     Ok(Created { instance_id: id, request_id: opt(&v["RequestId"]) })
                 }
                 // A dry run that would have succeeded answers with this "error".
-                Err(e) if req.dry_run && e.code == codes::DRY_RUN => Ok(Created { instance_id: String::new(), request_id: e.request_id }),
+                Err(e) if req.dry_run && e.code == codes::DRY_RUN => {
+                    Ok(Created { instance_id: String::new(), request_id: e.request_id })
+                }
                 Err(e) => Err(e),
             }
         })
     }
 
-    fn describe<'a>(&'a self, region: &'a str, filter: &'a Filter) -> BoxFuture<'a, Result<Vec<Instance>, CloudError>> {
+    fn describe<'a>(
+        &'a self,
+        region: &'a str,
+        filter: &'a Filter,
+    ) -> BoxFuture<'a, Result<Vec<Instance>, CloudError>> {
         Box::pin(async move {
             let mut out = Vec::new();
             for page in 1.. {
@@ -314,16 +386,27 @@ impl Cloud for Client {
         })
     }
 
-    fn disks<'a>(&'a self, region: &'a str, instance_id: &'a str) -> BoxFuture<'a, Result<Vec<(DiskKind, DiskInfo)>, CloudError>> {
+    fn disks<'a>(
+        &'a self,
+        region: &'a str,
+        instance_id: &'a str,
+    ) -> BoxFuture<'a, Result<Vec<(DiskKind, DiskInfo)>, CloudError>> {
         Box::pin(async move {
-            let v = self.call(region, "DescribeDisks", vec![kv("InstanceId", instance_id), kv("PageSize", 100)]).await?;
+            let v = self
+                .call(region, "DescribeDisks", vec![kv("InstanceId", instance_id), kv("PageSize", 100)])
+                .await?;
             let mut out: Vec<(DiskKind, DiskInfo)> = v["Disks"]["Disk"]
                 .as_array()
                 .map(|a| {
                     a.iter()
                         .map(|d| {
-                            let kind = if s(&d["Type"]) == "system" { DiskKind::System } else { DiskKind::Data };
-                            let disk = Disk { category: category_back(&s(&d["Category"])), size_gb: d["Size"].as_u64().unwrap_or(0) as u32, snapshot_id: opt(&d["SourceSnapshotId"]) };
+                            let kind =
+                                if s(&d["Type"]) == "system" { DiskKind::System } else { DiskKind::Data };
+                            let disk = Disk {
+                                category: category_back(&s(&d["Category"])),
+                                size_gb: d["Size"].as_u64().unwrap_or(0) as u32,
+                                snapshot_id: opt(&d["SourceSnapshotId"]),
+                            };
                             (kind, DiskInfo { disk_id: s(&d["DiskId"]), disk })
                         })
                         .collect()
@@ -334,7 +417,11 @@ impl Cloud for Client {
         })
     }
 
-    fn terminate<'a>(&'a self, region: &'a str, instance_ids: &'a [String]) -> BoxFuture<'a, Result<(), CloudError>> {
+    fn terminate<'a>(
+        &'a self,
+        region: &'a str,
+        instance_ids: &'a [String],
+    ) -> BoxFuture<'a, Result<(), CloudError>> {
         Box::pin(async move {
             for chunk in instance_ids.chunks(100) {
                 let mut p = vec![kv("Force", "true"), kv("TerminateSubscription", "true")];
@@ -345,14 +432,30 @@ impl Cloud for Client {
         })
     }
 
-    fn snapshot<'a>(&'a self, region: &'a str, disk_id: &'a str, name: &'a str, client_token: &'a str) -> BoxFuture<'a, Result<String, CloudError>> {
+    fn snapshot<'a>(
+        &'a self,
+        region: &'a str,
+        disk_id: &'a str,
+        name: &'a str,
+        client_token: &'a str,
+    ) -> BoxFuture<'a, Result<String, CloudError>> {
         Box::pin(async move {
-            let v = self.call(region, "CreateSnapshot", vec![kv("DiskId", disk_id), kv("SnapshotName", name), kv("ClientToken", client_token)]).await?;
+            let v = self
+                .call(
+                    region,
+                    "CreateSnapshot",
+                    vec![kv("DiskId", disk_id), kv("SnapshotName", name), kv("ClientToken", client_token)],
+                )
+                .await?;
             Ok(s(&v["SnapshotId"]))
         })
     }
 
-    fn snapshot_state<'a>(&'a self, region: &'a str, snapshot_id: &'a str) -> BoxFuture<'a, Result<SnapshotState, CloudError>> {
+    fn snapshot_state<'a>(
+        &'a self,
+        region: &'a str,
+        snapshot_id: &'a str,
+    ) -> BoxFuture<'a, Result<SnapshotState, CloudError>> {
         Box::pin(async move {
             let ids = serde_json::to_string(&[snapshot_id]).unwrap_or_default();
             let v = self.call(region, "DescribeSnapshots", vec![kv("SnapshotIds", ids)]).await?;
@@ -383,23 +486,53 @@ impl Cloud for Client {
                 BillingMode::Year1 => ("Year", 1),
                 BillingMode::Year3 => ("Year", 3),
             };
-            let mut p = vec![kv("ResourceType", "instance"), kv("InstanceType", &req.instance_type), kv("PriceUnit", unit), kv("Period", period), kv("ZoneId", &req.zone)];
+            let mut p = vec![
+                kv("ResourceType", "instance"),
+                kv("InstanceType", &req.instance_type),
+                kv("PriceUnit", unit),
+                kv("Period", period),
+                kv("ZoneId", &req.zone),
+            ];
             p.push(kv("SystemDisk.Category", category(req.system_disk.category)));
             if req.billing == BillingMode::Spot {
-                p.push(kv("SpotStrategy", if req.spot_max_price.is_some() { "SpotWithPriceLimit" } else { "SpotAsPriceGo" }));
+                p.push(kv(
+                    "SpotStrategy",
+                    if req.spot_max_price.is_some() { "SpotWithPriceLimit" } else { "SpotAsPriceGo" },
+                ));
             }
             let v = self.call(&req.region, "DescribePrice", p).await?;
             let price = &v["PriceInfo"]["Price"];
-            Ok(Quote { cny: price["TradePrice"].as_f64().unwrap_or(0.0), per_hour: req.billing.is_per_hour(), request_id: opt(&v["RequestId"]) })
+            Ok(Quote {
+                cny: price["TradePrice"].as_f64().unwrap_or(0.0),
+                per_hour: req.billing.is_per_hour(),
+                request_id: opt(&v["RequestId"]),
+            })
         })
     }
 
-    fn in_stock<'a>(&'a self, region: &'a str, zone: &'a str, instance_type: &'a str) -> BoxFuture<'a, Result<Option<(bool, Option<String>)>, CloudError>> {
+    fn in_stock<'a>(
+        &'a self,
+        region: &'a str,
+        zone: &'a str,
+        instance_type: &'a str,
+    ) -> BoxFuture<'a, Result<Option<(bool, Option<String>)>, CloudError>> {
         Box::pin(async move {
-            let p = vec![kv("DestinationResource", "InstanceType"), kv("ZoneId", zone), kv("InstanceType", instance_type)];
+            let p = vec![
+                kv("DestinationResource", "InstanceType"),
+                kv("ZoneId", zone),
+                kv("InstanceType", instance_type),
+            ];
             let v = self.call(region, "DescribeAvailableResource", p).await?;
             let zones = v["AvailableZones"]["AvailableZone"].as_array().cloned().unwrap_or_default();
-            let sells = zones.iter().flat_map(|z| z["AvailableResources"]["AvailableResource"].as_array().cloned().unwrap_or_default()).flat_map(|r| r["SupportedResources"]["SupportedResource"].as_array().cloned().unwrap_or_default()).any(|s| s["Value"] == instance_type && s["Status"] == "Available");
+            let sells = zones
+                .iter()
+                .flat_map(|z| {
+                    z["AvailableResources"]["AvailableResource"].as_array().cloned().unwrap_or_default()
+                })
+                .flat_map(|r| {
+                    r["SupportedResources"]["SupportedResource"].as_array().cloned().unwrap_or_default()
+                })
+                .any(|s| s["Value"] == instance_type && s["Status"] == "Available");
             Ok(Some((sells, opt(&v["RequestId"]))))
         })
     }
@@ -436,19 +569,30 @@ mod tests {
             let want: Vec<(String, String)> = want.iter().map(|(k, v)| kv(*k, v)).collect();
             assert_eq!(describe_params(&f, page), want, "{f:?}");
         };
-        check(Filter::Ids(vec!["i-1".into(), "i-2".into()]), 1, &[("PageSize", "100"), ("PageNumber", "1"), ("InstanceIds", r#"["i-1","i-2"]"#)]);
+        check(
+            Filter::Ids(vec!["i-1".into(), "i-2".into()]),
+            1,
+            &[("PageSize", "100"), ("PageNumber", "1"), ("InstanceIds", r#"["i-1","i-2"]"#)],
+        );
         check(
             Filter::Tag { key: "gpuctl-token".into(), value: "t1".into() },
             1,
             &[("PageSize", "100"), ("PageNumber", "1"), ("Tag.1.Key", "gpuctl-token"), ("Tag.1.Value", "t1")],
         );
-        check(Filter::TagKey("gpuctl-deployment".into()), 3, &[("PageSize", "100"), ("PageNumber", "3"), ("Tag.1.Key", "gpuctl-deployment")]);
+        check(
+            Filter::TagKey("gpuctl-deployment".into()),
+            3,
+            &[("PageSize", "100"), ("PageNumber", "3"), ("Tag.1.Key", "gpuctl-deployment")],
+        );
     }
 
     #[test]
     fn launch_time_is_read_from_creation_time() {
         let i = instance_of(&serde_json::json!({ "InstanceId": "i-1", "CreationTime": "2026-11-30T08:00Z" }));
         assert_eq!(i.launched_at.as_deref(), Some("2026-11-30T08:00:00Z"));
-        assert_eq!(instance_of(&serde_json::json!({ "InstanceId": "i-1", "CreationTime": "yesterday" })).launched_at, None);
+        assert_eq!(
+            instance_of(&serde_json::json!({ "InstanceId": "i-1", "CreationTime": "yesterday" })).launched_at,
+            None
+        );
     }
 }

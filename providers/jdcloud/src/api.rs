@@ -79,7 +79,10 @@ mod tests {
         assert_eq!(t.to_string(), "2027-01-01T00:00:00Z");
         assert_eq!(format_release_time(t), "2027-01-01 08:00:00");
         assert_eq!(format_time(t), "2027-01-01T08:00:00+08:00");
-        assert_eq!(parse_offset_time("2020-02-02T20:02:00+08:00").unwrap().to_string(), "2020-02-02T12:02:00Z");
+        assert_eq!(
+            parse_offset_time("2020-02-02T20:02:00+08:00").unwrap().to_string(),
+            "2020-02-02T12:02:00Z"
+        );
         assert_eq!(parse_release_time("2027-01-01T08:00:00Z"), None);
     }
 }

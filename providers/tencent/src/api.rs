@@ -77,7 +77,8 @@ pub mod codes {
     pub const INVALID_TIME_FORMAT: &str = "InvalidParameterValue.InvalidTimeFormat";
     pub const VALUE_RANGE: &str = "InvalidParameterValue.Range";
     pub const INSUFFICIENT_PRICE: &str = "InvalidParameterValue.InsufficientPrice";
-    pub const ZONE_SOLD_OUT_FOR_SPECIFIED_INSTANCE: &str = "ResourceInsufficient.ZoneSoldOutForSpecifiedInstance";
+    pub const ZONE_SOLD_OUT_FOR_SPECIFIED_INSTANCE: &str =
+        "ResourceInsufficient.ZoneSoldOutForSpecifiedInstance";
     pub const INSTANCE_STATE_TERMINATING: &str = "UnsupportedOperation.InstanceStateTerminating";
     // CBS.
     pub const INVALID_DISK_ID_NOT_FOUND: &str = "InvalidDiskId.NotFound";

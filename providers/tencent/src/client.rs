@@ -6,7 +6,8 @@ use std::collections::BTreeMap;
 
 use base64::Engine as _;
 use gpuctl_provision::cloud::{
-    BoxFuture, Cloud, CloudError, CreateRequest, Created, DiskInfo, DiskKind, ErrorKind, Filter, Instance, InstanceState, Quote, SnapshotState,
+    BoxFuture, Cloud, CloudError, CreateRequest, Created, DiskInfo, DiskKind, ErrorKind, Filter, Instance,
+    InstanceState, Quote, SnapshotState,
 };
 use gpuctl_provision::http::{Endpoint, Http};
 use gpuctl_provision::spec::{Disk, DiskCategory, NetworkIds};
@@ -25,7 +26,10 @@ pub struct Client {
 
 impl std::fmt::Debug for Client {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("tencent::Client").field("secret_id", &self.creds.access_key_id).field("endpoint", &self.endpoint).finish_non_exhaustive()
+        f.debug_struct("tencent::Client")
+            .field("secret_id", &self.creds.access_key_id)
+            .field("endpoint", &self.endpoint)
+            .finish_non_exhaustive()
     }
 }
 
@@ -34,10 +38,17 @@ impl std::fmt::Debug for Client {
 pub fn classify(code: &str) -> ErrorKind {
     match code {
         c if c.starts_with("RequestLimitExceeded") => ErrorKind::Throttled,
-        codes::INTERNAL_ERROR | "InternalError.UnknownError" | "ResourceUnavailable" | "FailedOperation.RequestTimeout" => ErrorKind::Transient,
+        codes::INTERNAL_ERROR
+        | "InternalError.UnknownError"
+        | "ResourceUnavailable"
+        | "FailedOperation.RequestTimeout" => ErrorKind::Transient,
         c if c.starts_with("InternalError") => ErrorKind::Transient,
-        c if c.starts_with("ResourceInsufficient") || c.starts_with("ResourcesSoldOut") => ErrorKind::StockOut,
-        "ResourceUnavailable.InstanceType" | "InvalidParameterValue.InsufficientOffering" | "InvalidParameterValue.InsufficientPrice" => ErrorKind::StockOut,
+        c if c.starts_with("ResourceInsufficient") || c.starts_with("ResourcesSoldOut") => {
+            ErrorKind::StockOut
+        }
+        "ResourceUnavailable.InstanceType"
+        | "InvalidParameterValue.InsufficientOffering"
+        | "InvalidParameterValue.InsufficientPrice" => ErrorKind::StockOut,
         c if c.starts_with("LimitExceeded") => ErrorKind::Quota,
         c if c.starts_with("AuthFailure") || c.starts_with("UnauthorizedOperation") => ErrorKind::Auth,
         c if c.ends_with(".NotFound") || c.starts_with("ResourceNotFound") => ErrorKind::NotFound,
@@ -53,7 +64,11 @@ fn disk_type(c: DiskCategory) -> &'static str {
 }
 
 fn category_back(s: &str) -> DiskCategory {
-    if s == "CLOUD_PREMIUM" { DiskCategory::Premium } else { DiskCategory::Ssd }
+    if s == "CLOUD_PREMIUM" {
+        DiskCategory::Premium
+    } else {
+        DiskCategory::Ssd
+    }
 }
 
 fn s(v: &Value) -> String {
@@ -74,7 +89,13 @@ impl Client {
     }
 
     /// Signs and sends one action; returns `Response` minus its `RequestId`, or the classified error.
-    async fn call(&self, service: &str, region: &str, action: &str, body: Value) -> Result<(Value, Option<String>), CloudError> {
+    async fn call(
+        &self,
+        service: &str,
+        region: &str,
+        action: &str,
+        body: Value,
+    ) -> Result<(Value, Option<String>), CloudError> {
         let ep = self.endpoint.clone().unwrap_or_else(|| Endpoint::https(endpoint(service)));
         let req = SignableRequest {
             method: "POST".into(),
@@ -103,8 +124,12 @@ impl Client {
             request_id,
             retry_after: None,
         };
-        let signed = gpuctl_sign::sign(&req, &self.creds, &sp).map_err(|e| err(ErrorKind::Auth, "sign", e.to_string(), None))?;
-        let resp = self.http.send(Provider::Tencent, action, "POST", &signed.url, &signed.headers, signed.body).await?;
+        let signed = gpuctl_sign::sign(&req, &self.creds, &sp)
+            .map_err(|e| err(ErrorKind::Auth, "sign", e.to_string(), None))?;
+        let resp = self
+            .http
+            .send(Provider::Tencent, action, "POST", &signed.url, &signed.headers, signed.body)
+            .await?;
         if resp.status >= 500 || resp.status == 429 {
             let kind = if resp.status == 429 { ErrorKind::Throttled } else { ErrorKind::Transient };
             // A gateway may answer 5xx in CVM's own error shape: keep its code and request id when it does.
@@ -113,10 +138,21 @@ impl Client {
             if let Some(code) = r["Error"]["Code"].as_str() {
                 return Err(err(kind, code, s(&r["Error"]["Message"]), opt(&r["RequestId"])));
             }
-            return Err(err(kind, &format!("HTTP{}", resp.status), String::from_utf8_lossy(&resp.body).chars().take(300).collect(), None));
+            return Err(err(
+                kind,
+                &format!("HTTP{}", resp.status),
+                String::from_utf8_lossy(&resp.body).chars().take(300).collect(),
+                None,
+            ));
         }
-        let v: Value = serde_json::from_slice(&resp.body)
-            .map_err(|e| err(ErrorKind::Transient, "bad-response", format!("HTTP {} with a body that is not JSON: {e}", resp.status), None))?;
+        let v: Value = serde_json::from_slice(&resp.body).map_err(|e| {
+            err(
+                ErrorKind::Transient,
+                "bad-response",
+                format!("HTTP {} with a body that is not JSON: {e}", resp.status),
+                None,
+            )
+        })?;
         let r = &v["Response"];
         let request_id = opt(&r["RequestId"]);
         if let Some(e) = r.get("Error") {
@@ -195,7 +231,9 @@ fn describe_body(filter: &Filter, offset: usize) -> Value {
     let mut body = json!({ "Offset": offset, "Limit": 100 });
     match filter {
         Filter::Ids(ids) => body["InstanceIds"] = json!(ids),
-        Filter::Tag { key, value } => body["Filters"] = json!([{ "Name": format!("tag:{key}"), "Values": [value] }]),
+        Filter::Tag { key, value } => {
+            body["Filters"] = json!([{ "Name": format!("tag:{key}"), "Values": [value] }])
+        }
         Filter::TagKey(key) => body["Filters"] = json!([{ "Name": "tag-key", "Values": [key] }]),
     }
     body
@@ -219,12 +257,22 @@ fn state_of(st: &str) -> InstanceState {
 
 fn disk_of(d: &Value) -> Option<DiskInfo> {
     let id = opt(&d["DiskId"])?;
-    Some(DiskInfo { disk_id: id, disk: Disk { category: category_back(&s(&d["DiskType"])), size_gb: d["DiskSize"].as_u64().unwrap_or(0) as u32, snapshot_id: None } })
+    Some(DiskInfo {
+        disk_id: id,
+        disk: Disk {
+            category: category_back(&s(&d["DiskType"])),
+            size_gb: d["DiskSize"].as_u64().unwrap_or(0) as u32,
+            snapshot_id: None,
+        },
+    })
 }
 
 fn instance_of(i: &Value, region: &str) -> Instance {
     let first = |v: &Value| v.as_array().and_then(|a| a.first()).and_then(opt);
-    let tags: BTreeMap<String, String> = i["Tags"].as_array().map(|a| a.iter().map(|t| (s(&t["Key"]), s(&t["Value"]))).collect()).unwrap_or_default();
+    let tags: BTreeMap<String, String> = i["Tags"]
+        .as_array()
+        .map(|a| a.iter().map(|t| (s(&t["Key"]), s(&t["Value"]))).collect())
+        .unwrap_or_default();
     let billing = match s(&i["InstanceChargeType"]).as_str() {
         "POSTPAID_BY_HOUR" => Some(BillingMode::Hourly),
         "SPOTPAID" => Some(BillingMode::Spot),
@@ -242,18 +290,26 @@ fn instance_of(i: &Value, region: &str) -> Instance {
         billing,
         image_id: opt(&i["ImageId"]),
         system_disk: disk_of(&i["SystemDisk"]),
-        data_disks: i["DataDisks"].as_array().map(|a| a.iter().filter_map(disk_of).collect()).unwrap_or_default(),
+        data_disks: i["DataDisks"]
+            .as_array()
+            .map(|a| a.iter().filter_map(disk_of).collect())
+            .unwrap_or_default(),
         network: opt(&vpc["SubnetId"]).map(|subnet| NetworkIds {
             vpc: s(&vpc["VpcId"]),
             subnet,
-            security_groups: i["SecurityGroupIds"].as_array().map(|a| a.iter().map(s).collect()).unwrap_or_default(),
+            security_groups: i["SecurityGroupIds"]
+                .as_array()
+                .map(|a| a.iter().map(s).collect())
+                .unwrap_or_default(),
         }),
         login_key: first(&i["LoginSettings"]["KeyIds"]),
         public_ip: first(&i["PublicIpAddresses"]),
         private_ip: first(&i["PrivateIpAddresses"]),
         auto_release_at: None,
         // CVM's `CreatedTime` is ISO 8601 in UTC (`2020-09-22T00:00:00Z`).
-        launched_at: opt(&i["CreatedTime"]).and_then(|t| t.parse::<jiff::Timestamp>().ok()).map(|t| t.to_string()),
+        launched_at: opt(&i["CreatedTime"])
+            .and_then(|t| t.parse::<jiff::Timestamp>().ok())
+            .map(|t| t.to_string()),
         tags,
     }
 }
@@ -286,18 +342,25 @@ impl Cloud for Client {
                     }
                     Ok(Created { instance_id: id, request_id })
                 }
-                Err(e) if req.dry_run && e.code == codes::DRY_RUN_OPERATION => Ok(Created { instance_id: String::new(), request_id: e.request_id }),
+                Err(e) if req.dry_run && e.code == codes::DRY_RUN_OPERATION => {
+                    Ok(Created { instance_id: String::new(), request_id: e.request_id })
+                }
                 Err(e) => Err(e),
             }
         })
     }
 
-    fn describe<'a>(&'a self, region: &'a str, filter: &'a Filter) -> BoxFuture<'a, Result<Vec<Instance>, CloudError>> {
+    fn describe<'a>(
+        &'a self,
+        region: &'a str,
+        filter: &'a Filter,
+    ) -> BoxFuture<'a, Result<Vec<Instance>, CloudError>> {
         Box::pin(async move {
             let mut out = Vec::new();
             let mut offset = 0;
             loop {
-                let (r, _) = self.call(CVM, region, "DescribeInstances", describe_body(filter, offset)).await?;
+                let (r, _) =
+                    self.call(CVM, region, "DescribeInstances", describe_body(filter, offset)).await?;
                 let items = r["InstanceSet"].as_array().cloned().unwrap_or_default();
                 out.extend(items.iter().map(|i| instance_of(i, region)));
                 offset += items.len();
@@ -309,16 +372,25 @@ impl Cloud for Client {
         })
     }
 
-    fn disks<'a>(&'a self, region: &'a str, instance_id: &'a str) -> BoxFuture<'a, Result<Vec<(DiskKind, DiskInfo)>, CloudError>> {
+    fn disks<'a>(
+        &'a self,
+        region: &'a str,
+        instance_id: &'a str,
+    ) -> BoxFuture<'a, Result<Vec<(DiskKind, DiskInfo)>, CloudError>> {
         Box::pin(async move {
-            let body = json!({ "Filters": [{ "Name": "instance-id", "Values": [instance_id] }], "Limit": 100 });
+            let body =
+                json!({ "Filters": [{ "Name": "instance-id", "Values": [instance_id] }], "Limit": 100 });
             let (r, _) = self.call(CBS, region, "DescribeDisks", body).await?;
             let mut out: Vec<(DiskKind, DiskInfo)> = r["DiskSet"]
                 .as_array()
                 .map(|a| {
                     a.iter()
                         .filter_map(|d| {
-                            let kind = if s(&d["DiskUsage"]) == "SYSTEM_DISK" { DiskKind::System } else { DiskKind::Data };
+                            let kind = if s(&d["DiskUsage"]) == "SYSTEM_DISK" {
+                                DiskKind::System
+                            } else {
+                                DiskKind::Data
+                            };
                             disk_of(d).map(|info| (kind, info))
                         })
                         .collect()
@@ -329,7 +401,11 @@ impl Cloud for Client {
         })
     }
 
-    fn terminate<'a>(&'a self, region: &'a str, instance_ids: &'a [String]) -> BoxFuture<'a, Result<(), CloudError>> {
+    fn terminate<'a>(
+        &'a self,
+        region: &'a str,
+        instance_ids: &'a [String],
+    ) -> BoxFuture<'a, Result<(), CloudError>> {
         Box::pin(async move {
             // An instance already terminating (an earlier run was interrupted after its terminate) is
             // what was asked for. CVM refuses the whole batch for it, so the rest are asked one by one.
@@ -338,7 +414,10 @@ impl Cloud for Client {
                 match self.call(CVM, region, "TerminateInstances", json!({ "InstanceIds": chunk })).await {
                     Err(e) if e.code == ALREADY && chunk.len() > 1 => {
                         for id in chunk {
-                            match self.call(CVM, region, "TerminateInstances", json!({ "InstanceIds": [id] })).await {
+                            match self
+                                .call(CVM, region, "TerminateInstances", json!({ "InstanceIds": [id] }))
+                                .await
+                            {
                                 Err(e) if e.code != ALREADY => return Err(e),
                                 _ => {}
                             }
@@ -352,25 +431,42 @@ impl Cloud for Client {
         })
     }
 
-    fn snapshot<'a>(&'a self, region: &'a str, disk_id: &'a str, name: &'a str, _client_token: &'a str) -> BoxFuture<'a, Result<String, CloudError>> {
+    fn snapshot<'a>(
+        &'a self,
+        region: &'a str,
+        disk_id: &'a str,
+        name: &'a str,
+        _client_token: &'a str,
+    ) -> BoxFuture<'a, Result<String, CloudError>> {
         Box::pin(async move {
             // CBS CreateSnapshot takes no client token: a snapshot already made under this (unique) name is adopted.
             let filters = json!({ "Filters": [{ "Name": "snapshot-name", "Values": [name] }, { "Name": "disk-id", "Values": [disk_id] }] });
             let (found, _) = self.call(CBS, region, "DescribeSnapshots", filters).await?;
-            if let Some(id) = found["SnapshotSet"].as_array().and_then(|a| a.first()).and_then(|x| opt(&x["SnapshotId"])) {
+            if let Some(id) =
+                found["SnapshotSet"].as_array().and_then(|a| a.first()).and_then(|x| opt(&x["SnapshotId"]))
+            {
                 return Ok(id);
             }
-            let (r, _) = self.call(CBS, region, "CreateSnapshot", json!({ "DiskId": disk_id, "SnapshotName": name })).await?;
+            let (r, _) = self
+                .call(CBS, region, "CreateSnapshot", json!({ "DiskId": disk_id, "SnapshotName": name }))
+                .await?;
             Ok(s(&r["SnapshotId"]))
         })
     }
 
-    fn snapshot_state<'a>(&'a self, region: &'a str, snapshot_id: &'a str) -> BoxFuture<'a, Result<SnapshotState, CloudError>> {
+    fn snapshot_state<'a>(
+        &'a self,
+        region: &'a str,
+        snapshot_id: &'a str,
+    ) -> BoxFuture<'a, Result<SnapshotState, CloudError>> {
         Box::pin(async move {
-            let (r, request_id) = self.call(CBS, region, "DescribeSnapshots", json!({ "SnapshotIds": [snapshot_id] })).await?;
+            let (r, request_id) =
+                self.call(CBS, region, "DescribeSnapshots", json!({ "SnapshotIds": [snapshot_id] })).await?;
             match r["SnapshotSet"].get(0).map(|x| s(&x["SnapshotState"])).as_deref() {
                 Some("NORMAL") => Ok(SnapshotState::Available),
-                Some("CREATING") | Some("COPYING_FROM_REMOTE") | Some("CHECKING_COPIED") => Ok(SnapshotState::Creating),
+                Some("CREATING") | Some("COPYING_FROM_REMOTE") | Some("CHECKING_COPIED") => {
+                    Ok(SnapshotState::Creating)
+                }
                 Some(_) => Ok(SnapshotState::Failed),
                 None => Err(CloudError {
                     provider: Provider::Tencent,
@@ -387,19 +483,31 @@ impl Cloud for Client {
 
     fn quote<'a>(&'a self, req: &'a CreateRequest) -> BoxFuture<'a, Result<Quote, CloudError>> {
         Box::pin(async move {
-            let (r, request_id) = self.call(CVM, &req.region, "InquiryPriceRunInstances", run_body(req)).await?;
+            let (r, request_id) =
+                self.call(CVM, &req.region, "InquiryPriceRunInstances", run_body(req)).await?;
             let p = &r["Price"]["InstancePrice"];
-            let cny = if req.billing.is_per_hour() { p["UnitPriceDiscount"].as_f64() } else { p["DiscountPrice"].as_f64() };
+            let cny = if req.billing.is_per_hour() {
+                p["UnitPriceDiscount"].as_f64()
+            } else {
+                p["DiscountPrice"].as_f64()
+            };
             Ok(Quote { cny: cny.unwrap_or(0.0), per_hour: req.billing.is_per_hour(), request_id })
         })
     }
 
-    fn in_stock<'a>(&'a self, region: &'a str, zone: &'a str, instance_type: &'a str) -> BoxFuture<'a, Result<Option<(bool, Option<String>)>, CloudError>> {
+    fn in_stock<'a>(
+        &'a self,
+        region: &'a str,
+        zone: &'a str,
+        instance_type: &'a str,
+    ) -> BoxFuture<'a, Result<Option<(bool, Option<String>)>, CloudError>> {
         Box::pin(async move {
             let body = json!({ "Filters": [{ "Name": "zone", "Values": [zone] }, { "Name": "instance-type", "Values": [instance_type] }] });
             let (r, request_id) = self.call(CVM, region, "DescribeZoneInstanceConfigInfos", body).await?;
             // One entry per charge type; on sale if any of them sells.
-            let sells = r["InstanceTypeQuotaSet"].as_array().is_some_and(|set| set.iter().any(|q| q["Status"] == "SELL"));
+            let sells = r["InstanceTypeQuotaSet"]
+                .as_array()
+                .is_some_and(|set| set.iter().any(|q| q["Status"] == "SELL"));
             Ok(Some((sells, request_id)))
         })
     }
@@ -431,13 +539,21 @@ mod tests {
     #[test]
     fn describe_filters_on_the_wire() {
         let check = |f: Filter, offset, want: Value| assert_eq!(describe_body(&f, offset), want, "{f:?}");
-        check(Filter::Ids(vec!["ins-1".into(), "ins-2".into()]), 0, json!({ "Offset": 0, "Limit": 100, "InstanceIds": ["ins-1", "ins-2"] }));
+        check(
+            Filter::Ids(vec!["ins-1".into(), "ins-2".into()]),
+            0,
+            json!({ "Offset": 0, "Limit": 100, "InstanceIds": ["ins-1", "ins-2"] }),
+        );
         check(
             Filter::Tag { key: "gpuctl-token".into(), value: "t1".into() },
             0,
             json!({ "Offset": 0, "Limit": 100, "Filters": [{ "Name": "tag:gpuctl-token", "Values": ["t1"] }] }),
         );
-        check(Filter::TagKey("gpuctl-deployment".into()), 200, json!({ "Offset": 200, "Limit": 100, "Filters": [{ "Name": "tag-key", "Values": ["gpuctl-deployment"] }] }));
+        check(
+            Filter::TagKey("gpuctl-deployment".into()),
+            200,
+            json!({ "Offset": 200, "Limit": 100, "Filters": [{ "Name": "tag-key", "Values": ["gpuctl-deployment"] }] }),
+        );
     }
 
     #[test]
@@ -457,7 +573,10 @@ mod tests {
 
     #[test]
     fn launch_time_is_read_from_created_time() {
-        let i = instance_of(&json!({ "InstanceId": "ins-1", "CreatedTime": "2026-11-30T08:00:00Z" }), "ap-guangzhou");
+        let i = instance_of(
+            &json!({ "InstanceId": "ins-1", "CreatedTime": "2026-11-30T08:00:00Z" }),
+            "ap-guangzhou",
+        );
         assert_eq!(i.launched_at.as_deref(), Some("2026-11-30T08:00:00Z"));
         assert_eq!(instance_of(&json!({ "InstanceId": "ins-1" }), "ap-guangzhou").launched_at, None);
     }

@@ -76,22 +76,13 @@ pub fn run(args: CatalogArgs) -> Result<ExitCode, CliError> {
     let gpus = args
         .gpus
         .iter()
-        .map(|g| {
-            cat.find_gpu(g)
-                .map(|g| g.id.clone())
-                .map_err(output::unknown)
-        })
+        .map(|g| cat.find_gpu(g).map(|g| g.id.clone()).map_err(output::unknown))
         .collect::<Result<Vec<_>, _>>()?;
     if let Some(r) = &args.region {
-        let all: Vec<&str> = cat
-            .providers()
-            .iter()
-            .flat_map(|p| p.regions.iter().map(|r| r.id.as_str()))
-            .collect();
+        let all: Vec<&str> =
+            cat.providers().iter().flat_map(|p| p.regions.iter().map(|r| r.id.as_str())).collect();
         if !all.contains(&r.as_str()) {
-            return Err(output::unknown(gpuctl_core::UnknownName::new(
-                "region", r, all,
-            )));
+            return Err(output::unknown(gpuctl_core::UnknownName::new("region", r, all)));
         }
     }
     match args.what.as_str() {
@@ -130,12 +121,7 @@ fn instances(
                 .iter()
                 .filter(|p| args.region.as_ref().is_none_or(|r| &p.region == r))
                 .collect();
-            Some(Row {
-                instance: i,
-                vram_gb_per_gpu: vram,
-                billing_modes: cat.billing_modes(i),
-                prices,
-            })
+            Some(Row { instance: i, vram_gb_per_gpu: vram, billing_modes: cat.billing_modes(i), prices })
         })
         .collect();
     let age = cat.price_age_line(today);
@@ -170,26 +156,16 @@ fn instances(
     for r in &rows {
         let i = r.instance;
         let regions: Vec<String> = args.region.iter().cloned().collect();
-        let cell = |m: BillingMode| {
-            cat.best_price(i.provider, &i.id, m, &regions)
-                .map_or("—".to_string(), mark)
-        };
+        let cell =
+            |m: BillingMode| cat.best_price(i.provider, &i.id, m, &regions).map_or("—".to_string(), mark);
         t.add_row(vec![
             i.provider.to_string(),
             i.id.clone(),
             i.gpu.clone(),
             format!("{}", i.gpu_count),
             format!("{:.0} GB", r.vram_gb_per_gpu),
-            if i.vcpu == 0 {
-                "?".into()
-            } else {
-                i.vcpu.to_string()
-            },
-            if i.ram_gb == 0.0 {
-                "?".into()
-            } else {
-                format!("{:.0} GB", i.ram_gb)
-            },
+            if i.vcpu == 0 { "?".into() } else { i.vcpu.to_string() },
+            if i.ram_gb == 0.0 { "?".into() } else { format!("{:.0} GB", i.ram_gb) },
             cell(BillingMode::Hourly),
             cell(BillingMode::Spot),
             cell(BillingMode::Weekly),
@@ -265,9 +241,7 @@ fn list_models(args: &CatalogArgs) -> Result<ExitCode, CliError> {
         output::print_json(&list)?;
         return Ok(ExitCode::SUCCESS);
     }
-    let mut t = table([
-        "model", "params", "layers", "hidden", "heads", "KV heads", "vocab",
-    ]);
+    let mut t = table(["model", "params", "layers", "hidden", "heads", "KV heads", "vocab"]);
     for m in list {
         t.add_row(vec![
             m.name.clone(),

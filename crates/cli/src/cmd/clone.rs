@@ -15,7 +15,10 @@ use toml_edit::{value, Array, DocumentMut, InlineTable, Item, Table};
 
 use super::plan::{make_plan, print_plan};
 use super::provision::{exit_for, print_report};
-use super::provisioning::{apply_error, confirm, resolve, snapshot_instance, state_error, CloudArgs, Session, Target, EXIT_OVER_BUDGET};
+use super::provisioning::{
+    apply_error, confirm, resolve, snapshot_instance, state_error, CloudArgs, Session, Target,
+    EXIT_OVER_BUDGET,
+};
 use super::CliError;
 use crate::output::{load_catalog, print_json};
 
@@ -60,7 +63,8 @@ fn category(c: DiskCategory) -> &'static str {
 
 /// Lower-cased a-z0-9- with a letter first: a name the spec accepts.
 fn name_from(s: &str, max: usize) -> String {
-    let mut out: String = s.to_ascii_lowercase().chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '-' }).collect();
+    let mut out: String =
+        s.to_ascii_lowercase().chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '-' }).collect();
     if !out.starts_with(|c: char| c.is_ascii_lowercase()) {
         out.insert_str(0, "c-");
     }
@@ -69,7 +73,15 @@ fn name_from(s: &str, max: usize) -> String {
 }
 
 /// The spec a copy of `src` is made from, as TOML a person can read, edit and reuse.
-fn spec_text(deployment: &str, pool: &str, count: u32, provider: Provider, src: &Instance, disks: &[(DiskKind, gpuctl_provision::cloud::DiskInfo)], snapshots: &[(String, String)]) -> String {
+fn spec_text(
+    deployment: &str,
+    pool: &str,
+    count: u32,
+    provider: Provider,
+    src: &Instance,
+    disks: &[(DiskKind, gpuctl_provision::cloud::DiskInfo)],
+    snapshots: &[(String, String)],
+) -> String {
     let mut doc = DocumentMut::new();
     doc["deployment"] = value(deployment);
     let mut p = Table::new();
@@ -110,7 +122,10 @@ fn spec_text(deployment: &str, pool: &str, count: u32, provider: Provider, src: 
             t.insert("vpc", n.vpc.as_str().into());
             t.insert("subnet", n.subnet.as_str().into());
             if !n.security_groups.is_empty() {
-                t.insert("security_groups", n.security_groups.iter().map(String::as_str).collect::<Array>().into());
+                t.insert(
+                    "security_groups",
+                    n.security_groups.iter().map(String::as_str).collect::<Array>().into(),
+                );
             }
             p["network"] = value(t);
         }
@@ -119,7 +134,8 @@ fn spec_text(deployment: &str, pool: &str, count: u32, provider: Provider, src: 
     if let Some(k) = &src.login_key {
         p["login_key"] = value(k.as_str());
     }
-    let user_tags: Vec<(&String, &String)> = src.tags.iter().filter(|(k, _)| !k.starts_with("gpuctl")).collect();
+    let user_tags: Vec<(&String, &String)> =
+        src.tags.iter().filter(|(k, _)| !k.starts_with("gpuctl")).collect();
     if !user_tags.is_empty() {
         let mut t = InlineTable::new();
         for (k, v) in user_tags {
@@ -130,14 +146,17 @@ fn spec_text(deployment: &str, pool: &str, count: u32, provider: Provider, src: 
     let mut pools = toml_edit::ArrayOfTables::new();
     pools.push(p);
     doc["pool"] = Item::ArrayOfTables(pools);
-    let mut header = format!("# Made by `gpuctl clone` from {provider} instance {} (购买相同配置).\n", src.instance_id);
+    let mut header =
+        format!("# Made by `gpuctl clone` from {provider} instance {} (购买相同配置).\n", src.instance_id);
     if !billing.is_per_hour() {
-        header += "# The source is prepaid; its term is not visible through the API: check `billing` and `term`.\n";
+        header +=
+            "# The source is prepaid; its term is not visible through the API: check `billing` and `term`.\n";
     } else {
         header += "# Pay-as-you-go copies get an auto-release time (24 h by default): set auto_release to change it.\n";
     }
     if !snapshots.is_empty() {
-        header += "# Data disks start from snapshots of the source; the system disk from the source's image.\n";
+        header +=
+            "# Data disks start from snapshots of the source; the system disk from the source's image.\n";
     }
     format!("{header}{doc}")
 }
@@ -150,16 +169,24 @@ pub fn run(args: CloneArgs) -> Result<ExitCode, CliError> {
     let target = Target::parse(&args.source);
     // Where the source is: from the state, or from --provider/--region for instances gpuctl did not create.
     let (provider, region, instance_id, owner) = match (&target, &args.provider, &args.region) {
-        (Target::Instance(id), Some(p), Some(r)) => (Provider::parse(p).map_err(|e| CliError::usage(e.to_string()))?, r.clone(), id.clone(), None),
+        (Target::Instance(id), Some(p), Some(r)) => {
+            (Provider::parse(p).map_err(|e| CliError::usage(e.to_string()))?, r.clone(), id.clone(), None)
+        }
         _ => {
             let r = resolve(&session.engine, &target)?.remove(0);
-            let id = r.instance_id.clone().ok_or_else(|| CliError::failed(format!("{}/{} #{} has no instance id yet", r.deployment, r.pool, r.index)))?;
+            let id = r.instance_id.clone().ok_or_else(|| {
+                CliError::failed(format!("{}/{} #{} has no instance id yet", r.deployment, r.pool, r.index))
+            })?;
             (r.provider, r.region.clone(), id, Some(r))
         }
     };
     let engine = &session.engine;
-    let src = session.runtime.block_on(engine.describe_one(provider, &region, &instance_id)).map_err(apply_error)?;
-    let disks = session.runtime.block_on(engine.disks(provider, &region, &instance_id)).map_err(apply_error)?;
+    let src = session
+        .runtime
+        .block_on(engine.describe_one(provider, &region, &instance_id))
+        .map_err(apply_error)?;
+    let disks =
+        session.runtime.block_on(engine.disks(provider, &region, &instance_id)).map_err(apply_error)?;
     let mut snapshots = Vec::new();
     if args.from_snapshot && !args.dry_run {
         for s in snapshot_instance(&session, provider, &region, &instance_id, owner.as_ref())? {
@@ -172,12 +199,18 @@ pub fn run(args: CloneArgs) -> Result<ExitCode, CliError> {
     });
     let pool = owner.as_ref().map(|o| o.pool.clone()).unwrap_or_else(|| "clone".into());
     let text = spec_text(&deployment, &pool, args.count, provider, &src, &disks, &snapshots);
-    let file = args.spec_out.as_ref().map(|p| p.display().to_string()).unwrap_or_else(|| format!("<clone of {instance_id}>"));
+    let file = args
+        .spec_out
+        .as_ref()
+        .map(|p| p.display().to_string())
+        .unwrap_or_else(|| format!("<clone of {instance_id}>"));
     if let Some(out) = &args.spec_out {
-        std::fs::write(out, &text).map_err(|e| CliError::failed(format!("cannot write {}: {e}", out.display())))?;
+        std::fs::write(out, &text)
+            .map_err(|e| CliError::failed(format!("cannot write {}: {e}", out.display())))?;
     }
     // The normalized spec goes through the same parser as a hand-written one.
-    let spec = spec::parse(&file, &text, None, &Limits::default()).map_err(|e| CliError::failed(format!("the normalized spec does not parse (please report):\n{e}")))?;
+    let spec = spec::parse(&file, &text, None, &Limits::default())
+        .map_err(|e| CliError::failed(format!("the normalized spec does not parse (please report):\n{e}")))?;
     let catalog = load_catalog(None)?;
     let plan = engine.store(|s| make_plan(&spec, &catalog, s))?;
     if args.dry_run {
@@ -195,7 +228,10 @@ pub fn run(args: CloneArgs) -> Result<ExitCode, CliError> {
     if !args.cloud.json {
         print_plan(&plan);
     }
-    confirm(&format!("create {} copy(ies) of {instance_id} as {deployment}/{pool}?", plan.creates()), args.yes)?;
+    confirm(
+        &format!("create {} copy(ies) of {instance_id} as {deployment}/{pool}?", plan.creates()),
+        args.yes,
+    )?;
     let _lock = engine.store(|s| s.lock(&deployment)).map_err(state_error)?;
     engine.store(|s| s.upsert_deployment(&deployment, &file, "")).map_err(state_error)?;
     session.bars.pool(&pool, plan.creates() as u64, "starting");

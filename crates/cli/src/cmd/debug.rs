@@ -91,7 +91,8 @@ fn run_sign(args: SignArgs) -> Result<ExitCode, CliError> {
         ("<stdin>".to_owned(), s)
     } else {
         let name = args.request.display().to_string();
-        let s = std::fs::read_to_string(&args.request).map_err(|e| CliError::usage(format!("{name}: {e}")))?;
+        let s =
+            std::fs::read_to_string(&args.request).map_err(|e| CliError::usage(format!("{name}: {e}")))?;
         (name, s)
     };
     // serde_json's messages name fields and positions; a wrong-typed value ("invalid type: integer
@@ -110,9 +111,9 @@ fn run_sign(args: SignArgs) -> Result<ExitCode, CliError> {
         "jdcloud" => (Algorithm::JdCloud3, Cloud::JdCloud),
         "jdcloud2" => (Algorithm::JdCloud2, Cloud::JdCloud),
         other => {
-            let closest = PROVIDERS.iter().max_by(|a, b| {
-                strsim::jaro_winkler(other, a).total_cmp(&strsim::jaro_winkler(other, b))
-            });
+            let closest = PROVIDERS
+                .iter()
+                .max_by(|a, b| strsim::jaro_winkler(other, a).total_cmp(&strsim::jaro_winkler(other, b)));
             return Err(CliError::usage(format!(
                 "{name}: unknown provider {other:?}; did you mean {:?}? (one of {})",
                 closest.unwrap_or(&"tencent"),
@@ -124,9 +125,9 @@ fn run_sign(args: SignArgs) -> Result<ExitCode, CliError> {
     let mut warnings = Vec::new();
     let creds = match input.access_key_secret {
         Some(secret) => {
-            let id = input
-                .access_key_id
-                .ok_or_else(|| CliError::usage(format!("{name}: access_key_secret is given but access_key_id is not")))?;
+            let id = input.access_key_id.ok_or_else(|| {
+                CliError::usage(format!("{name}: access_key_secret is given but access_key_id is not"))
+            })?;
             Credentials::new(id, secret)
         }
         None => {
@@ -141,7 +142,8 @@ fn run_sign(args: SignArgs) -> Result<ExitCode, CliError> {
         }
     };
 
-    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs() as i64);
+    let now =
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs() as i64);
     let req = SignableRequest {
         method: input.method,
         scheme: input.scheme,
@@ -184,8 +186,22 @@ fn run_sign(args: SignArgs) -> Result<ExitCode, CliError> {
 }
 
 const FIELDS: [&str; 16] = [
-    "provider", "method", "scheme", "host", "path", "query", "headers", "body", "timestamp", "nonce", "region",
-    "service", "action", "version", "access_key_id", "access_key_secret",
+    "provider",
+    "method",
+    "scheme",
+    "host",
+    "path",
+    "query",
+    "headers",
+    "body",
+    "timestamp",
+    "nonce",
+    "region",
+    "service",
+    "action",
+    "version",
+    "access_key_id",
+    "access_key_secret",
 ];
 
 /// "; did you mean `method`?" for serde's "unknown field `methd`, …".

@@ -28,7 +28,13 @@ pub fn run(args: DestroyArgs) -> Result<ExitCode, CliError> {
     let session = Session::open(&args.cloud, &[])?;
     let deployment = &spec.deployment.value;
     let _lock = session.engine.store(|s| s.lock(deployment)).map_err(state_error)?;
-    let live: Vec<_> = session.engine.store(|s| s.resources(Some(deployment))).map_err(state_error)?.into_iter().filter(|r| r.state.is_live()).collect();
+    let live: Vec<_> = session
+        .engine
+        .store(|s| s.resources(Some(deployment)))
+        .map_err(state_error)?
+        .into_iter()
+        .filter(|r| r.state.is_live())
+        .collect();
     if live.is_empty() {
         if args.cloud.json {
             print_json(&Released { released: vec![], errors: vec![] })?;
@@ -39,7 +45,12 @@ pub fn run(args: DestroyArgs) -> Result<ExitCode, CliError> {
     }
     confirm(&format!("release all {} instance(s) of {deployment}?", live.len()), args.yes)?;
     for r in &live {
-        let policy = spec.pools.iter().find(|p| p.name.value == r.pool).map(|p| p.snapshot.before_release).unwrap_or(false);
+        let policy = spec
+            .pools
+            .iter()
+            .find(|p| p.name.value == r.pool)
+            .map(|p| p.snapshot.before_release)
+            .unwrap_or(false);
         if let (true, Some(id)) = (policy, r.instance_id.as_deref()) {
             snapshot_instance(&session, r.provider, &r.region, id, Some(r))?;
         }

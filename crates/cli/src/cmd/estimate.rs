@@ -5,8 +5,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use gpuctl_core::{
-    parse_count, parse_hours, preset, price_job, rank, stages, BillingMode, Catalog, Date, Job,
-    JobPrice, Method, ModelShape, Precision, Provider, Question, Ranking, StagePlan, Usage,
+    parse_count, parse_hours, preset, price_job, rank, stages, BillingMode, Catalog, Date, Job, JobPrice,
+    Method, ModelShape, Precision, Provider, Question, Ranking, StagePlan, Usage,
 };
 use serde::Serialize;
 
@@ -136,20 +136,13 @@ pub fn question(args: &EstimateArgs, cat: &Catalog, today: Date) -> Result<Quest
     };
     let method = Method::parse(&args.method).map_err(output::unknown)?;
     let mut job = Job::new(model, method);
-    job.precision = args
-        .precision
-        .as_deref()
-        .map(Precision::parse)
-        .transpose()
-        .map_err(output::unknown)?;
+    job.precision = args.precision.as_deref().map(Precision::parse).transpose().map_err(output::unknown)?;
     job.seq_len = args.seq_len.max(1);
     job.micro_batch = args.micro_batch.max(1);
     job.grad_checkpointing = !args.no_grad_checkpointing;
     job.zero_stage = match args.zero_stage {
         Some(s) if s > 3 => {
-            return Err(CliError::usage(format!(
-                "--zero-stage {s}: ZeRO stages are 0, 1, 2 and 3"
-            )))
+            return Err(CliError::usage(format!("--zero-stage {s}: ZeRO stages are 0, 1, 2 and 3")))
         }
         s => s,
     };
@@ -168,10 +161,7 @@ pub fn question(args: &EstimateArgs, cat: &Catalog, today: Date) -> Result<Quest
             args.hours_per_day
         )));
     }
-    q.usage = Usage {
-        hours_per_day: args.hours_per_day,
-        total_hours: None,
-    };
+    q.usage = Usage { hours_per_day: args.hours_per_day, total_hours: None };
     if let Some(d) = args.days {
         if !(d > 0.0 && d.is_finite()) {
             return Err(CliError::usage("--days must be a positive number"));
@@ -189,17 +179,10 @@ pub fn question(args: &EstimateArgs, cat: &Catalog, today: Date) -> Result<Quest
     q.gpus = args
         .gpu_filter
         .iter()
-        .map(|g| {
-            cat.find_gpu(g)
-                .map(|g| g.id.clone())
-                .map_err(output::unknown)
-        })
+        .map(|g| cat.find_gpu(g).map(|g| g.id.clone()).map_err(output::unknown))
         .collect::<Result<_, _>>()?;
-    let all_regions: Vec<&str> = cat
-        .providers()
-        .iter()
-        .flat_map(|p| p.regions.iter().map(|r| r.id.as_str()))
-        .collect();
+    let all_regions: Vec<&str> =
+        cat.providers().iter().flat_map(|p| p.regions.iter().map(|r| r.id.as_str())).collect();
     for r in &args.regions {
         if !all_regions.contains(&r.as_str()) {
             return Err(output::unknown(gpuctl_core::UnknownName::new(
@@ -248,19 +231,10 @@ pub fn run(args: EstimateArgs) -> Result<ExitCode, CliError> {
             .into_iter()
             .filter(|p| !(q.no_spot && p.mode == BillingMode::Spot))
             .collect();
-        price_job(
-            &prices,
-            (o.hours_low, o.hours_high),
-            &q.usage,
-            q.job.total_tokens(),
-        )
+        price_job(&prices, (o.hours_low, o.hours_high), &q.usage, q.job.total_tokens())
     });
     let plan = args.stages.then(|| stages(&cat, &q));
-    let exit = if ranking.offers.is_empty() {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
-    };
+    let exit = if ranking.offers.is_empty() { ExitCode::from(1) } else { ExitCode::SUCCESS };
 
     if args.json {
         if args.top > 0 {
@@ -303,11 +277,7 @@ fn print_human(
         j.method.as_str(),
         tokens,
         j.seq_len,
-        if j.method == Method::Inference {
-            "batch"
-        } else {
-            "micro-batch"
-        },
+        if j.method == Method::Inference { "batch" } else { "micro-batch" },
         j.micro_batch,
         match (j.method, j.grad_checkpointing) {
             (Method::Inference, _) => "",
@@ -359,11 +329,7 @@ fn print_human(
                 None => rows.push((o, 0)),
             }
         }
-        let n = if args.top == 0 {
-            rows.len()
-        } else {
-            args.top.min(rows.len())
-        };
+        let n = if args.top == 0 { rows.len() } else { args.top.min(rows.len()) };
         for (k, (o, similar)) in rows.iter().take(n).enumerate() {
             let similar = *similar;
             let mut notes = Vec::new();
@@ -403,10 +369,7 @@ fn print_human(
         }
         println!("{t}");
         if rows.len() > n {
-            println!(
-                "… {} more rows (--top 0 shows all; --json lists every offer)",
-                rows.len() - n
-            );
+            println!("… {} more rows (--top 0 shows all; --json lists every offer)", rows.len() - n);
         }
     } else {
         println!("No offer can run this job.");
@@ -414,10 +377,7 @@ fn print_human(
 
     if let (Some(o), Some(jp)) = (r.offers.first(), best) {
         println!();
-        println!(
-            "Billing modes for {} {} in {}:",
-            o.provider, o.instance, o.region
-        );
+        println!("Billing modes for {} {} in {}:", o.provider, o.instance, o.region);
         for m in &jp.modes {
             println!(
                 "  {:<8} {:>14}/{:<7} → {}{}",
@@ -505,11 +465,7 @@ fn count(v: f64) -> String {
     for (d, s) in [(1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "K")] {
         if v >= d {
             let x = v / d;
-            return if x.fract() == 0.0 {
-                format!("{x:.0}{s}")
-            } else {
-                format!("{x:.1}{s}")
-            };
+            return if x.fract() == 0.0 { format!("{x:.0}{s}") } else { format!("{x:.1}{s}") };
         }
     }
     format!("{v:.0}")

@@ -3,11 +3,11 @@
 use std::process::ExitCode;
 
 pub mod catalog;
-pub mod estimate;
-pub mod tco;
 pub mod debug;
-pub mod web;
+pub mod estimate;
 pub mod sim;
+pub mod tco;
+pub mod web;
 // provisioning (issue 5)
 pub mod clone;
 pub mod destroy;

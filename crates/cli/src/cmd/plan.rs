@@ -23,16 +23,30 @@ pub struct PlanArgs {
 }
 
 /// Builds the plan from the spec, the catalog and what the state store holds for the deployment.
-pub fn make_plan(spec: &gpuctl_provision::spec::Spec, catalog: &gpuctl_core::Catalog, state: &gpuctl_provision::state::Store) -> Result<Plan, CliError> {
+pub fn make_plan(
+    spec: &gpuctl_provision::spec::Spec,
+    catalog: &gpuctl_core::Catalog,
+    state: &gpuctl_provision::state::Store,
+) -> Result<Plan, CliError> {
     let recorded = state.resources(Some(&spec.deployment.value)).map_err(state_error)?;
     Ok(plan(spec, catalog, &recorded, today()?))
 }
 
 pub fn print_plan(p: &Plan) {
     println!("deployment {}{}", p.deployment, p.hours.map(|h| format!(", {h} hours")).unwrap_or_default());
-    let mut t = table(["pool", "create", "keep", "billing", "where (in fallback order)", "¥/hour", "total", "price source"]);
+    let mut t = table([
+        "pool",
+        "create",
+        "keep",
+        "billing",
+        "where (in fallback order)",
+        "¥/hour",
+        "total",
+        "price source",
+    ]);
     for pool in &p.pools {
-        let wheres: Vec<String> = pool.choices.iter().map(|c| format!("{} {} {}", c.provider, c.zone, c.instance_type)).collect();
+        let wheres: Vec<String> =
+            pool.choices.iter().map(|c| format!("{} {} {}", c.provider, c.zone, c.instance_type)).collect();
         let source = pool
             .choices
             .first()
@@ -43,7 +57,11 @@ pub fn print_plan(p: &Plan) {
             pool.name.clone(),
             pool.create.len().to_string(),
             pool.keep.len().to_string(),
-            format!("{}{}", pool.billing, if pool.billing.is_per_hour() { String::new() } else { format!(" ×{}", pool.term) }),
+            format!(
+                "{}{}",
+                pool.billing,
+                if pool.billing.is_per_hour() { String::new() } else { format!(" ×{}", pool.term) }
+            ),
             wheres.join("\n"),
             pool.cny_per_hour.map(cny).unwrap_or_else(|| "unknown".into()),
             pool.total_cny.map(cny).unwrap_or_else(|| "unknown".into()),
@@ -52,13 +70,24 @@ pub fn print_plan(p: &Plan) {
     }
     println!("{t}");
     for pool in &p.pools {
-        let modes: Vec<String> = pool.by_mode.iter().map(|m| format!("{} {}{}", m.mode, cny(m.total_cny), if m.offered { "" } else { " (not sold)" })).collect();
+        let modes: Vec<String> = pool
+            .by_mode
+            .iter()
+            .map(|m| format!("{} {}{}", m.mode, cny(m.total_cny), if m.offered { "" } else { " (not sold)" }))
+            .collect();
         if !modes.is_empty() {
             println!("{} under each billing mode: {}", pool.name, modes.join(", "));
         }
     }
     for r in &p.release {
-        println!("release: {}/{} #{} {} ({})", r.deployment, r.pool, r.index, r.instance_id.as_deref().unwrap_or("no id yet"), r.provider);
+        println!(
+            "release: {}/{} #{} {} ({})",
+            r.deployment,
+            r.pool,
+            r.index,
+            r.instance_id.as_deref().unwrap_or("no id yet"),
+            r.provider
+        );
     }
     println!(
         "in all: {} to create, {} to release; {}/hour, {} in total",

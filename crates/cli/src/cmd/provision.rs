@@ -10,7 +10,9 @@ use gpuctl_provision::apply::Report;
 use sha2::Digest as _;
 
 use super::plan::{make_plan, print_plan};
-use super::provisioning::{confirm, load_spec, state_error, CloudArgs, Session, EXIT_OVER_BUDGET, EXIT_PARTIAL};
+use super::provisioning::{
+    confirm, load_spec, state_error, CloudArgs, Session, EXIT_OVER_BUDGET, EXIT_PARTIAL,
+};
 use super::CliError;
 use crate::output::{cny, load_catalog, print_json, table};
 
@@ -61,7 +63,11 @@ pub fn print_report(r: &Report) {
         println!("released: {}", r.released.join(", "));
     }
     if r.retries > 0 {
-        println!("retried {} throttled/transient calls, waiting {:.1} s in all", r.retries, r.retry_wait_ms as f64 / 1000.0);
+        println!(
+            "retried {} throttled/transient calls, waiting {:.1} s in all",
+            r.retries,
+            r.retry_wait_ms as f64 / 1000.0
+        );
     }
     for e in &r.errors {
         println!("error: {e}");
@@ -110,11 +116,22 @@ pub fn run(args: ProvisionArgs) -> Result<ExitCode, CliError> {
             println!("nothing to do: every instance the spec asks for is recorded as running");
         }
     } else {
-        confirm(&format!("create {} and release {} instance(s) for {}?", plan.creates(), plan.release.len(), plan.deployment), args.yes)?;
+        confirm(
+            &format!(
+                "create {} and release {} instance(s) for {}?",
+                plan.creates(),
+                plan.release.len(),
+                plan.deployment
+            ),
+            args.yes,
+        )?;
     }
     let spec_text = std::fs::read(&args.spec).unwrap_or_default();
     let sha = hex::encode(sha2::Sha256::digest(&spec_text));
-    session.engine.store(|s| s.upsert_deployment(&spec.deployment.value, &args.spec.display().to_string(), &sha)).map_err(state_error)?;
+    session
+        .engine
+        .store(|s| s.upsert_deployment(&spec.deployment.value, &args.spec.display().to_string(), &sha))
+        .map_err(state_error)?;
     for pool in &plan.pools {
         if !pool.create.is_empty() {
             session.bars.pool(&pool.name, pool.create.len() as u64, "starting");
@@ -131,7 +148,12 @@ pub fn run(args: ProvisionArgs) -> Result<ExitCode, CliError> {
 }
 
 /// `--dry-run`: the cloud checks each first-choice create (Tencent/Alibaba DryRun, JD stock query).
-fn dry_run(session: &Session, spec: &gpuctl_provision::spec::Spec, plan: &gpuctl_provision::plan::Plan, json: bool) -> Result<ExitCode, CliError> {
+fn dry_run(
+    session: &Session,
+    spec: &gpuctl_provision::spec::Spec,
+    plan: &gpuctl_provision::plan::Plan,
+    json: bool,
+) -> Result<ExitCode, CliError> {
     let mut results = Vec::new();
     for pool in &plan.pools {
         let Some(c) = pool.choices.first() else { continue };
@@ -143,7 +165,14 @@ fn dry_run(session: &Session, spec: &gpuctl_provision::spec::Spec, plan: &gpuctl
         print_json(&results)?;
     } else {
         for r in &results {
-            println!("dry run {} ({} {} {}): {}", r["pool"].as_str().unwrap_or(""), r["provider"].as_str().unwrap_or(""), r["zone"].as_str().unwrap_or(""), r["instance_type"].as_str().unwrap_or(""), r["error"].as_str().unwrap_or("the cloud would accept it"));
+            println!(
+                "dry run {} ({} {} {}): {}",
+                r["pool"].as_str().unwrap_or(""),
+                r["provider"].as_str().unwrap_or(""),
+                r["zone"].as_str().unwrap_or(""),
+                r["instance_type"].as_str().unwrap_or(""),
+                r["error"].as_str().unwrap_or("the cloud would accept it")
+            );
         }
     }
     Ok(if ok { ExitCode::SUCCESS } else { ExitCode::FAILURE })

@@ -107,18 +107,28 @@ impl Session {
     /// `need` lists the clouds the command will call; a missing key for one of them is an error.
     pub fn open(args: &CloudArgs, need: &[Provider]) -> Result<Session, CliError> {
         let env = Env::from_process();
-        let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().map_err(|e| CliError::failed(format!("cannot start the async runtime: {e}")))?;
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .map_err(|e| CliError::failed(format!("cannot start the async runtime: {e}")))?;
         let http = Http::new(Duration::from_secs(30)).map_err(CliError::failed)?;
         let mut sim = None;
         let state_path;
         let mut clouds: Vec<Arc<dyn Cloud>> = Vec::new();
         if args.sim {
-            let bg = gpuctl_sim::BackgroundSim::start(gpuctl_simkit::SimConfig::default()).map_err(|e| CliError::failed(format!("cannot start the local cloud: {e}")))?;
-            let dir = tempfile::tempdir().map_err(|e| CliError::failed(format!("cannot make a temporary state folder: {e}")))?;
+            let bg = gpuctl_sim::BackgroundSim::start(gpuctl_simkit::SimConfig::default())
+                .map_err(|e| CliError::failed(format!("cannot start the local cloud: {e}")))?;
+            let dir = tempfile::tempdir()
+                .map_err(|e| CliError::failed(format!("cannot make a temporary state folder: {e}")))?;
             state_path = dir.path().join("state.db");
             let ep = Endpoint::parse(&bg.url()).map_err(CliError::failed)?;
             for p in Provider::ALL {
-                let (_, ak, sk) = gpuctl_simkit::creds::TEST_KEY_PAIRS.iter().find(|(n, _, _)| *n == p.as_str()).copied().unwrap_or_default();
+                let (_, ak, sk) = gpuctl_simkit::creds::TEST_KEY_PAIRS
+                    .iter()
+                    .find(|(n, _, _)| *n == p.as_str())
+                    .copied()
+                    .unwrap_or_default();
                 clouds.push(client(p, gpuctl_sign::Credentials::new(ak, sk), Some(ep.clone()), http.clone()));
             }
             eprintln!("local cloud (--sim) at {}; state in a temporary folder", bg.url());
@@ -157,7 +167,9 @@ impl Session {
         let opts = Options {
             poll_interval: Duration::from_millis(args.poll_ms.max(50)),
             calls_per_second: args.calls_per_second.clamp(0.1, 1000.0),
-            unit_retry_deadline: args.unit_retry_secs.map_or(defaults.unit_retry_deadline, Duration::from_secs),
+            unit_retry_deadline: args
+                .unit_retry_secs
+                .map_or(defaults.unit_retry_deadline, Duration::from_secs),
             run_retry_deadline: args.run_retry_secs.map_or(defaults.run_retry_deadline, Duration::from_secs),
             ..defaults
         };
@@ -193,7 +205,11 @@ impl Bars {
     /// A bar for `pool` counting `total` instances.
     pub fn pool(&self, pool: &str, total: u64, verb: &str) {
         let bar = self.multi.add(ProgressBar::new(total));
-        bar.set_style(ProgressStyle::with_template("{prefix:>12} [{bar:30}] {pos}/{len} {wide_msg}").unwrap_or_else(|_| ProgressStyle::default_bar()).progress_chars("=> "));
+        bar.set_style(
+            ProgressStyle::with_template("{prefix:>12} [{bar:30}] {pos}/{len} {wide_msg}")
+                .unwrap_or_else(|_| ProgressStyle::default_bar())
+                .progress_chars("=> "),
+        );
         bar.set_prefix(pool.to_string());
         bar.set_message(verb.to_string());
         bar.enable_steady_tick(Duration::from_millis(200));
@@ -208,9 +224,15 @@ impl Bars {
 
     fn event(&self, e: &Event) {
         match e {
-            Event::Creating { pool, index, provider, zone, instance_type } => self.with(pool, |b| b.set_message(format!("#{index}: creating {provider} {instance_type} in {zone}"))),
-            Event::Adopted { pool, index, instance_id } => self.with(pool, |b| b.set_message(format!("#{index}: adopted {instance_id}"))),
-            Event::FellBack { pool, index, from, .. } => self.with(pool, |b| b.println(format!("{pool} #{index}: {from} is sold out; trying the next candidate"))),
+            Event::Creating { pool, index, provider, zone, instance_type } => self.with(pool, |b| {
+                b.set_message(format!("#{index}: creating {provider} {instance_type} in {zone}"))
+            }),
+            Event::Adopted { pool, index, instance_id } => {
+                self.with(pool, |b| b.set_message(format!("#{index}: adopted {instance_id}")))
+            }
+            Event::FellBack { pool, index, from, .. } => self.with(pool, |b| {
+                b.println(format!("{pool} #{index}: {from} is sold out; trying the next candidate"))
+            }),
             Event::Running { pool, index, instance_id } => self.with(pool, |b| {
                 b.inc(1);
                 b.set_message(format!("#{index}: {instance_id} running"));
@@ -289,8 +311,22 @@ pub fn resolve(engine: &Engine, target: &Target) -> Result<Vec<gpuctl_provision:
 }
 
 /// Snapshots one instance's disks as the next round (each round gets its own client tokens).
-pub fn snapshot_instance(session: &Session, provider: Provider, region: &str, instance_id: &str, owner: Option<&gpuctl_provision::state::Resource>) -> Result<Vec<gpuctl_provision::state::SnapshotRecord>, CliError> {
+pub fn snapshot_instance(
+    session: &Session,
+    provider: Provider,
+    region: &str,
+    instance_id: &str,
+    owner: Option<&gpuctl_provision::state::Resource>,
+) -> Result<Vec<gpuctl_provision::state::SnapshotRecord>, CliError> {
     let engine = &session.engine;
-    let round = engine.store(|s| s.snapshots(Some(instance_id))).map_err(state_error)?.iter().filter(|s| s.disk_kind == "system").count() as u32;
-    session.runtime.block_on(engine.snapshot(provider, region, instance_id, owner, round)).map_err(apply_error)
+    let round = engine
+        .store(|s| s.snapshots(Some(instance_id)))
+        .map_err(state_error)?
+        .iter()
+        .filter(|s| s.disk_kind == "system")
+        .count() as u32;
+    session
+        .runtime
+        .block_on(engine.snapshot(provider, region, instance_id, owner, round))
+        .map_err(apply_error)
 }

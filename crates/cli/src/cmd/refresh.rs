@@ -128,7 +128,9 @@ pub fn run(args: RefreshArgs) -> Result<ExitCode, CliError> {
     let today = output::today()?;
     let asks = asks(cat, &args)?;
     if asks.is_empty() {
-        return Err(CliError::usage("no catalog instance type matches these filters; nothing to ask the clouds"));
+        return Err(CliError::usage(
+            "no catalog instance type matches these filters; nothing to ask the clouds",
+        ));
     }
     let out_path = match &args.out {
         Some(p) => p.clone(),
@@ -141,7 +143,11 @@ pub fn run(args: RefreshArgs) -> Result<ExitCode, CliError> {
     need.dedup();
     let session = Session::open(&args.cloud, &need)?;
     if !args.cloud.json {
-        eprintln!("asking {} price(s) from {}", asks.len(), need.iter().map(|p| p.as_str()).collect::<Vec<_>>().join(", "));
+        eprintln!(
+            "asking {} price(s) from {}",
+            asks.len(),
+            need.iter().map(|p| p.as_str()).collect::<Vec<_>>().join(", ")
+        );
     }
     let stock = session.runtime.block_on(ask_stock(&session.engine, &asks));
     let (quoted, not_quoted) = session.runtime.block_on(ask_all(&session.engine, asks, &args.tencent_image));
@@ -170,13 +176,30 @@ pub fn run(args: RefreshArgs) -> Result<ExitCode, CliError> {
     if !quoted.is_empty() {
         let mut t = table(["provider", "instance type", "region", "mode", "price", "request id"]);
         for q in &quoted {
-            t.add_row(vec![q.provider.to_string(), q.instance.clone(), q.region.clone(), q.mode.as_str().into(), cny(q.cny), q.request_id.clone().unwrap_or_default()]);
+            t.add_row(vec![
+                q.provider.to_string(),
+                q.instance.clone(),
+                q.region.clone(),
+                q.mode.as_str().into(),
+                cny(q.cny),
+                q.request_id.clone().unwrap_or_default(),
+            ]);
         }
         println!("{t}");
     }
     for n in &not_quoted {
         let rid = n.request_id.as_ref().map(|r| format!(" (request id {r})")).unwrap_or_default();
-        println!("not quoted: {} {} {} {} in {}: {}: {}: {}{rid}", n.provider, n.instance, n.region, n.mode.as_str(), n.zone, n.kind, n.code, n.message);
+        println!(
+            "not quoted: {} {} {} {} in {}: {}: {}: {}{rid}",
+            n.provider,
+            n.instance,
+            n.region,
+            n.mode.as_str(),
+            n.zone,
+            n.kind,
+            n.code,
+            n.message
+        );
     }
     for s in &stock {
         let rid = s.request_id.as_ref().map(|r| format!(" (request id {r})")).unwrap_or_default();
@@ -187,12 +210,20 @@ pub fn run(args: RefreshArgs) -> Result<ExitCode, CliError> {
         }
     }
     if retries > 0 {
-        println!("retried {retries} throttled/transient calls, waiting {:.1} s in all", retry_wait_ms as f64 / 1000.0);
+        println!(
+            "retried {retries} throttled/transient calls, waiting {:.1} s in all",
+            retry_wait_ms as f64 / 1000.0
+        );
     }
     if quoted.is_empty() {
         println!("no prices quoted; {} left unchanged", out_path.display());
     } else {
-        println!("{} price(s) as of {today} written to {}; {} not quoted", quoted.len(), out_path.display(), not_quoted.len());
+        println!(
+            "{} price(s) as of {today} written to {}; {} not quoted",
+            quoted.len(),
+            out_path.display(),
+            not_quoted.len()
+        );
     }
     Ok(code)
 }
@@ -200,18 +231,35 @@ pub fn run(args: RefreshArgs) -> Result<ExitCode, CliError> {
 /// Every (type, region, mode) the filters select, in catalog order. A mode the cloud's API cannot buy
 /// (JD spot, Tencent weekly) is left out: there is nothing to quote.
 fn asks(cat: &Catalog, args: &RefreshArgs) -> Result<Vec<Ask>, CliError> {
-    let providers = args.providers.iter().map(|p| Provider::parse(p).map_err(output::unknown)).collect::<Result<Vec<_>, _>>()?;
-    let gpus = args.gpus.iter().map(|g| cat.find_gpu(g).map(|g| g.id.clone()).map_err(output::unknown)).collect::<Result<Vec<_>, _>>()?;
+    let providers = args
+        .providers
+        .iter()
+        .map(|p| Provider::parse(p).map_err(output::unknown))
+        .collect::<Result<Vec<_>, _>>()?;
+    let gpus = args
+        .gpus
+        .iter()
+        .map(|g| cat.find_gpu(g).map(|g| g.id.clone()).map_err(output::unknown))
+        .collect::<Result<Vec<_>, _>>()?;
     let modes = args.modes.iter().map(|m| parse_mode(m)).collect::<Result<Vec<_>, _>>()?;
-    let all_regions: Vec<&str> = cat.providers().iter().flat_map(|p| p.regions.iter().map(|r| r.id.as_str())).collect();
+    let all_regions: Vec<&str> =
+        cat.providers().iter().flat_map(|p| p.regions.iter().map(|r| r.id.as_str())).collect();
     for r in &args.regions {
         if !all_regions.contains(&r.as_str()) {
-            return Err(output::unknown(gpuctl_core::UnknownName::new("region", r, all_regions.iter().copied())));
+            return Err(output::unknown(gpuctl_core::UnknownName::new(
+                "region",
+                r,
+                all_regions.iter().copied(),
+            )));
         }
     }
     for i in &args.instances {
         if !cat.instance_types().iter().any(|t| &t.id == i) {
-            return Err(output::unknown(gpuctl_core::UnknownName::new("instance type", i, cat.instance_types().iter().map(|t| t.id.as_str()))));
+            return Err(output::unknown(gpuctl_core::UnknownName::new(
+                "instance type",
+                i,
+                cat.instance_types().iter().map(|t| t.id.as_str()),
+            )));
         }
     }
     let mut out = Vec::new();
@@ -225,12 +273,23 @@ fn asks(cat: &Catalog, args: &RefreshArgs) -> Result<Vec<Ask>, CliError> {
         let Some(info) = cat.provider(i.provider) else { continue };
         for region in i.regions.iter().filter(|r| args.regions.is_empty() || args.regions.contains(r)) {
             // Prices are per region; the first zone stands for the region (clouds quote per zone).
-            let Some(zone) = info.regions.iter().find(|r| &r.id == region).and_then(|r| r.zones.first()) else { continue };
+            let Some(zone) = info.regions.iter().find(|r| &r.id == region).and_then(|r| r.zones.first())
+            else {
+                continue;
+            };
             for mode in cat.billing_modes(i) {
-                if (!modes.is_empty() && !modes.contains(&mode)) || gpuctl_provision::provider::api_offers(i.provider, mode).is_err() {
+                if (!modes.is_empty() && !modes.contains(&mode))
+                    || gpuctl_provision::provider::api_offers(i.provider, mode).is_err()
+                {
                     continue;
                 }
-                out.push(Ask { provider: i.provider, instance: i.id.clone(), region: region.clone(), zone: zone.clone(), mode });
+                out.push(Ask {
+                    provider: i.provider,
+                    instance: i.id.clone(),
+                    region: region.clone(),
+                    zone: zone.clone(),
+                    mode,
+                });
             }
         }
     }
@@ -238,10 +297,13 @@ fn asks(cat: &Catalog, args: &RefreshArgs) -> Result<Vec<Ask>, CliError> {
 }
 
 fn parse_mode(s: &str) -> Result<BillingMode, CliError> {
-    BillingMode::ALL
-        .into_iter()
-        .find(|m| m.as_str() == s)
-        .ok_or_else(|| output::unknown(gpuctl_core::UnknownName::new("billing mode", s, BillingMode::ALL.iter().map(|m| m.as_str()))))
+    BillingMode::ALL.into_iter().find(|m| m.as_str() == s).ok_or_else(|| {
+        output::unknown(gpuctl_core::UnknownName::new(
+            "billing mode",
+            s,
+            BillingMode::ALL.iter().map(|m| m.as_str()),
+        ))
+    })
 }
 
 /// The price request for one ask: one instance, one term of its mode, the default network.
@@ -271,7 +333,8 @@ fn request(a: &Ask, tencent_image: &str) -> CreateRequest {
 
 /// Asks each (type, zone) once whether it is on sale, all at once (paced per API by the engine).
 async fn ask_stock(engine: &gpuctl_provision::apply::Engine, asks: &[Ask]) -> Vec<Stock> {
-    let mut seen: Vec<(Provider, String, String, String)> = asks.iter().map(|a| (a.provider, a.instance.clone(), a.region.clone(), a.zone.clone())).collect();
+    let mut seen: Vec<(Provider, String, String, String)> =
+        asks.iter().map(|a| (a.provider, a.instance.clone(), a.region.clone(), a.zone.clone())).collect();
     seen.dedup();
     let mut tasks = tokio::task::JoinSet::new();
     for (n, (provider, instance, region, zone)) in seen.into_iter().enumerate() {
@@ -304,7 +367,11 @@ fn api_type(provider: Provider, instance: &str) -> String {
 }
 
 /// Asks every price at once; the engine's pacer holds each provider API to its rate.
-async fn ask_all(engine: &gpuctl_provision::apply::Engine, asks: Vec<Ask>, tencent_image: &str) -> (Vec<Quoted>, Vec<NotQuoted>) {
+async fn ask_all(
+    engine: &gpuctl_provision::apply::Engine,
+    asks: Vec<Ask>,
+    tencent_image: &str,
+) -> (Vec<Quoted>, Vec<NotQuoted>) {
     let mut tasks = tokio::task::JoinSet::new();
     for (n, a) in asks.into_iter().enumerate() {
         let engine = engine.clone();
@@ -324,7 +391,15 @@ async fn ask_all(engine: &gpuctl_provision::apply::Engine, asks: Vec<Ask>, tence
     let (mut quoted, mut not_quoted) = (Vec::new(), Vec::new());
     for (_, a, r) in done {
         match r {
-            Ok(q) if q.cny.is_finite() && q.cny > 0.0 => quoted.push(Quoted { provider: a.provider, instance: a.instance, region: a.region, zone: a.zone, mode: a.mode, cny: q.cny, request_id: q.request_id }),
+            Ok(q) if q.cny.is_finite() && q.cny > 0.0 => quoted.push(Quoted {
+                provider: a.provider,
+                instance: a.instance,
+                region: a.region,
+                zone: a.zone,
+                mode: a.mode,
+                cny: q.cny,
+                request_id: q.request_id,
+            }),
             Ok(q) => not_quoted.push(NotQuoted {
                 provider: a.provider,
                 instance: a.instance,
@@ -364,7 +439,12 @@ fn api_name(p: Provider) -> &'static str {
 /// Merges the quotes into the overlay at `path`: rows with the same (provider, instance, region, mode)
 /// are replaced, everything else in the file (the user's own rows, comments, other tables) is kept.
 /// The result must load as an overlay before it replaces the old file (written beside it, then renamed).
-fn write_overlay(path: &Path, quoted: &[Quoted], stock: &[Stock], today: gpuctl_core::Date) -> Result<(), CliError> {
+fn write_overlay(
+    path: &Path,
+    quoted: &[Quoted],
+    stock: &[Stock],
+    today: gpuctl_core::Date,
+) -> Result<(), CliError> {
     use toml_edit::{value, ArrayOfTables, DocumentMut, Item, Table};
     let existing = match std::fs::read_to_string(path) {
         Ok(t) => Some(t),
@@ -373,9 +453,14 @@ fn write_overlay(path: &Path, quoted: &[Quoted], stock: &[Stock], today: gpuctl_
     };
     let mut doc = match &existing {
         Some(t) if t.trim_start().starts_with('{') => {
-            return Err(CliError::usage(format!("{} is a JSON overlay; refresh writes TOML — pass --out FILE.toml", path.display())))
+            return Err(CliError::usage(format!(
+                "{} is a JSON overlay; refresh writes TOML — pass --out FILE.toml",
+                path.display()
+            )))
         }
-        Some(t) => t.parse::<DocumentMut>().map_err(|e| CliError::usage(format!("{}: not a TOML overlay: {e}", path.display())))?,
+        Some(t) => t
+            .parse::<DocumentMut>()
+            .map_err(|e| CliError::usage(format!("{}: not a TOML overlay: {e}", path.display())))?,
         None => {
             let mut d = DocumentMut::new();
             d.decor_mut().set_prefix("# gpuctl price overlay (see README \"Prices\"). Rows from `gpuctl catalog refresh` name their API in `source`.\n");
@@ -387,7 +472,17 @@ fn write_overlay(path: &Path, quoted: &[Quoted], stock: &[Stock], today: gpuctl_
         let s = |k: &str| t.get(k).and_then(|v| v.as_str()).unwrap_or_default().to_string();
         (s("provider"), s("instance"), s("region"), s("mode"))
     };
-    let fresh: Vec<_> = quoted.iter().map(|q| (q.provider.as_str().to_string(), q.instance.clone(), q.region.clone(), q.mode.as_str().to_string())).collect();
+    let fresh: Vec<_> = quoted
+        .iter()
+        .map(|q| {
+            (
+                q.provider.as_str().to_string(),
+                q.instance.clone(),
+                q.region.clone(),
+                q.mode.as_str().to_string(),
+            )
+        })
+        .collect();
     let mut rows = ArrayOfTables::new();
     if let Some(old) = doc.get("price").and_then(Item::as_array_of_tables) {
         for t in old.iter().filter(|t| !fresh.contains(&key(t))) {
@@ -406,7 +501,10 @@ fn write_overlay(path: &Path, quoted: &[Quoted], stock: &[Stock], today: gpuctl_
         // A: the cloud's own API answered (observed, not derived).
         t["confidence"] = value("A");
         let rid = q.request_id.as_ref().map(|r| format!(", request id {r}")).unwrap_or_default();
-        let on_sale = stock.iter().find(|s| s.provider == q.provider && s.instance == q.instance && s.zone == q.zone).and_then(|s| s.in_stock);
+        let on_sale = stock
+            .iter()
+            .find(|s| s.provider == q.provider && s.instance == q.instance && s.zone == q.zone)
+            .and_then(|s| s.in_stock);
         let on_sale = match on_sale {
             Some(true) => "; on sale then",
             Some(false) => "; SOLD OUT there then",
@@ -417,15 +515,21 @@ fn write_overlay(path: &Path, quoted: &[Quoted], stock: &[Stock], today: gpuctl_
     }
     doc["price"] = Item::ArrayOfTables(rows);
     let text = doc.to_string();
-    Catalog::shipped()
-        .with_overlay(&path.display().to_string(), &text)
-        .map_err(|e| CliError::failed(format!("the refreshed overlay would not load, so {} was left unchanged: {e}", path.display())))?;
+    Catalog::shipped().with_overlay(&path.display().to_string(), &text).map_err(|e| {
+        CliError::failed(format!(
+            "the refreshed overlay would not load, so {} was left unchanged: {e}",
+            path.display()
+        ))
+    })?;
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).map_err(|e| CliError::failed(format!("cannot create {}: {e}", dir.display())))?;
+        std::fs::create_dir_all(dir)
+            .map_err(|e| CliError::failed(format!("cannot create {}: {e}", dir.display())))?;
     }
     let tmp = path.with_extension("toml.refresh-tmp");
-    std::fs::write(&tmp, text).map_err(|e| CliError::failed(format!("cannot write {}: {e}", tmp.display())))?;
-    std::fs::rename(&tmp, path).map_err(|e| CliError::failed(format!("cannot replace {}: {e}", path.display())))?;
+    std::fs::write(&tmp, text)
+        .map_err(|e| CliError::failed(format!("cannot write {}: {e}", tmp.display())))?;
+    std::fs::rename(&tmp, path)
+        .map_err(|e| CliError::failed(format!("cannot replace {}: {e}", path.display())))?;
     Ok(())
 }
 
@@ -449,10 +553,16 @@ mod tests {
         let cat = Catalog::shipped();
         let all = asks(cat, &args(&["--provider", "jdcloud"])).unwrap();
         assert!(!all.is_empty());
-        assert!(all.iter().all(|a| a.provider == Provider::JdCloud && a.mode != BillingMode::Spot && a.mode != BillingMode::Weekly));
-        let one = asks(cat, &args(&["--provider", "tencent", "--region", "ap-guangzhou", "--mode", "hourly"])).unwrap();
+        assert!(all.iter().all(|a| a.provider == Provider::JdCloud
+            && a.mode != BillingMode::Spot
+            && a.mode != BillingMode::Weekly));
+        let one =
+            asks(cat, &args(&["--provider", "tencent", "--region", "ap-guangzhou", "--mode", "hourly"]))
+                .unwrap();
         assert!(!one.is_empty());
-        assert!(one.iter().all(|a| a.region == "ap-guangzhou" && a.mode == BillingMode::Hourly && a.zone.starts_with("ap-guangzhou-")));
+        assert!(one.iter().all(|a| a.region == "ap-guangzhou"
+            && a.mode == BillingMode::Hourly
+            && a.zone.starts_with("ap-guangzhou-")));
         let e = asks(cat, &args(&["--region", "ap-guangzou"])).unwrap_err();
         assert!(e.message.contains("ap-guangzhou"), "{}", e.message);
         let e = asks(cat, &args(&["--mode", "houry"])).unwrap_err();

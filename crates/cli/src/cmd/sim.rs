@@ -58,7 +58,10 @@ pub fn run(args: SimArgs) -> Result<ExitCode, CliError> {
         let sim = Arc::new(Sim::new(config));
         let mut out = std::io::stdout();
         let _ = write!(out, "{}", gpuctl_sim::banner(addr, sim.ctx()));
-        let _ = writeln!(out, "admin: GET /_sim/state, POST /_sim/reset, POST /_sim/clock, GET|PUT /_sim/knobs; Ctrl-C stops");
+        let _ = writeln!(
+            out,
+            "admin: GET /_sim/state, POST /_sim/reset, POST /_sim/clock, GET|PUT /_sim/knobs; Ctrl-C stops"
+        );
         let _ = out.flush();
         gpuctl_sim::serve(sim, listener, async {
             let _ = tokio::signal::ctrl_c().await;

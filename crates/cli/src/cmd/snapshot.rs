@@ -30,7 +30,13 @@ pub fn run(args: SnapshotArgs) -> Result<ExitCode, CliError> {
     } else {
         let mut t = table(["instance", "disk", "kind", "snapshot", "state"]);
         for s in &all {
-            t.add_row([s.instance_id.clone(), s.disk_id.clone(), s.disk_kind.clone(), s.snapshot_id.clone(), s.state.clone()]);
+            t.add_row([
+                s.instance_id.clone(),
+                s.disk_id.clone(),
+                s.disk_kind.clone(),
+                s.snapshot_id.clone(),
+                s.state.clone(),
+            ]);
         }
         println!("{t}");
     }

@@ -35,7 +35,9 @@ struct Row<'a> {
 
 fn hours_between(from: &str, to: Option<&str>) -> f64 {
     let parse = |s: &str| s.parse::<jiff::Timestamp>().ok();
-    let (Some(a), b) = (parse(from), to.and_then(parse).or_else(|| Some(jiff::Timestamp::now()))) else { return 0.0 };
+    let (Some(a), b) = (parse(from), to.and_then(parse).or_else(|| Some(jiff::Timestamp::now()))) else {
+        return 0.0;
+    };
     b.map(|b| b.duration_since(a).as_secs_f64() / 3600.0).unwrap_or(0.0).max(0.0)
 }
 
@@ -46,7 +48,8 @@ pub fn run(args: StatusArgs) -> Result<ExitCode, CliError> {
     let rows: Vec<Row> = shown
         .iter()
         .map(|r| {
-            let hours = hours_between(r.running_at.as_deref().unwrap_or(&r.created_at), r.released_at.as_deref());
+            let hours =
+                hours_between(r.running_at.as_deref().unwrap_or(&r.created_at), r.released_at.as_deref());
             Row { resource: r, hours, spend_cny_estimate: r.price_cny_per_hour.map(|p| p * hours) }
         })
         .collect();
@@ -55,10 +58,25 @@ pub fn run(args: StatusArgs) -> Result<ExitCode, CliError> {
         return Ok(ExitCode::SUCCESS);
     }
     if rows.is_empty() {
-        println!("gpuctl holds no {}instances{}", if args.all { "" } else { "live " }, args.deployment.as_ref().map(|d| format!(" in {d}")).unwrap_or_default());
+        println!(
+            "gpuctl holds no {}instances{}",
+            if args.all { "" } else { "live " },
+            args.deployment.as_ref().map(|d| format!(" in {d}")).unwrap_or_default()
+        );
         return Ok(ExitCode::SUCCESS);
     }
-    let mut t = table(["deployment/pool", "#", "instance", "where", "billing", "state", "ip", "¥/hour", "spend so far (est.)", "auto-release"]);
+    let mut t = table([
+        "deployment/pool",
+        "#",
+        "instance",
+        "where",
+        "billing",
+        "state",
+        "ip",
+        "¥/hour",
+        "spend so far (est.)",
+        "auto-release",
+    ]);
     for row in &rows {
         let r = row.resource;
         t.add_row([
@@ -69,13 +87,19 @@ pub fn run(args: StatusArgs) -> Result<ExitCode, CliError> {
             r.billing.to_string(),
             r.state.name().to_string(),
             r.public_ip.clone().or_else(|| r.private_ip.clone()).unwrap_or_default(),
-            r.price_cny_per_hour.map(|p| format!("{} ({})", cny(p), r.price_as_of.as_deref().unwrap_or("?"))).unwrap_or_else(|| "unknown".into()),
+            r.price_cny_per_hour
+                .map(|p| format!("{} ({})", cny(p), r.price_as_of.as_deref().unwrap_or("?")))
+                .unwrap_or_else(|| "unknown".into()),
             row.spend_cny_estimate.map(cny).unwrap_or_else(|| "unknown".into()),
             r.auto_release_at.clone().unwrap_or_else(|| "none".into()),
         ]);
     }
     println!("{t}");
-    let per_hour: f64 = rows.iter().filter(|r| r.resource.state.is_live()).filter_map(|r| r.resource.price_cny_per_hour).sum();
+    let per_hour: f64 = rows
+        .iter()
+        .filter(|r| r.resource.state.is_live())
+        .filter_map(|r| r.resource.price_cny_per_hour)
+        .sum();
     println!("live: {}/hour (recorded catalog prices; the cloud's bill is authoritative)", cny(per_hour));
     Ok(ExitCode::SUCCESS)
 }

@@ -101,7 +101,11 @@ fn state_name(s: &InstanceState) -> String {
 
 /// The clouds and regions to search: the named ones (a region goes to each named cloud whose catalog
 /// lists it, or to the one cloud named), else every cloud with credentials and its catalog regions.
-fn places(args: &SweepArgs, catalog: &Catalog, has_cloud: impl Fn(Provider) -> bool) -> Result<Vec<Place>, CliError> {
+fn places(
+    args: &SweepArgs,
+    catalog: &Catalog,
+    has_cloud: impl Fn(Provider) -> bool,
+) -> Result<Vec<Place>, CliError> {
     let mut providers = Vec::new();
     for p in &args.providers {
         let p = Provider::parse(p).map_err(|e| CliError::usage(e.to_string()))?;
@@ -112,10 +116,17 @@ fn places(args: &SweepArgs, catalog: &Catalog, has_cloud: impl Fn(Provider) -> b
     if providers.is_empty() {
         providers = Provider::ALL.into_iter().filter(|p| has_cloud(*p)).collect();
         if providers.is_empty() {
-            return Err(CliError::usage("no cloud credentials found (see README \"Signing, credentials\"); nothing to search"));
+            return Err(CliError::usage(
+                "no cloud credentials found (see README \"Signing, credentials\"); nothing to search",
+            ));
         }
     }
-    let regions_of = |p: Provider| catalog.provider(p).map(|i| i.regions.iter().map(|r| r.id.clone()).collect::<Vec<_>>()).unwrap_or_default();
+    let regions_of = |p: Provider| {
+        catalog
+            .provider(p)
+            .map(|i| i.regions.iter().map(|r| r.id.clone()).collect::<Vec<_>>())
+            .unwrap_or_default()
+    };
     let mut out = Vec::new();
     if args.regions.is_empty() {
         for &p in &providers {
@@ -123,7 +134,11 @@ fn places(args: &SweepArgs, catalog: &Catalog, has_cloud: impl Fn(Provider) -> b
         }
     } else {
         for r in &args.regions {
-            let takers: Vec<Provider> = if providers.len() == 1 { providers.clone() } else { providers.iter().copied().filter(|p| regions_of(*p).contains(r)).collect() };
+            let takers: Vec<Provider> = if providers.len() == 1 {
+                providers.clone()
+            } else {
+                providers.iter().copied().filter(|p| regions_of(*p).contains(r)).collect()
+            };
             if takers.is_empty() {
                 let all: Vec<String> = providers.iter().flat_map(|p| regions_of(*p)).collect();
                 let e = UnknownName::new("region", r, all.iter().map(String::as_str));
@@ -139,7 +154,14 @@ fn places(args: &SweepArgs, catalog: &Catalog, has_cloud: impl Fn(Provider) -> b
 
 fn price_of(catalog: &Catalog, o: &Orphan) -> Option<PriceFact> {
     let mode = o.instance.billing?;
-    catalog.price(o.provider, catalog_instance_id(o.provider, &o.instance.instance_type), &o.instance.region, mode).map(PriceFact::from)
+    catalog
+        .price(
+            o.provider,
+            catalog_instance_id(o.provider, &o.instance.instance_type),
+            &o.instance.region,
+            mode,
+        )
+        .map(PriceFact::from)
 }
 
 fn age_hours(launched_at: Option<&str>, now: jiff::Timestamp) -> Option<f64> {
@@ -173,7 +195,9 @@ fn row<'a>(o: &'a Orphan, catalog: &Catalog, now: jiff::Timestamp) -> Row<'a> {
 fn price_text(p: Option<&PriceFact>) -> String {
     match p {
         None => "unknown".into(),
-        Some(f) if f.confidence == Confidence::Estimate || f.origin == PriceOrigin::Derived => format!("{} (estimated, {})", cny(f.cny_per_hour), f.as_of),
+        Some(f) if f.confidence == Confidence::Estimate || f.origin == PriceOrigin::Derived => {
+            format!("{} (estimated, {})", cny(f.cny_per_hour), f.as_of)
+        }
         Some(f) => format!("{} ({}, {})", cny(f.cny_per_hour), f.source, f.as_of),
     }
 }
@@ -183,7 +207,10 @@ pub fn run(args: SweepArgs) -> Result<ExitCode, CliError> {
     let need: Vec<Provider> = args.providers.iter().filter_map(|p| Provider::parse(p).ok()).collect();
     let session = Session::open(&args.cloud, &need)?;
     let places = places(&args, &catalog, |p| session.engine.has_cloud(p))?;
-    let found: Found = session.runtime.block_on(session.engine.find_orphans(&places, args.concurrency)).map_err(state_error)?;
+    let found: Found = session
+        .runtime
+        .block_on(session.engine.find_orphans(&places, args.concurrency))
+        .map_err(state_error)?;
     let now = jiff::Timestamp::now();
     let rows: Vec<Row> = found.orphans.iter().map(|o| row(o, &catalog, now)).collect();
     let total: f64 = rows.iter().filter_map(|r| r.price.as_ref()).map(|p| p.cny_per_hour).sum();
@@ -195,9 +222,20 @@ pub fn run(args: SweepArgs) -> Result<ExitCode, CliError> {
     let (mut released, mut release_errors) = (None, Vec::new());
     if args.release && !found.orphans.is_empty() {
         let ids: Vec<String> = found.orphans.iter().map(|o| printable(&o.instance.instance_id)).collect();
-        confirm(&format!("release {} instance(s) no recorded deployment owns ({}/hour): {}?", ids.len(), cny(total), ids.join(", ")), args.yes)?;
+        confirm(
+            &format!(
+                "release {} instance(s) no recorded deployment owns ({}/hour): {}?",
+                ids.len(),
+                cny(total),
+                ids.join(", ")
+            ),
+            args.yes,
+        )?;
         if !args.cloud.json {
-            eprintln!("releasing {} instance(s) and waiting until the clouds no longer list them…", ids.len());
+            eprintln!(
+                "releasing {} instance(s) and waiting until the clouds no longer list them…",
+                ids.len()
+            );
         }
         let (done, errors) = session.runtime.block_on(session.engine.release_orphans(&found.orphans));
         if !args.cloud.json {
@@ -215,7 +253,17 @@ pub fn run(args: SweepArgs) -> Result<ExitCode, CliError> {
     }
     let code = exit_code(&found, released.as_deref(), &release_errors);
     if args.cloud.json {
-        print_json(&Out { orphans: rows, total_cny_per_hour: total, unpriced, owned: found.owned, leaving: found.leaving, searched: &found.searched, errors: &found.errors, released, release_errors })?;
+        print_json(&Out {
+            orphans: rows,
+            total_cny_per_hour: total,
+            unpriced,
+            owned: found.owned,
+            leaving: found.leaving,
+            searched: &found.searched,
+            errors: &found.errors,
+            released,
+            release_errors,
+        })?;
     }
     Ok(code)
 }
@@ -244,7 +292,8 @@ fn print_found(found: &Found, rows: &[Row], total: f64, unpriced: usize) {
     if rows.is_empty() {
         println!("no leaks: every instance tagged {} in {} region(s) is owned by a recorded deployment ({} owned, {} terminating)", gpuctl_provision::cloud::TAG_DEPLOYMENT, found.searched.len(), found.owned, found.leaving);
     } else {
-        let mut t = table(["where", "instance", "name", "type", "state", "deployment/pool", "launched", "¥/hour"]);
+        let mut t =
+            table(["where", "instance", "name", "type", "state", "deployment/pool", "launched", "¥/hour"]);
         for r in rows {
             let launched = match (r.launched_at, r.age_hours) {
                 (Some(at), Some(h)) => format!("{at} ({} ago)", hours(h)),
@@ -264,7 +313,8 @@ fn print_found(found: &Found, rows: &[Row], total: f64, unpriced: usize) {
             ]);
         }
         println!("{t}");
-        let unknown = if unpriced > 0 { format!(" + {unpriced} instance(s) of unknown price") } else { String::new() };
+        let unknown =
+            if unpriced > 0 { format!(" + {unpriced} instance(s) of unknown price") } else { String::new() };
         println!(
             "{} instance(s) tagged by gpuctl that no recorded deployment owns: {}/hour{unknown} (catalog prices; the cloud's bill is authoritative). {} owned, {} terminating, {regions} region(s) searched.",
             rows.len(),
@@ -274,7 +324,10 @@ fn print_found(found: &Found, rows: &[Row], total: f64, unpriced: usize) {
         );
     }
     for e in &found.errors {
-        println!("error: {} {}: {} — the search is incomplete there", e.place.provider, e.place.region, e.error);
+        println!(
+            "error: {} {}: {} — the search is incomplete there",
+            e.place.provider, e.place.region, e.error
+        );
     }
 }
 
@@ -305,12 +358,19 @@ mod tests {
         let got = places(&args(providers, regions), &catalog, |p| creds.contains(&p));
         match (got, want) {
             (Ok(got), Ok(want)) => {
-                let got: Vec<(String, String)> = got.into_iter().map(|p| (p.provider.to_string(), p.region)).collect();
-                let want: Vec<(String, String)> = want.iter().map(|(p, r)| (p.to_string(), r.to_string())).collect();
+                let got: Vec<(String, String)> =
+                    got.into_iter().map(|p| (p.provider.to_string(), p.region)).collect();
+                let want: Vec<(String, String)> =
+                    want.iter().map(|(p, r)| (p.to_string(), r.to_string())).collect();
                 assert_eq!(got, want, "{providers:?} {regions:?}");
             }
-            (Err(e), Err(want)) => assert!(e.message.contains(want) && e.code == 2, "{providers:?} {regions:?}: {}", e.message),
-            (got, want) => panic!("{providers:?} {regions:?}: got {:?}, want {want:?}", got.map(|_| ()).map_err(|e| e.message)),
+            (Err(e), Err(want)) => {
+                assert!(e.message.contains(want) && e.code == 2, "{providers:?} {regions:?}: {}", e.message)
+            }
+            (got, want) => panic!(
+                "{providers:?} {regions:?}: got {:?}, want {want:?}",
+                got.map(|_| ()).map_err(|e| e.message)
+            ),
         }
     }
 
@@ -319,7 +379,12 @@ mod tests {
         let all = Provider::ALL;
         check(&["jdcloud"], &["cn-north-1"], &all, Ok(&[("jdcloud", "cn-north-1")]));
         // A region goes to the clouds whose catalog lists it.
-        check(&[], &["ap-guangzhou", "cn-hangzhou"], &all, Ok(&[("tencent", "ap-guangzhou"), ("alibaba", "cn-hangzhou")]));
+        check(
+            &[],
+            &["ap-guangzhou", "cn-hangzhou"],
+            &all,
+            Ok(&[("tencent", "ap-guangzhou"), ("alibaba", "cn-hangzhou")]),
+        );
         // One cloud named: any region goes to it (the cloud judges it).
         check(&["tencent"], &["ap-nowhere-9"], &all, Ok(&[("tencent", "ap-nowhere-9")]));
         // Several clouds and a typo: the closest names.
@@ -329,9 +394,14 @@ mod tests {
         // No regions: every catalog region of every cloud with credentials.
         let catalog = load_catalog(None).unwrap();
         let jd = places(&args(&[], &[]), &catalog, |p| p == Provider::JdCloud).unwrap();
-        let want: Vec<String> = catalog.provider(Provider::JdCloud).unwrap().regions.iter().map(|r| r.id.clone()).collect();
+        let want: Vec<String> =
+            catalog.provider(Provider::JdCloud).unwrap().regions.iter().map(|r| r.id.clone()).collect();
         assert!(!want.is_empty());
-        assert_eq!(jd.iter().map(|p| p.region.clone()).collect::<Vec<_>>(), { let mut w = want; w.sort(); w });
+        assert_eq!(jd.iter().map(|p| p.region.clone()).collect::<Vec<_>>(), {
+            let mut w = want;
+            w.sort();
+            w
+        });
         assert!(jd.iter().all(|p| p.provider == Provider::JdCloud));
     }
 

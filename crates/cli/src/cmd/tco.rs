@@ -57,9 +57,7 @@ fn positive(flag: &str, v: Option<f64>, default: f64) -> Result<f64, CliError> {
     match v {
         None => Ok(default),
         Some(x) if x.is_finite() && x > 0.0 => Ok(x),
-        Some(x) => Err(CliError::usage(format!(
-            "--{flag} {x}: must be a positive number"
-        ))),
+        Some(x) => Err(CliError::usage(format!("--{flag} {x}: must be a positive number"))),
     }
 }
 
@@ -69,9 +67,7 @@ pub fn run(args: TcoArgs) -> Result<ExitCode, CliError> {
     let gpu = cat.find_gpu(&args.gpu).map_err(output::unknown)?;
     let d = TcoInput::default();
     if args.gpus == 0 || args.gpus_per_server == 0 {
-        return Err(CliError::usage(
-            "--gpus and --gpus-per-server must be at least 1",
-        ));
+        return Err(CliError::usage("--gpus and --gpus-per-server must be at least 1"));
     }
     let utilization = match &args.utilization {
         None => d.utilization,
@@ -86,9 +82,7 @@ pub fn run(args: TcoArgs) -> Result<ExitCode, CliError> {
                 .map_err(|_| CliError::usage(format!("--utilization {s}: write 0.4 or 40%")))?;
             let v = if pct || v > 1.0 { v / 100.0 } else { v };
             if !(0.0..=1.0).contains(&v) {
-                return Err(CliError::usage(format!(
-                    "--utilization {s}: must be between 0 and 100 %"
-                )));
+                return Err(CliError::usage(format!("--utilization {s}: must be between 0 and 100 %")));
             }
             v
         }
@@ -99,11 +93,7 @@ pub fn run(args: TcoArgs) -> Result<ExitCode, CliError> {
         gpus_per_server: args.gpus_per_server,
         card_cny: positive("card-price", args.card_price, d.card_cny)?,
         server_cny: positive("server-price", args.server_price, d.server_cny)?,
-        network_storage_cny: positive(
-            "network-storage",
-            args.network_storage,
-            d.network_storage_cny,
-        )?,
+        network_storage_cny: positive("network-storage", args.network_storage, d.network_storage_cny)?,
         depreciation_years: positive("years", args.years, d.depreciation_years)?,
         server_kw: positive("server-kw", args.server_kw, d.server_kw)?,
         idle_power_share: d.idle_power_share,
@@ -144,11 +134,7 @@ pub fn run(args: TcoArgs) -> Result<ExitCode, CliError> {
         cny(s.depreciation_per_year),
         input.depreciation_years
     );
-    println!(
-        "  power {}/yr, ops {}/yr",
-        cny(s.power_per_year),
-        cny(s.ops_per_year)
-    );
+    println!("  power {}/yr, ops {}/yr", cny(s.power_per_year), cny(s.ops_per_year));
     println!(
         "  total {}/yr = {} per GPU-hour of useful work",
         cny(s.total_per_year),
@@ -179,8 +165,13 @@ pub fn run(args: TcoArgs) -> Result<ExitCode, CliError> {
         println!("{t}");
     }
     match r.break_even_utilization_vs_hourly {
-        Some(u) => println!("Break-even vs pay-as-you-go: self-built is cheaper above {:.0} % utilization.", u * 100.0),
-        None => println!("Break-even vs pay-as-you-go: self-built is never cheaper at any utilization with these inputs."),
+        Some(u) => println!(
+            "Break-even vs pay-as-you-go: self-built is cheaper above {:.0} % utilization.",
+            u * 100.0
+        ),
+        None => println!(
+            "Break-even vs pay-as-you-go: self-built is never cheaper at any utilization with these inputs."
+        ),
     }
     println!(
         "At {:.0} % utilization: {} is cheaper.",
@@ -188,10 +179,7 @@ pub fn run(args: TcoArgs) -> Result<ExitCode, CliError> {
         if r.self_built_cheaper {
             "self-built".to_string()
         } else {
-            format!(
-                "cloud ({})",
-                r.cloud.first().map_or("—".into(), |c| c.mode.to_string())
-            )
+            format!("cloud ({})", r.cloud.first().map_or("—".into(), |c| c.mode.to_string()))
         }
     );
     println!("{}", cat.price_age_line(today));

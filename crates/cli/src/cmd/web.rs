@@ -37,9 +37,12 @@ pub fn run(args: WebArgs) -> Result<ExitCode, CliError> {
 }
 
 async fn serve(args: WebArgs) -> Result<ExitCode, CliError> {
-    let listener = tokio::net::TcpListener::bind(args.addr)
-        .await
-        .map_err(|e| CliError::failed(format!("cannot listen on {}: {e} (is another server using it? try --addr 127.0.0.1:0)", args.addr)))?;
+    let listener = tokio::net::TcpListener::bind(args.addr).await.map_err(|e| {
+        CliError::failed(format!(
+            "cannot listen on {}: {e} (is another server using it? try --addr 127.0.0.1:0)",
+            args.addr
+        ))
+    })?;
     let addr = listener
         .local_addr()
         .map_err(|e| CliError::failed(format!("cannot read the listening address: {e}")))?;

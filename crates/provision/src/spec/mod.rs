@@ -37,7 +37,14 @@ impl fmt::Display for SpecError {
     /// Escaped here, where every message is shown, so no quoted spec value (or file name) reaches a
     /// terminal raw, whichever check quoted it.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}:{}:{}: {}", escape_for_terminal(&self.file), self.line, self.column, escape_for_terminal(&self.message))
+        write!(
+            f,
+            "{}:{}:{}: {}",
+            escape_for_terminal(&self.file),
+            self.line,
+            self.column,
+            escape_for_terminal(&self.message)
+        )
     }
 }
 
@@ -47,7 +54,8 @@ impl fmt::Display for SpecError {
 /// recolor, retitle or hide parts of a message. Anything else, including non-ASCII letters, stays.
 pub fn escape_for_terminal(s: &str) -> std::borrow::Cow<'_, str> {
     fn hidden(c: char) -> bool {
-        c.is_control() || matches!(c, '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2060}'..='\u{2069}' | '\u{feff}')
+        c.is_control()
+            || matches!(c, '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2060}'..='\u{2069}' | '\u{feff}')
     }
     if !s.chars().any(hidden) {
         return std::borrow::Cow::Borrowed(s);
@@ -249,19 +257,37 @@ pub fn check_catalog(spec: &Spec, catalog: &Catalog) -> Result<(), SpecErrors> {
             match catalog.find_instance_type(c.provider, id) {
                 Err(unknown) => push(
                     c.instance_type.loc,
-                    format!("unknown {} instance type `{}`{}", c.provider, c.instance_type.value, gpuctl_core::suggest::did_you_mean(&unknown.suggestions)),
+                    format!(
+                        "unknown {} instance type `{}`{}",
+                        c.provider,
+                        c.instance_type.value,
+                        gpuctl_core::suggest::did_you_mean(&unknown.suggestions)
+                    ),
                 ),
                 Ok(inst) => {
                     let modes = catalog.billing_modes(inst);
                     if !modes.contains(&pool.billing.value) {
                         let sold: Vec<&str> = modes.iter().map(|m| m.as_str()).collect();
-                        push(pool.billing.loc, format!("the catalog lists {} {} under {} only, not `{}`", c.provider, c.instance_type.value, sold.join(", "), pool.billing.value));
+                        push(
+                            pool.billing.loc,
+                            format!(
+                                "the catalog lists {} {} under {} only, not `{}`",
+                                c.provider,
+                                c.instance_type.value,
+                                sold.join(", "),
+                                pool.billing.value
+                            ),
+                        );
                     }
                 }
             }
         }
     }
-    if errors.is_empty() { Ok(()) } else { Err(SpecErrors(errors)) }
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(SpecErrors(errors))
+    }
 }
 
 #[cfg(test)]
@@ -280,7 +306,12 @@ mod tests {
         check("del\u{7f} c1\u{9b}", "del\\u{7f} c1\\u{9b}");
         check("evil\u{202e}txt.exe", "evil\\u{202e}txt.exe");
         check("zero\u{200b}width\u{feff}", "zero\\u{200b}width\\u{feff}");
-        let e = SpecError { file: "sp\u{1b}]0;pwned\u{7}ec.toml".into(), line: 3, column: 9, message: "pool `a\u{1b}[2J`".into() };
+        let e = SpecError {
+            file: "sp\u{1b}]0;pwned\u{7}ec.toml".into(),
+            line: 3,
+            column: 9,
+            message: "pool `a\u{1b}[2J`".into(),
+        };
         assert_eq!(e.to_string(), "sp\\u{1b}]0;pwned\\u{7}ec.toml:3:9: pool `a\\u{1b}[2J`");
     }
 }

@@ -7,8 +7,8 @@ use std::path::Path;
 use toml_edit::{ImDocument, Item, Value};
 
 use super::read::{type_name, Reader, Spanned, Table};
-use crate::provider::{api_offers, has_default_network};
 use super::*;
+use crate::provider::{api_offers, has_default_network};
 
 /// Bounds that keep a hostile or mistaken spec from costing memory, time or money.
 #[derive(Debug, Clone, Copy)]
@@ -77,10 +77,16 @@ const PROVIDER_NAMES: &[&str] = &["tencent", "alibaba", "jdcloud"];
 /// Reads a spec file. `user_data_file` paths are relative to the spec's folder.
 pub fn parse_file(path: &Path, limits: &Limits) -> Result<Spec, SpecErrors> {
     let file = path.display().to_string();
-    let one = |line, column, message: String| SpecErrors(vec![SpecError { file: file.clone(), line, column, message }]);
+    let one = |line, column, message: String| {
+        SpecErrors(vec![SpecError { file: file.clone(), line, column, message }])
+    };
     let meta = std::fs::metadata(path).map_err(|e| one(0, 0, format!("cannot read the spec: {e}")))?;
     if meta.len() > limits.max_file_bytes as u64 {
-        return Err(one(1, 1, format!("the spec is {} bytes; at most {} are accepted", meta.len(), limits.max_file_bytes)));
+        return Err(one(
+            1,
+            1,
+            format!("the spec is {} bytes; at most {} are accepted", meta.len(), limits.max_file_bytes),
+        ));
     }
     let bytes = std::fs::read(path).map_err(|e| one(0, 0, format!("cannot read the spec: {e}")))?;
     let text = match std::str::from_utf8(&bytes) {
@@ -89,7 +95,11 @@ pub fn parse_file(path: &Path, limits: &Limits) -> Result<Spec, SpecErrors> {
             // Position the bad byte in the valid prefix, which is UTF-8 by definition.
             let valid = std::str::from_utf8(&bytes[..e.valid_up_to()]).unwrap_or_default();
             let loc = Reader::new(&file, valid).loc(Some(valid.len()..valid.len()));
-            return Err(one(loc.line, loc.column, "the spec is not valid UTF-8 (TOML files must be UTF-8)".to_string()));
+            return Err(one(
+                loc.line,
+                loc.column,
+                "the spec is not valid UTF-8 (TOML files must be UTF-8)".to_string(),
+            ));
         }
     };
     parse(&file, text, path.parent(), limits)
@@ -99,14 +109,18 @@ pub fn parse_file(path: &Path, limits: &Limits) -> Result<Spec, SpecErrors> {
 pub fn parse(file: &str, text: &str, base_dir: Option<&Path>, limits: &Limits) -> Result<Spec, SpecErrors> {
     let mut r = Reader::new(file, text);
     if text.len() > limits.max_file_bytes {
-        r.error(None, format!("the spec is {} bytes; at most {} are accepted", text.len(), limits.max_file_bytes));
+        r.error(
+            None,
+            format!("the spec is {} bytes; at most {} are accepted", text.len(), limits.max_file_bytes),
+        );
         return Err(SpecErrors(r.errors));
     }
     let doc = match ImDocument::parse(text) {
         Ok(d) => d,
         Err(e) => {
             // toml_edit puts its detail on a second line; one line keeps `file:line:column: …` greppable.
-            let msg = e.message().lines().map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>().join("; ");
+            let msg =
+                e.message().lines().map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>().join("; ");
             r.error(e.span(), format!("invalid TOML: {msg}"));
             return Err(SpecErrors(r.errors));
         }
@@ -123,8 +137,13 @@ pub fn parse(file: &str, text: &str, base_dir: Option<&Path>, limits: &Limits) -
     if errors.len() > limits.max_errors {
         let more = errors.len() - limits.max_errors;
         errors.truncate(limits.max_errors);
-        let last = errors.last().cloned().unwrap_or(SpecError { file: file.to_string(), line: 1, column: 1, message: String::new() });
-        errors.push(SpecError { message: format!("… and {more} more errors", ), ..last });
+        let last = errors.last().cloned().unwrap_or(SpecError {
+            file: file.to_string(),
+            line: 1,
+            column: 1,
+            message: String::new(),
+        });
+        errors.push(SpecError { message: format!("… and {more} more errors",), ..last });
     }
     Err(SpecErrors(errors))
 }
@@ -146,7 +165,8 @@ fn valid_name(s: &str, max: usize) -> bool {
 impl Parser<'_> {
     fn spec(&self, r: &mut Reader<'_>, root: &Item) -> Option<Spec> {
         let top = Table::open(r, root, "the spec", TOP_KEYS)?;
-        let deployment = self.name(r, &top, "deployment", 40, "deployment name", " (it goes into tags and client tokens)");
+        let deployment =
+            self.name(r, &top, "deployment", 40, "deployment name", " (it goes into tags and client tokens)");
         if deployment.is_none() && top.get("deployment").is_none() {
             r.error(Some(0..0), "the spec is missing `deployment = \"name\"`");
         }
@@ -167,17 +187,35 @@ impl Parser<'_> {
     }
 
     /// Deployment and pool names: checked by `valid_name`, explained when they fail.
-    fn name(&self, r: &mut Reader<'_>, t: &Table<'_>, key: &str, max: usize, what: &str, why: &str) -> Option<Spanned<String>> {
+    fn name(
+        &self,
+        r: &mut Reader<'_>,
+        t: &Table<'_>,
+        key: &str,
+        max: usize,
+        what: &str,
+        why: &str,
+    ) -> Option<Spanned<String>> {
         let n = t.str(r, key)?;
         if valid_name(&n, max) {
             return Some(n);
         }
-        r.error_at(n.loc, format!("{what} `{}` must be 1–{max} characters of a-z, 0-9 and '-', starting with a letter{why}", self.clip(&n)));
+        r.error_at(
+            n.loc,
+            format!(
+                "{what} `{}` must be 1–{max} characters of a-z, 0-9 and '-', starting with a letter{why}",
+                self.clip(&n)
+            ),
+        );
         None
     }
 
     fn clip(&self, s: &str) -> String {
-        if s.chars().count() > 60 { format!("{}…", s.chars().take(60).collect::<String>()) } else { s.to_string() }
+        if s.chars().count() > 60 {
+            format!("{}…", s.chars().take(60).collect::<String>())
+        } else {
+            s.to_string()
+        }
     }
 
     fn budget(&self, r: &mut Reader<'_>, item: &Item) -> Budget {
@@ -204,7 +242,10 @@ impl Parser<'_> {
             return None;
         }
         if nodes.len() > self.limits.max_pools {
-            r.error(top.key_span("pool"), format!("{} pools; at most {} are accepted", nodes.len(), self.limits.max_pools));
+            r.error(
+                top.key_span("pool"),
+                format!("{} pools; at most {} are accepted", nodes.len(), self.limits.max_pools),
+            );
             return None;
         }
         let mut pools = Vec::new();
@@ -216,7 +257,13 @@ impl Parser<'_> {
             match self.pool(r, t, hours) {
                 Some(p) => {
                     if let Some(first) = seen.get(&p.name.value) {
-                        r.error_at(p.name.loc, format!("pool name `{}` is used twice (first at line {})", p.name.value, first.line));
+                        r.error_at(
+                            p.name.loc,
+                            format!(
+                                "pool name `{}` is used twice (first at line {})",
+                                p.name.value, first.line
+                            ),
+                        );
                         ok = false;
                     }
                     seen.insert(p.name.value.clone(), p.name.loc);
@@ -227,7 +274,13 @@ impl Parser<'_> {
             }
         }
         if total > u64::from(self.limits.max_instances) {
-            r.error(top.key_span("pool"), format!("the pools ask for {total} instances in all; at most {} are accepted", self.limits.max_instances));
+            r.error(
+                top.key_span("pool"),
+                format!(
+                    "the pools ask for {total} instances in all; at most {} are accepted",
+                    self.limits.max_instances
+                ),
+            );
             return None;
         }
         ok.then_some(pools)
@@ -245,9 +298,17 @@ impl Parser<'_> {
         let count = match t.int(r, "count") {
             None if t.get("count").is_none() => Some(Spanned { value: 1, loc }),
             None => None,
-            Some(c) if c.value >= 1 && c.value <= i64::from(self.limits.max_count_per_pool) => Some(Spanned { value: c.value as u32, loc: c.loc }),
+            Some(c) if c.value >= 1 && c.value <= i64::from(self.limits.max_count_per_pool) => {
+                Some(Spanned { value: c.value as u32, loc: c.loc })
+            }
             Some(c) => {
-                r.error_at(c.loc, format!("`count` must be from 1 to {}, found {}", self.limits.max_count_per_pool, c.value));
+                r.error_at(
+                    c.loc,
+                    format!(
+                        "`count` must be from 1 to {}, found {}",
+                        self.limits.max_count_per_pool, c.value
+                    ),
+                );
                 None
             }
         };
@@ -255,7 +316,11 @@ impl Parser<'_> {
         let (billing, term, spot_max_price) = self.billing(r, &t)?;
         let image = self.per_provider_str(r, &t, "image");
         if image.is_none() && t.get("image").is_none() {
-            t.missing(r, "image", " (an image id, or a table of them per provider: image = { tencent = \"img-…\" })");
+            t.missing(
+                r,
+                "image",
+                " (an image id, or a table of them per provider: image = { tencent = \"img-…\" })",
+            );
         }
         let system_disk = match t.get("system_disk") {
             Some(item) => self.disk(r, item, format!("`system_disk` of {}", t.what), 20, 2048),
@@ -266,8 +331,9 @@ impl Parser<'_> {
         let login_key = self.per_provider_str(r, &t, "login_key");
         let auto_release = self.auto_release(r, &t, billing.value, hours);
         let snapshot = match t.get("snapshot") {
-            Some(item) => Table::open(r, item, format!("`snapshot` of {}", t.what), SNAPSHOT_KEYS)
-                .map(|s| SnapshotPolicy { before_release: s.bool(r, "before_release").is_some_and(|b| b.value) }),
+            Some(item) => Table::open(r, item, format!("`snapshot` of {}", t.what), SNAPSHOT_KEYS).map(|s| {
+                SnapshotPolicy { before_release: s.bool(r, "before_release").is_some_and(|b| b.value) }
+            }),
             None => Some(SnapshotPolicy::default()),
         };
         let tags = self.tags(r, &t);
@@ -278,9 +344,19 @@ impl Parser<'_> {
         let providers = self.placement_providers(&placement, &image);
         for (p, at) in &providers {
             if let Err(why) = api_offers(*p, billing.value) {
-                let sellers: Vec<&str> =
-                    Provider::ALL.iter().filter(|q| api_offers(**q, billing.value).is_ok()).map(|q| q.as_str()).collect();
-                r.error_at(billing.loc, format!("billing `{}` is not offered by {p} ({why}); providers that offer it: {}", billing.value, sellers.join(", ")));
+                let sellers: Vec<&str> = Provider::ALL
+                    .iter()
+                    .filter(|q| api_offers(**q, billing.value).is_ok())
+                    .map(|q| q.as_str())
+                    .collect();
+                r.error_at(
+                    billing.loc,
+                    format!(
+                        "billing `{}` is not offered by {p} ({why}); providers that offer it: {}",
+                        billing.value,
+                        sellers.join(", ")
+                    ),
+                );
             }
             if image.for_provider(*p).is_none() {
                 r.error_at(*at, format!("{} has no image for {p}; add image.{p} = \"…\"", t.what));
@@ -316,13 +392,19 @@ impl Parser<'_> {
     }
 
     /// The providers a pool may land on, each with where it was named (for errors about it).
-    fn placement_providers(&self, placement: &Placement, image: &PerProvider<String>) -> Vec<(Provider, Loc)> {
+    fn placement_providers(
+        &self,
+        placement: &Placement,
+        image: &PerProvider<String>,
+    ) -> Vec<(Provider, Loc)> {
         match placement {
             Placement::Candidates(c) => {
                 let mut seen = BTreeSet::new();
                 c.iter().filter(|c| seen.insert(c.provider)).map(|c| (c.provider, c.loc)).collect()
             }
-            Placement::Requirement(req) if !req.providers.is_empty() => req.providers.iter().map(|p| (*p, req.loc)).collect(),
+            Placement::Requirement(req) if !req.providers.is_empty() => {
+                req.providers.iter().map(|p| (*p, req.loc)).collect()
+            }
             // An open requirement may land wherever the spec gave an image.
             Placement::Requirement(req) => Provider::ALL
                 .into_iter()
@@ -377,7 +459,14 @@ impl Parser<'_> {
             && v.value.len() <= self.limits.max_string
             && v.value.chars().all(|c| c.is_ascii_graphic());
         if !ok {
-            r.error_at(v.loc, format!("`{key}` must be 1–{} printable ASCII characters without spaces, found `{}`", self.limits.max_string, self.clip(&v.value)));
+            r.error_at(
+                v.loc,
+                format!(
+                    "`{key}` must be 1–{} printable ASCII characters without spaces, found `{}`",
+                    self.limits.max_string,
+                    self.clip(&v.value)
+                ),
+            );
             return None;
         }
         Some(v)
@@ -479,19 +568,37 @@ impl Parser<'_> {
         let term = match t.int(r, "term") {
             None => 1,
             Some(n) if max_term == 0 => {
-                r.error_at(n.loc, format!("`term` applies to prepaid billing (weekly, monthly); `{}` is pay-as-you-go", mode.value));
+                r.error_at(
+                    n.loc,
+                    format!(
+                        "`term` applies to prepaid billing (weekly, monthly); `{}` is pay-as-you-go",
+                        mode.value
+                    ),
+                );
                 return None;
             }
             Some(n) if n.value >= 1 && n.value <= max_term => n.value as u32,
             Some(n) => {
-                r.error_at(n.loc, format!("`term` for `{}` billing must be from 1 to {max_term}, found {}", mode.value, n.value));
+                r.error_at(
+                    n.loc,
+                    format!(
+                        "`term` for `{}` billing must be from 1 to {max_term}, found {}",
+                        mode.value, n.value
+                    ),
+                );
                 return None;
             }
         };
         let spot_max_price = match t.number(r, "spot_max_price") {
             None => None,
             Some(p) if mode.value != BillingMode::Spot => {
-                r.error_at(p.loc, format!("`spot_max_price` applies to spot billing only; this pool's billing is `{}`", mode.value));
+                r.error_at(
+                    p.loc,
+                    format!(
+                        "`spot_max_price` applies to spot billing only; this pool's billing is `{}`",
+                        mode.value
+                    ),
+                );
                 return None;
             }
             Some(p) if p.value > 0.0 => Some(p.value),
@@ -534,7 +641,10 @@ impl Parser<'_> {
     fn data_disks(&self, r: &mut Reader<'_>, t: &Table<'_>) -> Option<Vec<Disk>> {
         let nodes = t.tables(r, "data_disks");
         if nodes.len() > self.limits.max_data_disks {
-            r.error(t.value_span("data_disks"), format!("{} data disks; at most {} are accepted", nodes.len(), self.limits.max_data_disks));
+            r.error(
+                t.value_span("data_disks"),
+                format!("{} data disks; at most {} are accepted", nodes.len(), self.limits.max_data_disks),
+            );
             return None;
         }
         let mut out = Vec::new();
@@ -557,7 +667,10 @@ impl Parser<'_> {
                 "ssd" => DiskCategory::Ssd,
                 "premium" => DiskCategory::Premium,
                 other => {
-                    r.error_at(c.loc, format!("unknown disk category `{}`; one of: ssd, premium", self.clip(other)));
+                    r.error_at(
+                        c.loc,
+                        format!("unknown disk category `{}`; one of: ssd, premium", self.clip(other)),
+                    );
                     return None;
                 }
             },
@@ -570,7 +683,10 @@ impl Parser<'_> {
             None => return None,
             Some(s) if s.value >= min && s.value <= max => s.value as u32,
             Some(s) => {
-                r.error_at(s.loc, format!("`size_gb` of {} must be from {min} to {max}, found {}", t.what, s.value));
+                r.error_at(
+                    s.loc,
+                    format!("`size_gb` of {} must be from {min} to {max}, found {}", t.what, s.value),
+                );
                 return None;
             }
         };
@@ -587,11 +703,17 @@ impl Parser<'_> {
             if s == "default" {
                 return Some(Network::Default);
             }
-            r.error(t.value_span("network"), format!("`network` must be \"default\" or a table of ids, found \"{}\"", self.clip(s)));
+            r.error(
+                t.value_span("network"),
+                format!("`network` must be \"default\" or a table of ids, found \"{}\"", self.clip(s)),
+            );
             return None;
         }
         let Some(tl) = item.as_table_like() else {
-            r.error(t.value_span("network"), format!("`network` must be \"default\" or a table, found {}", type_name(item)));
+            r.error(
+                t.value_span("network"),
+                format!("`network` must be \"default\" or a table, found {}", type_name(item)),
+            );
             return None;
         };
         let per_provider = tl.iter().all(|(k, _)| PROVIDER_NAMES.contains(&k)) && !tl.is_empty();
@@ -623,7 +745,13 @@ impl Parser<'_> {
         // Omitted: the cloud picks the VPC's default security group (where it has one).
         let groups = match t.strings(r, "security_groups") {
             Some(g) if g.is_empty() => {
-                r.error(t.value_span("security_groups"), format!("`security_groups` of {} is empty; leave it out to use the VPC's default group", t.what));
+                r.error(
+                    t.value_span("security_groups"),
+                    format!(
+                        "`security_groups` of {} is empty; leave it out to use the VPC's default group",
+                        t.what
+                    ),
+                );
                 return None;
             }
             Some(g) => g,
@@ -637,10 +765,21 @@ impl Parser<'_> {
         Some(NetworkIds { vpc: vpc?.value, subnet: subnet?.value, security_groups })
     }
 
-    fn auto_release(&self, r: &mut Reader<'_>, t: &Table<'_>, mode: BillingMode, hours: Option<f64>) -> Option<AutoRelease> {
+    fn auto_release(
+        &self,
+        r: &mut Reader<'_>,
+        t: &Table<'_>,
+        mode: BillingMode,
+        hours: Option<f64>,
+    ) -> Option<AutoRelease> {
         let Some(item) = t.get("auto_release") else {
             return Some(if mode.is_per_hour() {
-                AutoRelease::After { hours: hours.map(|h| h.ceil().max(MIN_AUTO_RELEASE_HOURS)).unwrap_or(DEFAULT_AUTO_RELEASE_HOURS), defaulted: true }
+                AutoRelease::After {
+                    hours: hours
+                        .map(|h| h.ceil().max(MIN_AUTO_RELEASE_HOURS))
+                        .unwrap_or(DEFAULT_AUTO_RELEASE_HOURS),
+                    defaulted: true,
+                }
             } else {
                 AutoRelease::NotApplicable
             });
@@ -652,9 +791,12 @@ impl Parser<'_> {
         }
         match item {
             Item::Value(Value::Boolean(b)) if !*b.value() => Some(AutoRelease::Off),
-            Item::Value(Value::Boolean(_)) => {
-                Some(AutoRelease::After { hours: hours.map(|h| h.ceil().max(MIN_AUTO_RELEASE_HOURS)).unwrap_or(DEFAULT_AUTO_RELEASE_HOURS), defaulted: true })
-            }
+            Item::Value(Value::Boolean(_)) => Some(AutoRelease::After {
+                hours: hours
+                    .map(|h| h.ceil().max(MIN_AUTO_RELEASE_HOURS))
+                    .unwrap_or(DEFAULT_AUTO_RELEASE_HOURS),
+                defaulted: true,
+            }),
             Item::Value(Value::String(s)) => {
                 let text = s.value();
                 let parsed: Option<f64> = text.parse::<jiff::Span>().ok().and_then(|span| {
@@ -662,7 +804,9 @@ impl Parser<'_> {
                 });
                 match parsed {
                     // Tencent's ActionTimer must be > 5 min ahead, Alibaba's AutoReleaseTime ≥ 30 min, JD's ≥ 1 h.
-                    Some(h) if (MIN_AUTO_RELEASE_HOURS..=3.0 * 365.0 * 24.0).contains(&h) => Some(AutoRelease::After { hours: h, defaulted: false }),
+                    Some(h) if (MIN_AUTO_RELEASE_HOURS..=3.0 * 365.0 * 24.0).contains(&h) => {
+                        Some(AutoRelease::After { hours: h, defaulted: false })
+                    }
                     Some(_) => {
                         r.error(span, "`auto_release` must be from 2h (JD Cloud needs more than 1 h ahead when it is set) to 3 years after creation");
                         None
@@ -673,15 +817,23 @@ impl Parser<'_> {
                     }
                 }
             }
-            Item::Value(Value::Datetime(d)) => match d.value().to_string().parse::<jiff::Timestamp>() {
-                Ok(ts) => Some(AutoRelease::At(ts)),
-                Err(_) => {
-                    r.error(span, "`auto_release` time needs a date, a time and an offset, e.g. 2026-01-31T18:00:00Z");
-                    None
+            Item::Value(Value::Datetime(d)) => {
+                match d.value().to_string().parse::<jiff::Timestamp>() {
+                    Ok(ts) => Some(AutoRelease::At(ts)),
+                    Err(_) => {
+                        r.error(span, "`auto_release` time needs a date, a time and an offset, e.g. 2026-01-31T18:00:00Z");
+                        None
+                    }
                 }
-            },
+            }
             other => {
-                r.error(span, format!("`auto_release` must be a duration like \"8h\", a UTC time, or false; found {}", type_name(other)));
+                r.error(
+                    span,
+                    format!(
+                        "`auto_release` must be a duration like \"8h\", a UTC time, or false; found {}",
+                        type_name(other)
+                    ),
+                );
                 None
             }
         }
@@ -690,11 +842,21 @@ impl Parser<'_> {
     fn tags(&self, r: &mut Reader<'_>, t: &Table<'_>) -> Option<BTreeMap<String, String>> {
         let Some(item) = t.get("tags") else { return Some(BTreeMap::new()) };
         // Any key is allowed here; check each one ourselves.
-        let keys: Vec<String> = item.as_table_like().map(|tl| tl.iter().map(|(k, _)| k.to_string()).collect()).unwrap_or_default();
+        let keys: Vec<String> = item
+            .as_table_like()
+            .map(|tl| tl.iter().map(|(k, _)| k.to_string()).collect())
+            .unwrap_or_default();
         let allowed: Vec<&str> = keys.iter().map(String::as_str).collect();
         let tt = Table::open(r, item, format!("`tags` of {}", t.what), &allowed)?;
         if keys.len() > self.limits.max_tags {
-            r.error(tt.span.clone(), format!("{} tags; at most {} are accepted (gpuctl adds its own on top)", keys.len(), self.limits.max_tags));
+            r.error(
+                tt.span.clone(),
+                format!(
+                    "{} tags; at most {} are accepted (gpuctl adds its own on top)",
+                    keys.len(),
+                    self.limits.max_tags
+                ),
+            );
             return None;
         }
         let mut out = BTreeMap::new();
@@ -707,17 +869,35 @@ impl Parser<'_> {
                 r.error(span, "tag keys must be 1–64 characters");
                 ok = false;
             } else if control(k) {
-                r.error(span, format!("tag key `{}` holds control characters; tags take printable text only", self.clip(k)));
+                r.error(
+                    span,
+                    format!(
+                        "tag key `{}` holds control characters; tags take printable text only",
+                        self.clip(k)
+                    ),
+                );
                 ok = false;
             } else if k.starts_with("gpuctl") {
-                r.error(span, format!("tag key `{}` is reserved: gpuctl tags its resources with gpuctl-* keys itself", self.clip(k)));
+                r.error(
+                    span,
+                    format!(
+                        "tag key `{}` is reserved: gpuctl tags its resources with gpuctl-* keys itself",
+                        self.clip(k)
+                    ),
+                );
                 ok = false;
             } else if let Some(v) = tt.str(r, k) {
                 if v.value.chars().count() > 128 {
                     r.error_at(v.loc, "tag values must be at most 128 characters");
                     ok = false;
                 } else if control(&v.value) {
-                    r.error_at(v.loc, format!("tag value `{}` holds control characters; tags take printable text only", self.clip(&v.value)));
+                    r.error_at(
+                        v.loc,
+                        format!(
+                            "tag value `{}` holds control characters; tags take printable text only",
+                            self.clip(&v.value)
+                        ),
+                    );
                     ok = false;
                 } else {
                     out.insert(k.clone(), v.value);

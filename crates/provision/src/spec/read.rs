@@ -43,7 +43,12 @@ impl<'s> Reader<'s> {
     }
 
     pub fn error_at(&mut self, loc: Loc, message: impl Into<String>) {
-        self.errors.push(SpecError { file: self.file.to_string(), line: loc.line, column: loc.column, message: message.into() });
+        self.errors.push(SpecError {
+            file: self.file.to_string(),
+            line: loc.line,
+            column: loc.column,
+            message: message.into(),
+        });
     }
 }
 
@@ -84,7 +89,12 @@ pub(crate) fn type_name(item: &Item) -> &'static str {
 
 impl<'a> Table<'a> {
     /// Opens `item` as a table allowing only `allowed` keys; anything else is reported with a suggestion.
-    pub fn open(r: &mut Reader<'_>, item: &'a Item, what: impl Into<String>, allowed: &[&str]) -> Option<Self> {
+    pub fn open(
+        r: &mut Reader<'_>,
+        item: &'a Item,
+        what: impl Into<String>,
+        allowed: &[&str],
+    ) -> Option<Self> {
         let what = what.into();
         let table: &'a dyn TableLike = match item.as_table_like() {
             Some(t) => t,
@@ -117,9 +127,11 @@ impl<'a> Table<'a> {
         }
     }
 
-
     pub fn key_span(&self, key: &str) -> Option<Range<usize>> {
-        self.table.get_key_value(key).and_then(|(k, v)| k.span().or_else(|| v.span())).or_else(|| self.span.clone())
+        self.table
+            .get_key_value(key)
+            .and_then(|(k, v)| k.span().or_else(|| v.span()))
+            .or_else(|| self.span.clone())
     }
 
     pub fn loc(&self, r: &Reader<'_>) -> Loc {
@@ -140,11 +152,20 @@ impl<'a> Table<'a> {
     }
 
     fn wrong_type(&self, r: &mut Reader<'_>, key: &str, want: &str, item: &Item) {
-        r.error(self.value_span(key), format!("`{key}` in {} must be {want}, found {}", self.what, type_name(item)));
+        r.error(
+            self.value_span(key),
+            format!("`{key}` in {} must be {want}, found {}", self.what, type_name(item)),
+        );
     }
 
     /// Reads `key` with `extract`, reporting "must be {want}" when the value has another type.
-    fn typed<T>(&self, r: &mut Reader<'_>, key: &str, want: &str, extract: impl Fn(&Item) -> Option<T>) -> Option<Spanned<T>> {
+    fn typed<T>(
+        &self,
+        r: &mut Reader<'_>,
+        key: &str,
+        want: &str,
+        extract: impl Fn(&Item) -> Option<T>,
+    ) -> Option<Spanned<T>> {
         let item = self.get(key)?;
         match extract(item) {
             Some(value) => Some(Spanned { value, loc: r.loc(self.value_span(key)) }),
@@ -205,12 +226,16 @@ impl<'a> Table<'a> {
     pub fn tables(&self, r: &mut Reader<'_>, key: &str) -> Vec<Node<'a>> {
         let Some(item) = self.get(key) else { return Vec::new() };
         match item {
-            Item::ArrayOfTables(a) => a.iter().map(|t| Node { table: t as &dyn TableLike, span: t.span() }).collect(),
+            Item::ArrayOfTables(a) => {
+                a.iter().map(|t| Node { table: t as &dyn TableLike, span: t.span() }).collect()
+            }
             Item::Value(Value::Array(a)) => {
                 let mut out = Vec::new();
                 for v in a.iter() {
                     match v {
-                        Value::InlineTable(t) => out.push(Node { table: t as &dyn TableLike, span: t.span() }),
+                        Value::InlineTable(t) => {
+                            out.push(Node { table: t as &dyn TableLike, span: t.span() })
+                        }
                         _ => r.error(v.span(), format!("`{key}` in {} must hold only tables", self.what)),
                     }
                 }

@@ -18,7 +18,11 @@ pub(crate) fn canonical_query(raw: &str) -> String {
     join_query(&pairs, |s| s.to_owned())
 }
 
-pub(crate) fn stages(wire: &IncomingRequest, signed_headers: &[String], secret: &str) -> Result<Stages, String> {
+pub(crate) fn stages(
+    wire: &IncomingRequest,
+    signed_headers: &[String],
+    secret: &str,
+) -> Result<Stages, String> {
     let headers = canonical_headers(&wire.headers, signed_headers, RULE)?;
     let query = canonical_query(&wire.raw_query);
     let signed = signed_headers.join(";");
@@ -38,5 +42,8 @@ pub(crate) fn stages(wire: &IncomingRequest, signed_headers: &[String], secret: 
 }
 
 pub(crate) fn authorization(access_key_id: &str, signed_headers: &[String], signature: &str) -> String {
-    format!("{ALGORITHM} Credential={access_key_id},SignedHeaders={},Signature={signature}", signed_headers.join(";"))
+    format!(
+        "{ALGORITHM} Credential={access_key_id},SignedHeaders={},Signature={signature}",
+        signed_headers.join(";")
+    )
 }

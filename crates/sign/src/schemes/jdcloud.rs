@@ -42,7 +42,11 @@ pub(crate) fn canonical_uri(path: &str, v: Version) -> String {
     match v {
         Version::V2 => {
             let p = py_quote(path);
-            if p.is_empty() { "/".to_owned() } else { p }
+            if p.is_empty() {
+                "/".to_owned()
+            } else {
+                p
+            }
         }
         Version::V3 => {
             let decoded = unquote_plus(path);
@@ -56,7 +60,11 @@ pub(crate) fn canonical_uri(path: &str, v: Version) -> String {
                 return "/".to_owned();
             }
             let enc = rfc3986_path(&collapsed);
-            if enc.starts_with('/') { enc } else { format!("/{enc}") }
+            if enc.starts_with('/') {
+                enc
+            } else {
+                format!("/{enc}")
+            }
         }
     }
 }
@@ -142,7 +150,13 @@ pub(crate) fn stages(
     Ok(Stages { canonical_request, string_to_sign, signature })
 }
 
-pub(crate) fn authorization(access_key_id: &str, scope: &Scope<'_>, v: Version, signed_headers: &[String], signature: &str) -> String {
+pub(crate) fn authorization(
+    access_key_id: &str,
+    scope: &Scope<'_>,
+    v: Version,
+    signed_headers: &[String],
+    signature: &str,
+) -> String {
     format!(
         "{} Credential={access_key_id}/{}, SignedHeaders={}, Signature={signature}",
         v.algorithm(),

@@ -1,7 +1,9 @@
 //! Tencent Cloud TC3-HMAC-SHA256 (SDK: tencentcloud/common/abstract_client.py `_get_tc3_signature`).
 //! The canonical query is the raw query exactly as sent (never re-sorted or re-encoded).
 
-use crate::canonical::{canonical_headers, header, hmac_sha256, sha256_hex, CanonicalRequest, HeaderRule, Stages};
+use crate::canonical::{
+    canonical_headers, header, hmac_sha256, sha256_hex, CanonicalRequest, HeaderRule, Stages,
+};
 use crate::request::IncomingRequest;
 
 pub(crate) const ALGORITHM: &str = "TC3-HMAC-SHA256";
@@ -44,7 +46,13 @@ pub(crate) fn stages(
     Ok(Stages { canonical_request, string_to_sign, signature })
 }
 
-pub(crate) fn authorization(access_key_id: &str, date: &str, service: &str, signed_headers: &[String], signature: &str) -> String {
+pub(crate) fn authorization(
+    access_key_id: &str,
+    date: &str,
+    service: &str,
+    signed_headers: &[String],
+    signature: &str,
+) -> String {
     format!(
         "{ALGORITHM} Credential={access_key_id}/{date}/{service}/{TERMINATOR}, SignedHeaders={}, Signature={signature}",
         signed_headers.join(";")

@@ -80,7 +80,11 @@ impl Ecs {
         } else if params.get("Signature").is_some() {
             Scheme::AcsRpc
         } else {
-            return Err(EcsError::new(400, "MissingSignature", "The request is not signed: no Authorization header and no Signature parameter."));
+            return Err(EcsError::new(
+                400,
+                "MissingSignature",
+                "The request is not signed: no Authorization header and no Signature parameter.",
+            ));
         };
         let verified = auth::verify(scheme, req, ctx, PROVIDER, MAX_SKEW).map_err(|e| match e {
             AuthError::UnknownKey(_) => EcsError::new(404, codes::INVALID_ACCESS_KEY_ID, "Specified access key is not found."),
@@ -107,14 +111,24 @@ impl Ecs {
             let mut seen = lock(&self.nonces);
             seen.retain(|_, t| now.duration_since(*t) <= MAX_SKEW * 2);
             if seen.insert(nonce, now).is_some() {
-                return Err(EcsError::new(400, codes::NONCE_USED, "Specified signature nonce was used already."));
+                return Err(EcsError::new(
+                    400,
+                    codes::NONCE_USED,
+                    "Specified signature nonce was used already.",
+                ));
             }
         }
         Ok(verified.access_key)
     }
 
     fn dispatch(&self, account: &str, action: &str, params: &Value, ctx: &SimCtx) -> Result<Value, EcsError> {
-        let c = ops::Call { p: params::Params(params), ctx, now: ctx.now(), timings: timings(ctx), account: account.to_string() };
+        let c = ops::Call {
+            p: params::Params(params),
+            ctx,
+            now: ctx.now(),
+            timings: timings(ctx),
+            account: account.to_string(),
+        };
         let mut st = lock(&self.state);
         match action {
             "RunInstances" => ops::run_instances(&c, &mut st),
@@ -150,7 +164,10 @@ fn check_version(req: &SimRequest, params: &Value) -> Result<(), EcsError> {
         Some(v) if v != crate::api::API_VERSION => Err(EcsError::new(
             400,
             "InvalidVersion",
-            format!("Specified parameter Version \"{v}\" is not valid; ECS serves {}.", crate::api::API_VERSION),
+            format!(
+                "Specified parameter Version \"{v}\" is not valid; ECS serves {}.",
+                crate::api::API_VERSION
+            ),
         )),
         _ => Ok(()),
     }
@@ -198,9 +215,17 @@ impl Emulator for Ecs {
 
     fn server_error(&self, req: &SimRequest, ctx: &SimCtx, status: u16) -> SimResponse {
         let e = if status == 503 {
-            EcsError::new(503, codes::SERVICE_UNAVAILABLE, "The request has failed due to a temporary failure of the server.")
+            EcsError::new(
+                503,
+                codes::SERVICE_UNAVAILABLE,
+                "The request has failed due to a temporary failure of the server.",
+            )
         } else {
-            EcsError::new(status, codes::INTERNAL_ERROR, "The request processing has failed due to some unknown error, exception or failure.")
+            EcsError::new(
+                status,
+                codes::INTERNAL_ERROR,
+                "The request processing has failed due to some unknown error, exception or failure.",
+            )
         };
         self.render_error(req, ctx, &e)
     }

@@ -30,24 +30,34 @@ fn region(c: &Call) -> Result<String, EcsError> {
     if c.ctx.regions(PROVIDER).contains(&region) {
         Ok(region)
     } else {
-        Err(EcsError::new(404, codes::REGION_NOT_FOUND, format!("The specified RegionId \"{region}\" does not exist.")))
+        Err(EcsError::new(
+            404,
+            codes::REGION_NOT_FOUND,
+            format!("The specified RegionId \"{region}\" does not exist."),
+        ))
     }
 }
 
 /// The catalog names ECS types without the API's `ecs.` prefix (`gn7i-c8g1.2xlarge`); requests
 /// and answers use the API name (`ecs.gn7i-c8g1.2xlarge`). Either spelling finds the offer.
 fn find_offer<'c>(ctx: &'c SimCtx, region: &str, api_type: &str) -> Option<&'c Offer> {
-    ctx.offer(PROVIDER, region, api_type).or_else(|| ctx.offer(PROVIDER, region, api_type.strip_prefix("ecs.")?))
+    ctx.offer(PROVIDER, region, api_type)
+        .or_else(|| ctx.offer(PROVIDER, region, api_type.strip_prefix("ecs.")?))
 }
 
 /// The API spelling of a catalog name (`ecs.` prefixed).
 fn api_name(catalog_name: &str) -> String {
-    if catalog_name.starts_with("ecs.") { catalog_name.to_string() } else { format!("ecs.{catalog_name}") }
+    if catalog_name.starts_with("ecs.") {
+        catalog_name.to_string()
+    } else {
+        format!("ecs.{catalog_name}")
+    }
 }
 
 /// Stock-out knobs may name the type either way.
 fn sold_out(ctx: &SimCtx, offer: &Offer, zone: &str) -> bool {
-    ctx.is_sold_out(PROVIDER, &offer.instance_type, zone) || ctx.is_sold_out(PROVIDER, &api_name(&offer.instance_type), zone)
+    ctx.is_sold_out(PROVIDER, &offer.instance_type, zone)
+        || ctx.is_sold_out(PROVIDER, &api_name(&offer.instance_type), zone)
 }
 
 fn dry_run_passed() -> EcsError {
@@ -55,7 +65,11 @@ fn dry_run_passed() -> EcsError {
 }
 
 fn instance_not_found(id: &str) -> EcsError {
-    EcsError::new(404, codes::INSTANCE_NOT_FOUND, format!("The specified InstanceId \"{id}\" does not exist."))
+    EcsError::new(
+        404,
+        codes::INSTANCE_NOT_FOUND,
+        format!("The specified InstanceId \"{id}\" does not exist."),
+    )
 }
 
 /// ECS's AutoReleaseTime window: at least 30 minutes and at most 3 years ahead; seconds are
@@ -65,7 +79,9 @@ fn auto_release_time(raw: &str, now: Timestamp) -> Result<Timestamp, EcsError> {
         EcsError::new(
             400,
             codes::AUTO_RELEASE_MALFORMED,
-            format!("The specified AutoReleaseTime \"{raw}\" is not in the format yyyy-MM-ddTHH:mm:ssZ (UTC)."),
+            format!(
+                "The specified AutoReleaseTime \"{raw}\" is not in the format yyyy-MM-ddTHH:mm:ssZ (UTC)."
+            ),
         )
     })?;
     let t = Timestamp::from_second(t.as_second() - t.as_second().rem_euclid(60)).unwrap_or(t);
@@ -84,7 +100,11 @@ fn auto_release_time(raw: &str, now: Timestamp) -> Result<Timestamp, EcsError> {
 fn prepaid_term(p: &Params) -> Result<(u32, String), EcsError> {
     let unit = p.str("PeriodUnit").unwrap_or_else(|| "Month".into());
     let period = p.int("Period")?.ok_or_else(|| {
-        EcsError::new(400, codes::MISSING_PARAMETER, "The input parameter \"Period\" that is mandatory for PrePaid instances is not supplied.")
+        EcsError::new(
+            400,
+            codes::MISSING_PARAMETER,
+            "The input parameter \"Period\" that is mandatory for PrePaid instances is not supplied.",
+        )
     })?;
     let ok = match unit.as_str() {
         "Week" => (1..=4).contains(&period),
@@ -152,7 +172,11 @@ pub fn run_instances(c: &Call, st: &mut EcsState) -> Answer {
     };
     let amount = c.p.int("Amount")?.unwrap_or(1);
     if !(1..=100).contains(&amount) {
-        return Err(EcsError::new(400, "InvalidAmount.ValueNotSupported", format!("Amount must be 1-100, got {amount}.")));
+        return Err(EcsError::new(
+            400,
+            "InvalidAmount.ValueNotSupported",
+            format!("Amount must be 1-100, got {amount}."),
+        ));
     }
     let charge = c.p.str("InstanceChargeType").unwrap_or_else(|| "PostPaid".into());
     let term = match charge.as_str() {
@@ -165,13 +189,19 @@ pub fn run_instances(c: &Call, st: &mut EcsState) -> Answer {
         return Err(super::params::invalid("SpotStrategy", &json!(spot)));
     }
     if spot != "NoSpot" && charge != "PostPaid" {
-        return Err(EcsError::new(400, codes::INVALID_PARAMETER, "SpotStrategy applies only to PostPaid instances."));
+        return Err(EcsError::new(
+            400,
+            codes::INVALID_PARAMETER,
+            "SpotStrategy applies only to PostPaid instances.",
+        ));
     }
     let spot_limit = c.p.float("SpotPriceLimit")?;
     if spot == "SpotWithPriceLimit" && spot_limit.is_none() {
         return Err(EcsError::new(400, codes::MISSING_PARAMETER, "SpotWithPriceLimit needs SpotPriceLimit."));
     }
-    if let (Some(limit), Some(market)) = (spot_limit, offer.prices.spot_hourly.filter(|_| spot == "SpotWithPriceLimit")) {
+    if let (Some(limit), Some(market)) =
+        (spot_limit, offer.prices.spot_hourly.filter(|_| spot == "SpotWithPriceLimit"))
+    {
         if limit < market {
             // *unverified* code; the rule (a limit under the market price cannot launch) is ECS's.
             return Err(EcsError::new(
@@ -188,7 +218,11 @@ pub fn run_instances(c: &Call, st: &mut EcsState) -> Answer {
     let token = c.p.str("ClientToken");
     if let Some(t) = &token {
         if t.len() > 64 || !t.is_ascii() {
-            return Err(EcsError::new(400, "InvalidClientToken.Malformed", "ClientToken must be at most 64 ASCII characters."));
+            return Err(EcsError::new(
+                400,
+                "InvalidClientToken.Malformed",
+                "ClientToken must be at most 64 ASCII characters.",
+            ));
         }
         if let Some(replay) = token_check(st, "RunInstances", c)? {
             return Ok(replay);
@@ -206,7 +240,14 @@ pub fn run_instances(c: &Call, st: &mut EcsState) -> Answer {
         return Err(dry_run_passed());
     }
     // A stock knob with `available` left: all `Amount` instances or none (refused as sold out).
-    if c.ctx.take_stock(PROVIDER, &[&offer.instance_type, &api_name(&offer.instance_type)], &zone, amount as u32, true) < amount as u32 {
+    if c.ctx.take_stock(
+        PROVIDER,
+        &[&offer.instance_type, &api_name(&offer.instance_type)],
+        &zone,
+        amount as u32,
+        true,
+    ) < amount as u32
+    {
         return Err(EcsError::new(
             403,
             codes::NO_STOCK,
@@ -240,7 +281,12 @@ pub fn run_instances(c: &Call, st: &mut EcsState) -> Answer {
                 c.now + SignedDuration::from_hours(24 * days)
             }),
             tags: c.p.tags("Tag"),
-            security_group_ids: c.p.str("SecurityGroupId").into_iter().chain(c.p.list("SecurityGroupIds")).collect(),
+            security_group_ids: c
+                .p
+                .str("SecurityGroupId")
+                .into_iter()
+                .chain(c.p.list("SecurityGroupIds"))
+                .collect(),
             vswitch_id: c.p.str("VSwitchId").unwrap_or_default(),
             private_ip: format!("172.16.{}.{}", ip_tail / 250, ip_tail),
             internet_max_bandwidth_out: c.p.int("InternetMaxBandwidthOut")?.unwrap_or(0),
@@ -304,7 +350,12 @@ pub fn run_instances(c: &Call, st: &mut EcsState) -> Answer {
         answer["TradePrice"] = json!(round2(price * amount as f64));
     }
     if charge == "PrePaid" {
-        answer["OrderId"] = json!(c.ctx.new_id("", 15).chars().map(|ch| if ch.is_ascii_digit() { ch } else { '7' }).collect::<String>());
+        answer["OrderId"] = json!(c
+            .ctx
+            .new_id("", 15)
+            .chars()
+            .map(|ch| if ch.is_ascii_digit() { ch } else { '7' })
+            .collect::<String>());
     }
     if token.is_some() {
         token_remember(st, "RunInstances", c, &answer);
@@ -398,7 +449,9 @@ pub fn describe_instances(c: &Call, st: &EcsState) -> Answer {
         .filter(|i| status.as_ref().is_none_or(|s| s == i.status(c.now, &c.timings).as_str()))
         .filter(|i| name.as_ref().is_none_or(|n| glob_match(n, &i.name)))
         .filter(|i| charge.as_ref().is_none_or(|ch| *ch == i.charge_type))
-        .filter(|i| tags.iter().all(|(k, v)| i.tags.iter().any(|(tk, tv)| tk == k && (v.is_empty() || tv == v))))
+        .filter(|i| {
+            tags.iter().all(|(k, v)| i.tags.iter().any(|(tk, tv)| tk == k && (v.is_empty() || tv == v)))
+        })
         .collect();
     let (total, page_items) = paged(matching, pg);
     Ok(json!({
@@ -441,7 +494,12 @@ pub fn describe_instance_status(c: &Call, st: &EcsState) -> Answer {
 
 /// Whether ECS lets this instance be deleted now: only Stopped ones, or any with Force; a
 /// subscription (PrePaid) instance needs TerminateSubscription.
-fn check_deletable(i: &Instance, force: bool, terminate_subscription: bool, c: &Call) -> Result<(), EcsError> {
+fn check_deletable(
+    i: &Instance,
+    force: bool,
+    terminate_subscription: bool,
+    c: &Call,
+) -> Result<(), EcsError> {
     if i.charge_type == "PrePaid" && !terminate_subscription && i.expires.is_some_and(|e| e > c.now) {
         return Err(EcsError::new(
             403,
@@ -450,7 +508,11 @@ fn check_deletable(i: &Instance, force: bool, terminate_subscription: bool, c: &
         ));
     }
     if i.deletion_protection {
-        return Err(EcsError::new(403, "InvalidOperation.DeletionProtection", format!("Instance {} has deletion protection enabled.", i.id)));
+        return Err(EcsError::new(
+            403,
+            "InvalidOperation.DeletionProtection",
+            format!("Instance {} has deletion protection enabled.", i.id),
+        ));
     }
     let status = i.status(c.now, &c.timings);
     if status != Status::Stopped && !force {
@@ -472,7 +534,8 @@ pub fn delete_instances(c: &Call, st: &mut EcsState) -> Answer {
     let force = c.p.bool("Force")?;
     let terminate_subscription = c.p.bool("TerminateSubscription")?;
     for id in &ids {
-        let inst = st.instances.get(id).filter(|i| i.region == region).ok_or_else(|| instance_not_found(id))?;
+        let inst =
+            st.instances.get(id).filter(|i| i.region == region).ok_or_else(|| instance_not_found(id))?;
         check_deletable(inst, force, terminate_subscription, c)?;
     }
     if c.p.bool("DryRun")? {
@@ -535,7 +598,11 @@ pub fn describe_price(c: &Call) -> Answer {
     }
     let instance_type = c.p.required("InstanceType")?;
     let offer = find_offer(c.ctx, &region, &instance_type).ok_or_else(|| {
-        EcsError::new(400, codes::BAD_INSTANCE_TYPE, format!("The specified InstanceType \"{instance_type}\" is not supported in region {region}."))
+        EcsError::new(
+            400,
+            codes::BAD_INSTANCE_TYPE,
+            format!("The specified InstanceType \"{instance_type}\" is not supported in region {region}."),
+        )
     })?;
     let unit = c.p.str("PriceUnit").unwrap_or_else(|| "Hour".into());
     let period = c.p.int("Period")?.unwrap_or(1).max(1) as u32;
@@ -551,7 +618,10 @@ pub fn describe_price(c: &Call) -> Answer {
         EcsError::new(
             400,
             codes::PRICE_NOT_FOUND,
-            format!("The catalog has no {unit} price for {instance_type} in {region} (source: {}, as of {}).", offer.source, offer.as_of),
+            format!(
+                "The catalog has no {unit} price for {instance_type} in {region} (source: {}, as of {}).",
+                offer.source, offer.as_of
+            ),
         )
     })?;
     let price = round2(price);
@@ -579,7 +649,9 @@ pub fn describe_available_resource(c: &Call) -> Answer {
     let offers: Vec<&Offer> = c
         .ctx
         .offers(PROVIDER)
-        .filter(|o| o.region == region && type_filter.as_ref().is_none_or(|t| *t == api_name(&o.instance_type)))
+        .filter(|o| {
+            o.region == region && type_filter.as_ref().is_none_or(|t| *t == api_name(&o.instance_type))
+        })
         .collect();
     let mut zones: Vec<String> = offers.iter().flat_map(|o| o.zones.iter().cloned()).collect();
     zones.sort();
@@ -607,7 +679,9 @@ pub fn describe_available_resource(c: &Call) -> Answer {
                 return Err(EcsError::new(
                     400,
                     "InvalidDestinationResource.ValueNotSupported",
-                    format!("The local cloud answers DestinationResource Zone or InstanceType, not \"{other}\"."),
+                    format!(
+                        "The local cloud answers DestinationResource Zone or InstanceType, not \"{other}\"."
+                    ),
                 ))
             }
         };
@@ -718,11 +792,23 @@ fn token_remember(st: &mut EcsState, action: &str, c: &Call, answer: &Value) {
     }
 }
 
-fn new_snapshot(st: &mut EcsState, c: &Call, disk_id: &str, name: String, kind: &'static str) -> Result<String, EcsError> {
+fn new_snapshot(
+    st: &mut EcsState,
+    c: &Call,
+    disk_id: &str,
+    name: String,
+    kind: &'static str,
+) -> Result<String, EcsError> {
     let disk = st
         .disks
         .get(disk_id)
-        .ok_or_else(|| EcsError::new(404, codes::DISK_NOT_FOUND, format!("The specified DiskId \"{disk_id}\" does not exist.")))?
+        .ok_or_else(|| {
+            EcsError::new(
+                404,
+                codes::DISK_NOT_FOUND,
+                format!("The specified DiskId \"{disk_id}\" does not exist."),
+            )
+        })?
         .clone();
     let id = c.ctx.new_id("s-", 20);
     st.snapshots.insert(
@@ -750,10 +836,13 @@ pub fn create_snapshot(c: &Call, st: &mut EcsState) -> Answer {
     if let Some(replay) = token_check(st, "CreateSnapshot", c)? {
         return Ok(replay);
     }
-    let disk = st
-        .disks
-        .get(&disk_id)
-        .ok_or_else(|| EcsError::new(404, codes::DISK_NOT_FOUND, format!("The specified DiskId \"{disk_id}\" does not exist.")))?;
+    let disk = st.disks.get(&disk_id).ok_or_else(|| {
+        EcsError::new(
+            404,
+            codes::DISK_NOT_FOUND,
+            format!("The specified DiskId \"{disk_id}\" does not exist."),
+        )
+    })?;
     if let Some(i) = disk.instance_id.clone() {
         require_settled(st, &i, c)?;
     }
@@ -798,8 +887,9 @@ pub fn describe_snapshots(c: &Call, st: &EcsState) -> Answer {
     let kind = c.p.str("SnapshotType").filter(|k| k != "all");
     let status = c.p.str("Status").filter(|k| k != "all");
     let pg = page(&c.p, 10, 100)?;
-    let instance_disks: Option<Vec<&String>> =
-        instance.as_ref().map(|i| st.disks.values().filter(|d| d.instance_id.as_ref() == Some(i)).map(|d| &d.id).collect());
+    let instance_disks: Option<Vec<&String>> = instance
+        .as_ref()
+        .map(|i| st.disks.values().filter(|d| d.instance_id.as_ref() == Some(i)).map(|d| &d.id).collect());
     let matching: Vec<&Snapshot> = st
         .snapshots
         .values()
@@ -808,7 +898,9 @@ pub fn describe_snapshots(c: &Call, st: &EcsState) -> Answer {
         .filter(|s| disk.as_ref().is_none_or(|d| *d == s.disk_id))
         .filter(|s| instance_disks.as_ref().is_none_or(|ds| ds.contains(&&s.disk_id)))
         .filter(|s| kind.as_ref().is_none_or(|k| k == s.snapshot_type))
-        .filter(|s| status.as_ref().is_none_or(|want| (want == "accomplished") == s.accomplished(c.now, &c.timings)))
+        .filter(|s| {
+            status.as_ref().is_none_or(|want| (want == "accomplished") == s.accomplished(c.now, &c.timings))
+        })
         .collect();
     let (total, items) = paged(matching, pg);
     Ok(json!({
@@ -822,15 +914,21 @@ pub fn describe_snapshots(c: &Call, st: &EcsState) -> Answer {
 
 pub fn delete_snapshot(c: &Call, st: &mut EcsState) -> Answer {
     let id = c.p.required("SnapshotId")?;
-    let snap = st
-        .snapshots
-        .get(&id)
-        .ok_or_else(|| EcsError::new(404, codes::SNAPSHOT_NOT_FOUND, format!("The specified SnapshotId \"{id}\" does not exist.")))?;
+    let snap = st.snapshots.get(&id).ok_or_else(|| {
+        EcsError::new(
+            404,
+            codes::SNAPSHOT_NOT_FOUND,
+            format!("The specified SnapshotId \"{id}\" does not exist."),
+        )
+    })?;
     if !snap.used_by_images.is_empty() && !c.p.bool("Force")? {
         return Err(EcsError::new(
             403,
             codes::SNAPSHOT_USED_BY_IMAGE,
-            format!("The snapshot {id} is used by image {}; delete the image first or pass Force=true.", snap.used_by_images.join(", ")),
+            format!(
+                "The snapshot {id} is used by image {}; delete the image first or pass Force=true.",
+                snap.used_by_images.join(", ")
+            ),
         ));
     }
     st.snapshots.remove(&id);
@@ -850,7 +948,8 @@ pub fn create_image(c: &Call, st: &mut EcsState) -> Answer {
             return Err(instance_not_found(iid));
         }
         require_settled(st, iid, c)?;
-        let disks: Vec<String> = st.disks.values().filter(|d| d.instance_id.as_ref() == Some(iid)).map(|d| d.id.clone()).collect();
+        let disks: Vec<String> =
+            st.disks.values().filter(|d| d.instance_id.as_ref() == Some(iid)).map(|d| d.id.clone()).collect();
         for d in disks {
             snapshot_ids.push(new_snapshot(st, c, &d, format!("image_{image_id}_{d}"), "user")?);
         }
@@ -858,11 +957,19 @@ pub fn create_image(c: &Call, st: &mut EcsState) -> Answer {
         let mut wanted: Vec<String> = c.p.str("SnapshotId").into_iter().collect();
         wanted.extend(c.p.items("DiskDeviceMapping").iter().filter_map(|m| m.str("SnapshotId")));
         if wanted.is_empty() {
-            return Err(EcsError::new(400, codes::MISSING_PARAMETER, "CreateImage needs InstanceId, SnapshotId or DiskDeviceMapping.N.SnapshotId."));
+            return Err(EcsError::new(
+                400,
+                codes::MISSING_PARAMETER,
+                "CreateImage needs InstanceId, SnapshotId or DiskDeviceMapping.N.SnapshotId.",
+            ));
         }
         for s in &wanted {
             if !st.snapshots.contains_key(s) {
-                return Err(EcsError::new(404, codes::SNAPSHOT_NOT_FOUND, format!("The specified SnapshotId \"{s}\" does not exist.")));
+                return Err(EcsError::new(
+                    404,
+                    codes::SNAPSHOT_NOT_FOUND,
+                    format!("The specified SnapshotId \"{s}\" does not exist."),
+                ));
             }
         }
         snapshot_ids = wanted;
@@ -912,9 +1019,17 @@ fn small_numbers(c: &Call, name: &str, range: std::ops::RangeInclusive<u8>) -> R
         code.push_str(&name[..1].to_ascii_uppercase());
         code.push_str(&name[1..]);
         code.push_str(".Malformed");
-        EcsError::new(400, &code, format!("The specified {name} {raw:?} must be numbers in {}-{}.", range.start(), range.end()))
+        EcsError::new(
+            400,
+            &code,
+            format!("The specified {name} {raw:?} must be numbers in {}-{}.", range.start(), range.end()),
+        )
     };
-    let nums: Vec<u8> = raw.iter().map(|s| s.trim().parse::<u8>().ok().filter(|n| range.contains(n))).collect::<Option<_>>().ok_or_else(bad)?;
+    let nums: Vec<u8> = raw
+        .iter()
+        .map(|s| s.trim().parse::<u8>().ok().filter(|n| range.contains(n)))
+        .collect::<Option<_>>()
+        .ok_or_else(bad)?;
     if nums.is_empty() {
         return Err(bad());
     }
@@ -926,9 +1041,14 @@ pub fn create_auto_snapshot_policy(c: &Call, st: &mut EcsState) -> Answer {
     let region = c.p.required("regionId")?;
     let time_points = small_numbers(c, "timePoints", 0..=23)?;
     let repeat_weekdays = small_numbers(c, "repeatWeekdays", 1..=7)?;
-    let retention_days = c.p.int("retentionDays")?.ok_or_else(|| c.p.required("retentionDays").unwrap_err())?;
+    let retention_days =
+        c.p.int("retentionDays")?.ok_or_else(|| c.p.required("retentionDays").unwrap_err())?;
     if !(retention_days == -1 || (1..=65536).contains(&retention_days)) {
-        return Err(EcsError::new(400, "InvalidRetentionDays.Malformed", format!("retentionDays must be -1 or 1-65536, got {retention_days}.")));
+        return Err(EcsError::new(
+            400,
+            "InvalidRetentionDays.Malformed",
+            format!("retentionDays must be -1 or 1-65536, got {retention_days}."),
+        ));
     }
     let id = c.ctx.new_id("sp-", 20);
     st.auto_snapshot_policies.insert(
@@ -952,11 +1072,19 @@ pub fn apply_auto_snapshot_policy(c: &Call, st: &mut EcsState) -> Answer {
     let policy = c.p.required("autoSnapshotPolicyId")?;
     let disks = c.p.json_list("diskIds")?.ok_or_else(|| c.p.required("diskIds").unwrap_err())?;
     if !st.auto_snapshot_policies.contains_key(&policy) {
-        return Err(EcsError::new(404, codes::POLICY_NOT_FOUND, format!("The specified autoSnapshotPolicyId \"{policy}\" does not exist.")));
+        return Err(EcsError::new(
+            404,
+            codes::POLICY_NOT_FOUND,
+            format!("The specified autoSnapshotPolicyId \"{policy}\" does not exist."),
+        ));
     }
     for d in &disks {
         if !st.disks.contains_key(d) {
-            return Err(EcsError::new(404, codes::DISK_NOT_FOUND, format!("The specified DiskId \"{d}\" does not exist.")));
+            return Err(EcsError::new(
+                404,
+                codes::DISK_NOT_FOUND,
+                format!("The specified DiskId \"{d}\" does not exist."),
+            ));
         }
     }
     for d in &disks {

@@ -123,9 +123,12 @@ impl Params<'_> {
             "SecurityToken",
         ];
         match self.0 {
-            Value::Object(map) => {
-                Value::Object(map.iter().filter(|(k, _)| !VARYING.contains(&k.as_str())).map(|(k, v)| (k.clone(), v.clone())).collect())
-            }
+            Value::Object(map) => Value::Object(
+                map.iter()
+                    .filter(|(k, _)| !VARYING.contains(&k.as_str()))
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect(),
+            ),
             other => other.clone(),
         }
     }
@@ -135,6 +138,9 @@ pub fn invalid(name: &str, v: &Value) -> EcsError {
     EcsError::new(
         400,
         codes::INVALID_PARAMETER,
-        format!("The specified parameter \"{name}\" is not valid: {}.", as_string(v).unwrap_or_else(|| v.to_string())),
+        format!(
+            "The specified parameter \"{name}\" is not valid: {}.",
+            as_string(v).unwrap_or_else(|| v.to_string())
+        ),
     )
 }

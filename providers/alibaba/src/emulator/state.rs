@@ -4,8 +4,8 @@
 
 use std::collections::BTreeMap;
 
-use jiff::{SignedDuration, Timestamp};
 use gpuctl_simkit::IdempotencyStore;
+use jiff::{SignedDuration, Timestamp};
 use serde::Serialize;
 
 /// How long each boot phase lasts on the sim clock. Real ECS takes tens of seconds; the sim keeps
@@ -243,8 +243,12 @@ impl EcsState {
             if let Some(p) = self.auto_snapshot_policies.get_mut(&pid) {
                 p.evaluated_until = now;
             }
-            let disks: Vec<Disk> =
-                self.disks.values().filter(|d| d.auto_snapshot_policy_id.as_deref() == Some(pid.as_str())).cloned().collect();
+            let disks: Vec<Disk> = self
+                .disks
+                .values()
+                .filter(|d| d.auto_snapshot_policy_id.as_deref() == Some(pid.as_str()))
+                .cloned()
+                .collect();
             for slot in slots {
                 for disk in &disks {
                     let id = new_id("s-");
@@ -271,7 +275,10 @@ impl EcsState {
         }
         // Retention applies to automatic snapshots only; user snapshots stay until deleted.
         self.snapshots.retain(|_, s| match (s.snapshot_type, s.retention_days) {
-            ("auto", Some(days)) => !s.used_by_images.is_empty() || now.duration_since(s.created) < SignedDuration::from_hours(24 * days),
+            ("auto", Some(days)) => {
+                !s.used_by_images.is_empty()
+                    || now.duration_since(s.created) < SignedDuration::from_hours(24 * days)
+            }
             _ => true,
         });
     }

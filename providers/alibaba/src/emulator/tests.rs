@@ -26,7 +26,12 @@ fn offers() -> Vec<Offer> {
         vcpu: 8,
         memory_gib: 30.0,
         // The spot figure is a test value (catalog-facts.md has no gn7i spot quote).
-        prices: Prices { hourly: Some(9.74), monthly: Some(4675.66), spot_hourly: Some(1.95), ..Prices::default() },
+        prices: Prices {
+            hourly: Some(9.74),
+            monthly: Some(4675.66),
+            spot_hourly: Some(1.95),
+            ..Prices::default()
+        },
         source: "DescribePrice quote (catalog-facts.md §3)".into(),
         as_of: "2026-09-24".into(),
     }]
@@ -53,14 +58,24 @@ fn err_code<T: std::fmt::Debug>(r: Result<T, EcsError>) -> (u16, String) {
 }
 
 fn run(ecs: &Ecs, ctx: &SimCtx, extra: &[(&str, &str)]) -> Result<Vec<String>, EcsError> {
-    let mut p = vec![("RegionId", "cn-hangzhou"), ("InstanceType", TYPE), ("ImageId", "ubuntu_22_04_x64_20G_alibase_20240101.vhd")];
+    let mut p = vec![
+        ("RegionId", "cn-hangzhou"),
+        ("InstanceType", TYPE),
+        ("ImageId", "ubuntu_22_04_x64_20G_alibase_20240101.vhd"),
+    ];
     p.extend_from_slice(extra);
     let v = call(ecs, ctx, "RunInstances", &p)?;
-    Ok(v["InstanceIdSets"]["InstanceIdSet"].as_array().unwrap().iter().map(|i| i.as_str().unwrap().to_string()).collect())
+    Ok(v["InstanceIdSets"]["InstanceIdSet"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i.as_str().unwrap().to_string())
+        .collect())
 }
 
 fn status(ecs: &Ecs, ctx: &SimCtx, id: &str) -> String {
-    let v = call(ecs, ctx, "DescribeInstanceStatus", &[("RegionId", "cn-hangzhou"), ("InstanceId.1", id)]).unwrap();
+    let v = call(ecs, ctx, "DescribeInstanceStatus", &[("RegionId", "cn-hangzhou"), ("InstanceId.1", id)])
+        .unwrap();
     v["InstanceStatuses"]["InstanceStatus"][0]["Status"].as_str().unwrap_or("gone").to_string()
 }
 
@@ -74,12 +89,24 @@ fn instances_go_pending_starting_running_on_the_sim_clock() {
     assert_eq!(status(&ecs, &ctx, &ids[0]), "Starting");
     ctx.clock().advance(SignedDuration::from_secs(6));
     assert_eq!(status(&ecs, &ctx, &ids[1]), "Running");
-    let v = call(&ecs, &ctx, "DescribeInstances", &[("RegionId", "cn-hangzhou"), ("InstanceIds", &format!("[\"{}\"]", ids[1]))]).unwrap();
+    let v = call(
+        &ecs,
+        &ctx,
+        "DescribeInstances",
+        &[("RegionId", "cn-hangzhou"), ("InstanceIds", &format!("[\"{}\"]", ids[1]))],
+    )
+    .unwrap();
     let inst = &v["Instances"]["Instance"][0];
     assert_eq!(v["TotalCount"], 1);
     assert_eq!(inst["InstanceId"], ids[1].as_str());
-    assert_eq!((inst["Cpu"].as_i64(), inst["Memory"].as_i64(), inst["GPUAmount"].as_i64()), (Some(8), Some(30 * 1024), Some(1)));
-    assert_eq!((inst["InstanceType"].as_str(), inst["InstanceTypeFamily"].as_str()), (Some(TYPE), Some("ecs.gn7i")));
+    assert_eq!(
+        (inst["Cpu"].as_i64(), inst["Memory"].as_i64(), inst["GPUAmount"].as_i64()),
+        (Some(8), Some(30 * 1024), Some(1))
+    );
+    assert_eq!(
+        (inst["InstanceType"].as_str(), inst["InstanceTypeFamily"].as_str()),
+        (Some(TYPE), Some("ecs.gn7i"))
+    );
 }
 
 #[test]
@@ -96,10 +123,15 @@ fn client_token_replays_the_same_instances_and_refuses_changed_parameters() {
     let other = run(&ecs, &ctx, &[("ClientToken", "deploy-a-1"), ("Amount", "2")]).unwrap();
     assert_ne!(first, other);
     // Tokens belong to an account: another account may use the same token for something else.
-    let p: Vec<(String, String)> = [("RegionId", "cn-hangzhou"), ("InstanceType", TYPE), ("ImageId", "img"), ("ClientToken", "deploy-a-0")]
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect();
+    let p: Vec<(String, String)> = [
+        ("RegionId", "cn-hangzhou"),
+        ("InstanceType", TYPE),
+        ("ImageId", "img"),
+        ("ClientToken", "deploy-a-0"),
+    ]
+    .iter()
+    .map(|(k, v)| (k.to_string(), v.to_string()))
+    .collect();
     let theirs = ecs.dispatch("another-account", "RunInstances", &unflatten(&p), &ctx).unwrap();
     assert_eq!(theirs["InstanceIdSets"]["InstanceIdSet"].as_array().map(Vec::len), Some(1));
 }
@@ -108,30 +140,59 @@ fn client_token_replays_the_same_instances_and_refuses_changed_parameters() {
 fn dry_run_validates_without_creating() {
     let (ecs, ctx) = (Ecs::new(), ctx());
     assert_eq!(err_code(run(&ecs, &ctx, &[("DryRun", "True")])), (400, codes::DRY_RUN.into()));
-    assert_eq!(err_code(run(&ecs, &ctx, &[("DryRun", "true"), ("ZoneId", "cn-hangzhou-z")])), (400, codes::BAD_INSTANCE_TYPE.into()));
+    assert_eq!(
+        err_code(run(&ecs, &ctx, &[("DryRun", "true"), ("ZoneId", "cn-hangzhou-z")])),
+        (400, codes::BAD_INSTANCE_TYPE.into())
+    );
     assert!(lock(&ecs.state).instances.is_empty());
 }
 
 #[test]
 fn bad_run_parameters_get_ecs_errors() {
     let (ecs, ctx) = (Ecs::new(), ctx());
-    let check = |extra: &[(&str, &str)], want: &str| assert_eq!(err_code(run(&ecs, &ctx, extra)).1, want, "{extra:?}");
+    let check = |extra: &[(&str, &str)], want: &str| {
+        assert_eq!(err_code(run(&ecs, &ctx, extra)).1, want, "{extra:?}")
+    };
     check(&[("InstanceType", "ecs.nope")], codes::BAD_INSTANCE_TYPE);
-    check(&[("InstanceChargeType", "PrePaid"), ("Period", "5"), ("PeriodUnit", "Week")], codes::INVALID_PERIOD);
+    check(
+        &[("InstanceChargeType", "PrePaid"), ("Period", "5"), ("PeriodUnit", "Week")],
+        codes::INVALID_PERIOD,
+    );
     check(&[("InstanceChargeType", "PrePaid")], codes::MISSING_PARAMETER);
     check(&[("AutoReleaseTime", "tomorrow")], codes::AUTO_RELEASE_MALFORMED);
     check(&[("SpotStrategy", "SpotWithPriceLimit")], codes::MISSING_PARAMETER);
     check(&[("Amount", "0")], "InvalidAmount.ValueNotSupported");
-    check(&[("SpotStrategy", "SpotWithPriceLimit"), ("SpotPriceLimit", "1.5")], "InvalidSpotPriceLimit.LowerThanPublicPrice");
-    check(&[("SpotStrategy", "SpotAsPriceGo"), ("InstanceChargeType", "PrePaid"), ("Period", "1")], codes::INVALID_PARAMETER);
+    check(
+        &[("SpotStrategy", "SpotWithPriceLimit"), ("SpotPriceLimit", "1.5")],
+        "InvalidSpotPriceLimit.LowerThanPublicPrice",
+    );
+    check(
+        &[("SpotStrategy", "SpotAsPriceGo"), ("InstanceChargeType", "PrePaid"), ("Period", "1")],
+        codes::INVALID_PARAMETER,
+    );
     let spot = run(&ecs, &ctx, &[("SpotStrategy", "SpotWithPriceLimit"), ("SpotPriceLimit", "2.5")]).unwrap();
-    let v = call(&ecs, &ctx, "DescribeInstances", &[("RegionId", "cn-hangzhou"), ("InstanceIds", &format!("[\"{}\"]", spot[0]))]).unwrap();
-    assert_eq!((v["Instances"]["Instance"][0]["SpotStrategy"].as_str(), v["Instances"]["Instance"][0]["SpotPriceLimit"].as_f64()), (Some("SpotWithPriceLimit"), Some(2.5)));
+    let v = call(
+        &ecs,
+        &ctx,
+        "DescribeInstances",
+        &[("RegionId", "cn-hangzhou"), ("InstanceIds", &format!("[\"{}\"]", spot[0]))],
+    )
+    .unwrap();
+    assert_eq!(
+        (
+            v["Instances"]["Instance"][0]["SpotStrategy"].as_str(),
+            v["Instances"]["Instance"][0]["SpotPriceLimit"].as_f64()
+        ),
+        (Some("SpotWithPriceLimit"), Some(2.5))
+    );
     let soon = (ctx.now() + SignedDuration::from_mins(10)).strftime("%Y-%m-%dT%H:%M:%SZ").to_string();
     check(&[("AutoReleaseTime", &soon)], codes::AUTO_RELEASE_OUT_OF_RANGE);
     let e = call(&ecs, &ctx, "RunInstances", &[("RegionId", "cn-hangzhou")]).unwrap_err();
     assert!(e.message.contains("\"InstanceType\""), "{}", e.message);
-    assert_eq!(err_code(call(&ecs, &ctx, "RunInstances", &[("RegionId", "mars-1")])), (404, codes::REGION_NOT_FOUND.into()));
+    assert_eq!(
+        err_code(call(&ecs, &ctx, "RunInstances", &[("RegionId", "mars-1")])),
+        (404, codes::REGION_NOT_FOUND.into())
+    );
     assert_eq!(err_code(call(&ecs, &ctx, "StopEverything", &[])), (404, codes::ACTION_NOT_FOUND.into()));
 }
 
@@ -139,14 +200,30 @@ fn bad_run_parameters_get_ecs_errors() {
 fn weekly_prepaid_needs_a_catalogued_weekly_price_to_quote() {
     let (ecs, ctx) = (Ecs::new(), ctx());
     // The week term itself is accepted; the catalog has no weekly price, so no TradePrice is made up.
-    let v = call(&ecs, &ctx, "RunInstances", &[
-        ("RegionId", "cn-hangzhou"), ("InstanceType", TYPE), ("ImageId", "img"),
-        ("InstanceChargeType", "PrePaid"), ("Period", "1"), ("PeriodUnit", "Week"),
-    ])
+    let v = call(
+        &ecs,
+        &ctx,
+        "RunInstances",
+        &[
+            ("RegionId", "cn-hangzhou"),
+            ("InstanceType", TYPE),
+            ("ImageId", "img"),
+            ("InstanceChargeType", "PrePaid"),
+            ("Period", "1"),
+            ("PeriodUnit", "Week"),
+        ],
+    )
     .unwrap();
     assert!(v.get("TradePrice").is_none());
     assert!(v["OrderId"].as_str().is_some_and(|o| !o.is_empty()));
-    let q = |unit: &str| call(&ecs, &ctx, "DescribePrice", &[("RegionId", "cn-hangzhou"), ("InstanceType", TYPE), ("PriceUnit", unit), ("Period", "2")]);
+    let q = |unit: &str| {
+        call(
+            &ecs,
+            &ctx,
+            "DescribePrice",
+            &[("RegionId", "cn-hangzhou"), ("InstanceType", TYPE), ("PriceUnit", unit), ("Period", "2")],
+        )
+    };
     assert_eq!(q("Hour").unwrap()["PriceInfo"]["Price"]["TradePrice"], 9.74);
     assert_eq!(q("Month").unwrap()["PriceInfo"]["Price"]["TradePrice"], 9351.32);
     let e = q("Week").unwrap_err();
@@ -160,8 +237,14 @@ fn weekly_prepaid_needs_a_catalogued_weekly_price_to_quote() {
 fn auto_release_deletes_the_instance_and_its_disks_when_due() {
     let (ecs, ctx) = (Ecs::new(), ctx());
     let at = (ctx.now() + SignedDuration::from_mins(45)).strftime("%Y-%m-%dT%H:%M:%SZ").to_string();
-    let ids = run(&ecs, &ctx, &[("AutoReleaseTime", &at), ("DataDisk.1.Size", "100"), ("DataDisk.1.Category", "cloud_essd")]).unwrap();
-    let disks = call(&ecs, &ctx, "DescribeDisks", &[("RegionId", "cn-hangzhou"), ("InstanceId", &ids[0])]).unwrap();
+    let ids = run(
+        &ecs,
+        &ctx,
+        &[("AutoReleaseTime", &at), ("DataDisk.1.Size", "100"), ("DataDisk.1.Category", "cloud_essd")],
+    )
+    .unwrap();
+    let disks =
+        call(&ecs, &ctx, "DescribeDisks", &[("RegionId", "cn-hangzhou"), ("InstanceId", &ids[0])]).unwrap();
     assert_eq!(disks["TotalCount"], 2);
     ctx.clock().advance(SignedDuration::from_mins(44));
     assert_eq!(status(&ecs, &ctx, &ids[0]), "Running");
@@ -175,12 +258,29 @@ fn modify_auto_release_sets_and_cancels() {
     let (ecs, ctx) = (Ecs::new(), ctx());
     let ids = run(&ecs, &ctx, &[]).unwrap();
     let at = (ctx.now() + SignedDuration::from_hours(2)).strftime("%Y-%m-%dT%H:%M:%SZ").to_string();
-    call(&ecs, &ctx, "ModifyInstanceAutoReleaseTime", &[("RegionId", "cn-hangzhou"), ("InstanceId", &ids[0]), ("AutoReleaseTime", &at)]).unwrap();
-    call(&ecs, &ctx, "ModifyInstanceAutoReleaseTime", &[("RegionId", "cn-hangzhou"), ("InstanceId", &ids[0]), ("AutoReleaseTime", "")]).unwrap();
+    call(
+        &ecs,
+        &ctx,
+        "ModifyInstanceAutoReleaseTime",
+        &[("RegionId", "cn-hangzhou"), ("InstanceId", &ids[0]), ("AutoReleaseTime", &at)],
+    )
+    .unwrap();
+    call(
+        &ecs,
+        &ctx,
+        "ModifyInstanceAutoReleaseTime",
+        &[("RegionId", "cn-hangzhou"), ("InstanceId", &ids[0]), ("AutoReleaseTime", "")],
+    )
+    .unwrap();
     ctx.clock().advance(SignedDuration::from_hours(3));
     assert_eq!(status(&ecs, &ctx, &ids[0]), "Running", "cancelled release must not fire");
     assert_eq!(
-        err_code(call(&ecs, &ctx, "ModifyInstanceAutoReleaseTime", &[("InstanceId", "i-missing"), ("AutoReleaseTime", "")])),
+        err_code(call(
+            &ecs,
+            &ctx,
+            "ModifyInstanceAutoReleaseTime",
+            &[("InstanceId", "i-missing"), ("AutoReleaseTime", "")]
+        )),
         (404, codes::INSTANCE_NOT_FOUND.into())
     );
 }
@@ -190,15 +290,34 @@ fn delete_needs_stopped_or_force() {
     let (ecs, ctx) = (Ecs::new(), ctx());
     let ids = run(&ecs, &ctx, &[("Amount", "2")]).unwrap();
     ctx.clock().advance(SignedDuration::from_secs(30));
-    let del = |force: &str, id: &str| call(&ecs, &ctx, "DeleteInstances", &[("RegionId", "cn-hangzhou"), ("InstanceId.1", id), ("Force", force)]);
+    let del = |force: &str, id: &str| {
+        call(
+            &ecs,
+            &ctx,
+            "DeleteInstances",
+            &[("RegionId", "cn-hangzhou"), ("InstanceId.1", id), ("Force", force)],
+        )
+    };
     assert_eq!(err_code(del("False", &ids[0])), (403, codes::INCORRECT_STATUS.into()));
     assert_eq!(err_code(del("True", "i-nope")), (404, codes::INSTANCE_NOT_FOUND.into()));
     del("True", &ids[0]).unwrap();
     // Stopped instances go without Force.
     call(&ecs, &ctx, "StopInstance", &[("InstanceId", &ids[1])]).unwrap();
     assert_eq!(status(&ecs, &ctx, &ids[1]), "Stopping");
-    assert_eq!(err_code(call(&ecs, &ctx, "DeleteInstance", &[("InstanceId", &ids[1])])), (403, codes::INCORRECT_STATUS.into()));
-    assert_eq!(err_code(call(&ecs, &ctx, "StopInstances", &[("RegionId", "cn-hangzhou"), ("InstanceId.1", &ids[1])])).1, codes::INCORRECT_STATUS);
+    assert_eq!(
+        err_code(call(&ecs, &ctx, "DeleteInstance", &[("InstanceId", &ids[1])])),
+        (403, codes::INCORRECT_STATUS.into())
+    );
+    assert_eq!(
+        err_code(call(
+            &ecs,
+            &ctx,
+            "StopInstances",
+            &[("RegionId", "cn-hangzhou"), ("InstanceId.1", &ids[1])]
+        ))
+        .1,
+        codes::INCORRECT_STATUS
+    );
     ctx.clock().advance(SignedDuration::from_secs(3));
     assert_eq!(status(&ecs, &ctx, &ids[1]), "Stopped");
     call(&ecs, &ctx, "DeleteInstance", &[("InstanceId", &ids[1])]).unwrap();
@@ -208,17 +327,35 @@ fn delete_needs_stopped_or_force() {
 #[test]
 fn stock_outs_answer_no_stock_and_show_in_available_resource() {
     let knobs = Knobs {
-        stock_outs: vec![StockOut { provider: Some("alibaba".into()), instance_type: Some(TYPE.into()), zone: Some("cn-hangzhou-i".into()), available: None }],
+        stock_outs: vec![StockOut {
+            provider: Some("alibaba".into()),
+            instance_type: Some(TYPE.into()),
+            zone: Some("cn-hangzhou-i".into()),
+            available: None,
+        }],
         ..Knobs::default()
     };
     let (ecs, ctx) = (Ecs::new(), ctx_with(knobs));
     assert_eq!(err_code(run(&ecs, &ctx, &[("ZoneId", "cn-hangzhou-i")])), (403, codes::NO_STOCK.into()));
     let ids = run(&ecs, &ctx, &[]).unwrap();
     let v = call(&ecs, &ctx, "DescribeInstances", &[("RegionId", "cn-hangzhou")]).unwrap();
-    assert_eq!(v["Instances"]["Instance"][0]["ZoneId"], "cn-hangzhou-j", "no zone given: a zone with stock is chosen ({ids:?})");
-    let v = call(&ecs, &ctx, "DescribeAvailableResource", &[("RegionId", "cn-hangzhou"), ("DestinationResource", "InstanceType")]).unwrap();
+    assert_eq!(
+        v["Instances"]["Instance"][0]["ZoneId"], "cn-hangzhou-j",
+        "no zone given: a zone with stock is chosen ({ids:?})"
+    );
+    let v = call(
+        &ecs,
+        &ctx,
+        "DescribeAvailableResource",
+        &[("RegionId", "cn-hangzhou"), ("DestinationResource", "InstanceType")],
+    )
+    .unwrap();
     let zones = v["AvailableZones"]["AvailableZone"].as_array().unwrap();
-    let cat = |z: usize| zones[z]["AvailableResources"]["AvailableResource"][0]["SupportedResources"]["SupportedResource"][0]["StatusCategory"].clone();
+    let cat = |z: usize| {
+        zones[z]["AvailableResources"]["AvailableResource"][0]["SupportedResources"]["SupportedResource"][0]
+            ["StatusCategory"]
+            .clone()
+    };
     assert_eq!((zones[0]["ZoneId"].as_str(), cat(0)), (Some("cn-hangzhou-i"), "WithoutStock".into()));
     assert_eq!((zones[1]["ZoneId"].as_str(), cat(1)), (Some("cn-hangzhou-j"), "WithStock".into()));
 }
@@ -226,7 +363,9 @@ fn stock_outs_answer_no_stock_and_show_in_available_resource() {
 #[test]
 fn throttling_and_server_errors_use_ecs_error_shape() {
     let (ecs, ctx) = (Ecs::new(), ctx());
-    let req = SimRequest::new("POST", "/?RegionId=cn-hangzhou").with_header("x-acs-action", "RunInstances").with_header("host", "127.0.0.1:9");
+    let req = SimRequest::new("POST", "/?RegionId=cn-hangzhou")
+        .with_header("x-acs-action", "RunInstances")
+        .with_header("host", "127.0.0.1:9");
     let r = ecs.throttled(&req, &ctx);
     let body = r.json_body();
     assert_eq!((r.status, body["Code"].as_str()), (400, Some(codes::THROTTLED)));
@@ -243,7 +382,8 @@ fn throttling_and_server_errors_use_ecs_error_shape() {
 #[test]
 fn unsigned_requests_are_refused_before_anything_happens() {
     let (ecs, ctx) = (Ecs::new(), ctx());
-    let req = SimRequest::new("POST", &format!("/?RegionId=cn-hangzhou&InstanceType={TYPE}&ImageId=x")).with_header("x-acs-action", "RunInstances");
+    let req = SimRequest::new("POST", &format!("/?RegionId=cn-hangzhou&InstanceType={TYPE}&ImageId=x"))
+        .with_header("x-acs-action", "RunInstances");
     assert!(ecs.claims(&req));
     assert_eq!(ecs.action(&req), "RunInstances");
     let r = ecs.handle(&req, &ctx);
@@ -256,36 +396,76 @@ fn unsigned_requests_are_refused_before_anything_happens() {
 fn snapshots_images_and_policies() {
     let (ecs, ctx) = (Ecs::new(), ctx());
     let ids = run(&ecs, &ctx, &[]).unwrap();
-    let disks = call(&ecs, &ctx, "DescribeDisks", &[("RegionId", "cn-hangzhou"), ("InstanceId", &ids[0]), ("DiskType", "system")]).unwrap();
+    let disks = call(
+        &ecs,
+        &ctx,
+        "DescribeDisks",
+        &[("RegionId", "cn-hangzhou"), ("InstanceId", &ids[0]), ("DiskType", "system")],
+    )
+    .unwrap();
     let disk = disks["Disks"]["Disk"][0]["DiskId"].as_str().unwrap().to_string();
     // Still booting: ECS refuses to snapshot.
     assert_eq!(err_code(call(&ecs, &ctx, "CreateSnapshot", &[("DiskId", &disk)])).1, codes::INCORRECT_STATUS);
     ctx.clock().advance(SignedDuration::from_secs(10));
     let s1 = call(&ecs, &ctx, "CreateSnapshot", &[("DiskId", &disk), ("ClientToken", "snap-1")]).unwrap();
-    let s1_again = call(&ecs, &ctx, "CreateSnapshot", &[("DiskId", &disk), ("ClientToken", "snap-1")]).unwrap();
+    let s1_again =
+        call(&ecs, &ctx, "CreateSnapshot", &[("DiskId", &disk), ("ClientToken", "snap-1")]).unwrap();
     assert_eq!(s1, s1_again);
     let sid = s1["SnapshotId"].as_str().unwrap().to_string();
-    let list = call(&ecs, &ctx, "DescribeSnapshots", &[("RegionId", "cn-hangzhou"), ("SnapshotIds", &format!("[\"{sid}\"]"))]).unwrap();
+    let list = call(
+        &ecs,
+        &ctx,
+        "DescribeSnapshots",
+        &[("RegionId", "cn-hangzhou"), ("SnapshotIds", &format!("[\"{sid}\"]"))],
+    )
+    .unwrap();
     assert_eq!(list["Snapshots"]["Snapshot"][0]["Status"], "progressing");
     ctx.clock().advance(SignedDuration::from_secs(10));
-    let list = call(&ecs, &ctx, "DescribeSnapshots", &[("RegionId", "cn-hangzhou"), ("DiskId", &disk)]).unwrap();
+    let list =
+        call(&ecs, &ctx, "DescribeSnapshots", &[("RegionId", "cn-hangzhou"), ("DiskId", &disk)]).unwrap();
     assert_eq!(list["Snapshots"]["Snapshot"][0]["Status"], "accomplished");
 
-    let img = call(&ecs, &ctx, "CreateImage", &[("RegionId", "cn-hangzhou"), ("SnapshotId", &sid), ("ImageName", "golden")]).unwrap();
+    let img = call(
+        &ecs,
+        &ctx,
+        "CreateImage",
+        &[("RegionId", "cn-hangzhou"), ("SnapshotId", &sid), ("ImageName", "golden")],
+    )
+    .unwrap();
     assert!(img["ImageId"].as_str().unwrap().starts_with("m-"));
-    assert_eq!(err_code(call(&ecs, &ctx, "DeleteSnapshot", &[("SnapshotId", &sid)])), (403, codes::SNAPSHOT_USED_BY_IMAGE.into()));
+    assert_eq!(
+        err_code(call(&ecs, &ctx, "DeleteSnapshot", &[("SnapshotId", &sid)])),
+        (403, codes::SNAPSHOT_USED_BY_IMAGE.into())
+    );
     call(&ecs, &ctx, "DeleteSnapshot", &[("SnapshotId", &sid), ("Force", "True")]).unwrap();
-    assert_eq!(err_code(call(&ecs, &ctx, "DeleteSnapshot", &[("SnapshotId", &sid)])), (404, codes::SNAPSHOT_NOT_FOUND.into()));
+    assert_eq!(
+        err_code(call(&ecs, &ctx, "DeleteSnapshot", &[("SnapshotId", &sid)])),
+        (404, codes::SNAPSHOT_NOT_FOUND.into())
+    );
 
     // A policy at every hour of every day, keeping snapshots 1 day.
     let all_hours = format!("[{}]", (0..24).map(|h| format!("\"{h}\"")).collect::<Vec<_>>().join(","));
-    let pol = call(&ecs, &ctx, "CreateAutoSnapshotPolicy", &[
-        ("regionId", "cn-hangzhou"), ("timePoints", &all_hours), ("repeatWeekdays", "[\"1\",\"2\",\"3\",\"4\",\"5\",\"6\",\"7\"]"),
-        ("retentionDays", "1"), ("autoSnapshotPolicyName", "hourly"),
-    ])
+    let pol = call(
+        &ecs,
+        &ctx,
+        "CreateAutoSnapshotPolicy",
+        &[
+            ("regionId", "cn-hangzhou"),
+            ("timePoints", &all_hours),
+            ("repeatWeekdays", "[\"1\",\"2\",\"3\",\"4\",\"5\",\"6\",\"7\"]"),
+            ("retentionDays", "1"),
+            ("autoSnapshotPolicyName", "hourly"),
+        ],
+    )
     .unwrap();
     let pid = pol["AutoSnapshotPolicyId"].as_str().unwrap().to_string();
-    call(&ecs, &ctx, "ApplyAutoSnapshotPolicy", &[("regionId", "cn-hangzhou"), ("autoSnapshotPolicyId", &pid), ("diskIds", &format!("[\"{disk}\"]"))]).unwrap();
+    call(
+        &ecs,
+        &ctx,
+        "ApplyAutoSnapshotPolicy",
+        &[("regionId", "cn-hangzhou"), ("autoSnapshotPolicyId", &pid), ("diskIds", &format!("[\"{disk}\"]"))],
+    )
+    .unwrap();
     let autos = |ecs: &Ecs| lock(&ecs.state).snapshots.values().filter(|s| s.snapshot_type == "auto").count();
     ctx.clock().advance(SignedDuration::from_hours(5));
     let after_5h = {
@@ -297,7 +477,18 @@ fn snapshots_images_and_policies() {
     ecs.tick(&ctx);
     assert_eq!(autos(&ecs), 24, "retention keeps one day of hourly snapshots");
     assert_eq!(
-        err_code(call(&ecs, &ctx, "CreateAutoSnapshotPolicy", &[("regionId", "cn-hangzhou"), ("timePoints", "[\"25\"]"), ("repeatWeekdays", "[\"1\"]"), ("retentionDays", "1")])).1,
+        err_code(call(
+            &ecs,
+            &ctx,
+            "CreateAutoSnapshotPolicy",
+            &[
+                ("regionId", "cn-hangzhou"),
+                ("timePoints", "[\"25\"]"),
+                ("repeatWeekdays", "[\"1\"]"),
+                ("retentionDays", "1")
+            ]
+        ))
+        .1,
         "InvalidTimePoints.Malformed"
     );
     let state = ecs.state();
@@ -309,12 +500,29 @@ fn snapshots_images_and_policies() {
 /// Sign like the SDKs do (through gpuctl-sign) and build the request the server would hand over.
 /// Signing time is the wall clock (the sim judges skew against it, as SDKs sign with the machine's
 /// time); `age` backdates it.
-fn signed(alg: gpuctl_sign::Algorithm, ak: &str, sk: &str, action: &str, query: &[(&str, &str)], nonce: &str, age: SignedDuration) -> SimRequest {
+fn signed(
+    alg: gpuctl_sign::Algorithm,
+    ak: &str,
+    sk: &str,
+    action: &str,
+    query: &[(&str, &str)],
+    nonce: &str,
+    age: SignedDuration,
+) -> SimRequest {
     signed_for(crate::api::API_VERSION, alg, ak, sk, action, query, nonce, age)
 }
 
 #[allow(clippy::too_many_arguments)]
-fn signed_for(version: &str, alg: gpuctl_sign::Algorithm, ak: &str, sk: &str, action: &str, query: &[(&str, &str)], nonce: &str, age: SignedDuration) -> SimRequest {
+fn signed_for(
+    version: &str,
+    alg: gpuctl_sign::Algorithm,
+    ak: &str,
+    sk: &str,
+    action: &str,
+    query: &[(&str, &str)],
+    nonce: &str,
+    age: SignedDuration,
+) -> SimRequest {
     let req = gpuctl_sign::SignableRequest {
         method: "POST".into(),
         scheme: "http".into(),
@@ -343,8 +551,15 @@ fn signed_for(version: &str, alg: gpuctl_sign::Algorithm, ak: &str, sk: &str, ac
 fn signed_requests_pass_in_v3_and_rpc_mode_and_auth_failures_use_ecs_codes() {
     use gpuctl_sign::Algorithm::{Acs3, AlibabaRpcV2};
     let (ecs, ctx) = (Ecs::new(), ctx());
-    let (_, ak, sk) = gpuctl_simkit::creds::TEST_KEY_PAIRS.iter().find(|(p, _, _)| *p == "alibaba").copied().unwrap();
-    let q = [("RegionId", "cn-hangzhou"), ("InstanceType", TYPE), ("ImageId", "img"), ("Tag.1.Key", "team"), ("Tag.1.Value", "ml ops*")];
+    let (_, ak, sk) =
+        gpuctl_simkit::creds::TEST_KEY_PAIRS.iter().find(|(p, _, _)| *p == "alibaba").copied().unwrap();
+    let q = [
+        ("RegionId", "cn-hangzhou"),
+        ("InstanceType", TYPE),
+        ("ImageId", "img"),
+        ("Tag.1.Key", "team"),
+        ("Tag.1.Value", "ml ops*"),
+    ];
     for (alg, nonce) in [(Acs3, "n-v3"), (AlibabaRpcV2, "n-rpc")] {
         let req = signed(alg, ak, sk, "RunInstances", &q, nonce, SignedDuration::ZERO);
         assert!(ecs.claims(&req), "{alg:?}");
@@ -355,17 +570,35 @@ fn signed_requests_pass_in_v3_and_rpc_mode_and_auth_failures_use_ecs_codes() {
     }
     let check = |req: SimRequest, want: (u16, &str)| {
         let r = ecs.handle(&req, &ctx);
-        assert_eq!((r.status, r.json_body()["Code"].as_str().unwrap_or("").to_string()), (want.0, want.1.to_string()));
+        assert_eq!(
+            (r.status, r.json_body()["Code"].as_str().unwrap_or("").to_string()),
+            (want.0, want.1.to_string())
+        );
     };
     check(signed(Acs3, ak, sk, "RunInstances", &q, "n-v3", SignedDuration::ZERO), (400, codes::NONCE_USED));
-    check(signed(Acs3, ak, "wrong", "RunInstances", &q, "n-1", SignedDuration::ZERO), (400, codes::SIGNATURE_MISMATCH));
-    check(signed(AlibabaRpcV2, "LTAInobody", sk, "RunInstances", &q, "n-2", SignedDuration::ZERO), (404, codes::INVALID_ACCESS_KEY_ID));
+    check(
+        signed(Acs3, ak, "wrong", "RunInstances", &q, "n-1", SignedDuration::ZERO),
+        (400, codes::SIGNATURE_MISMATCH),
+    );
+    check(
+        signed(AlibabaRpcV2, "LTAInobody", sk, "RunInstances", &q, "n-2", SignedDuration::ZERO),
+        (404, codes::INVALID_ACCESS_KEY_ID),
+    );
     let mut tampered = signed(Acs3, ak, sk, "RunInstances", &q, "n-3", SignedDuration::ZERO);
     tampered.raw_query = tampered.raw_query.replace("cn-hangzhou", "cn-shanghai");
     check(tampered, (400, codes::SIGNATURE_MISMATCH));
-    check(signed(Acs3, ak, sk, "RunInstances", &q, "n-4", SignedDuration::from_mins(16)), (400, codes::TIMESTAMP_EXPIRED));
-    check(signed_for("2013-01-10", Acs3, ak, sk, "RunInstances", &q, "n-6", SignedDuration::ZERO), (400, "InvalidVersion"));
-    check(signed_for("2013-01-10", AlibabaRpcV2, ak, sk, "RunInstances", &q, "n-7", SignedDuration::ZERO), (400, "InvalidVersion"));
+    check(
+        signed(Acs3, ak, sk, "RunInstances", &q, "n-4", SignedDuration::from_mins(16)),
+        (400, codes::TIMESTAMP_EXPIRED),
+    );
+    check(
+        signed_for("2013-01-10", Acs3, ak, sk, "RunInstances", &q, "n-6", SignedDuration::ZERO),
+        (400, "InvalidVersion"),
+    );
+    check(
+        signed_for("2013-01-10", AlibabaRpcV2, ak, sk, "RunInstances", &q, "n-7", SignedDuration::ZERO),
+        (400, "InvalidVersion"),
+    );
     assert_eq!(lock(&ecs.state).instances.len(), 2, "only the two good calls created instances");
 }
 
@@ -375,14 +608,34 @@ fn a_clock_jump_replays_policy_runs_before_the_release() {
     let release = ctx.now() + SignedDuration::from_mins(150);
     let at = release.strftime("%Y-%m-%dT%H:%M:%SZ").to_string();
     let ids = run(&ecs, &ctx, &[("AutoReleaseTime", &at)]).unwrap();
-    let disk = lock(&ecs.state).disks.values().find(|d| d.instance_id.as_deref() == Some(ids[0].as_str())).unwrap().id.clone();
+    let disk = lock(&ecs.state)
+        .disks
+        .values()
+        .find(|d| d.instance_id.as_deref() == Some(ids[0].as_str()))
+        .unwrap()
+        .id
+        .clone();
     let all_hours = format!("[{}]", (0..24).map(|h| format!("\"{h}\"")).collect::<Vec<_>>().join(","));
-    let pol = call(&ecs, &ctx, "CreateAutoSnapshotPolicy", &[
-        ("regionId", "cn-hangzhou"), ("timePoints", &all_hours), ("repeatWeekdays", "[\"1\",\"2\",\"3\",\"4\",\"5\",\"6\",\"7\"]"), ("retentionDays", "-1"),
-    ])
+    let pol = call(
+        &ecs,
+        &ctx,
+        "CreateAutoSnapshotPolicy",
+        &[
+            ("regionId", "cn-hangzhou"),
+            ("timePoints", &all_hours),
+            ("repeatWeekdays", "[\"1\",\"2\",\"3\",\"4\",\"5\",\"6\",\"7\"]"),
+            ("retentionDays", "-1"),
+        ],
+    )
     .unwrap();
     let pid = pol["AutoSnapshotPolicyId"].as_str().unwrap().to_string();
-    call(&ecs, &ctx, "ApplyAutoSnapshotPolicy", &[("regionId", "cn-hangzhou"), ("autoSnapshotPolicyId", &pid), ("diskIds", &format!("[\"{disk}\"]"))]).unwrap();
+    call(
+        &ecs,
+        &ctx,
+        "ApplyAutoSnapshotPolicy",
+        &[("regionId", "cn-hangzhou"), ("autoSnapshotPolicyId", &pid), ("diskIds", &format!("[\"{disk}\"]"))],
+    )
+    .unwrap();
     ctx.clock().advance(SignedDuration::from_hours(10));
     ecs.tick(&ctx);
     let st = lock(&ecs.state);
@@ -395,7 +648,12 @@ fn a_clock_jump_replays_policy_runs_before_the_release() {
 #[test]
 fn describe_instances_pages_and_filters_by_tag_and_name() {
     let (ecs, ctx) = (Ecs::new(), ctx());
-    run(&ecs, &ctx, &[("Amount", "3"), ("InstanceName", "train-a"), ("Tag.1.Key", "team"), ("Tag.1.Value", "ml")]).unwrap();
+    run(
+        &ecs,
+        &ctx,
+        &[("Amount", "3"), ("InstanceName", "train-a"), ("Tag.1.Key", "team"), ("Tag.1.Value", "ml")],
+    )
+    .unwrap();
     run(&ecs, &ctx, &[("Amount", "2"), ("InstanceName", "serve-b")]).unwrap();
     let q = |extra: &[(&str, &str)]| {
         let mut p = vec![("RegionId", "cn-hangzhou")];
@@ -409,7 +667,16 @@ fn describe_instances_pages_and_filters_by_tag_and_name() {
     assert_eq!(q(&[("Tag.1.Key", "team"), ("Tag.1.Value", "ops")]), (0, 0));
     assert_eq!(q(&[("InstanceName", "serve-*")]), (2, 2));
     assert_eq!(q(&[("Status", "Running")]), (0, 0));
-    assert_eq!(err_code(call(&ecs, &ctx, "DescribeInstances", &[("RegionId", "cn-hangzhou"), ("InstanceIds", "i-a,i-b")])).1, "InvalidInstanceIds.Malformed");
+    assert_eq!(
+        err_code(call(
+            &ecs,
+            &ctx,
+            "DescribeInstances",
+            &[("RegionId", "cn-hangzhou"), ("InstanceIds", "i-a,i-b")]
+        ))
+        .1,
+        "InvalidInstanceIds.Malformed"
+    );
 }
 
 #[test]
@@ -423,12 +690,21 @@ fn describe_by_tag_key_alone_matches_any_value() {
         let mut p = vec![("RegionId", "cn-hangzhou")];
         p.extend_from_slice(extra);
         let v = call(&ecs, &ctx, "DescribeInstances", &p).unwrap();
-        let values: Vec<String> = v["Instances"]["Instance"].as_array().unwrap().iter().map(|i| i["Tags"]["Tag"][0]["TagValue"].as_str().unwrap_or("").to_string()).collect();
+        let values: Vec<String> = v["Instances"]["Instance"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|i| i["Tags"]["Tag"][0]["TagValue"].as_str().unwrap_or("").to_string())
+            .collect();
         (v["TotalCount"].as_u64().unwrap(), values)
     };
     let (total, mut values) = q(&[("Tag.1.Key", "gpuctl-deployment")]);
     values.sort();
-    assert_eq!((total, values), (3, vec!["a".to_string(), "a".into(), "b".into()]), "the key with any value, never a value equal to the key");
+    assert_eq!(
+        (total, values),
+        (3, vec!["a".to_string(), "a".into(), "b".into()]),
+        "the key with any value, never a value equal to the key"
+    );
     assert_eq!(q(&[("Tag.1.Key", "gpuctl-deployment"), ("PageSize", "2"), ("PageNumber", "2")]).0, 3);
     assert_eq!(q(&[("Tag.1.Key", "gpuctl-deployment"), ("PageSize", "2"), ("PageNumber", "2")]).1.len(), 1);
     assert_eq!(q(&[("Tag.1.Key", "gpuctl-deployment"), ("Tag.2.Key", "team")]).0, 0, "tags are ANDed");

@@ -59,7 +59,9 @@ pub fn route(method: &str, path: &str) -> Option<Route> {
         ("DELETE", ["instances", id]) => ("deleteInstance", "vm", Some(*id)),
         ("GET", ["instanceTypes"]) => ("describeInstanceTypes", "vm", None),
         ("POST", ["instances:modifyInstanceReleaseTime"]) => ("modifyInstanceReleaseTime", "vm", None),
-        ("POST", ["instances", id]) if id.ends_with(":createImage") => ("createImage", "vm", Some(id.trim_end_matches(":createImage"))),
+        ("POST", ["instances", id]) if id.ends_with(":createImage") => {
+            ("createImage", "vm", Some(id.trim_end_matches(":createImage")))
+        }
         ("POST", ["snapshots"]) => ("createSnapshot", "disk", None),
         ("GET", ["snapshots"]) => ("describeSnapshots", "disk", None),
         ("DELETE", ["snapshots", id]) => ("deleteSnapshot", "disk", Some(*id)),
@@ -100,7 +102,10 @@ impl JdCloud {
         match result {
             Ok(result) => SimResponse::json(200, &json!({ "requestId": request_id, "result": result })),
             Err(e) => {
-                let body = ErrorBody { request_id, error: ErrorDetail { code: e.code, status: e.status.to_string(), message: e.message } };
+                let body = ErrorBody {
+                    request_id,
+                    error: ErrorDetail { code: e.code, status: e.status.to_string(), message: e.message },
+                };
                 SimResponse::json(e.code, &serde_json::to_value(body).unwrap_or(Value::Null))
             }
         }
@@ -116,14 +121,16 @@ impl JdCloud {
         } else if auth_header.starts_with("JDCLOUD2-HMAC-SHA256") {
             Scheme::JdCloud2
         } else {
-            return Err(unauthenticated("the request is not signed with JDCLOUD3-HMAC-SHA256 or JDCLOUD2-HMAC-SHA256".into()));
+            return Err(unauthenticated(
+                "the request is not signed with JDCLOUD3-HMAC-SHA256 or JDCLOUD2-HMAC-SHA256".into(),
+            ));
         };
         let v = auth::verify(scheme, req, ctx, PROVIDER, MAX_SKEW).map_err(|e| match e {
             AuthError::UnknownKey(ak) => unauthenticated(format!("access key {ak} not found")),
             AuthError::Mismatch => unauthenticated("signature does not match".into()),
-            AuthError::Expired { skew_seconds } => {
-                unauthenticated(format!("x-jdcloud-date is {skew_seconds}s away from the server time (allowed: 300s)"))
-            }
+            AuthError::Expired { skew_seconds } => unauthenticated(format!(
+                "x-jdcloud-date is {skew_seconds}s away from the server time (allowed: 300s)"
+            )),
             other => unauthenticated(format!("invalid signature: {other}")),
         })?;
         if v.service.as_deref() != Some(route.service) {
@@ -156,7 +163,10 @@ impl JdCloud {
 
     fn dispatch(&self, account: &str, route: &Route, params: &Value, ctx: &SimCtx) -> Result<Value, JdError> {
         if !ctx.regions(PROVIDER).contains(&route.region) {
-            return Err(JdError::new(status::INVALID_ARGUMENT, format!("regionId {} is not a JD Cloud region the local cloud serves", route.region)));
+            return Err(JdError::new(
+                status::INVALID_ARGUMENT,
+                format!("regionId {} is not a JD Cloud region the local cloud serves", route.region),
+            ));
         }
         let c = ops::Call {
             region: route.region.clone(),
@@ -182,7 +192,10 @@ impl JdCloud {
             "createSnapshotPolicy" => ops::create_snapshot_policy(&c, &mut st),
             "applySnapshotPolicies" => ops::apply_snapshot_policies(&c, &mut st),
             "calculateTotalPrice" => ops::calculate_total_price(&c),
-            other => Err(JdError::new(status::NOT_IMPLEMENTED, format!("{other} is not served by the local cloud"))),
+            other => Err(JdError::new(
+                status::NOT_IMPLEMENTED,
+                format!("{other} is not served by the local cloud"),
+            )),
         }
     }
 
@@ -191,7 +204,8 @@ impl JdCloud {
         if matches!(req.method.as_str(), "GET" | "DELETE" | "HEAD") {
             return Ok(unflatten(&req.query_pairs()));
         }
-        req.json_body().map_err(|e| JdError::new(status::INVALID_ARGUMENT, format!("the request body is not JSON: {e}")))
+        req.json_body()
+            .map_err(|e| JdError::new(status::INVALID_ARGUMENT, format!("the request body is not JSON: {e}")))
     }
 }
 
@@ -210,7 +224,13 @@ impl Emulator for JdCloud {
 
     fn handle(&self, req: &SimRequest, ctx: &SimCtx) -> SimResponse {
         let Some(route) = route(&req.method, &req.path) else {
-            return self.render(ctx, Err(JdError::new(status::NOT_FOUND, format!("{} {} is not a JD Cloud API the local cloud serves", req.method, req.path))));
+            return self.render(
+                ctx,
+                Err(JdError::new(
+                    status::NOT_FOUND,
+                    format!("{} {} is not a JD Cloud API the local cloud serves", req.method, req.path),
+                )),
+            );
         };
         let result = self.authenticate(req, ctx, &route).and_then(|account| {
             let params = Self::params(req)?;
@@ -233,7 +253,8 @@ impl Emulator for JdCloud {
     }
 
     fn state(&self) -> Value {
-        let (now, boot) = lock(&self.last_tick).unwrap_or_else(|| (Timestamp::now(), SignedDuration::from_secs(3)));
+        let (now, boot) =
+            lock(&self.last_tick).unwrap_or_else(|| (Timestamp::now(), SignedDuration::from_secs(3)));
         ops::state_json(&lock(&self.state), now, boot)
     }
 

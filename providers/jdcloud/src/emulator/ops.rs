@@ -87,7 +87,9 @@ fn token_check(st: &JdState, op: &str, c: &Call) -> Result<Option<Value>, JdErro
         Idem::New => Ok(None),
         Idem::Replay(v) => Ok(Some(v)),
         // *unverified*: JD documents no dedicated code for a reused token with other parameters.
-        Idem::Mismatch => Err(invalid(format!("clientToken {t} was already used by a request with different parameters"))),
+        Idem::Mismatch => {
+            Err(invalid(format!("clientToken {t} was already used by a request with different parameters")))
+        }
     }
 }
 
@@ -101,7 +103,10 @@ fn token_remember(st: &mut JdState, op: &str, c: &Call, result: &Value) {
 fn fingerprint(p: &Value) -> Value {
     match p {
         Value::Object(m) => Value::Object(
-            m.iter().filter(|(k, v)| k.as_str() != "clientToken" && !v.is_null()).map(|(k, v)| (k.clone(), fingerprint(v))).collect(),
+            m.iter()
+                .filter(|(k, v)| k.as_str() != "clientToken" && !v.is_null())
+                .map(|(k, v)| (k.clone(), fingerprint(v)))
+                .collect(),
         ),
         Value::Array(a) => Value::Array(a.iter().map(fingerprint).collect()),
         other => other.clone(),
@@ -143,7 +148,10 @@ pub fn create_instances(c: &Call, st: &mut JdState) -> Answer {
         .offer(PROVIDER, &c.region, &itype)
         .ok_or_else(|| invalid(format!("instanceType {itype} is not sold in region {}", c.region)))?;
     if !offer.zones.contains(&az) {
-        return Err(invalid(format!("instanceType {itype} is not sold in az {az} (sold in: {})", offer.zones.join(", "))));
+        return Err(invalid(format!(
+            "instanceType {itype} is not sold in az {az} (sold in: {})",
+            offer.zones.join(", ")
+        )));
     }
     let (charge_mode, charge_expires) = charge_of(spec, c.now)?;
     if let Some(replay) = token_check(st, "createInstances", c)? {
@@ -151,11 +159,15 @@ pub fn create_instances(c: &Call, st: &mut JdState) -> Answer {
     }
     // A plain stock-out knob refuses the call; one with `available` counts instances down, and those
     // past it are accepted and then fail (JD's documented partial success), as `limit_stock` does.
-    let closed = c.ctx.knobs().stock_outs.iter().any(|s| s.available.is_none() && s.matches(PROVIDER, &itype, &az));
+    let closed =
+        c.ctx.knobs().stock_outs.iter().any(|s| s.available.is_none() && s.matches(PROVIDER, &itype, &az));
     if closed {
         // *unverified* status: JD documents the stock flag (describeInstanceTypes inStock) but not the
         // error a create answers when none is left.
-        return Err(JdError::new(status::FAILED_PRECONDITION, format!("instanceType {itype} is sold out in {az}")));
+        return Err(JdError::new(
+            status::FAILED_PRECONDITION,
+            format!("instanceType {itype} is sold out in {az}"),
+        ));
     }
     let granted = c.ctx.take_stock(PROVIDER, &[&itype], &az, count as u32, false);
     let sys = get(spec, "systemDisk").cloned().unwrap_or(Value::Null);
@@ -170,7 +182,9 @@ pub fn create_instances(c: &Call, st: &mut JdState) -> Answer {
         .and_then(|n| text(n, "subnetId"))
         .unwrap_or_default();
     let tags: Vec<(String, String)> = match get(spec, "userTags") {
-        Some(Value::Array(a)) => a.iter().filter_map(|t| Some((text(t, "key")?, text(t, "value").unwrap_or_default()))).collect(),
+        Some(Value::Array(a)) => {
+            a.iter().filter_map(|t| Some((text(t, "key")?, text(t, "value").unwrap_or_default()))).collect()
+        }
         _ => Vec::new(),
     };
     let mut ids = Vec::new();
@@ -189,7 +203,16 @@ pub fn create_instances(c: &Call, st: &mut JdState) -> Answer {
         let mut disk_ids = Vec::new();
         let mut system_disk_id = None;
         if sys_cloud {
-            let d = new_disk(c, &az, &id, &sys_spec, "vda", as_bool(get(&sys, "autoDelete").unwrap_or(&Value::Bool(true))).unwrap_or(true), 40, &charge_mode)?;
+            let d = new_disk(
+                c,
+                &az,
+                &id,
+                &sys_spec,
+                "vda",
+                as_bool(get(&sys, "autoDelete").unwrap_or(&Value::Bool(true))).unwrap_or(true),
+                40,
+                &charge_mode,
+            )?;
             system_disk_id = Some(d.id.clone());
             st.disks.insert(d.id.clone(), d);
         }
@@ -217,7 +240,11 @@ pub fn create_instances(c: &Call, st: &mut JdState) -> Answer {
             auto_release: None,
             tags: tags.clone(),
             subnet_id: subnet.clone(),
-            vpc_id: if subnet.is_empty() { String::new() } else { format!("vpc-{}", subnet.trim_start_matches("subnet-")) },
+            vpc_id: if subnet.is_empty() {
+                String::new()
+            } else {
+                format!("vpc-{}", subnet.trim_start_matches("subnet-"))
+            },
             private_ip: format!("10.0.{}.{}", st.instances.len() / 250, st.instances.len() % 250 + 2),
             system_disk_id,
             data_disk_ids: disk_ids,
@@ -232,7 +259,16 @@ pub fn create_instances(c: &Call, st: &mut JdState) -> Answer {
 }
 
 #[allow(clippy::too_many_arguments)]
-fn new_disk(c: &Call, az: &str, instance: &str, spec: &Value, device: &str, auto_delete: bool, default_gb: i64, charge: &str) -> Result<Disk, JdError> {
+fn new_disk(
+    c: &Call,
+    az: &str,
+    instance: &str,
+    spec: &Value,
+    device: &str,
+    auto_delete: bool,
+    default_gb: i64,
+    charge: &str,
+) -> Result<Disk, JdError> {
     Ok(Disk {
         id: c.ctx.new_id("vol-", 10),
         region: c.region.clone(),
@@ -343,7 +379,9 @@ pub fn describe_instances(c: &Call, st: &JdState) -> Answer {
     let names = filter(c.p, "name");
     let images = filter(c.p, "imageId");
     let tag_filters: Vec<(String, Vec<String>)> = match get(c.p, "tags") {
-        Some(Value::Array(a)) => a.iter().filter_map(|t| Some((text(t, "key")?, list(t, "values")))).collect(),
+        Some(Value::Array(a)) => {
+            a.iter().filter_map(|t| Some((text(t, "key")?, list(t, "values")))).collect()
+        }
         _ => Vec::new(),
     };
     let pg = page(c.p)?;
@@ -352,9 +390,18 @@ pub fn describe_instances(c: &Call, st: &JdState) -> Answer {
         .instances
         .values()
         .filter(|i| i.region == c.region)
-        .filter(|i| within(&ids, &i.id) && within(&azs, &i.az) && within(&statuses, i.status(c.now, c.boot)) && within(&images, &i.image_id))
+        .filter(|i| {
+            within(&ids, &i.id)
+                && within(&azs, &i.az)
+                && within(&statuses, i.status(c.now, c.boot))
+                && within(&images, &i.image_id)
+        })
         .filter(|i| names.as_ref().is_none_or(|n| n.iter().any(|n| i.name.contains(n.as_str()))))
-        .filter(|i| tag_filters.iter().all(|(k, vs)| i.tags.iter().any(|(tk, tv)| tk == k && (vs.is_empty() || vs.contains(tv)))))
+        .filter(|i| {
+            tag_filters
+                .iter()
+                .all(|(k, vs)| i.tags.iter().any(|(tk, tv)| tk == k && (vs.is_empty() || vs.contains(tv))))
+        })
         .collect();
     let (total, items) = paged(matching, pg);
     Ok(json!({
@@ -377,7 +424,10 @@ pub fn delete_instance(c: &Call, st: &mut JdState) -> Answer {
         ));
     }
     if i.status(c.now, c.boot) == "pending" {
-        return Err(JdError::new(status::FAILED_PRECONDITION, format!("instance {} is pending; wait until it is running", i.id)));
+        return Err(JdError::new(
+            status::FAILED_PRECONDITION,
+            format!("instance {} is pending; wait until it is running", i.id),
+        ));
     }
     let id = i.id.clone();
     st.remove_instance(&id);
@@ -402,8 +452,14 @@ pub fn describe_instance_types(c: &Call, st: &JdState) -> Answer {
                 .filter(|z| azs.as_ref().is_none_or(|a| a.contains(z)))
                 .map(|z| {
                     // A count (`limit_stock`, or a knob's `available`) is reported as availableCount.
-                    let knob = knobs.stock_outs.iter().filter(|s| s.matches(PROVIDER, &o.instance_type, z)).filter_map(|s| s.available).min();
-                    let limit = match (st.available.get(&(o.instance_type.clone(), z.clone())).copied(), knob) {
+                    let knob = knobs
+                        .stock_outs
+                        .iter()
+                        .filter(|s| s.matches(PROVIDER, &o.instance_type, z))
+                        .filter_map(|s| s.available)
+                        .min();
+                    let limit = match (st.available.get(&(o.instance_type.clone(), z.clone())).copied(), knob)
+                    {
                         (Some(a), Some(b)) => Some(a.min(b)),
                         (a, b) => a.or(b),
                     };
@@ -441,10 +497,15 @@ pub fn modify_instance_release_time(c: &Call, st: &mut JdState) -> Answer {
     let when = match text(c.p, "autoReleaseTime") {
         None => None,
         Some(raw) => {
-            let t = parse_release_time(&raw).ok_or_else(|| invalid(format!("autoReleaseTime {raw} is not in the format YYYY-MM-DD HH:mm:ss")))?;
+            let t = parse_release_time(&raw).ok_or_else(|| {
+                invalid(format!("autoReleaseTime {raw} is not in the format YYYY-MM-DD HH:mm:ss"))
+            })?;
             let ahead = t.duration_since(c.now);
             if ahead < SignedDuration::from_hours(1) || ahead > SignedDuration::from_hours(24 * 3653) {
-                return Err(JdError::new(status::OUT_OF_RANGE, format!("autoReleaseTime {raw} must be between 1 hour and 10 years from now")));
+                return Err(JdError::new(
+                    status::OUT_OF_RANGE,
+                    format!("autoReleaseTime {raw} must be between 1 hour and 10 years from now"),
+                ));
             }
             Some(t)
         }
@@ -462,8 +523,19 @@ pub fn modify_instance_release_time(c: &Call, st: &mut JdState) -> Answer {
     Ok(json!({}))
 }
 
-fn new_snapshot(st: &mut JdState, c: &Call, disk_id: &str, name: String, description: String) -> Result<String, JdError> {
-    let disk = st.disks.get(disk_id).filter(|d| d.region == c.region).ok_or_else(|| not_found("disk", disk_id))?.clone();
+fn new_snapshot(
+    st: &mut JdState,
+    c: &Call,
+    disk_id: &str,
+    name: String,
+    description: String,
+) -> Result<String, JdError> {
+    let disk = st
+        .disks
+        .get(disk_id)
+        .filter(|d| d.region == c.region)
+        .ok_or_else(|| not_found("disk", disk_id))?
+        .clone();
     let id = c.ctx.new_id("snapshot-", 10);
     st.snapshots.insert(
         id.clone(),
@@ -489,12 +561,25 @@ pub fn create_image(c: &Call, st: &mut JdState) -> Answer {
         return Err(invalid("name must be 2-32 characters"));
     }
     if inst.status(c.now, c.boot) != "running" {
-        return Err(JdError::new(status::FAILED_PRECONDITION, format!("instance {} is {}; images are made from running instances", inst.id, inst.status(c.now, c.boot))));
+        return Err(JdError::new(
+            status::FAILED_PRECONDITION,
+            format!(
+                "instance {} is {}; images are made from running instances",
+                inst.id,
+                inst.status(c.now, c.boot)
+            ),
+        ));
     }
     let image_id = c.ctx.new_id("img-", 10);
     let mut snaps = Vec::new();
     for d in inst.system_disk_id.iter().chain(inst.data_disk_ids.iter()) {
-        snaps.push(new_snapshot(st, c, d, format!("{image_id}-{d}"), format!("made by createImage {image_id}"))?);
+        snaps.push(new_snapshot(
+            st,
+            c,
+            d,
+            format!("{image_id}-{d}"),
+            format!("made by createImage {image_id}"),
+        )?);
     }
     for s in &snaps {
         if let Some(snap) = st.snapshots.get_mut(s) {
@@ -560,12 +645,15 @@ pub fn describe_snapshots(c: &Call, st: &JdState) -> Answer {
         .filter(|s| names.as_ref().is_none_or(|n| n.iter().any(|n| s.name.contains(n.as_str()))))
         .collect();
     let (total, items) = paged(matching, pg);
-    Ok(json!({ "snapshots": items.iter().map(|s| snapshot_json(s, c.now)).collect::<Vec<_>>(), "totalCount": total }))
+    Ok(
+        json!({ "snapshots": items.iter().map(|s| snapshot_json(s, c.now)).collect::<Vec<_>>(), "totalCount": total }),
+    )
 }
 
 pub fn delete_snapshot(c: &Call, st: &mut JdState) -> Answer {
     let id = c.id.clone().unwrap_or_default();
-    let snap = st.snapshots.get(&id).filter(|s| s.region == c.region).ok_or_else(|| not_found("snapshot", &id))?;
+    let snap =
+        st.snapshots.get(&id).filter(|s| s.region == c.region).ok_or_else(|| not_found("snapshot", &id))?;
     if !snap.images.is_empty() {
         return Err(JdError::new(
             status::FAILED_PRECONDITION,
@@ -601,7 +689,9 @@ pub fn create_snapshot_policy(c: &Call, st: &mut JdState) -> Answer {
         return Err(invalid(format!("interval must be at least 43200 seconds (12 hours), got {interval}")));
     }
     let raw = required(c.p, "effectiveTime")?;
-    let effective = parse_offset_time(&raw).ok_or_else(|| invalid(format!("effectiveTime {raw} is not in the format YYYY-MM-DDTHH:mm:ss+08:00")))?;
+    let effective = parse_offset_time(&raw).ok_or_else(|| {
+        invalid(format!("effectiveTime {raw} is not in the format YYYY-MM-DDTHH:mm:ss+08:00"))
+    })?;
     let lifecycle = int(c.p, "snapshotLifecycle")?.ok_or_else(|| invalid("snapshotLifecycle is required"))?;
     if lifecycle < 0 {
         return Err(invalid("snapshotLifecycle must be 0 (keep) or a number of seconds"));
@@ -647,7 +737,9 @@ pub fn apply_snapshot_policies(c: &Call, st: &mut JdState) -> Answer {
         };
         let outcome = match bind {
             None => Err(format!("op {op} is not 1 (bind) or 2 (unbind)")),
-            Some(_) if !st.snapshot_policies.contains_key(&policy) => Err(format!("snapshot policy {policy} not found")),
+            Some(_) if !st.snapshot_policies.contains_key(&policy) => {
+                Err(format!("snapshot policy {policy} not found"))
+            }
             Some(bind) => match st.disks.get_mut(&disk) {
                 None => Err(format!("disk {disk} not found")),
                 Some(d) => {
@@ -682,7 +774,10 @@ pub fn apply_snapshot_policies(c: &Call, st: &mut JdState) -> Answer {
 pub fn calculate_total_price(c: &Call) -> Answer {
     let cmd = int(c.p, "cmd")?.ok_or_else(|| invalid("cmd is required"))?;
     if cmd != 1 {
-        return Err(JdError::new(status::NOT_IMPLEMENTED, format!("the local cloud prices new purchases (cmd 1) only, not cmd {cmd}")));
+        return Err(JdError::new(
+            status::NOT_IMPLEMENTED,
+            format!("the local cloud prices new purchases (cmd 1) only, not cmd {cmd}"),
+        ));
     }
     let packages = int(c.p, "packageCount")?.unwrap_or(1).max(1) as f64;
     let orders = match get(c.p, "orderList") {
@@ -695,15 +790,24 @@ pub fn calculate_total_price(c: &Call) -> Answer {
     for o in &orders {
         let service = text(o, "serviceCode").unwrap_or_default();
         if service != "vm" {
-            return Err(JdError::new(status::NOT_IMPLEMENTED, format!("the local cloud prices serviceCode vm only, not {service:?}")));
+            return Err(JdError::new(
+                status::NOT_IMPLEMENTED,
+                format!("the local cloud prices serviceCode vm only, not {service:?}"),
+            ));
         }
         let itype = match get(o, "formula") {
-            Some(Value::Array(f)) => f.iter().find(|x| text(x, "key").as_deref() == Some("instanceType")).and_then(|x| text(x, "value")),
+            Some(Value::Array(f)) => f
+                .iter()
+                .find(|x| text(x, "key").as_deref() == Some("instanceType"))
+                .and_then(|x| text(x, "value")),
             _ => None,
         }
         .ok_or_else(|| invalid("orderList[].formula needs {\"key\":\"instanceType\",\"value\":<type>}"))?;
         let region = text(o, "region").unwrap_or_else(|| c.region.clone());
-        let offer = c.ctx.offer(PROVIDER, &region, &itype).ok_or_else(|| invalid(format!("instanceType {itype} is not sold in {region}")))?;
+        let offer = c
+            .ctx
+            .offer(PROVIDER, &region, &itype)
+            .ok_or_else(|| invalid(format!("instanceType {itype} is not sold in {region}")))?;
         let billing = int(o, "billingType")?.unwrap_or(1);
         let span = int(o, "timeSpan")?.unwrap_or(1).max(1) as f64;
         let unit = int(o, "timeUnit")?.unwrap_or(0);

@@ -189,11 +189,13 @@ impl JdState {
     fn run_policies(&mut self, now: Timestamp, new_id: &mut dyn FnMut(&str) -> String) {
         let since = self.policies_evaluated.unwrap_or(now).min(now);
         self.policies_evaluated = Some(now);
-        let policies: Vec<SnapshotPolicy> = self.snapshot_policies.values().filter(|p| p.status == 1).cloned().collect();
+        let policies: Vec<SnapshotPolicy> =
+            self.snapshot_policies.values().filter(|p| p.status == 1).cloned().collect();
         for policy in policies {
             let mut run = policy.next_run_after(since.max(now - SignedDuration::from_hours(24 * 366)));
             while run <= now {
-                let disks: Vec<Disk> = self.disks.values().filter(|d| d.policy_ids.contains(&policy.id)).cloned().collect();
+                let disks: Vec<Disk> =
+                    self.disks.values().filter(|d| d.policy_ids.contains(&policy.id)).cloned().collect();
                 for disk in disks {
                     let id = new_id("snapshot-");
                     self.snapshots.insert(
@@ -206,7 +208,8 @@ impl JdState {
                             disk_id: disk.id.clone(),
                             size_gb: disk.size_gb,
                             created: run,
-                            expires: (policy.lifecycle > 0).then(|| run + SignedDuration::from_secs(policy.lifecycle)),
+                            expires: (policy.lifecycle > 0)
+                                .then(|| run + SignedDuration::from_secs(policy.lifecycle)),
                             images: Vec::new(),
                         },
                     );

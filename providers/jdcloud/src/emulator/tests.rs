@@ -71,12 +71,36 @@ fn routes_match_the_sdk_paths() {
     };
     check("POST", "/v1/regions/cn-north-1/instances", Some(("createInstances", "vm", None)));
     check("GET", "/v1/regions/cn-north-1/instances/i-abc", Some(("describeInstance", "vm", Some("i-abc"))));
-    check("POST", "/v1/regions/cn-north-1/instances/i-abc:createImage", Some(("createImage", "vm", Some("i-abc"))));
-    check("POST", "/v1/regions/cn-north-1/instances/i-abc%3AcreateImage", Some(("createImage", "vm", Some("i-abc"))));
-    check("POST", "/v1/regions/cn-north-1/instances:modifyInstanceReleaseTime", Some(("modifyInstanceReleaseTime", "vm", None)));
-    check("DELETE", "/v1/regions/cn-north-1/snapshots/snapshot-1", Some(("deleteSnapshot", "disk", Some("snapshot-1"))));
-    check("POST", "/v1/regions/cn-north-1/snapshotPolicies:apply", Some(("applySnapshotPolicies", "disk", None)));
-    check("POST", "/v1/regions/cn-north-1/calculateTotalPrice", Some(("calculateTotalPrice", "billing", None)));
+    check(
+        "POST",
+        "/v1/regions/cn-north-1/instances/i-abc:createImage",
+        Some(("createImage", "vm", Some("i-abc"))),
+    );
+    check(
+        "POST",
+        "/v1/regions/cn-north-1/instances/i-abc%3AcreateImage",
+        Some(("createImage", "vm", Some("i-abc"))),
+    );
+    check(
+        "POST",
+        "/v1/regions/cn-north-1/instances:modifyInstanceReleaseTime",
+        Some(("modifyInstanceReleaseTime", "vm", None)),
+    );
+    check(
+        "DELETE",
+        "/v1/regions/cn-north-1/snapshots/snapshot-1",
+        Some(("deleteSnapshot", "disk", Some("snapshot-1"))),
+    );
+    check(
+        "POST",
+        "/v1/regions/cn-north-1/snapshotPolicies:apply",
+        Some(("applySnapshotPolicies", "disk", None)),
+    );
+    check(
+        "POST",
+        "/v1/regions/cn-north-1/calculateTotalPrice",
+        Some(("calculateTotalPrice", "billing", None)),
+    );
     check("PATCH", "/v1/regions/cn-north-1/instances", None);
     check("GET", "/", None);
 }
@@ -91,14 +115,18 @@ fn instances_boot_pending_to_running_and_are_described() {
     assert_eq!(status_of(&jd, &ctx, &ids[0]), "pending");
     ctx.clock().advance(SignedDuration::from_secs(11));
     assert_eq!(status_of(&jd, &ctx, &ids[0]), "running");
-    let v = call(&jd, &ctx, "GET", "instances", json!({"filters": [{"name": "instanceId", "values": [ids[1]]}]})).unwrap();
+    let v =
+        call(&jd, &ctx, "GET", "instances", json!({"filters": [{"name": "instanceId", "values": [ids[1]]}]}))
+            .unwrap();
     assert_eq!(v["totalCount"], 1);
     let inst = &v["instances"][0];
     assert_eq!(inst["instanceName"], "w2");
     assert_eq!(inst["tags"][0]["value"], "stage2");
     assert!(inst["systemDisk"]["cloudDisk"]["diskId"].as_str().unwrap().starts_with("vol-"));
     assert_eq!(inst["dataDisks"][0]["cloudDisk"]["diskSizeGB"], 100);
-    let by_tag = call(&jd, &ctx, "GET", "instances", json!({"tags": [{"key": "deployment", "values": ["other"]}]})).unwrap();
+    let by_tag =
+        call(&jd, &ctx, "GET", "instances", json!({"tags": [{"key": "deployment", "values": ["other"]}]}))
+            .unwrap();
     assert_eq!(by_tag["totalCount"], 0);
     assert_eq!(status_of(&jd, &ctx, "i-missing"), "NOT_FOUND");
 }
@@ -122,21 +150,39 @@ fn limited_stock_gives_partial_success_and_failed_instances_disappear() {
     ctx.clock().advance(SignedDuration::from_secs(11));
     let states: Vec<String> = ids.iter().map(|i| status_of(&jd, &ctx, i)).collect();
     assert_eq!(states, ["running", "running", "error"]);
-    let types = call(&jd, &ctx, "GET", "instanceTypes", json!({"filters": [{"name": "az", "values": [AZ]}]})).unwrap();
-    assert_eq!(types["instanceTypes"][0]["state"][0], json!({"az": AZ, "inStock": false, "availableCount": 0}));
+    let types = call(&jd, &ctx, "GET", "instanceTypes", json!({"filters": [{"name": "az", "values": [AZ]}]}))
+        .unwrap();
+    assert_eq!(
+        types["instanceTypes"][0]["state"][0],
+        json!({"az": AZ, "inStock": false, "availableCount": 0})
+    );
     ctx.clock().advance(ERROR_VISIBLE);
     assert_eq!(status_of(&jd, &ctx, &ids[2]), "NOT_FOUND", "failed instances are deleted by JD");
-    assert!(lock(&jd.state).disks.values().all(|d| d.instance_id.as_deref() != Some(ids[2].as_str())), "with their disks");
+    assert!(
+        lock(&jd.state).disks.values().all(|d| d.instance_id.as_deref() != Some(ids[2].as_str())),
+        "with their disks"
+    );
 }
 
 #[test]
 fn stock_out_knob_refuses_the_create_and_shows_in_instance_types() {
-    let knobs = Knobs { stock_outs: vec![StockOut { provider: Some("jdcloud".into()), instance_type: None, zone: Some(AZ.into()), available: None }], ..Knobs::default() };
+    let knobs = Knobs {
+        stock_outs: vec![StockOut {
+            provider: Some("jdcloud".into()),
+            instance_type: None,
+            zone: Some(AZ.into()),
+            available: None,
+        }],
+        ..Knobs::default()
+    };
     let (jd, ctx) = (JdCloud::new(), ctx_with(knobs));
     let e = create(&jd, &ctx, json!({})).unwrap_err();
     assert_eq!((e.code, e.status), (400, "FAILED_PRECONDITION"));
     let types = call(&jd, &ctx, "GET", "instanceTypes", json!({})).unwrap();
-    assert_eq!(types["instanceTypes"][0]["state"], json!([{"az": AZ, "inStock": false}, {"az": "cn-north-1b", "inStock": true}]));
+    assert_eq!(
+        types["instanceTypes"][0]["state"],
+        json!([{"az": AZ, "inStock": false}, {"az": "cn-north-1b", "inStock": true}])
+    );
     assert!(lock(&jd.state).instances.is_empty());
 }
 
@@ -146,12 +192,33 @@ fn release_time_deletes_when_due_and_can_be_cancelled() {
     let ids = create(&jd, &ctx, json!({"maxCount": 2})).unwrap();
     let at = crate::api::format_release_time(ctx.now() + SignedDuration::from_mins(90));
     let too_soon = crate::api::format_release_time(ctx.now() + SignedDuration::from_mins(10));
-    let e = call(&jd, &ctx, "POST", "instances:modifyInstanceReleaseTime", json!({"instanceIds": [ids[0]], "autoReleaseTime": too_soon})).unwrap_err();
+    let e = call(
+        &jd,
+        &ctx,
+        "POST",
+        "instances:modifyInstanceReleaseTime",
+        json!({"instanceIds": [ids[0]], "autoReleaseTime": too_soon}),
+    )
+    .unwrap_err();
     assert_eq!(e.status, "OUT_OF_RANGE");
-    call(&jd, &ctx, "POST", "instances:modifyInstanceReleaseTime", json!({"instanceIds": ids, "autoReleaseTime": at})).unwrap();
+    call(
+        &jd,
+        &ctx,
+        "POST",
+        "instances:modifyInstanceReleaseTime",
+        json!({"instanceIds": ids, "autoReleaseTime": at}),
+    )
+    .unwrap();
     let v = call(&jd, &ctx, "GET", &format!("instances/{}", ids[0]), json!({})).unwrap();
     assert_eq!(v["instance"]["autoReleaseTime"], at.as_str());
-    call(&jd, &ctx, "POST", "instances:modifyInstanceReleaseTime", json!({"instanceIds": [ids[1]], "autoReleaseTime": null})).unwrap();
+    call(
+        &jd,
+        &ctx,
+        "POST",
+        "instances:modifyInstanceReleaseTime",
+        json!({"instanceIds": [ids[1]], "autoReleaseTime": null}),
+    )
+    .unwrap();
     ctx.clock().advance(SignedDuration::from_mins(91));
     assert_eq!(status_of(&jd, &ctx, &ids[0]), "NOT_FOUND");
     assert_eq!(status_of(&jd, &ctx, &ids[1]), "running");
@@ -163,39 +230,71 @@ fn snapshots_images_policies_and_deletes() {
     let ids = create(&jd, &ctx, json!({})).unwrap();
     let inst = call(&jd, &ctx, "GET", &format!("instances/{}", ids[0]), json!({})).unwrap();
     let disk = inst["instance"]["systemDisk"]["cloudDisk"]["diskId"].as_str().unwrap().to_string();
-    let e = call(&jd, &ctx, "POST", &format!("instances/{}:createImage", ids[0]), json!({"name": "golden"})).unwrap_err();
+    let e = call(&jd, &ctx, "POST", &format!("instances/{}:createImage", ids[0]), json!({"name": "golden"}))
+        .unwrap_err();
     assert_eq!(e.status, "FAILED_PRECONDITION", "pending instances cannot be imaged");
     ctx.clock().advance(SignedDuration::from_secs(11));
-    let img = call(&jd, &ctx, "POST", &format!("instances/{}:createImage", ids[0]), json!({"name": "golden"})).unwrap();
+    let img =
+        call(&jd, &ctx, "POST", &format!("instances/{}:createImage", ids[0]), json!({"name": "golden"}))
+            .unwrap();
     assert!(img["imageId"].as_str().unwrap().starts_with("img-"));
 
     let body = json!({"regionId": "cn-north-1", "snapshotSpec": {"name": "before-tune", "diskId": disk}, "clientToken": "s-1"});
     let s = call(&jd, &ctx, "POST", "snapshots", body.clone()).unwrap();
     assert_eq!(call(&jd, &ctx, "POST", "snapshots", body).unwrap(), s);
     let sid = s["snapshotId"].as_str().unwrap().to_string();
-    let list = call(&jd, &ctx, "GET", "snapshots", json!({"filters": [{"name": "snapshotId", "values": [sid]}]})).unwrap();
-    assert_eq!((list["totalCount"].as_i64(), list["snapshots"][0]["status"].as_str()), (Some(1), Some("creating")));
+    let list =
+        call(&jd, &ctx, "GET", "snapshots", json!({"filters": [{"name": "snapshotId", "values": [sid]}]}))
+            .unwrap();
+    assert_eq!(
+        (list["totalCount"].as_i64(), list["snapshots"][0]["status"].as_str()),
+        (Some(1), Some("creating"))
+    );
     call(&jd, &ctx, "DELETE", &format!("snapshots/{sid}"), json!({})).unwrap();
-    assert_eq!(call(&jd, &ctx, "DELETE", &format!("snapshots/{sid}"), json!({})).unwrap_err().status, "NOT_FOUND");
-    let image_snap = lock(&jd.state).snapshots.values().find(|s| !s.images.is_empty()).map(|s| s.id.clone()).unwrap();
-    assert_eq!(call(&jd, &ctx, "DELETE", &format!("snapshots/{image_snap}"), json!({})).unwrap_err().status, "FAILED_PRECONDITION");
+    assert_eq!(
+        call(&jd, &ctx, "DELETE", &format!("snapshots/{sid}"), json!({})).unwrap_err().status,
+        "NOT_FOUND"
+    );
+    let image_snap =
+        lock(&jd.state).snapshots.values().find(|s| !s.images.is_empty()).map(|s| s.id.clone()).unwrap();
+    assert_eq!(
+        call(&jd, &ctx, "DELETE", &format!("snapshots/{image_snap}"), json!({})).unwrap_err().status,
+        "FAILED_PRECONDITION"
+    );
 
     let effective = crate::api::format_time(ctx.now() + SignedDuration::from_mins(1));
-    let bad = call(&jd, &ctx, "POST", "snapshotPolicy", json!({"name": "p", "interval": 3600, "effectiveTime": effective, "snapshotLifecycle": 0, "status": 1}));
+    let bad = call(
+        &jd,
+        &ctx,
+        "POST",
+        "snapshotPolicy",
+        json!({"name": "p", "interval": 3600, "effectiveTime": effective, "snapshotLifecycle": 0, "status": 1}),
+    );
     assert_eq!(bad.unwrap_err().status, "INVALID_ARGUMENT");
     let p = call(&jd, &ctx, "POST", "snapshotPolicy", json!({"name": "twice-a-day", "interval": 43200, "effectiveTime": effective, "snapshotLifecycle": 86400, "status": 1})).unwrap();
     let pid = p["id"].as_str().unwrap().to_string();
-    let applied = call(&jd, &ctx, "POST", "snapshotPolicies:apply", json!({"relations": [
-        {"diskId": disk, "diskRegion": "cn-north-1", "policyId": pid, "op": 1},
-        {"diskId": "vol-none", "diskRegion": "cn-north-1", "policyId": pid, "op": 1},
-    ]}))
+    let applied = call(
+        &jd,
+        &ctx,
+        "POST",
+        "snapshotPolicies:apply",
+        json!({"relations": [
+            {"diskId": disk, "diskRegion": "cn-north-1", "policyId": pid, "op": 1},
+            {"diskId": "vol-none", "diskRegion": "cn-north-1", "policyId": pid, "op": 1},
+        ]}),
+    )
     .unwrap();
     assert_eq!(applied["opResults"][0]["code"], 0);
     assert_eq!(applied["opResults"][1]["code"], 404);
-    let policy_snaps = |jd: &JdCloud| lock(&jd.state).snapshots.values().filter(|s| s.description.contains(&pid)).count();
+    let policy_snaps =
+        |jd: &JdCloud| lock(&jd.state).snapshots.values().filter(|s| s.description.contains(&pid)).count();
     ctx.clock().advance(SignedDuration::from_hours(25));
     jd.tick(&ctx);
-    assert_eq!(policy_snaps(&jd), 2, "runs at +1min and +12h1min; the lifecycle (1 day) has not expired them");
+    assert_eq!(
+        policy_snaps(&jd),
+        2,
+        "runs at +1min and +12h1min; the lifecycle (1 day) has not expired them"
+    );
     ctx.clock().advance(SignedDuration::from_hours(24));
     jd.tick(&ctx);
     assert_eq!(policy_snaps(&jd), 2, "two newer runs, two older ones expired");
@@ -204,9 +303,11 @@ fn snapshots_images_policies_and_deletes() {
 #[test]
 fn calculate_total_price_uses_the_catalog_and_names_its_source() {
     let (jd, ctx) = (JdCloud::new(), ctx());
-    let order = |billing: i64, unit: i64| json!({"regionId": "cn-north-1", "cmd": 1, "packageCount": 2, "orderList": [
+    let order = |billing: i64, unit: i64| {
+        json!({"regionId": "cn-north-1", "cmd": 1, "packageCount": 2, "orderList": [
         {"serviceCode": "vm", "region": "cn-north-1", "billingType": billing, "timeSpan": 1, "timeUnit": unit, "count": 1,
-         "formula": [{"key": "instanceType", "value": TYPE}]}]});
+         "formula": [{"key": "instanceType", "value": TYPE}]}]})
+    };
     let v = call(&jd, &ctx, "POST", "calculateTotalPrice", order(1, 0)).unwrap();
     assert_eq!(v["totalPrice"], 25.0);
     assert!(v["remark"].as_str().unwrap().contains("unit-test figure as of 2026-11-30"));
@@ -221,7 +322,13 @@ fn throttling_faults_and_unsigned_requests_use_jd_error_shape() {
     assert!(jd.claims(&req));
     assert_eq!(jd.action(&req), "createInstances");
     let r = jd.throttled(&req, &ctx);
-    assert_eq!((r.status, r.json_body()["error"].clone()), (429, json!({"code": 429, "status": "RATE_LIMIT", "message": "request rate exceeds the limit; retry later"})));
+    assert_eq!(
+        (r.status, r.json_body()["error"].clone()),
+        (
+            429,
+            json!({"code": 429, "status": "RATE_LIMIT", "message": "request rate exceeds the limit; retry later"})
+        )
+    );
     assert!(r.json_body()["requestId"].as_str().is_some_and(|s| s.len() == 32));
     let r = jd.server_error(&req, &ctx, 503);
     assert_eq!((r.status, r.json_body()["error"]["status"].as_str()), (503, Some("UNAVAILABLE")));
@@ -235,7 +342,15 @@ fn throttling_faults_and_unsigned_requests_use_jd_error_shape() {
 }
 
 /// Sign like the SDKs do (through gpuctl-sign) and send through `handle`.
-fn signed(alg: gpuctl_sign::Algorithm, service: &str, region: &str, method: &str, path: &str, body: &str, nonce: &str) -> SimRequest {
+fn signed(
+    alg: gpuctl_sign::Algorithm,
+    service: &str,
+    region: &str,
+    method: &str,
+    path: &str,
+    body: &str,
+    nonce: &str,
+) -> SimRequest {
     let (_, ak, sk) = TEST_KEY_PAIRS.iter().find(|(p, _, _)| *p == "jdcloud").copied().unwrap();
     let req = gpuctl_sign::SignableRequest {
         method: method.into(),
@@ -289,11 +404,25 @@ fn a_clock_jump_replays_policy_runs_before_the_release() {
     let ids = create(&jd, &ctx, json!({})).unwrap();
     let release = ctx.now() + SignedDuration::from_hours(30);
     let at = crate::api::format_release_time(release);
-    call(&jd, &ctx, "POST", "instances:modifyInstanceReleaseTime", json!({"instanceIds": ids, "autoReleaseTime": at})).unwrap();
+    call(
+        &jd,
+        &ctx,
+        "POST",
+        "instances:modifyInstanceReleaseTime",
+        json!({"instanceIds": ids, "autoReleaseTime": at}),
+    )
+    .unwrap();
     let disk = lock(&jd.state).instances[&ids[0]].system_disk_id.clone().unwrap();
     let effective = crate::api::format_time(ctx.now() + SignedDuration::from_mins(1));
     let p = call(&jd, &ctx, "POST", "snapshotPolicy", json!({"name": "p", "interval": 43200, "effectiveTime": effective, "snapshotLifecycle": 0, "status": 1})).unwrap();
-    call(&jd, &ctx, "POST", "snapshotPolicies:apply", json!({"relations": [{"diskId": disk, "policyId": p["id"], "op": 1}]})).unwrap();
+    call(
+        &jd,
+        &ctx,
+        "POST",
+        "snapshotPolicies:apply",
+        json!({"relations": [{"diskId": disk, "policyId": p["id"], "op": 1}]}),
+    )
+    .unwrap();
     ctx.clock().advance(SignedDuration::from_hours(100));
     jd.tick(&ctx);
     let st = lock(&jd.state);
@@ -322,8 +451,18 @@ fn bad_create_parameters_get_jd_errors() {
     check(spec(json!({"imageId": null})), (400, "INVALID_ARGUMENT"), "imageId");
     check(spec(json!({"instanceType": "g.none"})), (400, "INVALID_ARGUMENT"), "g.none");
     check(spec(json!({"az": "cn-north-1z"})), (400, "INVALID_ARGUMENT"), "cn-north-1a");
-    check(spec(json!({"charge": {"chargeMode": "prepaid_by_duration"}})), (400, "INVALID_ARGUMENT"), "chargeDuration");
-    check(spec(json!({"charge": {"chargeMode": "prepaid_by_duration", "chargeUnit": "year", "chargeDuration": 5}})), (400, "INVALID_ARGUMENT"), "year: 1-3");
+    check(
+        spec(json!({"charge": {"chargeMode": "prepaid_by_duration"}})),
+        (400, "INVALID_ARGUMENT"),
+        "chargeDuration",
+    );
+    check(
+        spec(
+            json!({"charge": {"chargeMode": "prepaid_by_duration", "chargeUnit": "year", "chargeDuration": 5}}),
+        ),
+        (400, "INVALID_ARGUMENT"),
+        "year: 1-3",
+    );
     check(spec(json!({"charge": {"chargeMode": "spot"}})), (400, "INVALID_ARGUMENT"), "chargeMode");
     let mut many = spec(json!({}));
     many["maxCount"] = json!(101);
@@ -334,13 +473,19 @@ fn bad_create_parameters_get_jd_errors() {
     assert!(lock(&jd.state).instances.is_empty());
 
     // A prepaid instance cannot be deleted through the API before it expires.
-    let ids = create(&jd, &ctx, json!({"instanceSpec": {"az": AZ, "instanceType": TYPE, "imageId": "img", "name": "m",
-        "charge": {"chargeMode": "prepaid_by_duration", "chargeUnit": "month", "chargeDuration": 1}}}))
+    let ids = create(
+        &jd,
+        &ctx,
+        json!({"instanceSpec": {"az": AZ, "instanceType": TYPE, "imageId": "img", "name": "m",
+        "charge": {"chargeMode": "prepaid_by_duration", "chargeUnit": "month", "chargeDuration": 1}}}),
+    )
     .unwrap();
     ctx.clock().advance(SignedDuration::from_secs(11));
     let e = call(&jd, &ctx, "DELETE", &format!("instances/{}", ids[0]), json!({})).unwrap_err();
     assert_eq!(e.status, "FAILED_PRECONDITION");
-    let e = jd.dispatch("test-account", &route("GET", "/v1/regions/mars-1/instances").unwrap(), &json!({}), &ctx).unwrap_err();
+    let e = jd
+        .dispatch("test-account", &route("GET", "/v1/regions/mars-1/instances").unwrap(), &json!({}), &ctx)
+        .unwrap_err();
     assert_eq!(e.status, "INVALID_ARGUMENT");
 }
 
@@ -356,7 +501,12 @@ fn describe_instances_pages_and_filters() {
     assert_eq!(q(json!({})), (13, 13));
     assert_eq!(q(json!({"pageNumber": "2", "pageSize": "10"})), (13, 3));
     assert_eq!(q(json!({"filters": [{"name": "az", "values": ["cn-north-1b"]}]})), (1, 1));
-    assert_eq!(q(json!({"filters": [{"name": "imageId", "values": ["img-2"]}, {"name": "status", "values": ["pending"]}]})), (1, 1));
+    assert_eq!(
+        q(
+            json!({"filters": [{"name": "imageId", "values": ["img-2"]}, {"name": "status", "values": ["pending"]}]})
+        ),
+        (1, 1)
+    );
     assert_eq!(q(json!({"filters": [{"name": "name", "values": ["oth"]}]})), (1, 1));
     assert_eq!(q(json!({"filters": [{"name": "status", "values": ["running"]}]})), (0, 0));
 }
@@ -367,7 +517,8 @@ fn describe_by_tag_key_without_values_matches_any_value() {
     // userTags sit inside instanceSpec, as in the SDK's InstanceSpec.
     let spec = |name: &str, tags: Value| json!({"az": AZ, "instanceType": TYPE, "imageId": "img", "name": name, "userTags": tags});
     let tag = |k: &str, v: &str| json!([{"key": k, "value": v}]);
-    create(&jd, &ctx, json!({"maxCount": 11, "instanceSpec": spec("a", tag("gpuctl-deployment", "a"))})).unwrap();
+    create(&jd, &ctx, json!({"maxCount": 11, "instanceSpec": spec("a", tag("gpuctl-deployment", "a"))}))
+        .unwrap();
     create(&jd, &ctx, json!({"instanceSpec": spec("b", tag("gpuctl-deployment", "b"))})).unwrap();
     create(&jd, &ctx, json!({"instanceSpec": spec("c", tag("team", "gpuctl-deployment"))})).unwrap();
     create(&jd, &ctx, json!({"instanceSpec": spec("d", json!([]))})).unwrap();
@@ -375,8 +526,19 @@ fn describe_by_tag_key_without_values_matches_any_value() {
         let v = call(&jd, &ctx, "GET", "instances", p).unwrap();
         (v["totalCount"].as_u64().unwrap(), v["instances"].as_array().unwrap().len())
     };
-    assert_eq!(q(json!({"tags": [{"key": "gpuctl-deployment"}]})), (12, 12), "the key with any value, never a value equal to the key");
-    assert_eq!(q(json!({"tags": [{"key": "gpuctl-deployment"}], "pageNumber": "2", "pageSize": "10"})), (12, 2));
+    assert_eq!(
+        q(json!({"tags": [{"key": "gpuctl-deployment"}]})),
+        (12, 12),
+        "the key with any value, never a value equal to the key"
+    );
+    assert_eq!(
+        q(json!({"tags": [{"key": "gpuctl-deployment"}], "pageNumber": "2", "pageSize": "10"})),
+        (12, 2)
+    );
     assert_eq!(q(json!({"tags": [{"key": "gpuctl-deployment", "values": ["b"]}]})), (1, 1));
-    assert_eq!(q(json!({"tags": [{"key": "gpuctl-deployment"}, {"key": "team"}]})), (0, 0), "tag filters are ANDed");
+    assert_eq!(
+        q(json!({"tags": [{"key": "gpuctl-deployment"}, {"key": "team"}]})),
+        (0, 0),
+        "tag filters are ANDed"
+    );
 }

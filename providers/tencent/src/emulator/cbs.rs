@@ -22,15 +22,23 @@ pub(crate) fn create_snapshot(state: &mut State, call: &Call) -> Result<Value> {
         .disks
         .iter()
         .find(|d| d.id == disk_id && d.region == call.region)
-        .ok_or_else(|| TcError::new(codes::INVALID_DISK_ID_NOT_FOUND, format!("The disk `{disk_id}` does not exist.")))?
+        .ok_or_else(|| {
+            TcError::new(codes::INVALID_DISK_ID_NOT_FOUND, format!("The disk `{disk_id}` does not exist."))
+        })?
         .clone();
     if disk.is_local() {
-        return Err(TcError::new(codes::DISK_NOT_SUPPORT_SNAPSHOT, format!("The disk `{disk_id}` is a local disk and cannot be snapshotted.")));
+        return Err(TcError::new(
+            codes::DISK_NOT_SUPPORT_SNAPSHOT,
+            format!("The disk `{disk_id}` is a local disk and cannot be snapshotted."),
+        ));
     }
     let deadline = match opt_str(v, "Deadline")? {
         None => None,
         Some(s) => Some(parse_cbs_time(&s).ok_or_else(|| {
-            TcError::new(codes::INVALID_PARAMETER_VALUE, format!("Deadline `{s}` is not YYYY-MM-DD HH:MM:SS."))
+            TcError::new(
+                codes::INVALID_PARAMETER_VALUE,
+                format!("Deadline `{s}` is not YYYY-MM-DD HH:MM:SS."),
+            )
         })?),
     };
     let now = call.ctx.now();
@@ -56,9 +64,15 @@ pub(crate) fn describe_snapshots(state: &State, call: &Call) -> Result<Value> {
     let v = &call.params;
     let (offset, limit) = page(v)?;
     let ids = str_list(v, "SnapshotIds")?;
-    let fs = filters(v, &["snapshot-id", "disk-id", "disk-usage", "snapshot-name", "snapshot-state", "zone", "snapshot-type"])?;
+    let fs = filters(
+        v,
+        &["snapshot-id", "disk-id", "disk-usage", "snapshot-name", "snapshot-state", "zone", "snapshot-type"],
+    )?;
     if !ids.is_empty() && !fs.is_empty() {
-        return Err(TcError::new(codes::INVALID_PARAMETER, "SnapshotIds and Filters cannot be given together."));
+        return Err(TcError::new(
+            codes::INVALID_PARAMETER,
+            "SnapshotIds and Filters cannot be given together.",
+        ));
     }
     let now = call.ctx.now();
     let state_of = |s: &Snapshot| if now >= s.ready_at { "NORMAL" } else { "CREATING" };
@@ -116,23 +130,28 @@ pub(crate) fn delete_snapshots(state: &mut State, call: &Call) -> Result<Value> 
     let v = &call.params;
     let ids = str_list(v, "SnapshotIds")?;
     if ids.is_empty() {
-        return Err(TcError::new(codes::MISSING_PARAMETER, "The request is missing a required parameter `SnapshotIds`."));
+        return Err(TcError::new(
+            codes::MISSING_PARAMETER,
+            "The request is missing a required parameter `SnapshotIds`.",
+        ));
     }
     let delete_images = opt_bool(v, "DeleteBindImages")?.unwrap_or(false);
     for id in &ids {
-        let s = state
-            .snapshots
-            .iter()
-            .find(|s| &s.id == id && s.region == call.region)
-            .ok_or_else(|| TcError::new(codes::INVALID_SNAPSHOT_ID_NOT_FOUND, format!("The snapshot `{id}` does not exist.")))?;
+        let s = state.snapshots.iter().find(|s| &s.id == id && s.region == call.region).ok_or_else(|| {
+            TcError::new(codes::INVALID_SNAPSHOT_ID_NOT_FOUND, format!("The snapshot `{id}` does not exist."))
+        })?;
         if !s.image_ids.is_empty() && !delete_images {
             return Err(TcError::new(
                 codes::SNAPSHOT_NOT_SUPPORTED,
-                format!("The snapshot `{id}` backs image(s) {}; pass DeleteBindImages=true to delete them too.", s.image_ids.join(", ")),
+                format!(
+                    "The snapshot `{id}` backs image(s) {}; pass DeleteBindImages=true to delete them too.",
+                    s.image_ids.join(", ")
+                ),
             ));
         }
     }
-    let images: Vec<String> = state.snapshots.iter().filter(|s| ids.contains(&s.id)).flat_map(|s| s.image_ids.clone()).collect();
+    let images: Vec<String> =
+        state.snapshots.iter().filter(|s| ids.contains(&s.id)).flat_map(|s| s.image_ids.clone()).collect();
     state.images.retain(|i| !images.contains(&i.id));
     state.snapshots.retain(|s| !ids.contains(&s.id));
     Ok(json!({}))
@@ -142,7 +161,10 @@ pub(crate) fn describe_disks(state: &State, call: &Call) -> Result<Value> {
     let v = &call.params;
     let (offset, limit) = page(v)?;
     let ids = str_list(v, "DiskIds")?;
-    let fs = filters(v, &["disk-id", "instance-id", "disk-usage", "zone", "disk-type", "disk-state", "disk-charge-type"])?;
+    let fs = filters(
+        v,
+        &["disk-id", "instance-id", "disk-usage", "zone", "disk-type", "disk-state", "disk-charge-type"],
+    )?;
     if !ids.is_empty() && !fs.is_empty() {
         return Err(TcError::new(codes::INVALID_PARAMETER, "DiskIds and Filters cannot be given together."));
     }
@@ -230,14 +252,22 @@ pub(crate) fn create_auto_snapshot_policy(state: &mut State, call: &Call) -> Res
     let v = &call.params;
     let rules = super::p::obj_list(v, "Policy")?;
     if rules.is_empty() {
-        return Err(TcError::new(codes::MISSING_PARAMETER, "The request is missing a required parameter `Policy`."));
+        return Err(TcError::new(
+            codes::MISSING_PARAMETER,
+            "The request is missing a required parameter `Policy`.",
+        ));
     }
     let (mut hours, mut days) = (Vec::new(), Vec::new());
     for r in rules {
         for h in str_list(r, "Hour")? {
             match h.parse::<u32>() {
                 Ok(h) if h < 24 => hours.push(h),
-                _ => return Err(TcError::new(codes::INVALID_PARAMETER_VALUE, format!("Policy.Hour `{h}` must be 0..23."))),
+                _ => {
+                    return Err(TcError::new(
+                        codes::INVALID_PARAMETER_VALUE,
+                        format!("Policy.Hour `{h}` must be 0..23."),
+                    ))
+                }
             }
         }
         let dow = str_list(r, "DayOfWeek")?;
@@ -248,12 +278,20 @@ pub(crate) fn create_auto_snapshot_policy(state: &mut State, call: &Call) -> Res
         for d in dow {
             match d.parse::<u32>() {
                 Ok(d) if d < 7 => days.push(d),
-                _ => return Err(TcError::new(codes::INVALID_PARAMETER_VALUE, format!("Policy.DayOfWeek `{d}` must be 0..6."))),
+                _ => {
+                    return Err(TcError::new(
+                        codes::INVALID_PARAMETER_VALUE,
+                        format!("Policy.DayOfWeek `{d}` must be 0..6."),
+                    ))
+                }
             }
         }
     }
     if hours.is_empty() || days.is_empty() {
-        return Err(TcError::new(codes::INVALID_PARAMETER_VALUE, "Policy needs Hour and DayOfWeek (or IntervalDays)."));
+        return Err(TcError::new(
+            codes::INVALID_PARAMETER_VALUE,
+            "Policy needs Hour and DayOfWeek (or IntervalDays).",
+        ));
     }
     hours.sort_unstable();
     hours.dedup();
@@ -278,9 +316,12 @@ pub(crate) fn create_auto_snapshot_policy(state: &mut State, call: &Call) -> Res
     };
     policy.next_trigger = policy.next_after(now);
     if opt_bool(v, "DryRun")?.unwrap_or(false) {
-        return Ok(json!({ "AutoSnapshotPolicyId": "", "NextTriggerTime": policy.next_trigger.map(cbs_time) }));
+        return Ok(
+            json!({ "AutoSnapshotPolicyId": "", "NextTriggerTime": policy.next_trigger.map(cbs_time) }),
+        );
     }
-    let out = json!({ "AutoSnapshotPolicyId": policy.id, "NextTriggerTime": policy.next_trigger.map(cbs_time) });
+    let out =
+        json!({ "AutoSnapshotPolicyId": policy.id, "NextTriggerTime": policy.next_trigger.map(cbs_time) });
     state.policies.push(policy);
     Ok(out)
 }
@@ -290,14 +331,23 @@ pub(crate) fn bind_auto_snapshot_policy(state: &mut State, call: &Call) -> Resul
     let pid = req_str(v, "AutoSnapshotPolicyId")?;
     let disk_ids = str_list(v, "DiskIds")?;
     if disk_ids.is_empty() {
-        return Err(TcError::new(codes::MISSING_PARAMETER, "The request is missing a required parameter `DiskIds`."));
+        return Err(TcError::new(
+            codes::MISSING_PARAMETER,
+            "The request is missing a required parameter `DiskIds`.",
+        ));
     }
     if !state.policies.iter().any(|p| p.id == pid && p.region == call.region) {
-        return Err(TcError::new(codes::INVALID_POLICY_ID_NOT_FOUND, format!("The automatic snapshot policy `{pid}` does not exist.")));
+        return Err(TcError::new(
+            codes::INVALID_POLICY_ID_NOT_FOUND,
+            format!("The automatic snapshot policy `{pid}` does not exist."),
+        ));
     }
     for id in &disk_ids {
         if !state.disks.iter().any(|d| &d.id == id && d.region == call.region) {
-            return Err(TcError::new(codes::INVALID_DISK_ID_NOT_FOUND, format!("The disk `{id}` does not exist.")));
+            return Err(TcError::new(
+                codes::INVALID_DISK_ID_NOT_FOUND,
+                format!("The disk `{id}` does not exist."),
+            ));
         }
     }
     for d in state.disks.iter_mut().filter(|d| disk_ids.contains(&d.id)) {

@@ -44,7 +44,10 @@ fn launch_spec<'a>(call: &'a Call) -> Result<LaunchSpec<'a>> {
     let instance_type = req_str(v, "InstanceType")?;
     let image_id = req_str(v, "ImageId")?;
     if !is_id(&image_id, "img-") {
-        return Err(TcError::new(codes::INVALID_IMAGE_ID_MALFORMED, format!("The ImageId `{image_id}` is malformed.")));
+        return Err(TcError::new(
+            codes::INVALID_IMAGE_ID_MALFORMED,
+            format!("The ImageId `{image_id}` is malformed."),
+        ));
     }
     let region_offers: Vec<&Offer> = call.ctx.offers(PROVIDER).filter(|o| o.region == call.region).collect();
     if !region_offers.iter().any(|o| o.zones.contains(&zone)) {
@@ -61,7 +64,10 @@ fn launch_spec<'a>(call: &'a Call) -> Result<LaunchSpec<'a>> {
     })?;
     let count = opt_i64(v, "InstanceCount")?.unwrap_or(1);
     if !(1..=100).contains(&count) {
-        return Err(TcError::new(codes::VALUE_RANGE, format!("InstanceCount must be between 1 and 100, not {count}.")));
+        return Err(TcError::new(
+            codes::VALUE_RANGE,
+            format!("InstanceCount must be between 1 and 100, not {count}."),
+        ));
     }
     let system_disk = (
         opt_str(v, "SystemDisk.DiskType")?.unwrap_or_else(|| "CLOUD_PREMIUM".into()),
@@ -69,7 +75,8 @@ fn launch_spec<'a>(call: &'a Call) -> Result<LaunchSpec<'a>> {
     );
     let mut data_disks = Vec::new();
     for d in p::obj_list(v, "DataDisks")? {
-        let size = opt_i64(d, "DiskSize")?.ok_or_else(|| TcError::new(codes::MISSING_PARAMETER, "DataDisks.DiskSize is required."))?;
+        let size = opt_i64(d, "DiskSize")?
+            .ok_or_else(|| TcError::new(codes::MISSING_PARAMETER, "DataDisks.DiskSize is required."))?;
         data_disks.push((
             opt_str(d, "DiskType")?.unwrap_or_else(|| "CLOUD_PREMIUM".into()),
             size,
@@ -88,7 +95,10 @@ fn launch_spec<'a>(call: &'a Call) -> Result<LaunchSpec<'a>> {
             }
             let text = req_str(t, "ActionTime")?;
             let at = parse_cvm_time(&text).ok_or_else(|| {
-                TcError::new(codes::INVALID_TIME_FORMAT, format!("ActionTimer.ActionTime `{text}` is not YYYY-MM-DDThh:mm:ssZ."))
+                TcError::new(
+                    codes::INVALID_TIME_FORMAT,
+                    format!("ActionTimer.ActionTime `{text}` is not YYYY-MM-DDThh:mm:ssZ."),
+                )
             })?;
             let earliest = call.ctx.now().checked_add(SignedDuration::from_mins(5)).unwrap_or(at);
             if at <= earliest {
@@ -110,19 +120,30 @@ fn launch_spec<'a>(call: &'a Call) -> Result<LaunchSpec<'a>> {
             tags.push((req_str(t, "Key")?, opt_str(t, "Value")?.unwrap_or_default()));
         }
     }
-    let spot_max_price = if charge_type == charge::SPOTPAID { opt_f64(v, "InstanceMarketOptions.SpotOptions.MaxPrice")? } else { None };
+    let spot_max_price = if charge_type == charge::SPOTPAID {
+        opt_f64(v, "InstanceMarketOptions.SpotOptions.MaxPrice")?
+    } else {
+        None
+    };
     if charge_type == charge::SPOTPAID {
         if let Some(mt) = opt_str(v, "InstanceMarketOptions.MarketType")? {
             if mt != "spot" {
-                return Err(TcError::new(codes::INVALID_PARAMETER_VALUE, format!("InstanceMarketOptions.MarketType must be `spot`, not `{mt}`.")));
+                return Err(TcError::new(
+                    codes::INVALID_PARAMETER_VALUE,
+                    format!("InstanceMarketOptions.MarketType must be `spot`, not `{mt}`."),
+                ));
             }
         }
     }
     let period_months = if charge_type == charge::PREPAID {
-        let period = opt_i64(v, "InstanceChargePrepaid.Period")?
-            .ok_or_else(|| TcError::new(codes::MISSING_PARAMETER, "InstanceChargePrepaid.Period is required for PREPAID."))?;
+        let period = opt_i64(v, "InstanceChargePrepaid.Period")?.ok_or_else(|| {
+            TcError::new(codes::MISSING_PARAMETER, "InstanceChargePrepaid.Period is required for PREPAID.")
+        })?;
         if ![1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 24, 36, 48, 60].contains(&period) {
-            return Err(TcError::new(codes::VALUE_RANGE, format!("InstanceChargePrepaid.Period `{period}` is not a purchasable term.")));
+            return Err(TcError::new(
+                codes::VALUE_RANGE,
+                format!("InstanceChargePrepaid.Period `{period}` is not a purchasable term."),
+            ));
         }
         Some(period)
     } else {
@@ -163,7 +184,10 @@ fn quote(spec: &LaunchSpec) -> Result<Quote> {
         )
     };
     match spec.charge_type.as_str() {
-        charge::POSTPAID_BY_HOUR => Ok(Quote { hourly: Some(prices.hourly.ok_or_else(|| missing("pay-as-you-go"))?), prepaid_total: None }),
+        charge::POSTPAID_BY_HOUR => Ok(Quote {
+            hourly: Some(prices.hourly.ok_or_else(|| missing("pay-as-you-go"))?),
+            prepaid_total: None,
+        }),
         charge::SPOTPAID => {
             let spot = prices.spot_hourly.ok_or_else(|| missing("spot"))?;
             if let Some(max) = spec.spot_max_price {
@@ -206,7 +230,10 @@ pub(crate) fn run_instances(state: &mut State, call: &Call) -> Result<Value> {
     let token = opt_str(v, "ClientToken")?.filter(|t| !t.is_empty());
     if let Some(t) = &token {
         if t.len() > CLIENT_TOKEN_MAX || !t.is_ascii() {
-            return Err(TcError::new(codes::INVALID_CLIENT_TOKEN_TOO_LONG, "ClientToken must be at most 64 ASCII characters."));
+            return Err(TcError::new(
+                codes::INVALID_CLIENT_TOKEN_TOO_LONG,
+                "ClientToken must be at most 64 ASCII characters.",
+            ));
         }
     }
     // The parameters that define the request: everything but the token and DryRun.
@@ -241,7 +268,10 @@ pub(crate) fn run_instances(state: &mut State, call: &Call) -> Result<Value> {
         return Err(TcError::new(codes::DRY_RUN_OPERATION, "DryRun: the request would have succeeded."));
     }
     // A stock knob with `available` left: all the instances or none (the call is refused as sold out).
-    if (call.ctx.take_stock(PROVIDER, &[&spec.offer.instance_type], &spec.zone, spec.count as u32, true) as i64) < spec.count {
+    if (call.ctx.take_stock(PROVIDER, &[&spec.offer.instance_type], &spec.zone, spec.count as u32, true)
+        as i64)
+        < spec.count
+    {
         return Err(TcError::new(
             codes::ZONE_SOLD_OUT_FOR_SPECIFIED_INSTANCE,
             format!("The instance type `{}` is sold out in zone `{}`.", spec.offer.instance_type, spec.zone),
@@ -285,11 +315,17 @@ pub(crate) fn run_instances(state: &mut State, call: &Call) -> Result<Value> {
             terminating_since: None,
             shutdown: false,
             auto_release_at: spec.auto_release_at,
-            expires_at: spec.period_months.and_then(|m| now.checked_add(SignedDuration::from_hours(730 * m)).ok()),
+            expires_at: spec
+                .period_months
+                .and_then(|m| now.checked_add(SignedDuration::from_hours(730 * m)).ok()),
             tags: spec.tags.clone(),
             system_disk: sys.id.clone(),
             data_disks: data.iter().map(|d| d.id.clone()).collect(),
-            private_ip: format!("10.0.{}.{}", (state.instances.len() / 250) % 250, state.instances.len() % 250 + 2),
+            private_ip: format!(
+                "10.0.{}.{}",
+                (state.instances.len() / 250) % 250,
+                state.instances.len() % 250 + 2
+            ),
             vpc_id: spec.vpc_id.clone(),
             subnet_id: spec.subnet_id.clone(),
             security_groups: spec.security_groups.clone(),
@@ -350,7 +386,10 @@ fn check_instance_ids(ids: &[String]) -> Result<()> {
     }
     for id in ids {
         if !is_id(id, "ins-") {
-            return Err(TcError::new(codes::INVALID_INSTANCE_ID_MALFORMED, format!("The instance id `{id}` is malformed.")));
+            return Err(TcError::new(
+                codes::INVALID_INSTANCE_ID_MALFORMED,
+                format!("The instance id `{id}` is malformed."),
+            ));
         }
     }
     Ok(())
@@ -362,7 +401,10 @@ fn select<'a>(state: &'a State, call: &Call, filter_names: &[&str]) -> Result<Ve
     let ids = str_list(v, "InstanceIds")?;
     let fs = filters(v, filter_names)?;
     if !ids.is_empty() && !fs.is_empty() {
-        return Err(TcError::new(codes::INVALID_PARAMETER, "InstanceIds and Filters cannot be given together."));
+        return Err(TcError::new(
+            codes::INVALID_PARAMETER,
+            "InstanceIds and Filters cannot be given together.",
+        ));
     }
     check_instance_ids(&ids)?;
     Ok(state
@@ -392,8 +434,17 @@ fn select<'a>(state: &'a State, call: &Call, filter_names: &[&str]) -> Result<Ve
         .collect())
 }
 
-const INSTANCE_FILTERS: &[&str] =
-    &["zone", "instance-id", "instance-name", "instance-type", "instance-charge-type", "instance-state", "image-id", "tag-key", "tag:"];
+const INSTANCE_FILTERS: &[&str] = &[
+    "zone",
+    "instance-id",
+    "instance-name",
+    "instance-type",
+    "instance-charge-type",
+    "instance-state",
+    "image-id",
+    "tag-key",
+    "tag:",
+];
 
 pub(crate) fn describe_instances(state: &State, call: &Call) -> Result<Value> {
     let (offset, limit) = page(&call.params)?;
@@ -419,15 +470,24 @@ pub(crate) fn describe_instances_status(state: &State, call: &Call) -> Result<Va
 pub(crate) fn terminate_instances(state: &mut State, call: &Call) -> Result<Value> {
     let ids = str_list(&call.params, "InstanceIds")?;
     if ids.is_empty() {
-        return Err(TcError::new(codes::MISSING_PARAMETER, "The request is missing a required parameter `InstanceIds`."));
+        return Err(TcError::new(
+            codes::MISSING_PARAMETER,
+            "The request is missing a required parameter `InstanceIds`.",
+        ));
     }
     check_instance_ids(&ids)?;
     for id in &ids {
         let Some(i) = state.instances.iter().find(|i| &i.id == id && i.region == call.region) else {
-            return Err(TcError::new(codes::INVALID_INSTANCE_ID_NOT_FOUND, format!("The instance `{id}` does not exist.")));
+            return Err(TcError::new(
+                codes::INVALID_INSTANCE_ID_NOT_FOUND,
+                format!("The instance `{id}` does not exist."),
+            ));
         };
         if i.terminating_since.is_some() || i.shutdown {
-            return Err(TcError::new(codes::INSTANCE_STATE_TERMINATING, format!("The instance `{id}` is already being terminated.")));
+            return Err(TcError::new(
+                codes::INSTANCE_STATE_TERMINATING,
+                format!("The instance `{id}` is already being terminated."),
+            ));
         }
     }
     let now = call.ctx.now();
@@ -459,8 +519,13 @@ pub(crate) fn inquiry_price_run_instances(call: &Call) -> Result<Value> {
 }
 
 pub(crate) fn describe_zone_instance_config_infos(call: &Call) -> Result<Value> {
-    let fs = filters(&call.params, &["zone", "instance-family", "instance-type", "instance-charge-type", "sort-keys"])?;
-    let pass = |name: &str, value: &str| fs.iter().filter(|(n, _)| n == name).all(|(_, vs)| vs.iter().any(|v| v == value));
+    let fs = filters(
+        &call.params,
+        &["zone", "instance-family", "instance-type", "instance-charge-type", "sort-keys"],
+    )?;
+    let pass = |name: &str, value: &str| {
+        fs.iter().filter(|(n, _)| n == name).all(|(_, vs)| vs.iter().any(|v| v == value))
+    };
     let mut set = Vec::new();
     for o in call.ctx.offers(PROVIDER).filter(|o| o.region == call.region) {
         let modes = [
@@ -471,7 +536,11 @@ pub(crate) fn describe_zone_instance_config_infos(call: &Call) -> Result<Value> 
         for zone in &o.zones {
             for (ct, price, unit) in modes {
                 let Some(price) = price else { continue };
-                if !(pass("zone", zone) && pass("instance-family", &o.family) && pass("instance-type", &o.instance_type) && pass("instance-charge-type", ct)) {
+                if !(pass("zone", zone)
+                    && pass("instance-family", &o.family)
+                    && pass("instance-type", &o.instance_type)
+                    && pass("instance-charge-type", ct))
+                {
                     continue;
                 }
                 let sold_out = call.ctx.is_sold_out(PROVIDER, &o.instance_type, zone);
@@ -523,11 +592,21 @@ pub(crate) fn create_image(state: &mut State, call: &Call) -> Result<Value> {
             let inst = state
                 .instances
                 .iter()
-                .find(|i| &i.id == id && i.region == call.region && i.terminating_since.is_none() && !i.shutdown)
-                .ok_or_else(|| TcError::new(codes::INVALID_INSTANCE_ID_NOT_FOUND, format!("The instance `{id}` does not exist.")))?;
+                .find(|i| {
+                    &i.id == id && i.region == call.region && i.terminating_since.is_none() && !i.shutdown
+                })
+                .ok_or_else(|| {
+                    TcError::new(
+                        codes::INVALID_INSTANCE_ID_NOT_FOUND,
+                        format!("The instance `{id}` does not exist."),
+                    )
+                })?;
             for d in &data_disk_ids {
                 if !inst.data_disks.contains(d) {
-                    return Err(TcError::new(codes::INVALID_PARAMETER_VALUE, format!("The data disk `{d}` does not belong to instance `{id}`.")));
+                    return Err(TcError::new(
+                        codes::INVALID_PARAMETER_VALUE,
+                        format!("The data disk `{d}` does not belong to instance `{id}`."),
+                    ));
                 }
             }
             let sys = state.disks.iter().find(|d| d.id == inst.system_disk).map_or(50, |d| d.size_gb);
@@ -541,21 +620,36 @@ pub(crate) fn create_image(state: &mut State, call: &Call) -> Result<Value> {
             let mut size = 0;
             let mut has_system = false;
             for sid in &snapshot_ids {
-                let s = state.snapshots.iter().find(|s| &s.id == sid && s.region == call.region).ok_or_else(|| {
-                    TcError::new(codes::INVALID_PARAMETER_VALUE, format!("The snapshot `{sid}` does not exist."))
-                })?;
+                let s = state.snapshots.iter().find(|s| &s.id == sid && s.region == call.region).ok_or_else(
+                    || {
+                        TcError::new(
+                            codes::INVALID_PARAMETER_VALUE,
+                            format!("The snapshot `{sid}` does not exist."),
+                        )
+                    },
+                )?;
                 if s.disk_usage == "SYSTEM_DISK" {
                     has_system = true;
                     size = s.disk_size_gb;
                 }
             }
             if !has_system {
-                return Err(TcError::new(codes::INVALID_PARAMETER_VALUE, "SnapshotIds must include a system disk snapshot."));
+                return Err(TcError::new(
+                    codes::INVALID_PARAMETER_VALUE,
+                    "SnapshotIds must include a system disk snapshot.",
+                ));
             }
             (snapshot_ids.clone(), size, None)
         }
-        (Some(_), false) => return Err(TcError::new(codes::INVALID_PARAMETER, "Give InstanceId or SnapshotIds, not both.")),
-        (None, true) => return Err(TcError::new(codes::MISSING_PARAMETER, "CreateImage needs InstanceId or SnapshotIds.")),
+        (Some(_), false) => {
+            return Err(TcError::new(codes::INVALID_PARAMETER, "Give InstanceId or SnapshotIds, not both."))
+        }
+        (None, true) => {
+            return Err(TcError::new(
+                codes::MISSING_PARAMETER,
+                "CreateImage needs InstanceId or SnapshotIds.",
+            ))
+        }
     };
     if opt_bool(v, "DryRun")?.unwrap_or(false) {
         return Err(TcError::new(codes::DRY_RUN_OPERATION, "DryRun: the request would have succeeded."));

@@ -64,8 +64,9 @@ impl Tencent {
 
     fn run(&self, req: &SimRequest, ctx: &SimCtx) -> Result<Value> {
         let action = req.header("x-tc-action").unwrap_or_default().to_string();
-        let verified = auth::verify(Scheme::Tc3, req, ctx, PROVIDER, SignedDuration::from_secs(api::MAX_SKEW_SECS))
-            .map_err(auth_error)?;
+        let verified =
+            auth::verify(Scheme::Tc3, req, ctx, PROVIDER, SignedDuration::from_secs(api::MAX_SKEW_SECS))
+                .map_err(auth_error)?;
         let service = verified.service.clone().unwrap_or_default();
         let known = match service.as_str() {
             api::CVM => api::CVM_ACTIONS.contains(&action.as_str()),
@@ -86,23 +87,36 @@ impl Tencent {
                     format!("The credential scope service `{service}` does not match `{action}`, a `{other}` action."),
                 ));
             }
-            return Err(TcError::new(codes::INVALID_ACTION, format!("The action `{action}` is not supported by service `{service}`.")));
+            return Err(TcError::new(
+                codes::INVALID_ACTION,
+                format!("The action `{action}` is not supported by service `{service}`."),
+            ));
         }
         match req.header("x-tc-version") {
             Some(api::VERSION) => {}
             other => {
                 return Err(TcError::new(
                     codes::NO_SUCH_VERSION,
-                    format!("The API version `{}` does not exist; use {}.", other.unwrap_or(""), api::VERSION),
+                    format!(
+                        "The API version `{}` does not exist; use {}.",
+                        other.unwrap_or(""),
+                        api::VERSION
+                    ),
                 ))
             }
         }
         let region = req.header("x-tc-region").unwrap_or_default().to_string();
         if region.is_empty() {
-            return Err(TcError::new(codes::MISSING_PARAMETER, "The request is missing the X-TC-Region header."));
+            return Err(TcError::new(
+                codes::MISSING_PARAMETER,
+                "The request is missing the X-TC-Region header.",
+            ));
         }
         if !ctx.regions(PROVIDER).contains(&region) {
-            return Err(TcError::new(codes::UNSUPPORTED_REGION, format!("The region `{region}` is not supported.")));
+            return Err(TcError::new(
+                codes::UNSUPPORTED_REGION,
+                format!("The region `{region}` is not supported."),
+            ));
         }
         let params = params(req)?;
         let call = Call { ctx, account: verified.access_key.clone(), region, params };
@@ -132,9 +146,9 @@ impl Tencent {
 fn params(req: &SimRequest) -> Result<Value> {
     let ct = req.header("content-type").unwrap_or("").to_ascii_lowercase();
     if req.method == "POST" && ct.starts_with("application/json") {
-        let v = req
-            .json_body()
-            .map_err(|e| TcError::new(codes::INVALID_PARAMETER, format!("The request body is not valid JSON: {e}.")))?;
+        let v = req.json_body().map_err(|e| {
+            TcError::new(codes::INVALID_PARAMETER, format!("The request body is not valid JSON: {e}."))
+        })?;
         if !v.is_object() {
             return Err(TcError::new(codes::INVALID_PARAMETER, "The request body must be a JSON object."));
         }
@@ -144,7 +158,21 @@ fn params(req: &SimRequest) -> Result<Value> {
         .form_params()
         .into_iter()
         // Common parameters of the GET signature style are not operation parameters.
-        .filter(|(k, _)| !matches!(k.as_str(), "Action" | "Version" | "Region" | "Timestamp" | "Nonce" | "SecretId" | "Signature" | "SignatureMethod" | "Token" | "Language"))
+        .filter(|(k, _)| {
+            !matches!(
+                k.as_str(),
+                "Action"
+                    | "Version"
+                    | "Region"
+                    | "Timestamp"
+                    | "Nonce"
+                    | "SecretId"
+                    | "Signature"
+                    | "SignatureMethod"
+                    | "Token"
+                    | "Language"
+            )
+        })
         .collect();
     Ok(unflatten(&pairs))
 }
@@ -216,12 +244,18 @@ impl Emulator for Tencent {
     fn throttled(&self, _req: &SimRequest, ctx: &SimCtx) -> SimResponse {
         envelope(
             ctx,
-            Err(TcError::new(codes::REQUEST_LIMIT_EXCEEDED, "Your current request times equals to `limit`, please retry later.")),
+            Err(TcError::new(
+                codes::REQUEST_LIMIT_EXCEEDED,
+                "Your current request times equals to `limit`, please retry later.",
+            )),
         )
     }
 
     fn server_error(&self, _req: &SimRequest, ctx: &SimCtx, status: u16) -> SimResponse {
-        let mut r = envelope(ctx, Err(TcError::new(codes::INTERNAL_ERROR, "An internal error occurred; retry later.")));
+        let mut r = envelope(
+            ctx,
+            Err(TcError::new(codes::INTERNAL_ERROR, "An internal error occurred; retry later.")),
+        );
         r.status = status;
         r
     }

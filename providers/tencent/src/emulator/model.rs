@@ -169,11 +169,14 @@ impl State {
         let due: Vec<String> = self
             .instances
             .iter()
-            .filter(|i| i.terminating_since.is_none() && !i.shutdown && i.auto_release_at.is_some_and(|t| t <= now))
+            .filter(|i| {
+                i.terminating_since.is_none() && !i.shutdown && i.auto_release_at.is_some_and(|t| t <= now)
+            })
             .map(|i| i.id.clone())
             .collect();
         for id in due {
-            let at = self.instances.iter().find(|i| i.id == id).and_then(|i| i.auto_release_at).unwrap_or(now);
+            let at =
+                self.instances.iter().find(|i| i.id == id).and_then(|i| i.auto_release_at).unwrap_or(now);
             self.terminate(&id, at);
         }
         // Terminating instances leave after a boot time's worth of sim time, taking the disks that
@@ -230,9 +233,12 @@ impl State {
                 }
                 // Retention: automatic snapshots of this policy older than RetentionDays go.
                 if !policy.permanent {
-                    let keep_after = at.checked_sub(SignedDuration::from_hours(24 * policy.retention_days)).unwrap_or(at);
+                    let keep_after =
+                        at.checked_sub(SignedDuration::from_hours(24 * policy.retention_days)).unwrap_or(at);
                     self.snapshots.retain(|s| {
-                        s.policy_id.as_deref() != Some(policy.id.as_str()) || s.created > keep_after || !s.image_ids.is_empty()
+                        s.policy_id.as_deref() != Some(policy.id.as_str())
+                            || s.created > keep_after
+                            || !s.image_ids.is_empty()
                     });
                 }
                 self.policies[pi].next_trigger = policy.next_after(at);

@@ -23,9 +23,12 @@ pub(crate) fn opt_str(v: &Value, path: &str) -> Result<Option<String>> {
 }
 
 pub(crate) fn req_str(v: &Value, path: &str) -> Result<String> {
-    opt_str(v, path)?
-        .filter(|s| !s.is_empty())
-        .ok_or_else(|| TcError::new(codes::MISSING_PARAMETER, format!("The request is missing a required parameter `{path}`.")))
+    opt_str(v, path)?.filter(|s| !s.is_empty()).ok_or_else(|| {
+        TcError::new(
+            codes::MISSING_PARAMETER,
+            format!("The request is missing a required parameter `{path}`."),
+        )
+    })
 }
 
 pub(crate) fn opt_i64(v: &Value, path: &str) -> Result<Option<i64>> {
@@ -55,7 +58,9 @@ pub(crate) fn opt_bool(v: &Value, path: &str) -> Result<Option<bool>> {
 pub(crate) fn str_list(v: &Value, path: &str) -> Result<Vec<String>> {
     match get(v, path) {
         None => Ok(Vec::new()),
-        Some(Value::Array(items)) => items.iter().map(|x| as_string(x).ok_or_else(|| invalid(path, "a list of strings"))).collect(),
+        Some(Value::Array(items)) => {
+            items.iter().map(|x| as_string(x).ok_or_else(|| invalid(path, "a list of strings"))).collect()
+        }
         Some(_) => Err(invalid(path, "a list of strings")),
     }
 }
@@ -81,7 +86,10 @@ pub(crate) fn page(v: &Value) -> Result<(usize, usize)> {
         return Err(TcError::new(codes::VALUE_RANGE, "The parameter `Offset` must be ≥ 0."));
     }
     if !(1..=100).contains(&limit) {
-        return Err(TcError::new(codes::VALUE_RANGE, format!("The parameter `Limit` must be between 1 and 100, not {limit}.")));
+        return Err(TcError::new(
+            codes::VALUE_RANGE,
+            format!("The parameter `Limit` must be between 1 and 100, not {limit}."),
+        ));
     }
     Ok((offset as usize, limit as usize))
 }
@@ -92,7 +100,8 @@ pub(crate) fn filters(v: &Value, allowed: &[&str]) -> Result<Vec<(String, Vec<St
     for f in obj_list(v, "Filters")? {
         let name = req_str(f, "Name")?;
         let values = str_list(f, "Values")?;
-        let known = allowed.contains(&name.as_str()) || (allowed.contains(&"tag:") && name.starts_with("tag:"));
+        let known =
+            allowed.contains(&name.as_str()) || (allowed.contains(&"tag:") && name.starts_with("tag:"));
         if !known {
             return Err(TcError::new(
                 codes::INVALID_FILTER,

@@ -22,7 +22,13 @@ fn offer() -> Offer {
         gpu_memory_gib: 16.0,
         vcpu: 8,
         memory_gib: 32.0,
-        prices: Prices { hourly: Some(8.68), spot_hourly: Some(2.1), monthly: Some(3200.0), yearly: Some(30000.0), ..Prices::default() },
+        prices: Prices {
+            hourly: Some(8.68),
+            spot_hourly: Some(2.1),
+            monthly: Some(3200.0),
+            yearly: Some(30000.0),
+            ..Prices::default()
+        },
         source: "test".into(),
         as_of: "2026-01-01".into(),
     }
@@ -63,13 +69,19 @@ fn run(extra: Value) -> Value {
 
 fn states(emu: &Tencent, ctx: &SimCtx) -> Vec<String> {
     let r = call(emu, ctx, "DescribeInstancesStatus", json!({}));
-    r["InstanceStatusSet"].as_array().unwrap().iter().map(|s| s["InstanceState"].as_str().unwrap().to_string()).collect()
+    r["InstanceStatusSet"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["InstanceState"].as_str().unwrap().to_string())
+        .collect()
 }
 
 #[test]
 fn instances_boot_run_terminate_and_leave_with_their_disks() {
     let (emu, ctx) = setup(Knobs { boot_seconds: 10, ..Knobs::default() });
-    let r = call(&emu, &ctx, "RunInstances", run(json!({"InstanceCount": 2, "DataDisks": [{"DiskSize": 100}]})));
+    let r =
+        call(&emu, &ctx, "RunInstances", run(json!({"InstanceCount": 2, "DataDisks": [{"DiskSize": 100}]})));
     let ids: Vec<String> = serde_json::from_value(r["InstanceIdSet"].clone()).unwrap();
     assert_eq!(ids.len(), 2);
     assert_eq!(states(&emu, &ctx), ["PENDING", "PENDING"]);
@@ -79,16 +91,28 @@ fn instances_boot_run_terminate_and_leave_with_their_disks() {
     let r = call(&emu, &ctx, "TerminateInstances", json!({"InstanceIds": [ids[0]]}));
     assert_eq!(code(&r), "");
     assert_eq!(states(&emu, &ctx), ["TERMINATING", "RUNNING"]);
-    assert_eq!(code(&call(&emu, &ctx, "TerminateInstances", json!({"InstanceIds": [ids[0]]}))), "UnsupportedOperation.InstanceStateTerminating");
+    assert_eq!(
+        code(&call(&emu, &ctx, "TerminateInstances", json!({"InstanceIds": [ids[0]]}))),
+        "UnsupportedOperation.InstanceStateTerminating"
+    );
     ctx.clock().advance(SignedDuration::from_secs(10));
     assert_eq!(states(&emu, &ctx), ["RUNNING"]);
-    assert_eq!(Emulator::state(&emu)["disks"].as_array().unwrap().len(), 2, "the terminated instance's disks are gone");
+    assert_eq!(
+        Emulator::state(&emu)["disks"].as_array().unwrap().len(),
+        2,
+        "the terminated instance's disks are gone"
+    );
 }
 
 #[test]
 fn prepaid_instances_go_to_the_recycle_bin() {
     let (emu, ctx) = setup(Knobs::default());
-    let r = call(&emu, &ctx, "RunInstances", run(json!({"InstanceChargeType": "PREPAID", "InstanceChargePrepaid": {"Period": 1}})));
+    let r = call(
+        &emu,
+        &ctx,
+        "RunInstances",
+        run(json!({"InstanceChargeType": "PREPAID", "InstanceChargePrepaid": {"Period": 1}})),
+    );
     let id = r["InstanceIdSet"][0].clone();
     call(&emu, &ctx, "TerminateInstances", json!({"InstanceIds": [id]}));
     ctx.clock().advance(SignedDuration::from_hours(1));
@@ -115,10 +139,30 @@ fn client_token_replays_and_refuses_other_parameters() {
 #[test]
 fn action_timer_releases_on_the_sim_clock() {
     let (emu, ctx) = setup(Knobs::default());
-    let at = ctx.now().checked_add(SignedDuration::from_hours(2)).unwrap().strftime("%Y-%m-%dT%H:%M:%SZ").to_string();
-    call(&emu, &ctx, "RunInstances", run(json!({"ActionTimer": {"TimerAction": "TerminateInstances", "ActionTime": at}})));
-    let soon = ctx.now().checked_add(SignedDuration::from_mins(2)).unwrap().strftime("%Y-%m-%dT%H:%M:%SZ").to_string();
-    let r = call(&emu, &ctx, "RunInstances", run(json!({"ActionTimer": {"TimerAction": "TerminateInstances", "ActionTime": soon}})));
+    let at = ctx
+        .now()
+        .checked_add(SignedDuration::from_hours(2))
+        .unwrap()
+        .strftime("%Y-%m-%dT%H:%M:%SZ")
+        .to_string();
+    call(
+        &emu,
+        &ctx,
+        "RunInstances",
+        run(json!({"ActionTimer": {"TimerAction": "TerminateInstances", "ActionTime": at}})),
+    );
+    let soon = ctx
+        .now()
+        .checked_add(SignedDuration::from_mins(2))
+        .unwrap()
+        .strftime("%Y-%m-%dT%H:%M:%SZ")
+        .to_string();
+    let r = call(
+        &emu,
+        &ctx,
+        "RunInstances",
+        run(json!({"ActionTimer": {"TimerAction": "TerminateInstances", "ActionTime": soon}})),
+    );
     assert_eq!(code(&r), "InvalidParameterValue", "less than 5 minutes ahead is refused");
     ctx.clock().advance(SignedDuration::from_mins(119));
     assert_eq!(states(&emu, &ctx), ["RUNNING"]);
@@ -131,23 +175,42 @@ fn action_timer_releases_on_the_sim_clock() {
 #[test]
 fn stock_outs_refuse_creates_and_show_in_zone_configs() {
     let knobs = Knobs {
-        stock_outs: vec![StockOut { provider: Some("tencent".into()), instance_type: Some(TYPE.into()), zone: Some(ZONE.into()), available: None }],
+        stock_outs: vec![StockOut {
+            provider: Some("tencent".into()),
+            instance_type: Some(TYPE.into()),
+            zone: Some(ZONE.into()),
+            available: None,
+        }],
         ..Knobs::default()
     };
     let (emu, ctx) = setup(knobs);
-    assert_eq!(code(&call(&emu, &ctx, "RunInstances", run(json!({})))), "ResourceInsufficient.ZoneSoldOutForSpecifiedInstance");
-    assert_eq!(code(&call(&emu, &ctx, "RunInstances", run(json!({"DryRun": true})))), "ResourceInsufficient.ZoneSoldOutForSpecifiedInstance");
+    assert_eq!(
+        code(&call(&emu, &ctx, "RunInstances", run(json!({})))),
+        "ResourceInsufficient.ZoneSoldOutForSpecifiedInstance"
+    );
+    assert_eq!(
+        code(&call(&emu, &ctx, "RunInstances", run(json!({"DryRun": true})))),
+        "ResourceInsufficient.ZoneSoldOutForSpecifiedInstance"
+    );
     let mut other_zone = run(json!({}));
     other_zone["Placement"]["Zone"] = json!("ap-guangzhou-4");
     assert_eq!(code(&call(&emu, &ctx, "RunInstances", other_zone)), "");
-    let r = call(&emu, &ctx, "DescribeZoneInstanceConfigInfos", json!({"Filters": [{"Name": "instance-charge-type", "Values": ["POSTPAID_BY_HOUR"]}]}));
+    let r = call(
+        &emu,
+        &ctx,
+        "DescribeZoneInstanceConfigInfos",
+        json!({"Filters": [{"Name": "instance-charge-type", "Values": ["POSTPAID_BY_HOUR"]}]}),
+    );
     let by_zone: Vec<(String, String)> = r["InstanceTypeQuotaSet"]
         .as_array()
         .unwrap()
         .iter()
         .map(|i| (i["Zone"].as_str().unwrap().into(), i["Status"].as_str().unwrap().into()))
         .collect();
-    assert_eq!(by_zone, [(ZONE.to_string(), "SOLD_OUT".to_string()), ("ap-guangzhou-4".into(), "SELL".into())]);
+    assert_eq!(
+        by_zone,
+        [(ZONE.to_string(), "SOLD_OUT".to_string()), ("ap-guangzhou-4".into(), "SELL".into())]
+    );
 }
 
 #[test]
@@ -161,9 +224,24 @@ fn prices_come_from_the_offer() {
     check(json!({}), "UnitPrice", 8.68);
     check(json!({"InstanceCount": 3}), "UnitPrice", 26.04);
     check(json!({"InstanceChargeType": "SPOTPAID"}), "UnitPrice", 2.1);
-    check(json!({"InstanceChargeType": "PREPAID", "InstanceChargePrepaid": {"Period": 2}}), "DiscountPrice", 6400.0);
-    check(json!({"InstanceChargeType": "PREPAID", "InstanceChargePrepaid": {"Period": 12}}), "DiscountPrice", 30000.0);
-    let low = call(&emu, &ctx, "RunInstances", run(json!({"InstanceChargeType": "SPOTPAID", "InstanceMarketOptions": {"MarketType": "spot", "SpotOptions": {"MaxPrice": "1.0"}}})));
+    check(
+        json!({"InstanceChargeType": "PREPAID", "InstanceChargePrepaid": {"Period": 2}}),
+        "DiscountPrice",
+        6400.0,
+    );
+    check(
+        json!({"InstanceChargeType": "PREPAID", "InstanceChargePrepaid": {"Period": 12}}),
+        "DiscountPrice",
+        30000.0,
+    );
+    let low = call(
+        &emu,
+        &ctx,
+        "RunInstances",
+        run(
+            json!({"InstanceChargeType": "SPOTPAID", "InstanceMarketOptions": {"MarketType": "spot", "SpotOptions": {"MaxPrice": "1.0"}}}),
+        ),
+    );
     assert_eq!(code(&low), "InvalidParameterValue.InsufficientPrice");
 }
 
@@ -172,14 +250,36 @@ fn automatic_snapshot_policies_fire_and_retain() {
     let (emu, ctx) = setup(Knobs::default());
     call(&emu, &ctx, "RunInstances", run(json!({})));
     let disk = Emulator::state(&emu)["disks"][0]["DiskId"].clone();
-    let p = call(&emu, &ctx, "CreateAutoSnapshotPolicy", json!({"Policy": [{"DayOfWeek": [0,1,2,3,4,5,6], "Hour": [1]}], "RetentionDays": 3}));
+    let p = call(
+        &emu,
+        &ctx,
+        "CreateAutoSnapshotPolicy",
+        json!({"Policy": [{"DayOfWeek": [0,1,2,3,4,5,6], "Hour": [1]}], "RetentionDays": 3}),
+    );
     let pid = p["AutoSnapshotPolicyId"].clone();
-    assert_eq!(code(&call(&emu, &ctx, "BindAutoSnapshotPolicy", json!({"AutoSnapshotPolicyId": pid, "DiskIds": [disk]}))), "");
+    assert_eq!(
+        code(&call(
+            &emu,
+            &ctx,
+            "BindAutoSnapshotPolicy",
+            json!({"AutoSnapshotPolicyId": pid, "DiskIds": [disk]})
+        )),
+        ""
+    );
     ctx.clock().advance(SignedDuration::from_hours(24 * 10));
-    let snaps = call(&emu, &ctx, "DescribeSnapshots", json!({"Filters": [{"Name": "disk-id", "Values": [disk]}]}));
+    let snaps =
+        call(&emu, &ctx, "DescribeSnapshots", json!({"Filters": [{"Name": "disk-id", "Values": [disk]}]}));
     let n = snaps["TotalCount"].as_u64().unwrap();
     assert!((3..=4).contains(&n), "daily snapshots kept for 3 days, got {n}");
-    assert_eq!(code(&call(&emu, &ctx, "BindAutoSnapshotPolicy", json!({"AutoSnapshotPolicyId": "asp-zzzzzzzz", "DiskIds": [disk]}))), "InvalidAutoSnapshotPolicyId.NotFound");
+    assert_eq!(
+        code(&call(
+            &emu,
+            &ctx,
+            "BindAutoSnapshotPolicy",
+            json!({"AutoSnapshotPolicyId": "asp-zzzzzzzz", "DiskIds": [disk]})
+        )),
+        "InvalidAutoSnapshotPolicyId.NotFound"
+    );
 }
 
 #[test]
@@ -211,22 +311,35 @@ fn create_image_from_an_instance_snapshots_its_disks() {
     let r = call(&emu, &ctx, "RunInstances", run(json!({"DataDisks": [{"DiskSize": 100}]})));
     let id = r["InstanceIdSet"][0].clone();
     let data = Emulator::state(&emu)["instances"][0]["DataDiskIds"][0].clone();
-    let img = call(&emu, &ctx, "CreateImage", json!({"InstanceId": id, "ImageName": "env", "DataDiskIds": [data]}));
+    let img =
+        call(&emu, &ctx, "CreateImage", json!({"InstanceId": id, "ImageName": "env", "DataDiskIds": [data]}));
     let image_id = img["ImageId"].as_str().unwrap().to_string();
     let snaps = call(&emu, &ctx, "DescribeSnapshots", json!({}));
     assert_eq!(snaps["TotalCount"], 2, "system + data disk snapshots back the image");
     assert!(snaps["SnapshotSet"].as_array().unwrap().iter().all(|s| s["Images"][0]["ImageId"] == image_id));
     let images = call(&emu, &ctx, "DescribeImages", json!({"ImageIds": [image_id]}));
     assert_eq!(images["ImageSet"][0]["SnapshotSet"].as_array().unwrap().len(), 2);
-    let bad = call(&emu, &ctx, "CreateImage", json!({"InstanceId": id, "ImageName": "x", "DataDiskIds": ["disk-zzzzzzzz"]}));
+    let bad = call(
+        &emu,
+        &ctx,
+        "CreateImage",
+        json!({"InstanceId": id, "ImageName": "x", "DataDiskIds": ["disk-zzzzzzzz"]}),
+    );
     assert_eq!(code(&bad), "InvalidParameterValue");
 }
 
 #[test]
 fn describe_by_tag_key_matches_any_value_and_pages() {
     let (emu, ctx) = setup(Knobs::default());
-    let tagged = |k: &str, v: &str| run(json!({"TagSpecification": [{"ResourceType": "instance", "Tags": [{"Key": k, "Value": v}]}]}));
-    for body in [tagged("gpuctl-deployment", "a"), tagged("gpuctl-deployment", "b"), tagged("team", "gpuctl-deployment"), run(json!({}))] {
+    let tagged = |k: &str, v: &str| {
+        run(json!({"TagSpecification": [{"ResourceType": "instance", "Tags": [{"Key": k, "Value": v}]}]}))
+    };
+    for body in [
+        tagged("gpuctl-deployment", "a"),
+        tagged("gpuctl-deployment", "b"),
+        tagged("team", "gpuctl-deployment"),
+        run(json!({})),
+    ] {
         assert_eq!(code(&call(&emu, &ctx, "RunInstances", body)), "");
     }
     let by_key = |extra: Value| {
@@ -237,13 +350,26 @@ fn describe_by_tag_key_matches_any_value_and_pages() {
         call(&emu, &ctx, "DescribeInstances", body)
     };
     let all = by_key(json!({}));
-    assert_eq!(all["TotalCount"], 2, "the key with any value; a value equal to the key does not count: {all}");
-    let values: Vec<&str> = all["InstanceSet"].as_array().unwrap().iter().map(|i| i["Tags"][0]["Value"].as_str().unwrap()).collect();
+    assert_eq!(
+        all["TotalCount"], 2,
+        "the key with any value; a value equal to the key does not count: {all}"
+    );
+    let values: Vec<&str> = all["InstanceSet"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["Tags"][0]["Value"].as_str().unwrap())
+        .collect();
     assert_eq!(values, ["a", "b"]);
     let page = by_key(json!({"Offset": 1, "Limit": 1}));
     assert_eq!((page["TotalCount"].as_u64(), page["InstanceSet"].as_array().unwrap().len()), (Some(2), 1));
     assert_eq!(page["InstanceSet"][0]["Tags"][0]["Value"], "b");
     // Filters are ANDed: tag-key and tag:<key> together narrow to one.
-    let both = call(&emu, &ctx, "DescribeInstances", json!({"Filters": [{"Name": "tag-key", "Values": ["gpuctl-deployment"]}, {"Name": "tag:gpuctl-deployment", "Values": ["b"]}]}));
+    let both = call(
+        &emu,
+        &ctx,
+        "DescribeInstances",
+        json!({"Filters": [{"Name": "tag-key", "Values": ["gpuctl-deployment"]}, {"Name": "tag:gpuctl-deployment", "Values": ["b"]}]}),
+    );
     assert_eq!(both["TotalCount"], 1);
 }
