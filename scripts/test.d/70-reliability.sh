@@ -15,7 +15,7 @@
         )
     }
     mkdir -p crates/provision/fuzz/corpus/spec
-    cp tests/corpus/specs/*.toml infra/*.toml crates/provision/fuzz/corpus/spec/ 2>/dev/null || true
+    cp tests/corpus/specs/*.toml infra/*.toml crates/provision/fuzz/corpus/spec/
     fuzz provision spec
     fuzz sim request
 )

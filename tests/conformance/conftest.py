@@ -43,3 +43,25 @@ def sim():
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+
+
+# A skip is a failure unless it is listed here by test (issue 19): with the wrong SDK installed, every JD
+# case would skip and the step would stay green. Keys are node-id suffixes, values say why the skip is right.
+EXPECTED_SKIPS = {
+    "test_jdcloud2.py::test_describe_by_tag_key_without_values":
+        "jdcloud_sdk 1.6.93 (.venv-jd2) predates describeInstances' tags parameter",
+}
+_unexpected_skips = []
+
+
+def pytest_runtest_logreport(report):
+    if report.skipped and not any(report.nodeid.endswith(k) for k in EXPECTED_SKIPS):
+        _unexpected_skips.append(report.nodeid)
+
+
+def pytest_sessionfinish(session, exitstatus):
+    if _unexpected_skips:
+        print("\nunexpected skips (fail the run; list an intended skip in conftest.EXPECTED_SKIPS):")
+        for nodeid in _unexpected_skips:
+            print(f"  {nodeid}")
+        session.exitstatus = 1

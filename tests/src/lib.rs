@@ -170,6 +170,26 @@ pub mod e2e {
         )
     }
 
+    /// The release time the cloud itself will act on, read from its own record of the instance in
+    /// `/_sim/state` (each cloud's field and format, parsed here, not with gpuctl's code): Tencent
+    /// `AutoReleaseTime` (the `ActionTimer` it accepted, RFC 3339), Alibaba `AutoReleaseTime`
+    /// (`yyyy-MM-ddTHH:mm:ssZ`, empty when none), JD `autoReleaseTime` (`YYYY-MM-DD HH:mm:ss`, Beijing
+    /// time). `None` when the cloud holds no release time.
+    pub fn cloud_release_time(provider: &str, i: &Value) -> Option<jiff::Timestamp> {
+        match provider {
+            "tencent" | "alibaba" => i["AutoReleaseTime"]
+                .as_str()
+                .filter(|s| !s.is_empty())
+                .map(|s| s.parse().unwrap_or_else(|e| panic!("{provider} AutoReleaseTime {s:?}: {e}"))),
+            "jdcloud" => i["autoReleaseTime"].as_str().filter(|s| !s.is_empty()).map(|s| {
+                let civil = jiff::civil::DateTime::strptime("%Y-%m-%d %H:%M:%S", s)
+                    .unwrap_or_else(|e| panic!("jdcloud autoReleaseTime {s:?}: {e}"));
+                civil.to_zoned(jiff::tz::TimeZone::fixed(jiff::tz::offset(8))).unwrap().timestamp()
+            }),
+            other => panic!("no such provider {other}"),
+        }
+    }
+
     /// The instance id in any of the three clouds' field names.
     pub fn instance_id(i: &Value) -> String {
         i["InstanceId"].as_str().or(i["instanceId"].as_str()).unwrap_or_default().to_string()

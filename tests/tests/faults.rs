@@ -92,19 +92,16 @@ fn provision_under_faults_completes_or_stops_clearly_and_leaks_nothing() {
         let report: serde_json::Value = serde_json::from_str(&out)
             .unwrap_or_else(|e| panic!("{provider}: provision --json printed no report ({e}): {out}\n{err}"));
         let held = check_nothing_leaked(&sim, d, provider, &dep, &out, false);
-        match o.status.code() {
-            Some(0) => assert_eq!(held, 3, "{provider}: {report}"),
-            // Stopped: each failed unit says why, with the cloud's code.
-            Some(1) | Some(4) => {
-                let errors = report["errors"].as_array().unwrap();
-                assert!(
-                    !errors.is_empty()
-                        && errors.iter().all(|e| e.as_str().is_some_and(|s| s.contains("failed ("))),
-                    "{provider}: unclear errors: {report}"
-                );
-            }
-            other => panic!("{provider}: provision exited {other:?}: {out}\n{err}"),
-        }
+        // The injected faults are bounded (one lost answer, two hangs, two resets, 20 % 5xx against 8
+        // attempts per call), so a correct engine gets every unit running in the first run: anything
+        // else is a failure, not "stopped clearly" (issue 19; the give-up path has its own test below).
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{provider}: provision under bounded faults must finish: {out}\n{err}"
+        );
+        assert_eq!(held, 3, "{provider}: 3 of 3 running after the first run: {report}");
+        assert!(report["errors"].as_array().is_none_or(|e| e.is_empty()), "{provider}: {report}");
         let retries = report["retries"].as_u64().unwrap();
         let wait_ms = report["retry_wait_ms"].as_u64().unwrap();
         assert!(
@@ -117,9 +114,13 @@ fn provision_under_faults_completes_or_stops_clearly_and_leaks_nothing() {
         // The re-run finishes what the faults interrupted; then destroy under the same faults.
         let o = gpuctl(&sim.url, d, &["provision", sp, "--yes"]);
         let text = String::from_utf8_lossy(&o.stdout);
-        if o.status.success() {
-            assert_eq!(check_nothing_leaked(&sim, d, provider, &dep, &text, true), 3, "{provider}: {text}");
-        }
+        assert!(
+            o.status.success(),
+            "{provider}: the re-run must succeed: {text}\n{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        // Every instance now recorded by its id (adopted by token where a fault cut the answer off).
+        assert_eq!(check_nothing_leaked(&sim, d, provider, &dep, &text, true), 3, "{provider}: {text}");
         let mut destroyed = false;
         for _ in 0..3 {
             if gpuctl(&sim.url, d, &["destroy", sp, "--yes", "--json"]).status.success() {
@@ -164,14 +165,10 @@ fn a_run_whose_creates_always_fail_stops_within_its_retry_budget() {
         std::fs::write(&spec_path, spec(provider, &dep)).unwrap();
         let sp = spec_path.to_str().unwrap();
 
-        let started = std::time::Instant::now();
         let o = gpuctl(&sim.url, d, &["provision", sp, "--yes", "--json", budget[0], budget[1]]);
-        let took = started.elapsed();
         let (out, err) = (String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
         let what = format!("{provider} ({}, {budget:?})", fault.replace('\n', ", "));
         assert_eq!(o.status.code(), Some(1), "{what}: every unit failed, so exit 1: {out}\n{err}");
-        // The budget (3 s) plus one attempt's latency, the plan and the process start; far below 8 × 30 s.
-        assert!(took.as_secs_f64() < 12.0, "{what}: took {took:?}");
         let report: serde_json::Value = serde_json::from_str(&out)
             .unwrap_or_else(|e| panic!("{what}: no JSON report ({e}): {out}\n{err}"));
         let errors = report["errors"].as_array().unwrap();
@@ -182,6 +179,7 @@ fn a_run_whose_creates_always_fail_stops_within_its_retry_budget() {
             ("alibaba", _) => "InternalError",
             _ => "INTERNAL",
         };
+        let mut spent = 0.0f64;
         for e in errors {
             let e = e.as_str().unwrap();
             // A create cut off by the budget has no answer, so no code of the cloud's: it says so.
@@ -190,10 +188,22 @@ fn a_run_whose_creates_always_fail_stops_within_its_retry_budget() {
                 code.split('|').any(|c| e.contains(&format!("{action} failed (transient): {c}: "))),
                 "{what}: the cloud's code {code} missing: {e}"
             );
+            // The retry deadline, not the 8-attempt cap, stopped it, and the engine's own account of the
+            // time it spent is the budget plus at most one attempt in flight (the sim's 200 ms latency):
+            // a bound from the engine's reading, not from this machine's load (issue 19).
+            let which = if budget[0] == "--unit-retry-secs" { "unit" } else { "run" };
             assert!(
-                e.contains("gave up after ") && e.contains(" s (the "),
-                "{what}: what retrying cost is missing: {e}"
+                e.contains(&format!("(the {which}'s retry deadline of 3 s)")),
+                "{what}: not stopped by the budget: {e}"
             );
+            let (attempts, secs) =
+                gave_up(e).unwrap_or_else(|| panic!("{what}: what retrying cost is missing: {e}"));
+            assert!(
+                attempts < 8,
+                "{what}: {attempts} attempts: the attempt cap, not the budget, stopped it: {e}"
+            );
+            assert!(secs <= 3.0 + 1.0, "{what}: the engine spent {secs} s against a 3 s budget: {e}");
+            spent = spent.max(secs);
             if !fault.contains("timeout") {
                 assert!(e.contains("(request id "), "{what}: the request id is missing: {e}");
             }
@@ -209,13 +219,18 @@ fn a_run_whose_creates_always_fail_stops_within_its_retry_budget() {
         drop(store);
         let o = gpuctl(&sim.url, d, &["destroy", sp, "--yes", "--json"]);
         assert!(o.status.success(), "{what}: destroy: {}", String::from_utf8_lossy(&o.stderr));
-        summary.push(format!(
-            "{what}: exit 1 after {:.1} s, {} retries",
-            took.as_secs_f64(),
-            report["retries"]
-        ));
+        summary.push(format!("{what}: exit 1, gave up after {spent:.1} s, {} retries", report["retries"]));
     }
     eprintln!("retry budget: {}", summary.join("; "));
+}
+
+/// `gave up after N attempt(s) in X s` in a retry error: (N, X).
+fn gave_up(e: &str) -> Option<(u32, f64)> {
+    let rest = &e[e.find("gave up after ")? + "gave up after ".len()..];
+    let (n, rest) = rest.split_once(" attempt")?;
+    let rest = &rest[rest.find(" in ")? + 4..];
+    let (secs, _) = rest.split_once(" s")?;
+    Some((n.parse().ok()?, secs.parse().ok()?))
 }
 
 /// Takes the injected fault rules out of a running sim (PUT /_sim/knobs without them).

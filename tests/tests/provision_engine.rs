@@ -135,8 +135,7 @@ async fn lifecycle(provider: &str, src: &str, zone: &str) {
     }
     let cloud = instances(&sim, provider);
     assert_eq!(cloud.len(), 2, "{cloud:?}");
-    let text = serde_json::to_string(&cloud).unwrap();
-    assert!(text.contains("gpuctl-deployment") && text.contains("gpuctl-token"), "tagged: {text}");
+    check_on_the_cloud(provider, &cloud, &report.units);
 
     // A re-run adopts: nothing new is created.
     let (_, again) = provision(&sim, &dir, src).await;
@@ -179,9 +178,62 @@ async fn lifecycle(provider: &str, src: &str, zone: &str) {
     let live: Vec<_> =
         e.store(|s| s.resources(Some("e2e"))).unwrap().into_iter().filter(|r| r.state.is_live()).collect();
     assert_eq!(live.len(), 2, "{live:?}");
+    check_on_the_cloud(provider, &instances(&sim, provider), &again.units);
+
+    // The cloud itself releases them when its clock passes the release time it holds (not gpuctl:
+    // nothing is called here), so a release time the cloud never took would leave them billing.
+    let latest = again
+        .units
+        .iter()
+        .filter_map(|u| u.auto_release_at.as_deref()?.parse::<jiff::Timestamp>().ok())
+        .max()
+        .unwrap();
+    let clock = sim.sim().ctx().clock();
+    clock.set_at_least(latest.checked_add(jiff::SignedDuration::from_mins(1)).unwrap());
+    sim.sim().tick();
+    let left: Vec<_> = instances(&sim, provider).into_iter().filter(gpuctl_e2e::e2e::is_live).collect();
+    assert!(left.is_empty(), "{provider}: still live after the release time passed: {left:?}");
+    // gpuctl's release of instances the cloud already released: done, nothing left, records released.
     let (_, errors) = e.release(&live).await;
     assert!(errors.is_empty(), "{errors:?}");
-    assert!(instances(&sim, provider).is_empty());
+    assert!(instances(&sim, provider).iter().all(|i| !gpuctl_e2e::e2e::is_live(i)));
+    let after = e.store(|s| s.resources(Some("e2e"))).unwrap();
+    assert!(after.iter().all(|r| r.state == ResourceState::Released), "{after:?}");
+}
+
+/// Per instance, from the cloud's own record (`/_sim/state`): each gpuctl tag with the value gpuctl
+/// recorded, running, and the release time the cloud will act on equal to the one gpuctl asked for
+/// (to the minute) and in the future.
+fn check_on_the_cloud(provider: &str, cloud: &[serde_json::Value], units: &[gpuctl_provision::apply::Unit]) {
+    use gpuctl_e2e::e2e::{cloud_release_time, instance_id, is_live, tag_value};
+    assert_eq!(cloud.len(), units.len(), "{provider}: {cloud:?}");
+    for u in units {
+        let id = u.instance_id.as_deref().expect("a running unit has its instance id");
+        let i = cloud
+            .iter()
+            .find(|i| instance_id(i) == id)
+            .unwrap_or_else(|| panic!("{provider}: {id} not on the cloud: {cloud:?}"));
+        assert!(is_live(i), "{provider}: {id} is not live on the cloud: {i}");
+        assert_eq!(tag_value(i, "gpuctl-deployment").as_deref(), Some("e2e"), "{provider}: {i}");
+        assert_eq!(tag_value(i, "gpuctl-pool").as_deref(), Some(u.pool.as_str()), "{provider}: {i}");
+        assert!(tag_value(i, "gpuctl-token").is_some_and(|t| !t.is_empty()), "{provider}: {i}");
+        let asked: jiff::Timestamp = u
+            .auto_release_at
+            .as_deref()
+            .expect("pay-as-you-go gets an auto-release time")
+            .parse()
+            .expect("an RFC 3339 release time");
+        let held = cloud_release_time(provider, i)
+            .unwrap_or_else(|| panic!("{provider}: {id} has no release time on the cloud: {i}"));
+        // The cloud may take the time to the minute (Alibaba rounds AutoReleaseTime's seconds down), so it
+        // releases up to a minute early, never late.
+        let early = asked.duration_since(held);
+        assert!(
+            early >= jiff::SignedDuration::ZERO && early < jiff::SignedDuration::from_mins(1),
+            "{provider}: {id}: the cloud holds {held}, gpuctl asked for {asked}"
+        );
+        assert!(held > jiff::Timestamp::now(), "{provider}: {id}: release time {held} is not ahead");
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -1,11 +1,14 @@
-// Budget bench for the calculator (issue 6). Prints figures; it is a benchmark, not a test, so it
-// fails only when it cannot measure. Budgets: WASM + JS ≤ 300 KB gzipped; first render ≤ 1 s from a
-// local server in headless Chromium; re-ranking after an input change ≤ 16 ms.
+// Budget bench for the calculator (issue 6). Budgets: WASM + JS ≤ 300 KB gzipped; first render ≤ 1 s
+// from a local server in headless Chromium; re-ranking after an input change ≤ 16 ms. The bundle size is
+// deterministic, so going over its budget fails the run (exit 1, after every figure is printed); the
+// timings depend on the machine's load, so they are reported with the load average beside them and
+// never fail it (issue 19).
 //
 //   scripts/build-web && (cd web/e2e && node bench.mjs)
 import { readFileSync } from "node:fs";
 import { gzipSync } from "node:zlib";
 import path from "node:path";
+import os from "node:os";
 import { serve, launch, openPage, DIST } from "./harness.mjs";
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 7);
@@ -28,6 +31,9 @@ const all = Object.values(sizes).reduce((a, s) => a + s.gz, 0);
 console.log("bundle (gzip -9):");
 for (const [f, s] of Object.entries(sizes)) console.log(`  ${f.padEnd(24)} ${KB(s.raw).padStart(8)} KB raw  ${KB(s.gz).padStart(7)} KB gz`);
 console.log(`  WASM + JS: ${KB(wasmJs)} KB gzipped (budget 300 KB: ${verdict(wasmJs / 1024, 300)}); everything: ${KB(all)} KB`);
+const BUNDLE_BUDGET_KB = 300;
+const bundleOver = wasmJs / 1024 > BUNDLE_BUDGET_KB;
+const load = () => `load average ${os.loadavg().map((l) => l.toFixed(1)).join(" ")}, ${os.cpus().length} CPUs`;
 
 const server = await serve();
 const browser = await launch();
@@ -55,7 +61,7 @@ try {
     }
     return { total, engine, rows: document.querySelectorAll('[data-testid="offer-row"]').length };
   }, EDITS);
-  console.log(`re-rank after typing into tokens, ${EDITS} edits (${r.rows} rows shown): input → DOM updated median ${median(r.total).toFixed(1)} ms, p95 ${p95(r.total).toFixed(1)} ms, max ${max(r.total).toFixed(1)} ms (budget 16 ms: ${verdict(median(r.total), 16)}); engine + grouping alone median ${median(r.engine).toFixed(1)} ms, p95 ${p95(r.engine).toFixed(1)} ms; first 3 edits ${r.total.slice(0, 3).map((t) => t.toFixed(1)).join(", ")} ms (engine ${r.engine.slice(0, 3).map((t) => t.toFixed(1)).join(", ")} ms)`);
+  console.log(`re-rank after typing into tokens, ${EDITS} edits (${r.rows} rows shown): input → DOM updated median ${median(r.total).toFixed(1)} ms, p95 ${p95(r.total).toFixed(1)} ms, max ${max(r.total).toFixed(1)} ms (budget 16 ms: ${verdict(median(r.total), 16)}); engine + grouping alone median ${median(r.engine).toFixed(1)} ms, p95 ${p95(r.engine).toFixed(1)} ms; first 3 edits ${r.total.slice(0, 3).map((t) => t.toFixed(1)).join(", ")} ms (engine ${r.engine.slice(0, 3).map((t) => t.toFixed(1)).join(", ")} ms); ${load()}`);
   if (page.errors.length) throw new Error(page.errors.join("\n"));
   await page.close();
 
@@ -76,9 +82,13 @@ try {
     firsts.push(await page.evaluate(() => window.__firstRowMs));
     await page.context().close();
   }
-  console.log(`first render (navigation → first ranked row), ${RUNS} cold loads: median ${median(firsts).toFixed(0)} ms, p95 ${p95(firsts).toFixed(0)} ms, max ${max(firsts).toFixed(0)} ms (budget 1000 ms: ${verdict(median(firsts), 1000)})`);
+  console.log(`first render (navigation → first ranked row), ${RUNS} cold loads: median ${median(firsts).toFixed(0)} ms, p95 ${p95(firsts).toFixed(0)} ms, max ${max(firsts).toFixed(0)} ms (budget 1000 ms: ${verdict(median(firsts), 1000)}); ${load()}`);
 
 } finally {
   await browser.close();
   server.stop();
+}
+if (bundleOver) {
+  console.error(`bundle over budget: WASM + JS ${KB(wasmJs)} KB gzipped > ${BUNDLE_BUDGET_KB} KB`);
+  process.exit(1);
 }

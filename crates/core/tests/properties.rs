@@ -59,23 +59,52 @@ proptest! {
             }
         }
     }
+}
 
-    #[test]
-    fn ranked_offers_respect_the_question(m in model(), meth in method(), tokens in 1e5f64..1e9, budget in 10.0f64..1e6, deadline in 1.0f64..2000.0) {
-        let mut j = Job::new(preset(&m).unwrap(), meth);
-        j.tokens = tokens;
-        let mut q = Question::new(j, parse_date("2026-11-30").unwrap());
-        q.budget_cny = Some(budget);
-        q.deadline_hours = Some(deadline);
-        let r = rank(Catalog::shipped(), &q);
-        for w in r.offers.windows(2) {
-            prop_assert!(w[0].cost_high <= w[1].cost_high);
-        }
-        for o in &r.offers {
-            prop_assert!(o.fit.fits && o.time.unsuitable.is_none());
-            prop_assert!(o.cost_high <= budget && o.cost_low <= o.cost_high);
-            prop_assert!(o.hours_high <= deadline + 1e-9);
-            prop_assert!(o.cost_high >= 0.0 && o.cost_high.is_finite());
-        }
-    }
+/// Every ranked offer respects the question's budget and deadline. Checked over seeded random questions
+/// with a [`TestRunner`] (not `proptest!`) so the test can also require that the property was *exercised*:
+/// a question no offer survives proves nothing, and a change that made every ranking empty would
+/// otherwise pass (issue 19).
+#[test]
+fn ranked_offers_respect_the_question() {
+    use std::cell::Cell;
+
+    use proptest::test_runner::{Config, TestRunner};
+
+    const CASES: u32 = 64;
+    let mut runner = TestRunner::new(Config { cases: CASES, ..Config::default() });
+    let (ran, with_offers) = (Cell::new(0u32), Cell::new(0u32));
+    let strategy = (model(), method(), 1e5f64..1e9, 10.0f64..1e6, 1.0f64..2000.0);
+    runner
+        .run(&strategy, |(m, meth, tokens, budget, deadline)| {
+            let mut j = Job::new(preset(&m).unwrap(), meth);
+            j.tokens = tokens;
+            let mut q = Question::new(j, parse_date("2026-11-30").unwrap());
+            q.budget_cny = Some(budget);
+            q.deadline_hours = Some(deadline);
+            let r = rank(Catalog::shipped(), &q);
+            ran.set(ran.get() + 1);
+            if !r.offers.is_empty() {
+                with_offers.set(with_offers.get() + 1);
+            }
+            for w in r.offers.windows(2) {
+                prop_assert!(w[0].cost_high <= w[1].cost_high);
+            }
+            for o in &r.offers {
+                prop_assert!(o.fit.fits && o.time.unsuitable.is_none());
+                prop_assert!(o.cost_high <= budget && o.cost_low <= o.cost_high);
+                prop_assert!(o.hours_high <= deadline + 1e-9);
+                prop_assert!(o.cost_high >= 0.0 && o.cost_high.is_finite());
+            }
+            Ok(())
+        })
+        .unwrap();
+    // At least half of the random questions must leave offers to check (measured: 60 of 64).
+    let (ran, with_offers) = (ran.get(), with_offers.get());
+    eprintln!("ranked_offers_respect_the_question: {with_offers} of {ran} questions had offers");
+    assert!(ran >= CASES, "the runner ran {ran} cases, expected {CASES}");
+    assert!(
+        2 * with_offers >= ran,
+        "only {with_offers} of {ran} questions left any offer: the property was barely exercised"
+    );
 }

@@ -107,7 +107,8 @@ fn there_are_vectors_for_every_scheme() {
     for alg in Algorithm::ALL {
         assert!(seen.contains(&alg), "no vectors for {alg}");
     }
-    assert!(case_dirs().len() >= 30, "expected the full vector set, found {}", case_dirs().len());
+    // Pinned to the committed set (38 cases, crates/sign/vectors): a lost vector folder fails here.
+    assert_eq!(case_dirs().len(), 38, "expected the full vector set of 38 cases");
 }
 
 #[test]
