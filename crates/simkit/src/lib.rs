@@ -70,8 +70,10 @@ pub trait Emulator: Send + Sync {
     /// The cloud's answer to an internal failure with this HTTP status (injected 5xx fault).
     fn server_error(&self, req: &SimRequest, ctx: &SimCtx, status: u16) -> SimResponse;
 
-    /// Everything this emulator holds (instances, disks, snapshots, images, ...) as JSON.
-    fn state(&self) -> serde_json::Value;
+    /// Everything this emulator holds (instances, disks, snapshots, images, ...) as JSON, with
+    /// time-dependent fields (statuses) as of `ctx.now()`: the sim clock is the only time an
+    /// emulator sees, so no emulator remembers when it last ticked.
+    fn state(&self, ctx: &SimCtx) -> serde_json::Value;
 
     /// Forget all state (instances, tokens, ...). Knobs and credentials live in the ctx, not here.
     fn reset(&self);
