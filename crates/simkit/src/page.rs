@@ -22,11 +22,7 @@ impl Window {
 
     /// The 1-based page number this window is (what ECS and JD echo back as `PageNumber`).
     pub fn number(&self) -> usize {
-        if self.take == 0 {
-            1
-        } else {
-            self.skip / self.take + 1
-        }
+        self.skip.checked_div(self.take).map_or(1, |n| n + 1)
     }
 
     /// The most items one page holds (`PageSize`, `Limit`).
