@@ -79,7 +79,7 @@ impl Sim {
         self.tick();
         let mut providers = serde_json::Map::new();
         for e in &self.emulators {
-            providers.insert(e.name().to_string(), e.state());
+            providers.insert(e.name().to_string(), e.state(&self.ctx));
         }
         serde_json::json!({ "now": self.ctx.now().to_string(), "providers": providers })
     }

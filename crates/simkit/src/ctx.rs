@@ -28,8 +28,9 @@ pub struct SimCtx {
     offers: Vec<Offer>,
 }
 
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    // A panic elsewhere must not wedge the whole sim: the data is still usable.
+/// Lock a mutex even if a panic poisoned it: a panic elsewhere must not wedge the whole sim, and
+/// the data is still usable. Every emulator locks its state this way.
+pub fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 

@@ -3,8 +3,10 @@
 //! It owns the plain request/response types the emulators speak ([`SimRequest`], [`SimResponse`]), the
 //! [`Emulator`] trait the sim server routes to, and the shared context ([`SimCtx`]): the sim clock,
 //! credentials, knobs (latency, rate limits, stock-outs, faults), a seeded RNG for ids, the offers
-//! (instance types and prices) the emulators sell, plus helpers every emulator needs (query/flat
-//! parameter parsing, ClientToken idempotency, signature verification).
+//! (instance types and prices) the emulators sell, plus the plumbing every emulator needs: parameter
+//! decoding ([`params`]) and typed reading in the cloud's own errors ([`reader`]), paging ([`page`]),
+//! the ClientToken gate ([`idem`]), the signature-nonce store ([`nonce`]), cent rounding ([`money`])
+//! and signature verification ([`auth`]).
 //!
 //! It knows no HTTP server and no cloud's wire format: `crates/sim` does the serving, each provider
 //! crate's `emulator` module does the cloud.
@@ -16,8 +18,12 @@ pub mod creds;
 pub mod ctx;
 pub mod idem;
 pub mod knobs;
+pub mod money;
+pub mod nonce;
 pub mod offers;
+pub mod page;
 pub mod params;
+pub mod reader;
 pub mod request;
 pub mod testing;
 
@@ -25,10 +31,13 @@ pub use auth::{AuthError, Scheme, Verified};
 pub use clock::SimClock;
 pub use config::{ConfigError, SimConfig};
 pub use creds::{Credentials, KeyPair, SecretKey};
-pub use ctx::SimCtx;
-pub use idem::{Idem, IdempotencyStore};
+pub use ctx::{lock, SimCtx};
+pub use idem::{Idem, IdempotencyStore, TokenGate};
 pub use knobs::{Fault, FaultKind, FaultRule, Knobs, Latency, RateLimit, StockOut};
+pub use nonce::NonceStore;
 pub use offers::{Offer, Prices};
+pub use page::Window;
+pub use reader::{ParamErrors, Params};
 pub use request::{SimRequest, SimResponse};
 
 /// One cloud's emulator, hosted by the sim server.
@@ -61,8 +70,10 @@ pub trait Emulator: Send + Sync {
     /// The cloud's answer to an internal failure with this HTTP status (injected 5xx fault).
     fn server_error(&self, req: &SimRequest, ctx: &SimCtx, status: u16) -> SimResponse;
 
-    /// Everything this emulator holds (instances, disks, snapshots, images, ...) as JSON.
-    fn state(&self) -> serde_json::Value;
+    /// Everything this emulator holds (instances, disks, snapshots, images, ...) as JSON, with
+    /// time-dependent fields (statuses) as of `ctx.now()`: the sim clock is the only time an
+    /// emulator sees, so no emulator remembers when it last ticked.
+    fn state(&self, ctx: &SimCtx) -> serde_json::Value;
 
     /// Forget all state (instances, tokens, ...). Knobs and credentials live in the ctx, not here.
     fn reset(&self);

@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use gpuctl_simkit::IdempotencyStore;
+use gpuctl_simkit::TokenGate;
 use jiff::{SignedDuration, Timestamp};
 use serde::Serialize;
 
@@ -189,7 +189,7 @@ pub struct EcsState {
     pub auto_snapshot_policies: BTreeMap<String, AutoSnapshotPolicy>,
     /// ClientToken → the first call's answer, per action ("RunInstances:token").
     #[serde(skip)]
-    pub tokens: IdempotencyStore<serde_json::Value>,
+    pub tokens: TokenGate<serde_json::Value>,
 }
 
 /// Beijing time, which ECS automatic-snapshot time points are written in.

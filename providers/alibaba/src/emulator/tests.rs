@@ -491,10 +491,10 @@ fn snapshots_images_and_policies() {
         .1,
         "InvalidTimePoints.Malformed"
     );
-    let state = ecs.state();
+    let state = ecs.state(&ctx);
     assert_eq!(state["images"].as_array().map(Vec::len), Some(1));
     ecs.reset();
-    assert_eq!(ecs.state()["instances"].as_array().map(Vec::len), Some(0));
+    assert_eq!(ecs.state(&ctx)["instances"].as_array().map(Vec::len), Some(0));
 }
 
 /// Sign like the SDKs do (through gpuctl-sign) and build the request the server would hand over.

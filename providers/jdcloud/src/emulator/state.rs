@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use gpuctl_simkit::IdempotencyStore;
+use gpuctl_simkit::TokenGate;
 use jiff::{SignedDuration, Timestamp};
 use serde::Serialize;
 
@@ -131,7 +131,7 @@ pub struct JdState {
     pub snapshot_policies: BTreeMap<String, SnapshotPolicy>,
     /// clientToken → the first call's result, per operation ("createInstances:token").
     #[serde(skip)]
-    pub tokens: IdempotencyStore<serde_json::Value>,
+    pub tokens: TokenGate<serde_json::Value>,
     /// How many more instances of (type, az) can be created before the rest fail; absent means
     /// unlimited. Stock-out knobs mean zero; this finer limit is what makes partial success.
     #[serde(skip)]

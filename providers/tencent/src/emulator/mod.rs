@@ -2,41 +2,31 @@
 //! signature, region and version, runs the operation on the in-memory model and answers in
 //! Tencent's envelope (`{"Response":{…,"RequestId"}}`, errors with HTTP 200 and `Response.Error`).
 //!
-//! `model` owns the state (instances, disks, snapshots, images, policies) and its time-driven
-//! changes; `cvm` and `cbs` own the operations of each service.
+//! This module claims and routes; `state` owns the model (instances, disks, snapshots, images,
+//! policies) and its time-driven changes; `ops/cvm.rs` and `ops/cbs.rs` own the operations of each
+//! service; `error` is Tencent's error and its rendering; `p` reads parameters through simkit.
 
-mod cbs;
-mod cvm;
-mod model;
+mod error;
+mod ops;
 mod p;
+mod state;
 
 use std::sync::{Mutex, MutexGuard};
 
-use gpuctl_simkit::auth::{self, AuthError, Scheme};
+use gpuctl_simkit::auth::{self, Scheme};
 use gpuctl_simkit::params::unflatten;
-use gpuctl_simkit::{Emulator, SimCtx, SimRequest, SimResponse};
+use gpuctl_simkit::{lock, Emulator, SimCtx, SimRequest, SimResponse};
 use jiff::SignedDuration;
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use crate::api::{self, codes};
-use model::State;
+pub use error::TcError;
+use error::{auth_error, envelope, Result};
+use ops::{cbs, cvm};
+use p::P;
+use state::State;
 
 const PROVIDER: &str = "tencent";
-
-/// A Tencent error: a code from [`api::codes`] and a message for people.
-#[derive(Debug, Clone, PartialEq)]
-pub struct TcError {
-    pub code: &'static str,
-    pub message: String,
-}
-
-impl TcError {
-    pub fn new(code: &'static str, message: impl Into<String>) -> Self {
-        Self { code, message: message.into() }
-    }
-}
-
-type Result<T> = std::result::Result<T, TcError>;
 
 /// One call, after auth: what the operation sees.
 pub(crate) struct Call<'a> {
@@ -45,6 +35,13 @@ pub(crate) struct Call<'a> {
     pub account: String,
     pub region: String,
     pub params: Value,
+}
+
+impl Call<'_> {
+    /// The parameters, read with Tencent's errors.
+    pub fn p(&self) -> P<'_> {
+        p::p(&self.params)
+    }
 }
 
 /// Tencent CVM + CBS.
@@ -59,7 +56,7 @@ impl Tencent {
     }
 
     fn state(&self) -> MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
+        lock(&self.state)
     }
 
     fn run(&self, req: &SimRequest, ctx: &SimCtx) -> Result<Value> {
@@ -177,39 +174,6 @@ fn params(req: &SimRequest) -> Result<Value> {
     Ok(unflatten(&pairs))
 }
 
-fn auth_error(e: AuthError) -> TcError {
-    match e {
-        AuthError::Missing => TcError::new(codes::AUTH_INVALID_AUTHORIZATION, "The Authorization header is missing."),
-        AuthError::Malformed(d) => TcError::new(codes::AUTH_INVALID_AUTHORIZATION, format!("The Authorization header is invalid: {d}.")),
-        AuthError::Unsupported(_) => TcError::new(codes::AUTH_INVALID_AUTHORIZATION, "Only TC3-HMAC-SHA256 signatures are accepted."),
-        AuthError::UnknownKey(ak) => TcError::new(codes::AUTH_SECRET_ID_NOT_FOUND, format!("The SecretId `{ak}` is not found.")),
-        AuthError::Expired { skew_seconds } => TcError::new(
-            codes::AUTH_SIGNATURE_EXPIRE,
-            format!("Signature expired: the request timestamp is {skew_seconds}s away from the server time (limit {}s).", api::MAX_SKEW_SECS),
-        ),
-        AuthError::Scope(d) => TcError::new(codes::AUTH_SIGNATURE_FAILURE, format!("The credential scope is invalid: {d}.")),
-        AuthError::Mismatch => TcError::new(
-            codes::AUTH_SIGNATURE_FAILURE,
-            "The provided credentials could not be validated. Please check your signature is correct.",
-        ),
-    }
-}
-
-fn envelope(ctx: &SimCtx, result: Result<Value>) -> SimResponse {
-    let request_id = ctx.request_id();
-    let mut body = match result {
-        Ok(Value::Object(m)) => m,
-        Ok(_) => serde_json::Map::new(),
-        Err(e) => {
-            let mut m = serde_json::Map::new();
-            m.insert("Error".into(), json!({ "Code": e.code, "Message": e.message }));
-            m
-        }
-    };
-    body.insert("RequestId".into(), Value::String(request_id));
-    SimResponse::json(200, &json!({ "Response": body }))
-}
-
 /// The TC3 credential scope's service, read without verifying (routing only).
 fn scope_service(req: &SimRequest) -> Option<String> {
     let auth = req.header("authorization")?;
@@ -260,7 +224,8 @@ impl Emulator for Tencent {
         r
     }
 
-    fn state(&self) -> Value {
+    fn state(&self, _ctx: &SimCtx) -> Value {
+        // Nothing in Tencent's state view depends on the time: it shows the stored times.
         self.state().to_json()
     }
 

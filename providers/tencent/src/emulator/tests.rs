@@ -85,7 +85,11 @@ fn instances_boot_run_terminate_and_leave_with_their_disks() {
     let ids: Vec<String> = serde_json::from_value(r["InstanceIdSet"].clone()).unwrap();
     assert_eq!(ids.len(), 2);
     assert_eq!(states(&emu, &ctx), ["PENDING", "PENDING"]);
-    assert_eq!(Emulator::state(&emu)["disks"].as_array().unwrap().len(), 4, "a system and a data disk each");
+    assert_eq!(
+        Emulator::state(&emu, &ctx)["disks"].as_array().unwrap().len(),
+        4,
+        "a system and a data disk each"
+    );
     ctx.clock().advance(SignedDuration::from_secs(10));
     assert_eq!(states(&emu, &ctx), ["RUNNING", "RUNNING"]);
     let r = call(&emu, &ctx, "TerminateInstances", json!({"InstanceIds": [ids[0]]}));
@@ -98,7 +102,7 @@ fn instances_boot_run_terminate_and_leave_with_their_disks() {
     ctx.clock().advance(SignedDuration::from_secs(10));
     assert_eq!(states(&emu, &ctx), ["RUNNING"]);
     assert_eq!(
-        Emulator::state(&emu)["disks"].as_array().unwrap().len(),
+        Emulator::state(&emu, &ctx)["disks"].as_array().unwrap().len(),
         2,
         "the terminated instance's disks are gone"
     );
@@ -125,7 +129,11 @@ fn client_token_replays_and_refuses_other_parameters() {
     let first = call(&emu, &ctx, "RunInstances", run(json!({"ClientToken": "tok-1", "InstanceCount": 2})));
     let again = call(&emu, &ctx, "RunInstances", run(json!({"ClientToken": "tok-1", "InstanceCount": 2})));
     assert_eq!(first["InstanceIdSet"], again["InstanceIdSet"]);
-    assert_eq!(Emulator::state(&emu)["instances"].as_array().unwrap().len(), 2, "a replay creates nothing");
+    assert_eq!(
+        Emulator::state(&emu, &ctx)["instances"].as_array().unwrap().len(),
+        2,
+        "a replay creates nothing"
+    );
     let other = call(&emu, &ctx, "RunInstances", run(json!({"ClientToken": "tok-1", "InstanceCount": 1})));
     assert_eq!(code(&other), "InvalidParameter.InvalidClientToken");
     let long = call(&emu, &ctx, "RunInstances", run(json!({"ClientToken": "x".repeat(65)})));
@@ -133,7 +141,7 @@ fn client_token_replays_and_refuses_other_parameters() {
     // A DryRun with the same token is judged on the same parameters and creates nothing.
     let dry = call(&emu, &ctx, "RunInstances", run(json!({"ClientToken": "tok-2", "DryRun": true})));
     assert_eq!(code(&dry), "DryRunOperation");
-    assert_eq!(Emulator::state(&emu)["instances"].as_array().unwrap().len(), 2);
+    assert_eq!(Emulator::state(&emu, &ctx)["instances"].as_array().unwrap().len(), 2);
 }
 
 #[test]
@@ -249,7 +257,7 @@ fn prices_come_from_the_offer() {
 fn automatic_snapshot_policies_fire_and_retain() {
     let (emu, ctx) = setup(Knobs::default());
     call(&emu, &ctx, "RunInstances", run(json!({})));
-    let disk = Emulator::state(&emu)["disks"][0]["DiskId"].clone();
+    let disk = Emulator::state(&emu, &ctx)["disks"][0]["DiskId"].clone();
     let p = call(
         &emu,
         &ctx,
@@ -310,7 +318,7 @@ fn create_image_from_an_instance_snapshots_its_disks() {
     let (emu, ctx) = setup(Knobs::default());
     let r = call(&emu, &ctx, "RunInstances", run(json!({"DataDisks": [{"DiskSize": 100}]})));
     let id = r["InstanceIdSet"][0].clone();
-    let data = Emulator::state(&emu)["instances"][0]["DataDiskIds"][0].clone();
+    let data = Emulator::state(&emu, &ctx)["instances"][0]["DataDiskIds"][0].clone();
     let img =
         call(&emu, &ctx, "CreateImage", json!({"InstanceId": id, "ImageName": "env", "DataDiskIds": [data]}));
     let image_id = img["ImageId"].as_str().unwrap().to_string();

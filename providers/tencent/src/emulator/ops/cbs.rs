@@ -5,10 +5,11 @@
 use jiff::Timestamp;
 use serde_json::{json, Value};
 
-use super::model::{cbs_time, Policy, Snapshot, State};
-use super::p::{filters, opt_bool, opt_i64, opt_str, page, req_str, str_list};
-use super::{Call, Result, TcError};
 use crate::api::codes;
+use crate::emulator::error::{Result, TcError};
+use crate::emulator::p::{filters, page};
+use crate::emulator::state::{cbs_time, Policy, Snapshot, State};
+use crate::emulator::Call;
 
 fn parse_cbs_time(s: &str) -> Option<Timestamp> {
     let dt = jiff::civil::DateTime::strptime("%Y-%m-%d %H:%M:%S", s).ok()?;
@@ -16,8 +17,8 @@ fn parse_cbs_time(s: &str) -> Option<Timestamp> {
 }
 
 pub(crate) fn create_snapshot(state: &mut State, call: &Call) -> Result<Value> {
-    let v = &call.params;
-    let disk_id = req_str(v, "DiskId")?;
+    let v = call.p();
+    let disk_id = v.req_str("DiskId")?;
     let disk = state
         .disks
         .iter()
@@ -32,7 +33,7 @@ pub(crate) fn create_snapshot(state: &mut State, call: &Call) -> Result<Value> {
             format!("The disk `{disk_id}` is a local disk and cannot be snapshotted."),
         ));
     }
-    let deadline = match opt_str(v, "Deadline")? {
+    let deadline = match v.opt_str("Deadline")? {
         None => None,
         Some(s) => Some(parse_cbs_time(&s).ok_or_else(|| {
             TcError::new(
@@ -47,7 +48,7 @@ pub(crate) fn create_snapshot(state: &mut State, call: &Call) -> Result<Value> {
         id: id.clone(),
         region: call.region.clone(),
         zone: disk.zone.clone(),
-        name: opt_str(v, "SnapshotName")?.unwrap_or_else(|| "未命名".into()),
+        name: v.opt_str("SnapshotName")?.unwrap_or_else(|| "未命名".into()),
         disk_id,
         disk_usage: disk.usage,
         disk_size_gb: disk.size_gb,
@@ -61,11 +62,11 @@ pub(crate) fn create_snapshot(state: &mut State, call: &Call) -> Result<Value> {
 }
 
 pub(crate) fn describe_snapshots(state: &State, call: &Call) -> Result<Value> {
-    let v = &call.params;
-    let (offset, limit) = page(v)?;
-    let ids = str_list(v, "SnapshotIds")?;
+    let v = call.p();
+    let window = page(&v)?;
+    let ids = v.str_list("SnapshotIds")?;
     let fs = filters(
-        v,
+        &v,
         &["snapshot-id", "disk-id", "disk-usage", "snapshot-name", "snapshot-state", "zone", "snapshot-type"],
     )?;
     if !ids.is_empty() && !fs.is_empty() {
@@ -98,7 +99,7 @@ pub(crate) fn describe_snapshots(state: &State, call: &Call) -> Result<Value> {
         .collect();
     Ok(json!({
         "TotalCount": found.len(),
-        "SnapshotSet": found.iter().skip(offset).take(limit).map(|s| json!({
+        "SnapshotSet": window.apply(found.iter()).1.into_iter().map(|s| json!({
             "Placement": { "Zone": s.zone, "ProjectId": 0 },
             "CopyFromRemote": false,
             "SnapshotState": state_of(s),
@@ -127,15 +128,15 @@ pub(crate) fn describe_snapshots(state: &State, call: &Call) -> Result<Value> {
 }
 
 pub(crate) fn delete_snapshots(state: &mut State, call: &Call) -> Result<Value> {
-    let v = &call.params;
-    let ids = str_list(v, "SnapshotIds")?;
+    let v = call.p();
+    let ids = v.str_list("SnapshotIds")?;
     if ids.is_empty() {
         return Err(TcError::new(
             codes::MISSING_PARAMETER,
             "The request is missing a required parameter `SnapshotIds`.",
         ));
     }
-    let delete_images = opt_bool(v, "DeleteBindImages")?.unwrap_or(false);
+    let delete_images = v.opt_bool("DeleteBindImages")?.unwrap_or(false);
     for id in &ids {
         let s = state.snapshots.iter().find(|s| &s.id == id && s.region == call.region).ok_or_else(|| {
             TcError::new(codes::INVALID_SNAPSHOT_ID_NOT_FOUND, format!("The snapshot `{id}` does not exist."))
@@ -158,17 +159,17 @@ pub(crate) fn delete_snapshots(state: &mut State, call: &Call) -> Result<Value> 
 }
 
 pub(crate) fn describe_disks(state: &State, call: &Call) -> Result<Value> {
-    let v = &call.params;
-    let (offset, limit) = page(v)?;
-    let ids = str_list(v, "DiskIds")?;
+    let v = call.p();
+    let window = page(&v)?;
+    let ids = v.str_list("DiskIds")?;
     let fs = filters(
-        v,
+        &v,
         &["disk-id", "instance-id", "disk-usage", "zone", "disk-type", "disk-state", "disk-charge-type"],
     )?;
     if !ids.is_empty() && !fs.is_empty() {
         return Err(TcError::new(codes::INVALID_PARAMETER, "DiskIds and Filters cannot be given together."));
     }
-    let with_policies = opt_bool(v, "ReturnBindAutoSnapshotPolicy")?.unwrap_or(false);
+    let with_policies = v.opt_bool("ReturnBindAutoSnapshotPolicy")?.unwrap_or(false);
     let disk_state = |attached: bool| if attached { "ATTACHED" } else { "UNATTACHED" };
     let found: Vec<_> = state
         .disks
@@ -192,7 +193,7 @@ pub(crate) fn describe_disks(state: &State, call: &Call) -> Result<Value> {
         .collect();
     Ok(json!({
         "TotalCount": found.len(),
-        "DiskSet": found.iter().skip(offset).take(limit).map(|d| {
+        "DiskSet": window.apply(found.iter()).1.into_iter().map(|d| {
             let attached = !d.instance_id.is_empty();
             json!({
                 "DeleteWithInstance": d.delete_with_instance,
@@ -249,8 +250,8 @@ fn disk_charge(instance_charge: &str) -> String {
 }
 
 pub(crate) fn create_auto_snapshot_policy(state: &mut State, call: &Call) -> Result<Value> {
-    let v = &call.params;
-    let rules = super::p::obj_list(v, "Policy")?;
+    let v = call.p();
+    let rules = v.obj_list("Policy")?;
     if rules.is_empty() {
         return Err(TcError::new(
             codes::MISSING_PARAMETER,
@@ -259,7 +260,7 @@ pub(crate) fn create_auto_snapshot_policy(state: &mut State, call: &Call) -> Res
     }
     let (mut hours, mut days) = (Vec::new(), Vec::new());
     for r in rules {
-        for h in str_list(r, "Hour")? {
+        for h in r.str_list("Hour")? {
             match h.parse::<u32>() {
                 Ok(h) if h < 24 => hours.push(h),
                 _ => {
@@ -270,8 +271,8 @@ pub(crate) fn create_auto_snapshot_policy(state: &mut State, call: &Call) -> Res
                 }
             }
         }
-        let dow = str_list(r, "DayOfWeek")?;
-        let interval = opt_i64(r, "IntervalDays")?;
+        let dow = r.str_list("DayOfWeek")?;
+        let interval = r.opt_i64("IntervalDays")?;
         if dow.is_empty() && interval.is_some() {
             days.extend(0..7); // every day; the interval itself is not modelled beyond daily
         }
@@ -297,7 +298,7 @@ pub(crate) fn create_auto_snapshot_policy(state: &mut State, call: &Call) -> Res
     hours.dedup();
     days.sort_unstable();
     days.dedup();
-    let retention_days = opt_i64(v, "RetentionDays")?.unwrap_or(7);
+    let retention_days = v.opt_i64("RetentionDays")?.unwrap_or(7);
     if !(1..=65535).contains(&retention_days) {
         return Err(TcError::new(codes::VALUE_RANGE, "RetentionDays must be between 1 and 65535."));
     }
@@ -305,17 +306,17 @@ pub(crate) fn create_auto_snapshot_policy(state: &mut State, call: &Call) -> Res
     let mut policy = Policy {
         id: call.ctx.new_id("asp-", 8),
         region: call.region.clone(),
-        name: opt_str(v, "AutoSnapshotPolicyName")?.unwrap_or_else(|| "未命名".into()),
+        name: v.opt_str("AutoSnapshotPolicyName")?.unwrap_or_else(|| "未命名".into()),
         hours,
         days_of_week: days,
-        activated: opt_bool(v, "IsActivated")?.unwrap_or(true),
-        permanent: opt_bool(v, "IsPermanent")?.unwrap_or(false),
+        activated: v.opt_bool("IsActivated")?.unwrap_or(true),
+        permanent: v.opt_bool("IsPermanent")?.unwrap_or(false),
         retention_days,
         created: now,
         next_trigger: None,
     };
     policy.next_trigger = policy.next_after(now);
-    if opt_bool(v, "DryRun")?.unwrap_or(false) {
+    if v.opt_bool("DryRun")?.unwrap_or(false) {
         return Ok(
             json!({ "AutoSnapshotPolicyId": "", "NextTriggerTime": policy.next_trigger.map(cbs_time) }),
         );
@@ -327,9 +328,9 @@ pub(crate) fn create_auto_snapshot_policy(state: &mut State, call: &Call) -> Res
 }
 
 pub(crate) fn bind_auto_snapshot_policy(state: &mut State, call: &Call) -> Result<Value> {
-    let v = &call.params;
-    let pid = req_str(v, "AutoSnapshotPolicyId")?;
-    let disk_ids = str_list(v, "DiskIds")?;
+    let v = call.p();
+    let pid = v.req_str("AutoSnapshotPolicyId")?;
+    let disk_ids = v.str_list("DiskIds")?;
     if disk_ids.is_empty() {
         return Err(TcError::new(
             codes::MISSING_PARAMETER,

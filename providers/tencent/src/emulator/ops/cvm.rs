@@ -2,14 +2,16 @@
 //! InquiryPriceRunInstances, DescribeZoneInstanceConfigInfos, CreateImage, DescribeImages.
 //! Field names and shapes follow tencentcloud-sdk-python-cvm 3.1.178 `models.py`.
 
+use gpuctl_simkit::money::round_cents;
 use gpuctl_simkit::{Idem, Offer};
 use jiff::{SignedDuration, Timestamp};
 use serde_json::{json, Value};
 
-use super::model::{cvm_time, Disk, Image, Instance, Snapshot, State};
-use super::p::{self, filters, opt_bool, opt_f64, opt_i64, opt_str, page, req_str, str_list};
-use super::{Call, Result, TcError, PROVIDER};
 use crate::api::{charge, codes, CLIENT_TOKEN_MAX};
+use crate::emulator::error::{Result, TcError};
+use crate::emulator::p::{filters, p, page};
+use crate::emulator::state::{cvm_time, Disk, Image, Instance, Snapshot, State};
+use crate::emulator::{Call, PROVIDER};
 
 /// What RunInstances and InquiryPriceRunInstances both read, validated against the catalog.
 struct LaunchSpec<'a> {
@@ -32,17 +34,17 @@ struct LaunchSpec<'a> {
 }
 
 fn launch_spec<'a>(call: &'a Call) -> Result<LaunchSpec<'a>> {
-    let v = &call.params;
-    let charge_type = opt_str(v, "InstanceChargeType")?.unwrap_or_else(|| charge::POSTPAID_BY_HOUR.into());
+    let v = call.p();
+    let charge_type = v.opt_str("InstanceChargeType")?.unwrap_or_else(|| charge::POSTPAID_BY_HOUR.into());
     if ![charge::POSTPAID_BY_HOUR, charge::PREPAID, charge::SPOTPAID].contains(&charge_type.as_str()) {
         return Err(TcError::new(
             codes::INVALID_PARAMETER_VALUE,
             format!("InstanceChargeType `{charge_type}` is not one of POSTPAID_BY_HOUR, PREPAID, SPOTPAID."),
         ));
     }
-    let zone = req_str(v, "Placement.Zone")?;
-    let instance_type = req_str(v, "InstanceType")?;
-    let image_id = req_str(v, "ImageId")?;
+    let zone = v.req_str("Placement.Zone")?;
+    let instance_type = v.req_str("InstanceType")?;
+    let image_id = v.req_str("ImageId")?;
     if !is_id(&image_id, "img-") {
         return Err(TcError::new(
             codes::INVALID_IMAGE_ID_MALFORMED,
@@ -62,7 +64,7 @@ fn launch_spec<'a>(call: &'a Call) -> Result<LaunchSpec<'a>> {
             format!("The instance type `{instance_type}` is not sold in region `{}`.", call.region),
         )
     })?;
-    let count = opt_i64(v, "InstanceCount")?.unwrap_or(1);
+    let count = v.opt_i64("InstanceCount")?.unwrap_or(1);
     if !(1..=100).contains(&count) {
         return Err(TcError::new(
             codes::VALUE_RANGE,
@@ -70,30 +72,31 @@ fn launch_spec<'a>(call: &'a Call) -> Result<LaunchSpec<'a>> {
         ));
     }
     let system_disk = (
-        opt_str(v, "SystemDisk.DiskType")?.unwrap_or_else(|| "CLOUD_PREMIUM".into()),
-        opt_i64(v, "SystemDisk.DiskSize")?.unwrap_or(50),
+        v.opt_str("SystemDisk.DiskType")?.unwrap_or_else(|| "CLOUD_PREMIUM".into()),
+        v.opt_i64("SystemDisk.DiskSize")?.unwrap_or(50),
     );
     let mut data_disks = Vec::new();
-    for d in p::obj_list(v, "DataDisks")? {
-        let size = opt_i64(d, "DiskSize")?
+    for d in v.obj_list("DataDisks")? {
+        let size = d
+            .opt_i64("DiskSize")?
             .ok_or_else(|| TcError::new(codes::MISSING_PARAMETER, "DataDisks.DiskSize is required."))?;
         data_disks.push((
-            opt_str(d, "DiskType")?.unwrap_or_else(|| "CLOUD_PREMIUM".into()),
+            d.opt_str("DiskType")?.unwrap_or_else(|| "CLOUD_PREMIUM".into()),
             size,
-            opt_bool(d, "DeleteWithInstance")?.unwrap_or(true),
+            d.opt_bool("DeleteWithInstance")?.unwrap_or(true),
         ));
     }
-    let auto_release_at = match p::get(v, "ActionTimer") {
+    let auto_release_at = match v.get("ActionTimer").map(p) {
         None => None,
         Some(t) => {
-            let action = opt_str(t, "TimerAction")?.unwrap_or_default();
+            let action = t.opt_str("TimerAction")?.unwrap_or_default();
             if action != "TerminateInstances" {
                 return Err(TcError::new(
                     codes::INVALID_PARAMETER_VALUE,
                     format!("ActionTimer.TimerAction must be `TerminateInstances`, not `{action}`."),
                 ));
             }
-            let text = req_str(t, "ActionTime")?;
+            let text = t.req_str("ActionTime")?;
             let at = parse_cvm_time(&text).ok_or_else(|| {
                 TcError::new(
                     codes::INVALID_TIME_FORMAT,
@@ -111,22 +114,22 @@ fn launch_spec<'a>(call: &'a Call) -> Result<LaunchSpec<'a>> {
         }
     };
     let mut tags = Vec::new();
-    for spec in p::obj_list(v, "TagSpecification")? {
-        let rt = opt_str(spec, "ResourceType")?.unwrap_or_default();
+    for spec in v.obj_list("TagSpecification")? {
+        let rt = spec.opt_str("ResourceType")?.unwrap_or_default();
         if rt != "instance" {
             continue;
         }
-        for t in p::obj_list(spec, "Tags")? {
-            tags.push((req_str(t, "Key")?, opt_str(t, "Value")?.unwrap_or_default()));
+        for t in spec.obj_list("Tags")? {
+            tags.push((t.req_str("Key")?, t.opt_str("Value")?.unwrap_or_default()));
         }
     }
     let spot_max_price = if charge_type == charge::SPOTPAID {
-        opt_f64(v, "InstanceMarketOptions.SpotOptions.MaxPrice")?
+        v.opt_f64("InstanceMarketOptions.SpotOptions.MaxPrice")?
     } else {
         None
     };
     if charge_type == charge::SPOTPAID {
-        if let Some(mt) = opt_str(v, "InstanceMarketOptions.MarketType")? {
+        if let Some(mt) = v.opt_str("InstanceMarketOptions.MarketType")? {
             if mt != "spot" {
                 return Err(TcError::new(
                     codes::INVALID_PARAMETER_VALUE,
@@ -136,7 +139,7 @@ fn launch_spec<'a>(call: &'a Call) -> Result<LaunchSpec<'a>> {
         }
     }
     let period_months = if charge_type == charge::PREPAID {
-        let period = opt_i64(v, "InstanceChargePrepaid.Period")?.ok_or_else(|| {
+        let period = v.opt_i64("InstanceChargePrepaid.Period")?.ok_or_else(|| {
             TcError::new(codes::MISSING_PARAMETER, "InstanceChargePrepaid.Period is required for PREPAID.")
         })?;
         if ![1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 24, 36, 48, 60].contains(&period) {
@@ -155,16 +158,16 @@ fn launch_spec<'a>(call: &'a Call) -> Result<LaunchSpec<'a>> {
         offer,
         image_id,
         count,
-        name: opt_str(v, "InstanceName")?.unwrap_or_else(|| "未命名".into()),
+        name: v.opt_str("InstanceName")?.unwrap_or_else(|| "未命名".into()),
         system_disk,
         data_disks,
         auto_release_at,
         tags,
         spot_max_price,
         period_months,
-        vpc_id: opt_str(v, "VirtualPrivateCloud.VpcId")?.unwrap_or_else(|| "vpc-default0".into()),
-        subnet_id: opt_str(v, "VirtualPrivateCloud.SubnetId")?.unwrap_or_else(|| "subnet-default0".into()),
-        security_groups: str_list(v, "SecurityGroupIds")?,
+        vpc_id: v.opt_str("VirtualPrivateCloud.VpcId")?.unwrap_or_else(|| "vpc-default0".into()),
+        subnet_id: v.opt_str("VirtualPrivateCloud.SubnetId")?.unwrap_or_else(|| "subnet-default0".into()),
+        security_groups: v.str_list("SecurityGroupIds")?,
     })
 }
 
@@ -212,10 +215,6 @@ fn quote(spec: &LaunchSpec) -> Result<Quote> {
     }
 }
 
-fn round2(x: f64) -> f64 {
-    (x * 100.0).round() / 100.0
-}
-
 fn is_id(s: &str, prefix: &str) -> bool {
     s.strip_prefix(prefix).is_some_and(|t| t.len() == 8 && t.bytes().all(|b| b.is_ascii_alphanumeric()))
 }
@@ -226,8 +225,8 @@ fn parse_cvm_time(s: &str) -> Option<Timestamp> {
 }
 
 pub(crate) fn run_instances(state: &mut State, call: &Call) -> Result<Value> {
-    let v = &call.params;
-    let token = opt_str(v, "ClientToken")?.filter(|t| !t.is_empty());
+    let v = call.p();
+    let token = v.opt_str("ClientToken")?.filter(|t| !t.is_empty());
     if let Some(t) = &token {
         if t.len() > CLIENT_TOKEN_MAX || !t.is_ascii() {
             return Err(TcError::new(
@@ -236,26 +235,30 @@ pub(crate) fn run_instances(state: &mut State, call: &Call) -> Result<Value> {
             ));
         }
     }
-    // The parameters that define the request: everything but the token and DryRun.
-    let mut defining = v.clone();
-    if let Some(m) = defining.as_object_mut() {
-        m.remove("ClientToken");
-        m.remove("DryRun");
-    }
-    // Tokens belong to the account that sent them.
-    let token_key = token.as_ref().map(|t| format!("{}/{t}", call.account));
-    if let (Some(t), Some(key)) = (&token, &token_key) {
-        match state.run_tokens.check(key, &defining) {
-            Idem::Replay(ids) => return Ok(json!({ "InstanceIdSet": ids })),
-            Idem::Mismatch => {
-                return Err(TcError::new(
-                    codes::INVALID_CLIENT_TOKEN,
-                    format!("ClientToken `{t}` was already used with different parameters."),
-                ))
+    // The parameters that define the request: everything but the token and DryRun. Tokens belong
+    // to the account that sent them.
+    let presented = match &token {
+        None => None,
+        Some(t) => {
+            let (presented, outcome) = state.run_tokens.present(
+                &call.account,
+                "RunInstances",
+                t,
+                v.value(),
+                &["ClientToken", "DryRun"],
+            );
+            match outcome {
+                Idem::Replay(ids) => return Ok(json!({ "InstanceIdSet": ids })),
+                Idem::Mismatch => {
+                    return Err(TcError::new(
+                        codes::INVALID_CLIENT_TOKEN,
+                        format!("ClientToken `{t}` was already used with different parameters."),
+                    ))
+                }
+                Idem::New => Some(presented),
             }
-            Idem::New => {}
         }
-    }
+    };
     let spec = launch_spec(call)?;
     quote(&spec)?;
     if call.ctx.is_sold_out(PROVIDER, &spec.offer.instance_type, &spec.zone) {
@@ -264,7 +267,7 @@ pub(crate) fn run_instances(state: &mut State, call: &Call) -> Result<Value> {
             format!("The instance type `{}` is sold out in zone `{}`.", spec.offer.instance_type, spec.zone),
         ));
     }
-    if opt_bool(v, "DryRun")?.unwrap_or(false) {
+    if v.opt_bool("DryRun")?.unwrap_or(false) {
         return Err(TcError::new(codes::DRY_RUN_OPERATION, "DryRun: the request would have succeeded."));
     }
     // A stock knob with `available` left: all the instances or none (the call is refused as sold out).
@@ -334,8 +337,8 @@ pub(crate) fn run_instances(state: &mut State, call: &Call) -> Result<Value> {
         state.disks.extend(data);
         ids.push(id);
     }
-    if let Some(key) = &token_key {
-        state.run_tokens.remember(key, &defining, ids.clone());
+    if let Some(presented) = presented {
+        state.run_tokens.remember(presented, ids.clone());
     }
     Ok(json!({ "InstanceIdSet": ids }))
 }
@@ -397,9 +400,9 @@ fn check_instance_ids(ids: &[String]) -> Result<()> {
 
 /// The region's instances selected by `InstanceIds` or `Filters` (not both).
 fn select<'a>(state: &'a State, call: &Call, filter_names: &[&str]) -> Result<Vec<&'a Instance>> {
-    let v = &call.params;
-    let ids = str_list(v, "InstanceIds")?;
-    let fs = filters(v, filter_names)?;
+    let v = call.p();
+    let ids = v.str_list("InstanceIds")?;
+    let fs = filters(&v, filter_names)?;
     if !ids.is_empty() && !fs.is_empty() {
         return Err(TcError::new(
             codes::INVALID_PARAMETER,
@@ -447,28 +450,28 @@ const INSTANCE_FILTERS: &[&str] = &[
 ];
 
 pub(crate) fn describe_instances(state: &State, call: &Call) -> Result<Value> {
-    let (offset, limit) = page(&call.params)?;
+    let window = page(&call.p())?;
     let found = select(state, call, INSTANCE_FILTERS)?;
     let now = call.ctx.now();
     Ok(json!({
         "TotalCount": found.len(),
-        "InstanceSet": found.iter().skip(offset).take(limit).map(|i| instance_json(state, i, now)).collect::<Vec<_>>(),
+        "InstanceSet": window.apply(found.iter()).1.into_iter().map(|i| instance_json(state, i, now)).collect::<Vec<_>>(),
     }))
 }
 
 pub(crate) fn describe_instances_status(state: &State, call: &Call) -> Result<Value> {
-    let (offset, limit) = page(&call.params)?;
+    let window = page(&call.p())?;
     let found = select(state, call, &[])?;
     let now = call.ctx.now();
     Ok(json!({
         "TotalCount": found.len(),
-        "InstanceStatusSet": found.iter().skip(offset).take(limit)
+        "InstanceStatusSet": window.apply(found.iter()).1.into_iter()
             .map(|i| json!({ "InstanceId": i.id, "InstanceState": i.state(now) })).collect::<Vec<_>>(),
     }))
 }
 
 pub(crate) fn terminate_instances(state: &mut State, call: &Call) -> Result<Value> {
-    let ids = str_list(&call.params, "InstanceIds")?;
+    let ids = call.p().str_list("InstanceIds")?;
     if ids.is_empty() {
         return Err(TcError::new(
             codes::MISSING_PARAMETER,
@@ -503,10 +506,10 @@ pub(crate) fn inquiry_price_run_instances(call: &Call) -> Result<Value> {
     let n = spec.count as f64;
     let instance_price = match (q.hourly, q.prepaid_total) {
         (Some(h), _) => json!({
-            "UnitPrice": round2(h * n), "UnitPriceDiscount": round2(h * n), "ChargeUnit": "HOUR", "Discount": 100.0,
+            "UnitPrice": round_cents(h * n), "UnitPriceDiscount": round_cents(h * n), "ChargeUnit": "HOUR", "Discount": 100.0,
         }),
         (None, Some(total)) => json!({
-            "OriginalPrice": round2(total * n), "DiscountPrice": round2(total * n), "Discount": 100.0,
+            "OriginalPrice": round_cents(total * n), "DiscountPrice": round_cents(total * n), "Discount": 100.0,
         }),
         _ => json!({}),
     };
@@ -520,7 +523,7 @@ pub(crate) fn inquiry_price_run_instances(call: &Call) -> Result<Value> {
 
 pub(crate) fn describe_zone_instance_config_infos(call: &Call) -> Result<Value> {
     let fs = filters(
-        &call.params,
+        &call.p(),
         &["zone", "instance-family", "instance-type", "instance-charge-type", "sort-keys"],
     )?;
     let pass = |name: &str, value: &str| {
@@ -581,11 +584,11 @@ pub(crate) fn describe_zone_instance_config_infos(call: &Call) -> Result<Value> 
 }
 
 pub(crate) fn create_image(state: &mut State, call: &Call) -> Result<Value> {
-    let v = &call.params;
-    let name = req_str(v, "ImageName")?;
-    let instance_id = opt_str(v, "InstanceId")?.filter(|s| !s.is_empty());
-    let data_disk_ids = str_list(v, "DataDiskIds")?;
-    let snapshot_ids = str_list(v, "SnapshotIds")?;
+    let v = call.p();
+    let name = v.req_str("ImageName")?;
+    let instance_id = v.opt_str("InstanceId")?.filter(|s| !s.is_empty());
+    let data_disk_ids = v.str_list("DataDiskIds")?;
+    let snapshot_ids = v.str_list("SnapshotIds")?;
     let now = call.ctx.now();
     let (snapshots, size, source) = match (&instance_id, snapshot_ids.is_empty()) {
         (Some(id), true) => {
@@ -651,7 +654,7 @@ pub(crate) fn create_image(state: &mut State, call: &Call) -> Result<Value> {
             ))
         }
     };
-    if opt_bool(v, "DryRun")?.unwrap_or(false) {
+    if v.opt_bool("DryRun")?.unwrap_or(false) {
         return Err(TcError::new(codes::DRY_RUN_OPERATION, "DryRun: the request would have succeeded."));
     }
     let id = call.ctx.new_id("img-", 8);
@@ -690,7 +693,7 @@ pub(crate) fn create_image(state: &mut State, call: &Call) -> Result<Value> {
         id: id.clone(),
         region: call.region.clone(),
         name,
-        description: opt_str(v, "ImageDescription")?.unwrap_or_default(),
+        description: v.opt_str("ImageDescription")?.unwrap_or_default(),
         created: now,
         ready_at: now.checked_add(call.ctx.boot_time()).unwrap_or(now),
         size_gb: size,
@@ -701,10 +704,10 @@ pub(crate) fn create_image(state: &mut State, call: &Call) -> Result<Value> {
 }
 
 pub(crate) fn describe_images(state: &State, call: &Call) -> Result<Value> {
-    let v = &call.params;
-    let (offset, limit) = page(v)?;
-    let ids = str_list(v, "ImageIds")?;
-    let fs = filters(v, &["image-id", "image-type", "image-name"])?;
+    let v = call.p();
+    let window = page(&v)?;
+    let ids = v.str_list("ImageIds")?;
+    let fs = filters(&v, &["image-id", "image-type", "image-name"])?;
     if !ids.is_empty() && !fs.is_empty() {
         return Err(TcError::new(codes::INVALID_PARAMETER, "ImageIds and Filters cannot be given together."));
     }
@@ -725,7 +728,7 @@ pub(crate) fn describe_images(state: &State, call: &Call) -> Result<Value> {
         .collect();
     Ok(json!({
         "TotalCount": found.len(),
-        "ImageSet": found.iter().skip(offset).take(limit).map(|i| json!({
+        "ImageSet": window.apply(found.iter()).1.into_iter().map(|i| json!({
             "ImageId": i.id,
             "OsName": "Ubuntu Server 22.04 LTS 64bit",
             "ImageType": "PRIVATE_IMAGE",

@@ -3,7 +3,7 @@
 //! the sim clock — boot (PENDING → RUNNING), termination, ActionTimer auto-release, snapshot and
 //! image creation, policy-driven snapshots and their retention.
 
-use gpuctl_simkit::{IdempotencyStore, SimCtx};
+use gpuctl_simkit::{SimCtx, TokenGate};
 use jiff::{tz::TimeZone, SignedDuration, Timestamp};
 use serde_json::{json, Value};
 
@@ -18,7 +18,7 @@ pub(crate) struct State {
     pub images: Vec<Image>,
     pub policies: Vec<Policy>,
     /// RunInstances ClientToken → the instance ids it created.
-    pub run_tokens: IdempotencyStore<Vec<String>>,
+    pub run_tokens: TokenGate<Vec<String>>,
 }
 
 #[derive(Clone, Debug)]

@@ -1,6 +1,10 @@
-//! Tencent Cloud wire facts shared by the client and the emulator. Sources: the official Python SDK
+//! Tencent Cloud wire facts shared by the client and the emulator: what both services share here
+//! (version, envelope, error codes), each service's own facts in `cvm.rs` / `cbs.rs`. Sources: the official Python SDK
 //! (tencentcloud-sdk-python-cvm 3.1.178 / -cbs 3.1.175: `models.py`, `errorcodes.py`) and
 //! https://www.tencentcloud.com/document/product/213/33281 (common error shape).
+
+pub mod cbs;
+pub mod cvm;
 
 use serde::{Deserialize, Serialize};
 
@@ -19,25 +23,9 @@ pub fn endpoint(service: &str) -> String {
     format!("{service}.tencentcloudapi.com")
 }
 
-/// The operations gpuctl uses, by service.
-pub const CVM_ACTIONS: &[&str] = &[
-    "RunInstances",
-    "DescribeInstances",
-    "DescribeInstancesStatus",
-    "TerminateInstances",
-    "InquiryPriceRunInstances",
-    "DescribeZoneInstanceConfigInfos",
-    "CreateImage",
-    "DescribeImages",
-];
-pub const CBS_ACTIONS: &[&str] = &[
-    "CreateSnapshot",
-    "DescribeSnapshots",
-    "DeleteSnapshots",
-    "DescribeDisks",
-    "CreateAutoSnapshotPolicy",
-    "BindAutoSnapshotPolicy",
-];
+/// The operations gpuctl uses, by service (each service's own facts live in its file).
+pub use cbs::CBS_ACTIONS;
+pub use cvm::{charge, states, CVM_ACTIONS};
 
 /// `{"Response":{"Error":{"Code","Message"},"RequestId"}}`, always with HTTP 200.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -89,19 +77,4 @@ pub mod codes {
     /// CBS's code for a ClientToken problem; CVM documents no dedicated code for a token reused with
     /// other parameters, so the emulator answers this one there too *(unverified for CVM)*.
     pub const INVALID_CLIENT_TOKEN: &str = "InvalidParameter.InvalidClientToken";
-}
-
-/// Instance states (`Instance.InstanceState`).
-pub mod states {
-    pub const PENDING: &str = "PENDING";
-    pub const RUNNING: &str = "RUNNING";
-    pub const SHUTDOWN: &str = "SHUTDOWN";
-    pub const TERMINATING: &str = "TERMINATING";
-}
-
-/// `InstanceChargeType` values.
-pub mod charge {
-    pub const POSTPAID_BY_HOUR: &str = "POSTPAID_BY_HOUR";
-    pub const PREPAID: &str = "PREPAID";
-    pub const SPOTPAID: &str = "SPOTPAID";
 }

@@ -1,0 +1,144 @@
+//! The ECS operations: each reads its parameters, checks them as ECS does, changes the state and
+//! renders ECS's answer (field names from alibabacloud_ecs20140526's response models).
+
+//!
+//! One file per ECS resource: `instances`, `disks`, `snapshots`, `images`, `policies` (automatic
+//! snapshot policies) and `prices` (DescribePrice, DescribeAvailableResource); this file holds what
+//! several of them share and the `/_sim/state` view.
+
+pub(crate) mod disks;
+pub(crate) mod images;
+pub(crate) mod instances;
+pub(crate) mod policies;
+pub(crate) mod prices;
+pub(crate) mod snapshots;
+
+use gpuctl_simkit::{Idem, Offer, SimCtx};
+use jiff::Timestamp;
+use serde_json::{json, Value};
+
+use super::error::EcsError;
+use super::params::{Params, TOKEN_VARYING};
+use super::state::{EcsState, Timings};
+use super::PROVIDER;
+use crate::api::{codes, format_time};
+use disks::disk_json;
+use instances::instance_json;
+use snapshots::snapshot_json;
+
+/// Everything an operation needs besides the state.
+pub struct Call<'a> {
+    pub p: Params<'a>,
+    pub ctx: &'a SimCtx,
+    pub now: Timestamp,
+    pub timings: Timings,
+    /// The caller's access key: ClientTokens are remembered per account.
+    pub account: String,
+}
+
+pub(crate) type Answer = Result<Value, EcsError>;
+
+/// Far-future expiry ECS shows for pay-as-you-go instances.
+pub(crate) const NEVER_EXPIRES: &str = "2099-12-31T15:59Z";
+
+pub(crate) fn region(c: &Call) -> Result<String, EcsError> {
+    let region = c.p.required("RegionId")?;
+    if c.ctx.regions(PROVIDER).contains(&region) {
+        Ok(region)
+    } else {
+        Err(EcsError::new(
+            404,
+            codes::REGION_NOT_FOUND,
+            format!("The specified RegionId \"{region}\" does not exist."),
+        ))
+    }
+}
+
+/// The catalog names ECS types without the API's `ecs.` prefix (`gn7i-c8g1.2xlarge`); requests
+/// and answers use the API name (`ecs.gn7i-c8g1.2xlarge`). Either spelling finds the offer.
+pub(crate) fn find_offer<'c>(ctx: &'c SimCtx, region: &str, api_type: &str) -> Option<&'c Offer> {
+    ctx.offer(PROVIDER, region, api_type)
+        .or_else(|| ctx.offer(PROVIDER, region, api_type.strip_prefix("ecs.")?))
+}
+
+/// The offer for a requested type, or ECS's answer for a type not sold in the region.
+pub(crate) fn offer_for<'c>(c: &Call<'c>, region: &str, instance_type: &str) -> Result<&'c Offer, EcsError> {
+    find_offer(c.ctx, region, instance_type).ok_or_else(|| {
+        EcsError::new(
+            400,
+            codes::BAD_INSTANCE_TYPE,
+            format!("The specified InstanceType \"{instance_type}\" is not supported in region {region}."),
+        )
+    })
+}
+
+/// The API spelling of a catalog name (`ecs.` prefixed).
+pub(crate) fn api_name(catalog_name: &str) -> String {
+    if catalog_name.starts_with("ecs.") {
+        catalog_name.to_string()
+    } else {
+        format!("ecs.{catalog_name}")
+    }
+}
+
+/// Stock-out knobs may name the type either way.
+pub(crate) fn sold_out(ctx: &SimCtx, offer: &Offer, zone: &str) -> bool {
+    ctx.is_sold_out(PROVIDER, &offer.instance_type, zone)
+        || ctx.is_sold_out(PROVIDER, &api_name(&offer.instance_type), zone)
+}
+
+pub(crate) fn dry_run_passed() -> EcsError {
+    EcsError::new(400, codes::DRY_RUN, "Request validation has been passed with DryRun flag set.")
+}
+
+pub(crate) fn instance_not_found(id: &str) -> EcsError {
+    EcsError::new(
+        404,
+        codes::INSTANCE_NOT_FOUND,
+        format!("The specified InstanceId \"{id}\" does not exist."),
+    )
+}
+
+pub(crate) fn tags_json(tags: &[(String, String)]) -> Value {
+    json!({ "Tag": tags.iter().map(|(k, v)| json!({"TagKey": k, "TagValue": v})).collect::<Vec<_>>() })
+}
+
+/// Replay or refuse a ClientToken seen before; `None` → do the work.
+pub(crate) fn token_check(st: &EcsState, action: &str, c: &Call) -> Result<Option<Value>, EcsError> {
+    let Some(t) = c.p.text("ClientToken") else { return Ok(None) };
+    match st.tokens.present(&c.account, action, &t, c.p.value(), TOKEN_VARYING).1 {
+        Idem::New => Ok(None),
+        Idem::Replay(v) => Ok(Some(v)),
+        Idem::Mismatch => Err(EcsError::new(
+            400,
+            codes::IDEMPOTENT_MISMATCH,
+            "The specified ClientToken was used by an earlier request with different parameters.",
+        )),
+    }
+}
+
+pub(crate) fn token_remember(st: &mut EcsState, action: &str, c: &Call, answer: &Value) {
+    if let Some(t) = c.p.text("ClientToken") {
+        let (presented, _) = st.tokens.present(&c.account, action, &t, c.p.value(), TOKEN_VARYING);
+        st.tokens.remember(presented, answer.clone());
+    }
+}
+
+/// `/_sim/state` view: the same shapes the cloud answers with, grouped by kind.
+pub fn state_json(st: &EcsState, now: Timestamp, t: &Timings) -> Value {
+    json!({
+        "instances": st.instances.values().map(|i| instance_json(i, now, t)).collect::<Vec<_>>(),
+        "disks": st.disks.values().map(|d| disk_json(d, st)).collect::<Vec<_>>(),
+        "snapshots": st.snapshots.values().map(|s| snapshot_json(s, now, t)).collect::<Vec<_>>(),
+        "images": st.images.values().map(|i| json!({
+            "ImageId": i.id,
+            "ImageName": i.name,
+            "RegionId": i.region,
+            "SourceInstanceId": i.source_instance_id,
+            "SnapshotIds": i.snapshot_ids,
+            "CreationTime": format_time(i.created),
+            "Status": if now.duration_since(i.created) >= t.image { "Available" } else { "Creating" },
+        })).collect::<Vec<_>>(),
+        "auto_snapshot_policies": st.auto_snapshot_policies.values().collect::<Vec<_>>(),
+    })
+}

@@ -1,0 +1,451 @@
+//! JD vm: createInstances, describeInstances, describeInstance, deleteInstance,
+//! describeInstanceTypes, modifyInstanceReleaseTime, createImage (jdcloud_sdk vm models: Instance,
+//! InstanceType).
+
+use gpuctl_simkit::params::as_bool;
+use gpuctl_simkit::Offer;
+use jiff::{SignedDuration, Timestamp};
+use serde_json::{json, Value};
+
+use super::disk::{disk_json, new_snapshot};
+use super::{
+    filter, get, int, invalid, list, not_found, page, required, text, token_check, token_remember, Answer,
+    Call,
+};
+use crate::api::{format_release_time, format_time, parse_release_time, status};
+use crate::emulator::error::JdError;
+use crate::emulator::state::{Disk, Image, Instance, JdState};
+use crate::emulator::PROVIDER;
+
+/// Validate `charge` of an instance spec; returns (chargeMode, expiry for prepaid).
+pub(crate) fn charge_of(spec: &Value, now: Timestamp) -> Result<(String, Option<Timestamp>), JdError> {
+    let charge = get(spec, "charge").cloned().unwrap_or(Value::Null);
+    let mode = text(&charge, "chargeMode").unwrap_or_else(|| "postpaid_by_duration".into());
+    match mode.as_str() {
+        "postpaid_by_duration" | "postpaid_by_usage" => Ok((mode, None)),
+        "prepaid_by_duration" => {
+            let unit = text(&charge, "chargeUnit").unwrap_or_else(|| "month".into());
+            let n = int(&charge, "chargeDuration")?.ok_or_else(|| invalid("charge.chargeDuration is required for prepaid_by_duration"))?;
+            let days = match unit.as_str() {
+                "month" if (1..=9).contains(&n) => 30 * n,
+                "year" if (1..=3).contains(&n) => 365 * n,
+                _ => return Err(invalid(format!("charge.chargeDuration {n} is not valid for chargeUnit {unit} (month: 1-9, year: 1-3)"))),
+            };
+            Ok((mode, Some(now + SignedDuration::from_hours(24 * days))))
+        }
+        other => Err(invalid(format!("charge.chargeMode {other} is not one of prepaid_by_duration, postpaid_by_usage, postpaid_by_duration"))),
+    }
+}
+
+pub fn create_instances(c: &Call, st: &mut JdState) -> Answer {
+    let spec = get(c.p, "instanceSpec").ok_or_else(|| invalid("instanceSpec is required"))?;
+    let az = required(spec, "az")?;
+    let itype = required(spec, "instanceType")?;
+    let image = required(spec, "imageId")?;
+    let name = required(spec, "name")?;
+    let count = int(c.p, "maxCount")?.unwrap_or(1);
+    if !(1..=100).contains(&count) {
+        return Err(JdError::new(status::OUT_OF_RANGE, format!("maxCount must be in [1,100], got {count}")));
+    }
+    let offer = c
+        .ctx
+        .offer(PROVIDER, &c.region, &itype)
+        .ok_or_else(|| invalid(format!("instanceType {itype} is not sold in region {}", c.region)))?;
+    if !offer.zones.contains(&az) {
+        return Err(invalid(format!(
+            "instanceType {itype} is not sold in az {az} (sold in: {})",
+            offer.zones.join(", ")
+        )));
+    }
+    let (charge_mode, charge_expires) = charge_of(spec, c.now)?;
+    if let Some(replay) = token_check(st, "createInstances", c)? {
+        return Ok(replay);
+    }
+    // A plain stock-out knob refuses the call; one with `available` counts instances down, and those
+    // past it are accepted and then fail (JD's documented partial success), as `limit_stock` does.
+    let closed =
+        c.ctx.knobs().stock_outs.iter().any(|s| s.available.is_none() && s.matches(PROVIDER, &itype, &az));
+    if closed {
+        // *unverified* status: JD documents the stock flag (describeInstanceTypes inStock) but not the
+        // error a create answers when none is left.
+        return Err(JdError::new(
+            status::FAILED_PRECONDITION,
+            format!("instanceType {itype} is sold out in {az}"),
+        ));
+    }
+    let granted = c.ctx.take_stock(PROVIDER, &[&itype], &az, count as u32, false);
+    let sys = get(spec, "systemDisk").cloned().unwrap_or(Value::Null);
+    let sys_cloud = text(&sys, "diskCategory").is_none_or(|k| k == "cloud");
+    let sys_spec = get(&sys, "cloudDiskSpec").cloned().unwrap_or(Value::Null);
+    let data_specs: Vec<Value> = match get(spec, "dataDisks") {
+        Some(Value::Array(a)) => a.clone(),
+        _ => Vec::new(),
+    };
+    let subnet = get(spec, "primaryNetworkInterface")
+        .and_then(|n| get(n, "networkInterface"))
+        .and_then(|n| text(n, "subnetId"))
+        .unwrap_or_default();
+    let tags: Vec<(String, String)> = match get(spec, "userTags") {
+        Some(Value::Array(a)) => {
+            a.iter().filter_map(|t| Some((text(t, "key")?, text(t, "value").unwrap_or_default()))).collect()
+        }
+        _ => Vec::new(),
+    };
+    let mut ids = Vec::new();
+    for n in 0..count {
+        let id = c.ctx.new_id("i-", 10);
+        // Partial success: once the limited stock is used up the rest fail and are deleted later.
+        let failed = n as u32 >= granted
+            || match st.available.get_mut(&(itype.clone(), az.clone())) {
+                Some(0) => true,
+                Some(left) => {
+                    *left -= 1;
+                    false
+                }
+                None => false,
+            };
+        let mut disk_ids = Vec::new();
+        let mut system_disk_id = None;
+        if sys_cloud {
+            let d = new_disk(
+                c,
+                &az,
+                &id,
+                &sys_spec,
+                "vda",
+                as_bool(get(&sys, "autoDelete").unwrap_or(&Value::Bool(true))).unwrap_or(true),
+                40,
+                &charge_mode,
+            )?;
+            system_disk_id = Some(d.id.clone());
+            st.disks.insert(d.id.clone(), d);
+        }
+        for (k, dd) in data_specs.iter().enumerate() {
+            let spec = get(dd, "cloudDiskSpec").cloned().unwrap_or(Value::Null);
+            let device = text(dd, "deviceName").unwrap_or_else(|| format!("vd{}", (b'b' + k as u8) as char));
+            let auto_delete = get(dd, "autoDelete").and_then(as_bool).unwrap_or(true);
+            let d = new_disk(c, &az, &id, &spec, &device, auto_delete, 20, &charge_mode)?;
+            disk_ids.push(d.id.clone());
+            st.disks.insert(d.id.clone(), d);
+        }
+        let inst = Instance {
+            id: id.clone(),
+            region: c.region.clone(),
+            az: az.clone(),
+            instance_type: itype.clone(),
+            image_id: image.clone(),
+            name: if count > 1 { format!("{name}{}", n + 1) } else { name.clone() },
+            hostname: text(spec, "hostname").unwrap_or_else(|| id.clone()),
+            description: text(spec, "description").unwrap_or_default(),
+            charge_mode: charge_mode.clone(),
+            charge_expires,
+            created: c.now,
+            failed,
+            auto_release: None,
+            tags: tags.clone(),
+            subnet_id: subnet.clone(),
+            vpc_id: if subnet.is_empty() {
+                String::new()
+            } else {
+                format!("vpc-{}", subnet.trim_start_matches("subnet-"))
+            },
+            private_ip: format!("10.0.{}.{}", st.instances.len() / 250, st.instances.len() % 250 + 2),
+            system_disk_id,
+            data_disk_ids: disk_ids,
+            key_names: list(spec, "keyNames"),
+        };
+        st.instances.insert(id.clone(), inst);
+        ids.push(id);
+    }
+    let result = json!({ "instanceIds": ids });
+    token_remember(st, "createInstances", c, &result);
+    Ok(result)
+}
+
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn new_disk(
+    c: &Call,
+    az: &str,
+    instance: &str,
+    spec: &Value,
+    device: &str,
+    auto_delete: bool,
+    default_gb: i64,
+    charge: &str,
+) -> Result<Disk, JdError> {
+    Ok(Disk {
+        id: c.ctx.new_id("vol-", 10),
+        region: c.region.clone(),
+        az: az.to_string(),
+        name: text(spec, "name").unwrap_or_default(),
+        disk_type: text(spec, "diskType").unwrap_or_else(|| "ssd.gp1".into()),
+        size_gb: int(spec, "diskSizeGB")?.unwrap_or(default_gb),
+        instance_id: Some(instance.to_string()),
+        device: device.to_string(),
+        auto_delete,
+        snapshot_id: text(spec, "snapshotId").unwrap_or_default(),
+        created: c.now,
+        policy_ids: Vec::new(),
+        charge_mode: charge.to_string(),
+    })
+}
+
+pub(crate) fn charge_json(mode: &str, start: Timestamp, expires: Option<Timestamp>) -> Value {
+    json!({
+        "chargeMode": mode,
+        "chargeStatus": "normal",
+        "chargeStartTime": format_time(start),
+        "chargeExpiredTime": expires.map(format_time),
+        "chargeRetireTime": null,
+    })
+}
+
+pub(crate) fn attachment_json(d: &Disk, st: &JdState, now: Timestamp, boot: SignedDuration) -> Value {
+    json!({
+        "diskCategory": "cloud",
+        "autoDelete": d.auto_delete,
+        "localDisk": null,
+        "cloudDisk": disk_json(d, st),
+        "deviceName": d.device,
+        "status": if now.duration_since(d.created) < boot { "attaching" } else { "attached" },
+    })
+}
+
+pub fn instance_json(i: &Instance, st: &JdState, now: Timestamp, boot: SignedDuration) -> Value {
+    let system = i
+        .system_disk_id
+        .as_ref()
+        .and_then(|d| st.disks.get(d))
+        .map(|d| attachment_json(d, st, now, boot))
+        .unwrap_or_else(|| json!({"diskCategory": "local", "autoDelete": true, "localDisk": {"diskType": "local", "diskSizeGB": 40}, "cloudDisk": null, "deviceName": "vda", "status": "attached"}));
+    json!({
+        "instanceId": i.id,
+        "instanceName": i.name,
+        "hostname": i.hostname,
+        "instanceType": i.instance_type,
+        "vpcId": i.vpc_id,
+        "subnetId": i.subnet_id,
+        "privateIpAddress": i.private_ip,
+        "elasticIpId": null,
+        "elasticIpAddress": null,
+        "status": i.status(now, boot),
+        "description": i.description,
+        "imageId": i.image_id,
+        "systemDisk": system,
+        "dataDisks": i.data_disk_ids.iter().filter_map(|d| st.disks.get(d)).map(|d| attachment_json(d, st, now, boot)).collect::<Vec<_>>(),
+        "primaryNetworkInterface": {"deviceIndex": 0, "autoDelete": true, "networkInterface": {"subnetId": i.subnet_id, "vpcId": i.vpc_id, "primaryIp": {"privateIpAddress": i.private_ip}}},
+        "secondaryNetworkInterfaces": [],
+        "launchTime": format_time(i.created),
+        "az": i.az,
+        "keyNames": i.key_names,
+        "charge": charge_json(&i.charge_mode, i.created, i.charge_expires),
+        "tags": i.tags.iter().map(|(k, v)| json!({"key": k, "value": v})).collect::<Vec<_>>(),
+        "chargeOnStopped": "keepCharging",
+        "osType": "linux",
+        "architecture": "x86_64",
+        "autoReleaseTime": i.auto_release.map(format_release_time),
+    })
+}
+
+pub(crate) fn find_instance<'s>(st: &'s JdState, c: &Call) -> Result<&'s Instance, JdError> {
+    let id = c.id.clone().unwrap_or_default();
+    st.instances.get(&id).filter(|i| i.region == c.region).ok_or_else(|| not_found("instance", &id))
+}
+
+pub fn describe_instances(c: &Call, st: &JdState) -> Answer {
+    let ids = filter(c.p, "instanceId");
+    let azs = filter(c.p, "az");
+    let statuses = filter(c.p, "status");
+    let names = filter(c.p, "name");
+    let images = filter(c.p, "imageId");
+    let tag_filters: Vec<(String, Vec<String>)> = match get(c.p, "tags") {
+        Some(Value::Array(a)) => {
+            a.iter().filter_map(|t| Some((text(t, "key")?, list(t, "values")))).collect()
+        }
+        _ => Vec::new(),
+    };
+    let pg = page(c.p)?;
+    let within = |f: &Option<Vec<String>>, v: &str| f.as_ref().is_none_or(|f| f.iter().any(|x| x == v));
+    let matching: Vec<&Instance> = st
+        .instances
+        .values()
+        .filter(|i| i.region == c.region)
+        .filter(|i| {
+            within(&ids, &i.id)
+                && within(&azs, &i.az)
+                && within(&statuses, i.status(c.now, c.boot))
+                && within(&images, &i.image_id)
+        })
+        .filter(|i| names.as_ref().is_none_or(|n| n.iter().any(|n| i.name.contains(n.as_str()))))
+        .filter(|i| {
+            tag_filters
+                .iter()
+                .all(|(k, vs)| i.tags.iter().any(|(tk, tv)| tk == k && (vs.is_empty() || vs.contains(tv))))
+        })
+        .collect();
+    let (total, items) = pg.apply(matching);
+    Ok(json!({
+        "instances": items.iter().map(|i| instance_json(i, st, c.now, c.boot)).collect::<Vec<_>>(),
+        "totalCount": total,
+    }))
+}
+
+pub fn describe_instance(c: &Call, st: &JdState) -> Answer {
+    let i = find_instance(st, c)?;
+    Ok(json!({ "instance": instance_json(i, st, c.now, c.boot) }))
+}
+
+pub fn delete_instance(c: &Call, st: &mut JdState) -> Answer {
+    let i = find_instance(st, c)?;
+    if i.charge_mode == "prepaid_by_duration" && i.charge_expires.is_some_and(|e| e > c.now) {
+        return Err(JdError::new(
+            status::FAILED_PRECONDITION,
+            format!("instance {} is prepaid_by_duration and has not expired; it cannot be deleted through the API", i.id),
+        ));
+    }
+    if i.status(c.now, c.boot) == "pending" {
+        return Err(JdError::new(
+            status::FAILED_PRECONDITION,
+            format!("instance {} is pending; wait until it is running", i.id),
+        ));
+    }
+    let id = i.id.clone();
+    st.remove_instance(&id);
+    Ok(json!({}))
+}
+
+pub fn describe_instance_types(c: &Call, st: &JdState) -> Answer {
+    let types = filter(c.p, "instanceTypes");
+    let azs = filter(c.p, "az");
+    let offers: Vec<&Offer> = c
+        .ctx
+        .offers(PROVIDER)
+        .filter(|o| o.region == c.region && types.as_ref().is_none_or(|t| t.contains(&o.instance_type)))
+        .collect();
+    let knobs = c.ctx.knobs();
+    let out: Vec<Value> = offers
+        .iter()
+        .map(|o| {
+            let state: Vec<Value> = o
+                .zones
+                .iter()
+                .filter(|z| azs.as_ref().is_none_or(|a| a.contains(z)))
+                .map(|z| {
+                    // A count (`limit_stock`, or a knob's `available`) is reported as availableCount.
+                    let knob = knobs
+                        .stock_outs
+                        .iter()
+                        .filter(|s| s.matches(PROVIDER, &o.instance_type, z))
+                        .filter_map(|s| s.available)
+                        .min();
+                    let limit = match (st.available.get(&(o.instance_type.clone(), z.clone())).copied(), knob)
+                    {
+                        (Some(a), Some(b)) => Some(a.min(b)),
+                        (a, b) => a.or(b),
+                    };
+                    let in_stock = !c.ctx.is_sold_out(PROVIDER, &o.instance_type, z) && limit != Some(0);
+                    let mut s = json!({"az": z, "inStock": in_stock});
+                    if let Some(n) = limit {
+                        s["availableCount"] = json!(if in_stock { n } else { 0 });
+                    }
+                    s
+                })
+                .collect();
+            json!({
+                "family": o.family,
+                "instanceType": o.instance_type,
+                "cpu": o.vcpu,
+                "memoryMB": (o.memory_gib * 1024.0) as i64,
+                "architecture": "x86_64",
+                "nicLimit": 8,
+                "cloudDiskCountLimit": 8,
+                "desc": format!("{} x {} ({} GiB)", o.gpu_count, o.gpu_model, o.gpu_memory_gib),
+                "state": state,
+                "localDisks": [],
+                "cloudDiskTypes": ["ssd.gp1", "ssd.io1", "hdd.std1"],
+            })
+        })
+        .collect();
+    Ok(json!({ "instanceTypes": out, "totalCount": offers.len() }))
+}
+
+pub fn modify_instance_release_time(c: &Call, st: &mut JdState) -> Answer {
+    let ids = list(c.p, "instanceIds");
+    if ids.is_empty() {
+        return Err(invalid("instanceIds is required"));
+    }
+    let when = match text(c.p, "autoReleaseTime") {
+        None => None,
+        Some(raw) => {
+            let t = parse_release_time(&raw).ok_or_else(|| {
+                invalid(format!("autoReleaseTime {raw} is not in the format YYYY-MM-DD HH:mm:ss"))
+            })?;
+            let ahead = t.duration_since(c.now);
+            if ahead < SignedDuration::from_hours(1) || ahead > SignedDuration::from_hours(24 * 3653) {
+                return Err(JdError::new(
+                    status::OUT_OF_RANGE,
+                    format!("autoReleaseTime {raw} must be between 1 hour and 10 years from now"),
+                ));
+            }
+            Some(t)
+        }
+    };
+    for id in &ids {
+        if st.instances.get(id).is_none_or(|i| i.region != c.region) {
+            return Err(not_found("instance", id));
+        }
+    }
+    for id in &ids {
+        if let Some(i) = st.instances.get_mut(id) {
+            i.auto_release = when;
+        }
+    }
+    Ok(json!({}))
+}
+
+pub fn create_image(c: &Call, st: &mut JdState) -> Answer {
+    let inst = find_instance(st, c)?.clone();
+    let name = required(c.p, "name")?;
+    if !(2..=32).contains(&name.chars().count()) {
+        return Err(invalid("name must be 2-32 characters"));
+    }
+    if inst.status(c.now, c.boot) != "running" {
+        return Err(JdError::new(
+            status::FAILED_PRECONDITION,
+            format!(
+                "instance {} is {}; images are made from running instances",
+                inst.id,
+                inst.status(c.now, c.boot)
+            ),
+        ));
+    }
+    let image_id = c.ctx.new_id("img-", 10);
+    let mut snaps = Vec::new();
+    for d in inst.system_disk_id.iter().chain(inst.data_disk_ids.iter()) {
+        snaps.push(new_snapshot(
+            st,
+            c,
+            d,
+            format!("{image_id}-{d}"),
+            format!("made by createImage {image_id}"),
+        )?);
+    }
+    for s in &snaps {
+        if let Some(snap) = st.snapshots.get_mut(s) {
+            snap.images.push(image_id.clone());
+        }
+    }
+    st.images.insert(
+        image_id.clone(),
+        Image {
+            id: image_id.clone(),
+            region: c.region.clone(),
+            name,
+            description: text(c.p, "description").unwrap_or_default(),
+            instance_id: inst.id,
+            snapshot_ids: snaps,
+            created: c.now,
+        },
+    );
+    Ok(json!({ "imageId": image_id }))
+}

@@ -1,0 +1,39 @@
+//! JD's route table: method + `/v1/regions/{region}/...` path (with `:verb` custom actions) → the
+//! operation, the service whose credential scope must sign it, and the path's id. Paths follow the
+//! jdcloud_sdk request classes (vm, disk, billing).
+
+/// One routed call: which operation, for which service, region and path id.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Route {
+    pub action: &'static str,
+    pub service: &'static str,
+    pub region: String,
+    pub id: Option<String>,
+}
+
+/// Match method + path against the operations the emulator serves.
+pub fn route(method: &str, path: &str) -> Option<Route> {
+    let path = percent_encoding::percent_decode_str(path).decode_utf8_lossy().into_owned();
+    let rest = path.strip_prefix("/v1/regions/")?;
+    let (region, tail) = rest.split_once('/')?;
+    let segs: Vec<&str> = tail.split('/').collect();
+    let (action, service, id) = match (method, segs.as_slice()) {
+        ("POST", ["instances"]) => ("createInstances", "vm", None),
+        ("GET", ["instances"]) => ("describeInstances", "vm", None),
+        ("GET", ["instances", id]) => ("describeInstance", "vm", Some(*id)),
+        ("DELETE", ["instances", id]) => ("deleteInstance", "vm", Some(*id)),
+        ("GET", ["instanceTypes"]) => ("describeInstanceTypes", "vm", None),
+        ("POST", ["instances:modifyInstanceReleaseTime"]) => ("modifyInstanceReleaseTime", "vm", None),
+        ("POST", ["instances", id]) if id.ends_with(":createImage") => {
+            ("createImage", "vm", Some(id.trim_end_matches(":createImage")))
+        }
+        ("POST", ["snapshots"]) => ("createSnapshot", "disk", None),
+        ("GET", ["snapshots"]) => ("describeSnapshots", "disk", None),
+        ("DELETE", ["snapshots", id]) => ("deleteSnapshot", "disk", Some(*id)),
+        ("POST", ["snapshotPolicy"]) => ("createSnapshotPolicy", "disk", None),
+        ("POST", ["snapshotPolicies:apply"]) => ("applySnapshotPolicies", "disk", None),
+        ("POST", ["calculateTotalPrice"]) => ("calculateTotalPrice", "billing", None),
+        _ => return None,
+    };
+    Some(Route { action, service, region: region.to_string(), id: id.map(str::to_string) })
+}

@@ -1,0 +1,81 @@
+//! Tencent's error: a code from [`api::codes`] and a message, answered with HTTP 200 in the
+//! `{"Response":{"Error":{"Code","Message"},"RequestId"}}` envelope (the common error shape,
+//! https://www.tencentcloud.com/document/product/213/33281), and how auth and parameter failures
+//! map onto its codes.
+
+use gpuctl_simkit::auth::AuthError;
+use gpuctl_simkit::{ParamErrors, SimCtx, SimResponse};
+use serde_json::{json, Value};
+
+use crate::api::{self, codes};
+
+/// A Tencent error: a code from [`api::codes`] and a message for people.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TcError {
+    pub code: &'static str,
+    pub message: String,
+}
+
+impl TcError {
+    pub fn new(code: &'static str, message: impl Into<String>) -> Self {
+        Self { code, message: message.into() }
+    }
+}
+
+pub(crate) type Result<T> = std::result::Result<T, TcError>;
+
+/// A missing required parameter is `MissingParameter`, a wrong type or value
+/// `InvalidParameterValue`, a number out of its documented range `InvalidParameterValue.Range`.
+impl ParamErrors for TcError {
+    fn missing(name: &str) -> Self {
+        TcError::new(
+            codes::MISSING_PARAMETER,
+            format!("The request is missing a required parameter `{name}`."),
+        )
+    }
+
+    fn invalid(name: &str, want: &str, _got: &Value) -> Self {
+        TcError::new(codes::INVALID_PARAMETER_VALUE, format!("The parameter `{name}` must be {want}."))
+    }
+
+    fn out_of_range(name: &str, got: i64, min: i64, max: Option<i64>) -> Self {
+        let message = match max {
+            Some(max) => format!("The parameter `{name}` must be between {min} and {max}, not {got}."),
+            None => format!("The parameter `{name}` must be ≥ {min}."),
+        };
+        TcError::new(codes::VALUE_RANGE, message)
+    }
+}
+
+pub(crate) fn auth_error(e: AuthError) -> TcError {
+    match e {
+        AuthError::Missing => TcError::new(codes::AUTH_INVALID_AUTHORIZATION, "The Authorization header is missing."),
+        AuthError::Malformed(d) => TcError::new(codes::AUTH_INVALID_AUTHORIZATION, format!("The Authorization header is invalid: {d}.")),
+        AuthError::Unsupported(_) => TcError::new(codes::AUTH_INVALID_AUTHORIZATION, "Only TC3-HMAC-SHA256 signatures are accepted."),
+        AuthError::UnknownKey(ak) => TcError::new(codes::AUTH_SECRET_ID_NOT_FOUND, format!("The SecretId `{ak}` is not found.")),
+        AuthError::Expired { skew_seconds } => TcError::new(
+            codes::AUTH_SIGNATURE_EXPIRE,
+            format!("Signature expired: the request timestamp is {skew_seconds}s away from the server time (limit {}s).", api::MAX_SKEW_SECS),
+        ),
+        AuthError::Scope(d) => TcError::new(codes::AUTH_SIGNATURE_FAILURE, format!("The credential scope is invalid: {d}.")),
+        AuthError::Mismatch => TcError::new(
+            codes::AUTH_SIGNATURE_FAILURE,
+            "The provided credentials could not be validated. Please check your signature is correct.",
+        ),
+    }
+}
+
+pub(crate) fn envelope(ctx: &SimCtx, result: Result<Value>) -> SimResponse {
+    let request_id = ctx.request_id();
+    let mut body = match result {
+        Ok(Value::Object(m)) => m,
+        Ok(_) => serde_json::Map::new(),
+        Err(e) => {
+            let mut m = serde_json::Map::new();
+            m.insert("Error".into(), json!({ "Code": e.code, "Message": e.message }));
+            m
+        }
+    };
+    body.insert("RequestId".into(), Value::String(request_id));
+    SimResponse::json(200, &json!({ "Response": body }))
+}
