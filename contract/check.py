@@ -345,9 +345,10 @@ def read_traffic(dirs):
 
 
 # ---------------------------------------------------------------- responses
-def response_problems(schema):
-    with open(os.path.join(HERE, "response-fields.json"), encoding="utf-8") as f:
-        fields = json.load(f)["reads"]
+def response_problems(schema, fields=None):
+    if fields is None:
+        with open(os.path.join(HERE, "response-fields.json"), encoding="utf-8") as f:
+            fields = json.load(f)["reads"]
     out, n = [], 0
     for cloud, actions in fields.items():
         for action, paths in actions.items():

@@ -250,6 +250,21 @@ def main():
         else:
             print(f"FAIL planted {name}: expected exactly\n  {expected}\ngot\n  " + "\n  ".join(lines or ["(none)"]))
             failed += 1
+    # The response check must fail a field the SDK's model does not have, on each cloud.
+    bogus = {"tencent": {"DescribeInstances": ["InstanceSet[].Bogus"]},
+             "alibaba": {"DescribePrice": ["PriceInfo.Price.Bogus"]},
+             "jdcloud": {"calculateTotalPrice": ["bogus"]}}
+    expected = [
+        "tencent DescribeInstances response.InstanceSet[].Bogus: not in the SDK's response model (tccli/services/cvm/v20170312/api.json)",
+        "alibaba DescribePrice response.PriceInfo.Price.Bogus: not in the SDK's response model (alibabacloud_ecs20140526/models/_describe_price_response_body.py)",
+        "jdcloud calculateTotalPrice response.bogus: not in the SDK's response model (jdcloud_sdk/services/billing/apis/CalculateTotalPriceRequest.py)",
+    ]
+    got, _ = check.response_problems(schema, bogus)
+    if got == expected:
+        passed += 1
+    else:
+        print("FAIL planted response fields: expected\n  " + "\n  ".join(expected) + "\ngot\n  " + "\n  ".join(got))
+        failed += 1
     print(f"{passed} passed, {failed} failed")
     return 1 if failed else 0
 

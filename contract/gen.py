@@ -234,7 +234,8 @@ def jd_class_fields(cls):
 def jdcloud():
     ver = pkg_version("jdcloud_sdk")
     with open(os.path.join(HERE, "jdcloud-models.json"), encoding="utf-8") as f:
-        nested = json.load(f)["nested"]
+        curated = json.load(f)
+    nested, responses = curated["nested"], curated["responses"]
     used = set()
 
     def model_class(ref):
@@ -272,9 +273,21 @@ def jdcloud():
             path, method = m.group(1), m.group(2)
             rel = f"jdcloud_sdk/services/{svc}/apis/{cls_name}Request.py"
             params = tree(params_cls, f"{svc}.{cls_name}Parameters")
+            resp = responses.get(a, {})
+            if isinstance(resp, str):
+                response = tree(model_class(resp), resp)
+            else:
+                response = {}
+                for field, ref in sorted(resp.items()):
+                    if ref is None:
+                        response[field] = {"type": "any", "required": False}
+                        continue
+                    base = ref.rstrip("[]")
+                    t = {"type": "object", "model": base, "members": tree(model_class(base), base)}
+                    response[field] = {"type": "array", "items": t} if ref.endswith("[]") else t
             out[a] = {"model": params_cls.__name__, "cloud": "jdcloud", "service": svc, "version": "v1", "method": method,
                       "path": "/v1" + path, "source": f"jdcloud_sdk {ver} {rel}", "params": params,
-                      "response": {}}
+                      "response": response}
     unknown = sorted(set(nested) - used)
     if unknown:
         sys.exit(f"gen.py: contract/jdcloud-models.json names parameters the SDK does not have: {unknown}")
