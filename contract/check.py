@@ -109,8 +109,8 @@ def check_value(node, v, path, root, probs):
     jt = json_type(val)
     type_ok = (t == "any" or jt == t or (t == "number" and jt == "integer"))
     if not type_ok:
-        shown = f" {val!r}" if jt in ("string", "integer", "number", "boolean") else ""
-        probs.add(path, f"is a JSON {jt}{shown}, the definition says {t}", node)
+        # The value itself is left out: lines must not vary with ids, names or instance types.
+        probs.add(path, f"is a JSON {jt}, the definition says {t}", node)
         return
     if t == "object":
         check_object(node, val, path, root, probs)
@@ -159,6 +159,15 @@ def check_object(node, obj, path, root, probs):
             probs.add(prefix + k, "unknown parameter", model=model)
             continue
         check_value(m, v, prefix + k, root, probs)
+        ow = m.get("only_when")
+        if ow:
+            cur = resolve(root, ow["param"])
+            cur = ow["default"] if cur is None else cur
+            if cur not in ow["in"]:
+                probs.add(prefix + k, f"applies only when {ow['param']} is {' or '.join(ow['in'])}, "
+                                      f"sent with {ow['param']}={cur}", m)
+        if m.get("deprecated"):
+            probs.add(prefix + k, f"deprecated: {m['deprecated']}", m)
     for k, m in members.items():
         present = obj.get(k) is not None
         if present:

@@ -83,8 +83,8 @@ ALI = [
         "DataDisk": [{"Category": "cloud_essd", "Size": 50, "DeleteWithInstance": True}],
         "InstanceChargeType": "PrePaid", "Period": 1, "PeriodUnit": "Week",
         "Tag": [{"Key": "k", "Value": "v"}]}),
-    ("DescribeInstances", {"RegionId": "cn-hangzhou", "InstanceIds": "[\"i-1\"]", "PageNumber": 1,
-                           "PageSize": 100, "Tag": [{"Key": "k", "Value": "v"}]}),
+    ("DescribeInstances", {"RegionId": "cn-hangzhou", "InstanceIds": "[\"i-1\"]", "MaxResults": 100,
+                           "Tag": [{"Key": "k", "Value": "v"}]}),
     ("DescribeDisks", {"RegionId": "cn-hangzhou", "InstanceId": "i-1"}),
     ("DeleteInstances", {"RegionId": "cn-hangzhou", "InstanceId": ["i-1", "i-2"], "Force": True}),
     ("CreateSnapshot", {"DiskId": "d-1", "SnapshotName": "s", "ClientToken": "t"}),
@@ -192,7 +192,7 @@ def planted(sdk):
         ("tencent out of range", with_json(tc_price, lambda b: b["InstanceChargePrepaid"].update(Period=13)),
          f"tencent InquiryPriceRunInstances InstanceChargePrepaid.Period: is 13, allowed: 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 24, 36, 48, 60 ({tsrc} objects.InstanceChargePrepaid.Period)"),
         ("tencent wrong type", with_json(tc, lambda b: b.update(InstanceCount="1")),
-         f"tencent RunInstances InstanceCount: is a JSON string '1', the definition says integer ({tsrc})"),
+         f"tencent RunInstances InstanceCount: is a JSON string, the definition says integer ({tsrc})"),
         ("alibaba unknown parameter", with_query(ali, lambda q: q.update(Bogus="1")),
          f"alibaba RunInstances Bogus: unknown parameter ({asrc}/_run_instances_request.py RunInstancesRequest)"),
         ("alibaba missing required", with_query(ali_snap, lambda q: q.pop("DiskId")),
@@ -208,7 +208,18 @@ def planted(sdk):
         ("jdcloud out of range", with_json(jd, lambda b: b["instanceSpec"]["charge"].update(chargeDuration=4)),
          "jdcloud createInstances instanceSpec.charge.chargeDuration: is 4 with instanceSpec.charge.chargeUnit=year, allowed: 1, 2, 3 (jdcloud_sdk/services/charge/models/ChargeSpec.py chargeDuration)"),
         ("jdcloud wrong type", with_json(jd_price, lambda b: b["orderList"][0]["formula"][0].update(value="p.n1v100.2xlarge")),
-         "jdcloud calculateTotalPrice orderList[].formula[].value: is a JSON string 'p.n1v100.2xlarge', the definition says number (jdcloud_sdk/services/billing/models/Formula.py value (用量: a usage quantity))"),
+         "jdcloud calculateTotalPrice orderList[].formula[].value: is a JSON string, the definition says number (jdcloud_sdk/services/billing/models/Formula.py value (用量: a usage quantity))"),
+        # The facts of shared/reference/cloud-apis.md section 5 that the e2e traffic may not exercise:
+        # the rules that catch them, shown on requests the SDKs built.
+        ("jdcloud boot script in metadata", with_json(jd, lambda b: b["instanceSpec"].update(
+            metadata=[{"key": "user-data", "value": "I2Nsb3VkLWNvbmZpZwo="}], userdata=None)),
+         "jdcloud createInstances instanceSpec.metadata[].key: is 'user-data': metadata is only readable through the metadata service, never run; a boot script goes in instanceSpec.userdata with key launch-script (Userdata.py) (jdcloud_sdk/services/vm/models/InstanceSpec.py metadata, userdata)"),
+        ("alibaba a 10-month term", with_query(ali, lambda q: q.update(PeriodUnit="Month", Period="10")),
+         f"alibaba RunInstances Period: is 10 with PeriodUnit=Month, allowed: 1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 24, 36, 48, 60 ({asrc}/_run_instances_request.py RunInstancesRequest.period)"),
+        ("jdcloud a 12-month term", with_json(jd, lambda b: b["instanceSpec"]["charge"].update(chargeUnit="month", chargeDuration=12)),
+         "jdcloud createInstances instanceSpec.charge.chargeDuration: is 12 with instanceSpec.charge.chargeUnit=month, allowed: 1, 2, 3, 4, 5, 6, 7, 8, 9 (jdcloud_sdk/services/charge/models/ChargeSpec.py chargeDuration)"),
+        ("alibaba auto-release on a subscription", with_query(ali, lambda q: q.update(AutoReleaseTime="2026-12-01T10:00:00Z")),
+         f"alibaba RunInstances AutoReleaseTime: applies only when InstanceChargeType is PostPaid, sent with InstanceChargeType=PrePaid ({asrc}/_run_instances_request.py RunInstancesRequest.auto_release_time)"),
     ]
 
 

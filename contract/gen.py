@@ -329,7 +329,7 @@ def apply_rules(schema):
             sys.exit(f"gen.py: rules.json: the quote for {r['cloud']} {r['action']} {r['param']} is not in "
                      f"the definition's doc text any more: {r['quote']!r}")
         for k in ("enum", "range", "step", "format", "type", "required", "enum_by", "required_when",
-                  "not_enum", "message"):
+                  "not_enum", "message", "only_when", "deprecated"):
             if k in r:
                 node[k] = r[k]
         if r["source"] not in node.setdefault("rule_sources", []):
