@@ -238,6 +238,19 @@ def form_pairs(s):
 
 
 # ---------------------------------------------------------------- per cloud
+def json_body(body, probs):
+    """A JSON body as parameters (empty: none), or None after reporting that it is not JSON."""
+    try:
+        params = json.loads(body) if body.strip() else {}
+    except ValueError:
+        probs.add(None, "body is not JSON")
+        return None
+    if not isinstance(params, dict):
+        probs.add(None, "body is not a JSON object")
+        return None
+    return params
+
+
 def identify(rec, schema):
     """(cloud, action, spec, params tree or None, problems) for one recorded request."""
     h = rec.get("headers", {})
@@ -256,11 +269,7 @@ def identify(rec, schema):
         if "x-tc-region" not in h:
             probs.add("X-TC-Region", "required header missing")
         if rec["method"] == "POST" and ct.startswith("application/json"):
-            try:
-                params = json.loads(body) if body.strip() else {}
-            except ValueError:
-                probs.add(None, "body is not JSON")
-                return "tencent", action, spec, None, probs
+            params = json_body(body, probs)
         else:
             pairs = query + (form_pairs(body) if "x-www-form-urlencoded" in ct else [])
             params = unflatten(pairs, spec["params"], 0, probs, spec.get("model"))
@@ -289,10 +298,8 @@ def identify(rec, schema):
                 continue
             probs = Problems("jdcloud", action, spec)
             if rec["method"] in ("POST", "PUT", "PATCH"):
-                try:
-                    params = json.loads(body) if body.strip() else {}
-                except ValueError:
-                    probs.add(None, "body is not JSON")
+                params = json_body(body, probs)
+                if params is None:
                     return "jdcloud", action, spec, None, probs
             else:
                 params = unflatten(query, spec["params"], 1, probs, spec.get("model"))
