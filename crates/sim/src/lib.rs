@@ -8,6 +8,7 @@
 
 mod admin;
 pub mod offers;
+pub mod record;
 mod server;
 
 use std::sync::Arc;

@@ -21,10 +21,13 @@ use hyper_util::rt::TokioIo;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::{TcpListener, TcpStream};
 
+use crate::record::Recorder;
 use crate::{Outcome, Sim};
 
-/// Serve `sim` on `listener` until `shutdown` resolves.
+/// Serve `sim` on `listener` until `shutdown` resolves. With `GPUCTL_SIM_RECORD` set, every request
+/// is recorded (see [`crate::record`]).
 pub async fn serve(sim: Arc<Sim>, listener: TcpListener, shutdown: impl std::future::Future<Output = ()>) {
+    let recorder = Recorder::from_env().map(Arc::new);
     tokio::pin!(shutdown);
     loop {
         let (stream, peer) = tokio::select! {
@@ -38,10 +41,12 @@ pub async fn serve(sim: Arc<Sim>, listener: TcpListener, shutdown: impl std::fut
             },
         };
         let sim = sim.clone();
+        let recorder = recorder.clone();
         tokio::spawn(async move {
             let reset = Arc::new(AtomicBool::new(false));
             let io = TokioIo::new(Conn { stream, reset: reset.clone() });
-            let service = service_fn(move |req| answer(sim.clone(), req, peer, reset.clone()));
+            let service =
+                service_fn(move |req| answer(sim.clone(), req, peer, reset.clone(), recorder.clone()));
             // An Err here is either the client going away or an injected drop: both end the connection.
             let _ = hyper::server::conn::http1::Builder::new()
                 .keep_alive(true)
@@ -68,6 +73,7 @@ async fn answer(
     req: Request<Incoming>,
     peer: SocketAddr,
     reset: Arc<AtomicBool>,
+    recorder: Option<Arc<Recorder>>,
 ) -> Result<Response<Full<Bytes>>, Dropped> {
     let (parts, body) = req.into_parts();
     let body = body.collect().await.map_err(|_| Dropped)?.to_bytes();
@@ -85,6 +91,15 @@ async fn answer(
     };
     // The emulators are synchronous and quick; running them inline keeps ordering simple.
     let call = sim.call(&sim_req);
+    if let Some(rec) = &recorder {
+        if !sim_req.path.starts_with("/_sim") {
+            let resp = match &call.outcome {
+                Outcome::Respond(r) => Some(r),
+                Outcome::Drop { .. } => None,
+            };
+            rec.record(&sim_req, resp);
+        }
+    }
     if !call.latency.is_zero() {
         tokio::time::sleep(call.latency).await;
     }

@@ -1,0 +1,284 @@
+#!/usr/bin/env python3
+"""Negative controls for the wire contract check (issue 12): the check must pass what the clouds'
+official SDKs send and fail what they would refuse.
+
+1. For every action a gpuctl client sends, a request is built by the official SDK itself — the
+   Tencent request model's own serialisation (`from_json_string` / `to_json_string`), the Alibaba
+   request model's `to_map()` flattened by tea-openapi's `Utils.query` (what the ECS client puts on
+   the wire), JD's request class through jdcloud_sdk's own `parameterbuilder` — no network. Each must
+   pass check.py with no problem line.
+2. Planted wrong requests (per cloud: an unknown parameter, a missing required one, an out-of-range
+   value, a wrong type) must each fail with exactly the expected line.
+
+Run with .venv-contract's python (the SDKs). Ends with `N passed, N failed`; exit 1 on any failure.
+"""
+import copy
+import importlib
+import json
+import os
+import sys
+import urllib.parse
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import check  # noqa: E402
+
+UA = {"user-agent": "gpuctl/controls"}  # checked as client traffic
+
+
+# ---------------------------------------------------------------- Tencent (request models' JSON)
+def tencent(action, service, body):
+    models = importlib.import_module(f"tencentcloud.{service}.v20170312.models")
+    req = getattr(models, action + "Request")()
+    req.from_json_string(json.dumps(body))
+    wire = req.to_json_string()
+    h = dict(UA, **{"x-tc-action": action, "x-tc-version": "2017-03-12", "x-tc-region": "ap-guangzhou",
+                    "content-type": "application/json"})
+    return {"method": "POST", "path": "/", "query": "", "headers": h, "body": wire}
+
+
+TC = [
+    ("RunInstances", "cvm", {
+        "Placement": {"Zone": "ap-guangzhou-3"}, "InstanceType": "GN7.2XLARGE32", "ImageId": "img-pi0ii46r",
+        "InstanceCount": 1, "InstanceName": "w-0", "ClientToken": "t" * 40,
+        "SystemDisk": {"DiskType": "CLOUD_PREMIUM", "DiskSize": 50},
+        "DataDisks": [{"DiskType": "CLOUD_PREMIUM", "DiskSize": 50, "DeleteWithInstance": True}],
+        "InstanceChargeType": "SPOTPAID",
+        "InstanceMarketOptions": {"MarketType": "spot",
+                                  "SpotOptions": {"MaxPrice": "9.5", "SpotInstanceType": "one-time"}},
+        "ActionTimer": {"TimerAction": "TerminateInstances", "ActionTime": "2026-12-01T10:00:00Z"},
+        "TagSpecification": [{"ResourceType": "instance", "Tags": [{"Key": "k", "Value": "v"}]}],
+        "VirtualPrivateCloud": {"VpcId": "vpc-1", "SubnetId": "subnet-1"}, "SecurityGroupIds": ["sg-1"]}),
+    ("InquiryPriceRunInstances", "cvm", {
+        "Placement": {"Zone": "ap-guangzhou-3"}, "InstanceType": "GN7.2XLARGE32", "ImageId": "img-pi0ii46r",
+        "InstanceChargeType": "PREPAID",
+        "InstanceChargePrepaid": {"Period": 24, "RenewFlag": "NOTIFY_AND_MANUAL_RENEW"}}),
+    ("DescribeInstances", "cvm", {"Offset": 0, "Limit": 100,
+                                  "Filters": [{"Name": "tag:gpuctl-deployment", "Values": ["d"]}]}),
+    ("TerminateInstances", "cvm", {"InstanceIds": ["ins-1", "ins-2"]}),
+    ("DescribeZoneInstanceConfigInfos", "cvm", {"Filters": [{"Name": "zone", "Values": ["ap-guangzhou-3"]}]}),
+    ("DescribeDisks", "cbs", {"Filters": [{"Name": "instance-id", "Values": ["ins-1"]}]}),
+    ("DescribeSnapshots", "cbs", {"SnapshotIds": ["snap-1"]}),
+    ("CreateSnapshot", "cbs", {"DiskId": "disk-1", "SnapshotName": "s"}),
+]
+
+
+# ---------------------------------------------------------------- Alibaba (to_map + Utils.query)
+def alibaba(action, wire_map):
+    from alibabacloud_ecs20140526 import models
+    from alibabacloud_tea_openapi.utils import Utils
+    req = getattr(models, action + "Request")().from_map(wire_map)
+    flat = Utils.query(req.to_map())
+    h = dict(UA, **{"x-acs-action": action, "x-acs-version": "2014-05-26"})
+    return {"method": "POST", "path": "/", "query": urllib.parse.urlencode(sorted(flat.items())), "headers": h,
+            "body": ""}
+
+
+ALI = [
+    ("RunInstances", {
+        "RegionId": "cn-hangzhou", "ZoneId": "cn-hangzhou-i", "InstanceType": "ecs.gn7i-c8g1.2xlarge",
+        "ImageId": "ubuntu_22_04_x64_20G_alibase_20240926.vhd", "InstanceName": "w-0", "Amount": 1,
+        "ClientToken": "t" * 40, "VSwitchId": "vsw-1", "SecurityGroupIds": ["sg-1"],
+        "SystemDisk": {"Category": "cloud_essd", "Size": "50"},
+        "DataDisk": [{"Category": "cloud_essd", "Size": 50, "DeleteWithInstance": True}],
+        "InstanceChargeType": "PrePaid", "Period": 1, "PeriodUnit": "Week",
+        "Tag": [{"Key": "k", "Value": "v"}]}),
+    ("DescribeInstances", {"RegionId": "cn-hangzhou", "InstanceIds": "[\"i-1\"]", "MaxResults": 100,
+                           "Tag": [{"Key": "k", "Value": "v"}]}),
+    ("DescribeDisks", {"RegionId": "cn-hangzhou", "InstanceId": "i-1"}),
+    ("DeleteInstances", {"RegionId": "cn-hangzhou", "InstanceId": ["i-1", "i-2"], "Force": True}),
+    ("CreateSnapshot", {"DiskId": "d-1", "SnapshotName": "s", "ClientToken": "t"}),
+    ("DescribeSnapshots", {"RegionId": "cn-hangzhou", "SnapshotIds": "[\"s-1\"]"}),
+    ("DescribePrice", {"RegionId": "cn-hangzhou", "ResourceType": "instance",
+                       "InstanceType": "ecs.gn7i-c8g1.2xlarge", "PriceUnit": "Month", "Period": 1,
+                       "SystemDisk": {"Category": "cloud_essd"}}),
+    ("DescribeAvailableResource", {"RegionId": "cn-hangzhou", "DestinationResource": "InstanceType",
+                                   "ZoneId": "cn-hangzhou-i", "InstanceChargeType": "PostPaid"}),
+]
+
+
+# ---------------------------------------------------------------- JD (parameterbuilder)
+def jd_model(ref, **kw):
+    svc, name = ref.split(".")
+    return getattr(importlib.import_module(f"jdcloud_sdk.services.{svc}.models.{name}"), name)(**kw)
+
+
+def jdcloud(service, action, required, optional=None):
+    from jdcloud_sdk.core import parameterbuilder
+    cls = action[0].upper() + action[1:]
+    mod = importlib.import_module(f"jdcloud_sdk.services.{service}.apis.{cls}Request")
+    params = getattr(mod, cls + "Parameters")(**required)
+    for k, v in (optional or {}).items():
+        getattr(params, "set" + k[0].upper() + k[1:])(v)
+    req = getattr(mod, cls + "Request")(params)
+    builder = (parameterbuilder.WithBodyBuilder() if req.method in ("POST", "PUT", "PATCH")
+               else parameterbuilder.WithoutBodyBuilder())
+    url = urllib.parse.urlsplit(builder.build_url(req, "http", "127.0.0.1"))
+    h = dict(UA, **{"content-type": "application/json"})
+    return {"method": req.method, "path": urllib.parse.unquote(url.path), "query": url.query, "headers": h,
+            "body": builder.build_body(req)}
+
+
+def jd_cases():
+    disk = jd_model("vm.InstanceDiskAttachmentSpec", diskCategory="cloud", autoDelete=True,
+                    cloudDiskSpec=jd_model("vm.CloudDiskSpec", diskType="ssd.gp1", diskSizeGB=50))
+    spec = jd_model("vm.InstanceSpec", name="w-0", az="cn-north-1a", instanceType="p.n1v100.2xlarge",
+                    imageId="img-ubuntu2204", systemDisk=disk, dataDisks=[disk],
+                    charge=jd_model("charge.ChargeSpec", chargeMode="prepaid_by_duration", chargeUnit="year",
+                                    chargeDuration=1),
+                    primaryNetworkInterface=jd_model(
+                        "vm.InstanceNetworkInterfaceAttachmentSpec",
+                        networkInterface=jd_model("vm.NetworkInterfaceSpec", subnetId="subnet-1",
+                                                  securityGroups=["sg-1"])),
+                    userdata=[jd_model("vm.Userdata", key="launch-script", value="IyEvYmluL2Jhc2gK")],
+                    userTags=[jd_model("vm.Tag", key="k", value="v")], keyNames=["key-1"])
+    order = jd_model("billing.OrderPriceProtocol", serviceCode="vm", region="cn-north-1", az="cn-north-1a",
+                     billingType=3, timeSpan=1, timeUnit=3, count=1,
+                     formula=[jd_model("billing.Formula", key="instanceType", value=1)])
+    f = [jd_model("common.Filter", name="instanceId", values=["i-1", "i-2"])]
+    return [
+        ("createInstances", jdcloud("vm", "createInstances", {"regionId": "cn-north-1", "instanceSpec": spec},
+                                    {"maxCount": 1, "clientToken": "t" * 40})),
+        ("describeInstances", jdcloud("vm", "describeInstances", {"regionId": "cn-north-1"},
+                                      {"filters": f, "pageNumber": 1, "pageSize": 100})),
+        ("describeInstance", jdcloud("vm", "describeInstance", {"regionId": "cn-north-1", "instanceId": "i-1"})),
+        ("deleteInstance", jdcloud("vm", "deleteInstance", {"regionId": "cn-north-1", "instanceId": "i-1"})),
+        ("describeInstanceTypes", jdcloud("vm", "describeInstanceTypes", {"regionId": "cn-north-1"},
+                                          {"filters": f})),
+        ("modifyInstanceReleaseTime", jdcloud("vm", "modifyInstanceReleaseTime", {"regionId": "cn-north-1"},
+                                              {"instanceIds": ["i-1"], "autoReleaseTime": "2026-12-01 10:00:00"})),
+        ("createSnapshot", jdcloud("disk", "createSnapshot", {
+            "regionId": "cn-north-1", "clientToken": "t",
+            "snapshotSpec": jd_model("disk.SnapshotSpec", name="s", diskId="vol-1")})),
+        ("describeSnapshots", jdcloud("disk", "describeSnapshots", {"regionId": "cn-north-1"}, {"filters": f})),
+        ("calculateTotalPrice", jdcloud("billing", "calculateTotalPrice",
+                                        {"regionId": "cn-north-1", "cmd": 1, "packageCount": 1},
+                                        {"orderList": [order]})),
+    ]
+
+
+# ---------------------------------------------------------------- planted faults
+def with_json(rec, edit):
+    r = copy.deepcopy(rec)
+    b = json.loads(r["body"])
+    edit(b)
+    r["body"] = json.dumps(b)
+    return r
+
+
+def with_query(rec, edit):
+    r = copy.deepcopy(rec)
+    q = dict(urllib.parse.parse_qsl(r["query"]))
+    edit(q)
+    r["query"] = urllib.parse.urlencode(q)
+    return r
+
+
+def planted(sdk):
+    tc = sdk[("tencent", "RunInstances")]
+    tc_price = sdk[("tencent", "InquiryPriceRunInstances")]
+    ali = sdk[("alibaba", "RunInstances")]
+    ali_snap = sdk[("alibaba", "CreateSnapshot")]
+    jd = sdk[("jdcloud", "createInstances")]
+    jd_snap = sdk[("jdcloud", "createSnapshot")]
+    jd_price = sdk[("jdcloud", "calculateTotalPrice")]
+    tsrc = "tccli/services/cvm/v20170312/api.json"
+    asrc = "alibabacloud_ecs20140526/models"
+    return [
+        ("tencent unknown parameter", with_json(tc, lambda b: b.update(Bogus=1)),
+         f"tencent RunInstances Bogus: unknown parameter ({tsrc} objects.RunInstancesRequest)"),
+        ("tencent missing required", with_json(tc, lambda b: b["InstanceMarketOptions"]["SpotOptions"].pop("MaxPrice")),
+         f"tencent RunInstances InstanceMarketOptions.SpotOptions.MaxPrice: required parameter missing ({tsrc} objects.SpotMarketOptions)"),
+        ("tencent out of range", with_json(tc_price, lambda b: b["InstanceChargePrepaid"].update(Period=13)),
+         f"tencent InquiryPriceRunInstances InstanceChargePrepaid.Period: is 13, allowed: 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 24, 36, 48, 60 ({tsrc} objects.InstanceChargePrepaid.Period)"),
+        ("tencent wrong type", with_json(tc, lambda b: b.update(InstanceCount="1")),
+         f"tencent RunInstances InstanceCount: is a JSON string, the definition says integer ({tsrc})"),
+        ("alibaba unknown parameter", with_query(ali, lambda q: q.update(Bogus="1")),
+         f"alibaba RunInstances Bogus: unknown parameter ({asrc}/_run_instances_request.py RunInstancesRequest)"),
+        ("alibaba missing required", with_query(ali_snap, lambda q: q.pop("DiskId")),
+         f"alibaba CreateSnapshot DiskId: required parameter missing ({asrc}/_create_snapshot_request.py CreateSnapshotRequest)"),
+        ("alibaba out of range", with_query(ali, lambda q: q.update(Period="5")),
+         f"alibaba RunInstances Period: is 5 with PeriodUnit=Week, allowed: 1, 2, 3, 4 ({asrc}/_run_instances_request.py RunInstancesRequest.period)"),
+        ("alibaba wrong type", with_query(ali, lambda q: q.update(Amount="one")),
+         f"alibaba RunInstances Amount: is 'one', not an integer ({asrc}/_run_instances_request.py RunInstancesRequest.amount)"),
+        ("jdcloud unknown parameter", with_json(jd, lambda b: b["instanceSpec"].update(bogus=1)),
+         "jdcloud createInstances instanceSpec.bogus: unknown parameter (jdcloud_sdk/services/vm/apis/CreateInstancesRequest.py vm.InstanceSpec)"),
+        ("jdcloud missing required", with_json(jd_snap, lambda b: b["snapshotSpec"].pop("diskId")),
+         "jdcloud createSnapshot snapshotSpec.diskId: required parameter missing (jdcloud_sdk/services/disk/apis/CreateSnapshotRequest.py disk.SnapshotSpec)"),
+        ("jdcloud out of range", with_json(jd, lambda b: b["instanceSpec"]["charge"].update(chargeDuration=4)),
+         "jdcloud createInstances instanceSpec.charge.chargeDuration: is 4 with instanceSpec.charge.chargeUnit=year, allowed: 1, 2, 3 (jdcloud_sdk/services/charge/models/ChargeSpec.py chargeDuration)"),
+        ("jdcloud wrong type", with_json(jd_price, lambda b: b["orderList"][0]["formula"][0].update(value="p.n1v100.2xlarge")),
+         "jdcloud calculateTotalPrice orderList[].formula[].value: is a JSON string, the definition says number (jdcloud_sdk/services/billing/models/Formula.py value (用量: a usage quantity))"),
+        # The facts of shared/reference/cloud-apis.md section 5 that the e2e traffic may not exercise:
+        # the rules that catch them, shown on requests the SDKs built.
+        ("jdcloud boot script in metadata", with_json(jd, lambda b: b["instanceSpec"].update(
+            metadata=[{"key": "user-data", "value": "I2Nsb3VkLWNvbmZpZwo="}], userdata=None)),
+         "jdcloud createInstances instanceSpec.metadata[].key: is 'user-data': metadata is only readable through the metadata service, never run; a boot script goes in instanceSpec.userdata with key launch-script (Userdata.py) (jdcloud_sdk/services/vm/models/InstanceSpec.py metadata, userdata)"),
+        ("alibaba a 10-month term", with_query(ali, lambda q: q.update(PeriodUnit="Month", Period="10")),
+         f"alibaba RunInstances Period: is 10 with PeriodUnit=Month, allowed: 1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 24, 36, 48, 60 ({asrc}/_run_instances_request.py RunInstancesRequest.period)"),
+        ("jdcloud a 12-month term", with_json(jd, lambda b: b["instanceSpec"]["charge"].update(chargeUnit="month", chargeDuration=12)),
+         "jdcloud createInstances instanceSpec.charge.chargeDuration: is 12 with instanceSpec.charge.chargeUnit=month, allowed: 1, 2, 3, 4, 5, 6, 7, 8, 9 (jdcloud_sdk/services/charge/models/ChargeSpec.py chargeDuration)"),
+        ("alibaba auto-release on a subscription", with_query(ali, lambda q: q.update(AutoReleaseTime="2026-12-01T10:00:00Z")),
+         f"alibaba RunInstances AutoReleaseTime: applies only when InstanceChargeType is PostPaid, sent with InstanceChargeType=PrePaid ({asrc}/_run_instances_request.py RunInstancesRequest.auto_release_time)"),
+    ]
+
+
+def problems(rec, schema):
+    cloud, action, spec, params, probs = check.identify(rec, schema)
+    if spec is not None and params is not None:
+        check.check_object(check.root_node(spec), params, "", params, probs)
+    return (cloud, action), probs.lines
+
+
+def main():
+    schema = check.load_schema(os.path.join(HERE, "schema"))
+    built = [(("tencent", a), tencent(a, s, b)) for a, s, b in TC]
+    built += [(("alibaba", a), alibaba(a, m)) for a, m in ALI]
+    built += [(("jdcloud", a), r) for a, r in jd_cases()]
+    passed = failed = 0
+    sdk = {}
+    for key, rec in built:
+        got_key, lines = problems(rec, schema)
+        if got_key != key:
+            print(f"FAIL sdk {key}: identified as {got_key}")
+            failed += 1
+        elif lines:
+            print(f"FAIL sdk {key[0]} {key[1]}: the SDK's own request was refused:\n  " + "\n  ".join(lines))
+            failed += 1
+        else:
+            passed += 1
+        sdk[key] = rec
+    covered = {k for k, _ in built}
+    for cloud in check.CLOUDS:
+        for a in schema[cloud]["client_actions"]:
+            if (cloud, a) not in covered:
+                print(f"FAIL sdk {cloud} {a}: no SDK-built control for a client action")
+                failed += 1
+    for name, rec, expected in planted(sdk):
+        _, lines = problems(rec, schema)
+        if lines == [expected]:
+            passed += 1
+        else:
+            print(f"FAIL planted {name}: expected exactly\n  {expected}\ngot\n  " + "\n  ".join(lines or ["(none)"]))
+            failed += 1
+    # The response check must fail a field the SDK's model does not have, on each cloud.
+    bogus = {"tencent": {"DescribeInstances": ["InstanceSet[].Bogus"]},
+             "alibaba": {"DescribePrice": ["PriceInfo.Price.Bogus"]},
+             "jdcloud": {"calculateTotalPrice": ["bogus"]}}
+    expected = [
+        "tencent DescribeInstances response.InstanceSet[].Bogus: not in the SDK's response model (tccli/services/cvm/v20170312/api.json)",
+        "alibaba DescribePrice response.PriceInfo.Price.Bogus: not in the SDK's response model (alibabacloud_ecs20140526/models/_describe_price_response_body.py)",
+        "jdcloud calculateTotalPrice response.bogus: not in the SDK's response model (jdcloud_sdk/services/billing/apis/CalculateTotalPriceRequest.py)",
+    ]
+    got, _ = check.response_problems(schema, bogus)
+    if got == expected:
+        passed += 1
+    else:
+        print("FAIL planted response fields: expected\n  " + "\n  ".join(expected) + "\ngot\n  " + "\n  ".join(got))
+        failed += 1
+    print(f"{passed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,362 @@
+#!/usr/bin/env python3
+"""Derives the wire contract schema of every action gpuctl's clients send and its emulators serve,
+from the clouds' own published definitions (issue 12), and writes contract/schema/<cloud>.json.
+
+Sources (pinned in scripts/pyenv, installed into .venv-contract):
+  Tencent  tccli 3.1.189.1        tccli/services/<svc>/<version>/api.json: members, types, required
+  Alibaba  alibabacloud-ecs20140526 7.11.8  alibabacloud_ecs20140526/models/_<action>_request.py:
+           wire names (to_map keys), types (constructor annotations), required and value docs (the
+           doc comments above each field); the *_response_body.py models give the response tree
+  JD       jdcloud_sdk 1.6.354    jdcloud_sdk/services/<svc>/apis/<Action>Request.py: REST path and
+           method, parameter names, `(Optional)` markers and docstrings; models/*.py for nested
+           objects. The Python SDK states no types and does not say which model a nested parameter
+           is: contract/jdcloud-models.json names the model of each nested parameter (checked here
+           against the classes), and types come only from rules.json.
+
+Value rules that the definitions state only in prose (enums, ranges, steps, conditional
+requirements) are in contract/rules.json, each with the package path it comes from and a quote
+of the definition's words; this script fails when a quote is not found in the doc text of the
+parameter it is attached to, so a rule can never drift from its source.
+
+Usage: gen.py [OUT_DIR]   (default contract/schema). Deterministic: sorted keys, no timestamps.
+"""
+import ast
+import importlib
+import inspect
+import json
+import os
+import re
+import sys
+import typing
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+# What gpuctl sends (providers/*/src/client.rs) and serves (providers/*/src/emulator/), per cloud.
+TENCENT = {
+    "cvm": ["RunInstances", "DescribeInstances", "DescribeInstancesStatus", "TerminateInstances",
+            "InquiryPriceRunInstances", "DescribeZoneInstanceConfigInfos", "CreateImage", "DescribeImages"],
+    "cbs": ["CreateSnapshot", "DescribeSnapshots", "DeleteSnapshots", "DescribeDisks",
+            "CreateAutoSnapshotPolicy", "BindAutoSnapshotPolicy"],
+}
+TENCENT_VERSION = {"cvm": "v20170312", "cbs": "v20170312"}
+ALIBABA = ["RunInstances", "DescribeInstances", "DescribeInstanceStatus", "DeleteInstances", "DeleteInstance",
+           "StopInstances", "StopInstance", "DescribePrice", "DescribeAvailableResource", "DescribeDisks",
+           "CreateSnapshot", "DescribeSnapshots", "DeleteSnapshot", "CreateImage",
+           "ModifyInstanceAutoReleaseTime", "CreateAutoSnapshotPolicy", "ApplyAutoSnapshotPolicy"]
+JDCLOUD = {
+    "vm": ["createInstances", "describeInstances", "describeInstance", "deleteInstance", "describeInstanceTypes",
+           "modifyInstanceReleaseTime", "createImage"],
+    "disk": ["createSnapshot", "describeSnapshots", "deleteSnapshot", "createSnapshotPolicy",
+             "applySnapshotPolicies"],
+    "billing": ["calculateTotalPrice"],
+}
+# Which actions each client sends today (the README's table and the "never appeared" list).
+CLIENT_ACTIONS = {
+    "tencent": ["RunInstances", "DescribeInstances", "TerminateInstances", "InquiryPriceRunInstances",
+                "DescribeZoneInstanceConfigInfos", "DescribeDisks", "DescribeSnapshots", "CreateSnapshot"],
+    "alibaba": ["RunInstances", "DescribeInstances", "DescribeDisks", "DeleteInstances", "CreateSnapshot",
+                "DescribeSnapshots", "DescribePrice", "DescribeAvailableResource"],
+    "jdcloud": ["describeInstanceTypes", "createInstances", "modifyInstanceReleaseTime", "describeInstances",
+                "describeInstance", "deleteInstance", "createSnapshot", "describeSnapshots",
+                "calculateTotalPrice"],
+}
+
+
+def site_file(module):
+    return os.path.relpath(inspect.getfile(module), os.path.dirname(os.path.dirname(inspect.getfile(module))))
+
+
+def pkg_version(dist):
+    from importlib import metadata
+    return metadata.version(dist)
+
+
+# ---------------------------------------------------------------- Tencent
+TC_SCALAR = {"string": "string", "int": "integer", "float": "number", "bool": "boolean"}
+TC_FORMAT = {"datetime_iso": "iso8601", "datetime": "datetime"}
+
+
+def tencent():
+    import tccli
+    root = os.path.dirname(tccli.__file__)
+    out = {}
+    for svc, actions in TENCENT.items():
+        rel = f"tccli/services/{svc}/{TENCENT_VERSION[svc]}/api.json"
+        with open(os.path.join(root, "services", svc, TENCENT_VERSION[svc], "api.json"), encoding="utf-8") as f:
+            api = json.load(f)
+        objects = api["objects"]
+
+        def node(m, depth=0):
+            t, member = m["type"], m["member"]
+            n = {"required": bool(m.get("required", False)), "doc": m.get("document", "")}
+            if t == "list":
+                n["type"] = "array"
+                n["items"] = elem(member, depth)
+            elif t == "object":
+                n.update(obj(member, depth))
+            else:
+                n["type"] = TC_SCALAR[t]
+                if member in TC_FORMAT:
+                    n["format"] = TC_FORMAT[member]
+                if member == "uint64":
+                    n["range"] = [0, None]
+            return n
+
+        def elem(member, depth):
+            if member in objects:
+                return obj(member, depth)
+            scalar = {"string": "string", "int64": "integer", "uint64": "integer", "float": "number",
+                      "bool": "boolean"}[member]
+            return {"type": scalar}
+
+        def obj(name, depth):
+            if depth > 8:  # recursive structures (filters of filters) stop here
+                return {"type": "object", "model": f"objects.{name}", "members": None}
+            return {"type": "object", "model": f"objects.{name}",
+                    "members": {m["name"]: node(m, depth + 1) for m in objects[name]["members"]
+                                if not m.get("disabled")}}
+
+        for a in actions:
+            meta = api["actions"][a]
+            req = obj(meta["input"], 0)["members"]
+            resp = obj(meta["output"], 0)["members"]
+            out[a] = {"model": f"objects.{meta['input']}", "cloud": "tencent", "service": svc, "version": api["metadata"]["apiVersion"],
+                      "method": "POST", "path": "/", "source": f"tccli {pkg_version('tccli')} {rel}",
+                      "params": req, "response": resp}
+    return out
+
+
+# ---------------------------------------------------------------- Alibaba
+def ali_fields(cls):
+    """(attr, wire name, annotation, doc comment) of a DaraModel class, read from its source."""
+    src = inspect.getsource(cls)
+    to_map = inspect.getsource(cls.to_map)
+    # Scalars and objects: `result['Name'] = self.attr[.to_map()]`; lists: `result['Name'] = []`
+    # followed by `if self.attr is not None:` and a loop.
+    wire = {attr: name for name, attr in re.findall(r"result\['([^']+)'\] = self\.(\w+)", to_map)}
+    wire.update({attr: name for name, attr in
+                 re.findall(r"result\['([^']+)'\] = \[\]\s*\n\s*if self\.(\w+) is not None", to_map)})
+    init = inspect.getsource(cls.__init__)
+    ann = {}
+    tree = ast.parse("class _X:\n" + init if init.startswith(" ") else init)
+    fn = tree.body[0].body[0] if isinstance(tree.body[0], ast.ClassDef) else tree.body[0]
+    for arg in fn.args.args[1:]:
+        ann[arg.arg] = ast.unparse(arg.annotation) if arg.annotation is not None else "Any"
+    docs, pending = {}, []
+    for line in init.splitlines():
+        s = line.strip()
+        if s.startswith("#"):
+            pending.append(s[1:].strip())
+        elif s.startswith("self."):
+            attr = s[5:].split("=")[0].strip()
+            docs[attr] = "\n".join(pending).strip()
+            pending = []
+        elif s:
+            pending = []
+    return [(attr, wire[attr], ann.get(attr, "Any"), docs.get(attr, "")) for attr in ann if attr in wire]
+
+
+def ali_type(annotation, models, depth):
+    a = annotation.replace("main_models.", "")
+    m = re.fullmatch(r"List\[(.+)\]", a)
+    if m:
+        return {"type": "array", "items": ali_type(m.group(1), models, depth)}
+    if re.fullmatch(r"Dict\[.+\]", a):
+        return {"type": "object", "members": None}
+    scalar = {"str": "string", "int": "integer", "float": "number", "bool": "boolean", "Any": "any"}
+    if a in scalar:
+        return {"type": scalar[a]}
+    cls = getattr(models, a)
+    return ali_model(cls, models, depth + 1)
+
+
+def ali_model(cls, models, depth=0):
+    members = {}
+    for attr, name, annotation, doc in ali_fields(cls):
+        n = ali_type(annotation, models, depth)
+        # The SDK's doc comments mark required fields with this sentence (e.g. RegionId, DiskId).
+        n["required"] = "This parameter is required." in doc
+        n["doc"] = doc
+        members[name] = n
+    return {"type": "object", "model": cls.__name__, "members": members}
+
+
+def snake(action):
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", action).lower()
+
+
+def alibaba():
+    from alibabacloud_ecs20140526 import models
+    ver = pkg_version("alibabacloud-ecs20140526")
+    out = {}
+    for a in ALIBABA:
+        req_cls = getattr(models, a + "Request")
+        body_cls = getattr(models, a + "ResponseBody")
+        path = f"alibabacloud_ecs20140526/models/_{snake(a)}_request.py"
+        out[a] = {"model": req_cls.__name__, "cloud": "alibaba", "service": "ecs", "version": "2014-05-26", "method": "POST", "path": "/",
+                  "source": f"alibabacloud-ecs20140526 {ver} {path}",
+                  "params": ali_model(req_cls, models)["members"],
+                  "response": ali_model(body_cls, models)["members"]}
+    return out
+
+
+# ---------------------------------------------------------------- JD Cloud
+def jd_doc_params(doc):
+    """`:param name: text` entries of a JD docstring -> {name: (optional, text)}."""
+    out = {}
+    parts = re.split(r"^\s*:param (\w+):", doc or "", flags=re.M)
+    for i in range(1, len(parts), 2):
+        text = parts[i + 1].strip()
+        out[parts[i]] = (text.startswith("(Optional)"), text)
+    return out
+
+
+def jd_class_fields(cls):
+    """(name, optional, doc) of a JD parameters/model class: constructor arguments and setters."""
+    fields = {}
+    sig = inspect.signature(cls.__init__)
+    docs = jd_doc_params(cls.__init__.__doc__)
+    # JD's generator makes required fields the constructor arguments without a default.
+    for p in list(sig.parameters.values())[1:]:
+        fields[p.name] = (p.default is not inspect.Parameter.empty, docs.get(p.name, (True, ""))[1])
+    # Optional request parameters have no constructor argument: they are attributes set to None with
+    # a setX method whose docstring carries the doc.
+    for name, fn in inspect.getmembers(cls, inspect.isfunction):
+        if name.startswith("set") and name != "__init__":
+            for pname, (optional, text) in jd_doc_params(fn.__doc__).items():
+                fields.setdefault(pname, (optional, text))
+    src = inspect.getsource(cls.__init__)
+    for attr in re.findall(r"self\.(\w+) = None", src):
+        fields.setdefault(attr, (True, ""))
+    return fields
+
+
+def jdcloud():
+    ver = pkg_version("jdcloud_sdk")
+    with open(os.path.join(HERE, "jdcloud-models.json"), encoding="utf-8") as f:
+        curated = json.load(f)
+    nested, responses = curated["nested"], curated["responses"]
+    used = set()
+
+    def model_class(ref):
+        svc, name = ref.split(".")
+        return getattr(importlib.import_module(f"jdcloud_sdk.services.{svc}.models.{name}"), name)
+
+    def tree(cls, prefix, depth=0):
+        members = {}
+        for name, (optional, text) in sorted(jd_class_fields(cls).items()):
+            key = f"{prefix}.{name}"
+            n = {"required": not optional, "doc": text}
+            ref = nested.get(key)
+            if ref is not None:
+                used.add(key)
+                many = ref.endswith("[]")
+                sub = model_class(ref.rstrip("[]"))
+                t = {"type": "object", "model": ref.rstrip("[]"),
+                     "members": tree(sub, ref.rstrip("[]"), depth + 1) if depth < 6 else None}
+                n.update({"type": "array", "items": t} if many else t)
+            else:
+                n["type"] = "any"
+            members[name] = n
+        return members
+
+    out = {}
+    for svc, actions in JDCLOUD.items():
+        for a in actions:
+            cls_name = a[0].upper() + a[1:]
+            mod = importlib.import_module(f"jdcloud_sdk.services.{svc}.apis.{cls_name}Request")
+            req_cls = getattr(mod, cls_name + "Request")
+            params_cls = getattr(mod, cls_name + "Parameters")
+            # The REST path and method are the first two arguments the request class passes to
+            # JDCloudRequest; read them from its source rather than guessing from the name.
+            m = re.search(r"__init__\(\s*'([^']+)',\s*'([A-Z]+)'", inspect.getsource(req_cls.__init__))
+            path, method = m.group(1), m.group(2)
+            rel = f"jdcloud_sdk/services/{svc}/apis/{cls_name}Request.py"
+            params = tree(params_cls, f"{svc}.{cls_name}Parameters")
+            resp = responses.get(a, {})
+            if isinstance(resp, str):
+                response = tree(model_class(resp), resp)
+            else:
+                response = {}
+                for field, ref in sorted(resp.items()):
+                    if ref is None:
+                        response[field] = {"type": "any", "required": False}
+                        continue
+                    base = ref.rstrip("[]")
+                    t = {"type": "object", "model": base, "members": tree(model_class(base), base)}
+                    response[field] = {"type": "array", "items": t} if ref.endswith("[]") else t
+            out[a] = {"model": params_cls.__name__, "cloud": "jdcloud", "service": svc, "version": "v1", "method": method,
+                      "path": "/v1" + path, "source": f"jdcloud_sdk {ver} {rel}", "params": params,
+                      "response": response}
+    unknown = sorted(set(nested) - used)
+    if unknown:
+        sys.exit(f"gen.py: contract/jdcloud-models.json names parameters the SDK does not have: {unknown}")
+    return out
+
+
+# ---------------------------------------------------------------- curated value rules
+def lookup(params, dotted):
+    """The node at `A.B[].C` in a parameter tree, or None."""
+    node = {"type": "object", "members": params}
+    for part in dotted.split("."):
+        many = part.endswith("[]")
+        part = part[:-2] if many else part
+        members = node.get("members") or {}
+        if part not in members:
+            return None
+        node = members[part]
+        if many:
+            node = node.get("items")
+            if node is None:
+                return None
+    return node
+
+
+def apply_rules(schema):
+    with open(os.path.join(HERE, "rules.json"), encoding="utf-8") as f:
+        rules = json.load(f)["rules"]
+    for r in rules:
+        spec = schema[r["cloud"]].get(r["action"])
+        if spec is None:
+            sys.exit(f"gen.py: rules.json: {r['cloud']} has no action {r['action']}")
+        node = lookup(spec["params"], r["param"])
+        if node is None:
+            sys.exit(f"gen.py: rules.json: {r['cloud']} {r['action']} has no parameter {r['param']}")
+        # The words may sit on the parameter or, for a rule about its members, on the parent.
+        quoted = lookup(spec["params"], r.get("quote_param", r["param"])) or {}
+        doc = re.sub(r"\s+", " ", quoted.get("doc", ""))
+        if re.sub(r"\s+", " ", r["quote"]) not in doc:
+            sys.exit(f"gen.py: rules.json: the quote for {r['cloud']} {r['action']} {r['param']} is not in "
+                     f"the definition's doc text any more: {r['quote']!r}")
+        for k in ("enum", "range", "step", "format", "type", "required", "enum_by", "required_when",
+                  "not_enum", "message", "only_when", "deprecated"):
+            if k in r:
+                node[k] = r[k]
+        if r["source"] not in node.setdefault("rule_sources", []):
+            node["rule_sources"].append(r["source"])
+
+
+def strip_docs(x):
+    """Docs are needed to check quotes, not in the committed schema (they would triple its size)."""
+    if isinstance(x, dict):
+        return {k: strip_docs(v) for k, v in x.items() if k != "doc"}
+    if isinstance(x, list):
+        return [strip_docs(v) for v in x]
+    return x
+
+
+def main():
+    out_dir = sys.argv[1] if len(sys.argv) > 1 else os.path.join(HERE, "schema")
+    schema = {"tencent": tencent(), "alibaba": alibaba(), "jdcloud": jdcloud()}
+    apply_rules(schema)
+    os.makedirs(out_dir, exist_ok=True)
+    for cloud, actions in schema.items():
+        doc = {"cloud": cloud, "client_actions": CLIENT_ACTIONS[cloud], "actions": strip_docs(actions)}
+        with open(os.path.join(out_dir, f"{cloud}.json"), "w", encoding="utf-8") as f:
+            json.dump(doc, f, indent=1, sort_keys=True, ensure_ascii=False)
+            f.write("\n")
+    print(f"wrote {', '.join(f'{c}: {len(a)} actions' for c, a in schema.items())} to {out_dir}")
+
+
+if __name__ == "__main__":
+    main()
