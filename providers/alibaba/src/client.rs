@@ -1,17 +1,16 @@
-//! The client side of ECS: gpuctl-provision's [`Cloud`] over ECS's RPC-style API, signed with ACS3
+//! The client side of ECS: gpuctl-cloud's [`Cloud`] over ECS's RPC-style API, signed with ACS3
 //! (every parameter in the query of a POST with an empty body, as the official SDK sends it), and the
 //! classifier that maps ECS's error codes to the engine's seven kinds.
 
 use std::collections::BTreeMap;
 
 use base64::Engine as _;
-use gpuctl_provision::cloud::{
+use gpuctl_cloud::cloud::{
     BoxFuture, Cloud, CloudError, CreateRequest, Created, DiskInfo, DiskKind, ErrorKind, Filter, Instance,
     InstanceState, Quote, SnapshotState,
 };
-use gpuctl_provision::http::{Endpoint, Http, Response};
-use gpuctl_provision::spec::{Disk, DiskCategory, NetworkIds};
-use gpuctl_provision::{BillingMode, Provider};
+use gpuctl_cloud::http::{Endpoint, Http, Response};
+use gpuctl_cloud::{BillingMode, Disk, DiskCategory, NetworkIds, Provider};
 use gpuctl_sign::{Algorithm, Credentials, SignableRequest, SigningParams};
 use serde_json::Value;
 

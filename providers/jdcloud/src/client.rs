@@ -1,4 +1,4 @@
-//! The client side of JD Cloud: gpuctl-provision's [`Cloud`] over the VM, Disk and Billing APIs
+//! The client side of JD Cloud: gpuctl-cloud's [`Cloud`] over the VM, Disk and Billing APIs
 //! (`/v1/regions/{region}/…` paths, JSON bodies for POST, `filters.N.name/values.M` queries for GET),
 //! signed with JDCLOUD3 as JD's current SDK does, and the classifier for JD's HTTP status words.
 //!
@@ -10,13 +10,12 @@
 use std::collections::BTreeMap;
 
 use base64::Engine as _;
-use gpuctl_provision::cloud::{
+use gpuctl_cloud::cloud::{
     BoxFuture, Cloud, CloudError, CreateRequest, Created, DiskInfo, DiskKind, ErrorKind, Filter, Instance,
     InstanceState, Quote, SnapshotState,
 };
-use gpuctl_provision::http::{Endpoint, Http};
-use gpuctl_provision::spec::{Disk, DiskCategory, NetworkIds};
-use gpuctl_provision::{BillingMode, Provider};
+use gpuctl_cloud::http::{Endpoint, Http};
+use gpuctl_cloud::{BillingMode, Disk, DiskCategory, NetworkIds, Provider};
 use gpuctl_sign::{Algorithm, Credentials, SignableRequest, SigningParams};
 use serde_json::{json, Value};
 

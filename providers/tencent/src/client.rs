@@ -1,17 +1,16 @@
-//! The client side of Tencent Cloud: gpuctl-provision's [`Cloud`] over CVM (instances, prices) and CBS
+//! The client side of Tencent Cloud: gpuctl-cloud's [`Cloud`] over CVM (instances, prices) and CBS
 //! (disks, snapshots), JSON POSTs signed with TC3, and the classifier that maps Tencent's error codes
 //! (always HTTP 200, the error in the body) to the engine's seven kinds.
 
 use std::collections::BTreeMap;
 
 use base64::Engine as _;
-use gpuctl_provision::cloud::{
+use gpuctl_cloud::cloud::{
     BoxFuture, Cloud, CloudError, CreateRequest, Created, DiskInfo, DiskKind, ErrorKind, Filter, Instance,
     InstanceState, Quote, SnapshotState,
 };
-use gpuctl_provision::http::{Endpoint, Http};
-use gpuctl_provision::spec::{Disk, DiskCategory, NetworkIds};
-use gpuctl_provision::{BillingMode, Provider};
+use gpuctl_cloud::http::{Endpoint, Http};
+use gpuctl_cloud::{BillingMode, Disk, DiskCategory, NetworkIds, Provider};
 use gpuctl_sign::{Algorithm, Credentials, SignableRequest, SigningParams};
 use serde_json::{json, Value};
 

@@ -13,8 +13,8 @@ use std::process::ExitCode;
 
 use clap::Args;
 use gpuctl_core::{BillingMode, Catalog, Provider};
-use gpuctl_provision::cloud::CreateRequest;
-use gpuctl_provision::spec::{Disk, DiskCategory};
+use gpuctl_cloud::cloud::CreateRequest;
+use gpuctl_cloud::{Disk, DiskCategory};
 use serde::Serialize;
 
 use super::provisioning::{CloudArgs, Session, EXIT_PARTIAL};
@@ -279,7 +279,7 @@ fn asks(cat: &Catalog, args: &RefreshArgs) -> Result<Vec<Ask>, CliError> {
             };
             for mode in cat.billing_modes(i) {
                 if (!modes.is_empty() && !modes.contains(&mode))
-                    || gpuctl_provision::provider::api_offers(i.provider, mode).is_err()
+                    || gpuctl_cloud::provider::api_offers(i.provider, mode).is_err()
                 {
                     continue;
                 }

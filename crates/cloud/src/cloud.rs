@@ -9,7 +9,7 @@ use std::pin::Pin;
 use std::time::Duration;
 
 use crate::provider::{BillingMode, Provider};
-use crate::spec::{Disk, NetworkIds};
+use crate::resource::{Disk, NetworkIds};
 
 /// The trait's futures are boxed so clouds can be held as `dyn Cloud` side by side.
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
