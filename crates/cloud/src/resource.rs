@@ -26,4 +26,3 @@ pub struct NetworkIds {
     pub subnet: String,
     pub security_groups: Vec<String>,
 }
-

@@ -12,9 +12,9 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::Args;
-use gpuctl_core::{BillingMode, Catalog, Provider};
 use gpuctl_cloud::cloud::CreateRequest;
 use gpuctl_cloud::{Disk, DiskCategory};
+use gpuctl_core::{BillingMode, Catalog, Provider};
 use serde::Serialize;
 
 use super::provisioning::{CloudArgs, Session, EXIT_PARTIAL};

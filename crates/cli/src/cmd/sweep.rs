@@ -7,10 +7,10 @@ use std::collections::BTreeMap;
 use std::process::ExitCode;
 
 use clap::Args;
-use gpuctl_core::{Catalog, Confidence, PriceOrigin, UnknownName};
 use gpuctl_cloud::cloud::InstanceState;
-use gpuctl_provision::plan::PriceFact;
 use gpuctl_cloud::provider::catalog_instance_id;
+use gpuctl_core::{Catalog, Confidence, PriceOrigin, UnknownName};
+use gpuctl_provision::plan::PriceFact;
 use gpuctl_provision::state::ResourceState;
 use gpuctl_provision::sweep::{Found, Orphan, Place, PlaceError};
 use gpuctl_provision::{BillingMode, Provider};
