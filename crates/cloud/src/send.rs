@@ -54,8 +54,9 @@ pub trait Dialect: Sync {
     /// says how). Other statuses carry their success or error in the body.
     fn failed_status(&self, status: u16) -> bool;
 
-    /// The error this body reports, if it is an error in the cloud's envelope.
-    fn error(&self, body: &Value) -> Option<Envelope>;
+    /// The error this body reports under this status, if it is an error in the cloud's envelope (clouds
+    /// that answer errors only under failing statuses read none under the others).
+    fn error(&self, status: u16, body: &Value) -> Option<Envelope>;
 
     /// What the engine does about a failure: the cloud's classifier over its code, message and the
     /// response's status and headers. `code` is `HTTP<status>` when the body was not an envelope.
@@ -104,7 +105,7 @@ pub fn read<D: Dialect>(dialect: &D, action: &str, resp: &Response) -> Result<An
             .with_retry_after(dialect.retry_after(resp)))
     };
     if dialect.failed_status(resp.status) {
-        return fail(json.ok().and_then(|v| dialect.error(&v)).unwrap_or_else(|| Envelope {
+        return fail(json.ok().and_then(|v| dialect.error(resp.status, &v)).unwrap_or_else(|| Envelope {
             // Not the cloud's envelope (a gateway's page): the status and the start of what came.
             code: format!("HTTP{}", resp.status),
             message: String::from_utf8_lossy(&resp.body).chars().take(300).collect(),
@@ -113,7 +114,7 @@ pub fn read<D: Dialect>(dialect: &D, action: &str, resp: &Response) -> Result<An
     }
     let v =
         json.map_err(|e| CloudError::bad_response(D::PROVIDER, action, dialect.not_json(resp.status, &e)))?;
-    match dialect.error(&v) {
+    match dialect.error(resp.status, &v) {
         Some(e) => fail(e),
         None => Ok(dialect.answer(v)),
     }
@@ -132,7 +133,7 @@ mod tests {
         fn failed_status(&self, status: u16) -> bool {
             status >= 400
         }
-        fn error(&self, body: &Value) -> Option<Envelope> {
+        fn error(&self, _status: u16, body: &Value) -> Option<Envelope> {
             let e = Field::root("", body).get("err");
             e.value().is_object().then(|| Envelope {
                 code: e.get("c").text(),

@@ -59,7 +59,7 @@ impl Dialect for Wire {
         status >= 500 || status == 429
     }
 
-    fn error(&self, body: &Value) -> Option<Envelope> {
+    fn error(&self, _status: u16, body: &Value) -> Option<Envelope> {
         let r = Field::root("", body).get("Response");
         let e = r.get("Error");
         (!e.value().is_null()).then(|| Envelope {
