@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use crate::cloud::{CloudError, ErrorKind};
+use crate::cloud::{CloudError, Created, ErrorKind};
 use crate::json::FieldError;
 use crate::provider::Provider;
 
@@ -74,6 +74,15 @@ impl CloudError {
         .with_request_id(request_id)
     }
 
+    /// A dry run that would have succeeded: the clouds answer it with an error of this `code` (Tencent
+    /// `DryRunOperation`, Alibaba `DryRunOperation`). Any other error, or any error of a real run, stays one.
+    pub fn dry_run_passed(self, dry_run: bool, code: &str) -> Result<Created, CloudError> {
+        if dry_run && self.code == code {
+            return Ok(Created { instance_id: String::new(), request_id: self.request_id });
+        }
+        Err(self)
+    }
+
     /// A describe of one resource by id that listed nothing: the resource is gone (or never was).
     pub fn not_listed(
         provider: Provider,
@@ -139,6 +148,15 @@ mod tests {
             None,
         );
         assert_eq!((e.kind, e.message.as_str()), (ErrorKind::NotFound, "snapshot s-1 is not listed"));
+        let dry =
+            CloudError::new(Provider::Tencent, "RunInstances", ErrorKind::Invalid, "DryRunOperation", "ok")
+                .with_request_id(Some("r-2".into()));
+        assert_eq!(
+            dry.clone().dry_run_passed(true, "DryRunOperation").unwrap(),
+            Created { instance_id: String::new(), request_id: Some("r-2".into()) }
+        );
+        assert_eq!(dry.clone().dry_run_passed(false, "DryRunOperation").unwrap_err(), dry);
+        assert_eq!(dry.clone().dry_run_passed(true, "Other").unwrap_err(), dry);
         assert!(CloudError::transport(Provider::Tencent, "a", "http-timeout", "t".into()).kind.retryable());
         assert!(CloudError::bad_response(Provider::Tencent, "a", "m".into()).kind.retryable());
     }

@@ -9,6 +9,8 @@
 //! - [`account`]: keys + endpoint + transport, with a `Debug` that prints no secret.
 //! - [`send`]: sign → send → the cloud's parsed answer or a classified [`cloud::CloudError`]; a cloud
 //!   plugs in its error envelope and classifier as a [`send::Dialect`].
+//! - [`services`]: `Cloud` in three parts (instances, disks, prices) a client implements with plain
+//!   `async fn`s; one blanket impl makes any client that has all three a `Cloud`.
 //! - [`error`]: `CloudError` constructors (gpuctl's own codes are written once, there).
 //! - [`json`]: field readers whose errors carry the JSON path.
 //! - [`page`]: reading a listing to its end (offset, page-number and next-token styles).
@@ -24,6 +26,7 @@ pub mod page;
 pub mod provider;
 pub mod resource;
 pub mod send;
+pub mod services;
 
 pub use account::Account;
 pub use provider::{BillingMode, Provider};

@@ -11,7 +11,7 @@ use gpuctl_sign::{SignableRequest, SigningParams};
 use serde_json::Value;
 
 use crate::account::Account;
-use crate::cloud::{CloudError, ErrorKind};
+use crate::cloud::{CloudError, Created, ErrorKind};
 use crate::http::Response;
 use crate::json::Field;
 use crate::provider::Provider;
@@ -44,19 +44,46 @@ impl Answer {
     pub fn get(&self, key: &str) -> Field<'_> {
         self.root().get(key)
     }
+
+    /// What a create made: the instance id at `id`, or `no-instance-id` naming where it should have been.
+    pub fn created(&self, provider: Provider, action: &str, id: Field) -> Result<Created, CloudError> {
+        match id.text_required() {
+            Ok(instance_id) => Ok(Created { instance_id, request_id: self.request_id.clone() }),
+            Err(missing) => Err(CloudError::missing_id(provider, action, &missing, self.request_id.clone())),
+        }
+    }
+
+    /// The one item a describe by id listed, or `not_listed` with the cloud's own not-found `code`.
+    pub fn listed<'a>(
+        &self,
+        provider: Provider,
+        action: &str,
+        code: &str,
+        what: String,
+        item: Field<'a>,
+    ) -> Result<Field<'a>, CloudError> {
+        if item.value().is_null() {
+            return Err(CloudError::not_listed(provider, action, code, what, self.request_id.clone()));
+        }
+        Ok(item)
+    }
 }
 
 /// What one cloud's answers look like. Implemented by each provider crate's client.
 pub trait Dialect: Sync {
     const PROVIDER: Provider;
 
-    /// Whether this status alone says the call failed (the body, if it is the cloud's envelope, then
-    /// says how). Other statuses carry their success or error in the body.
-    fn failed_status(&self, status: u16) -> bool;
+    /// Whether the cloud also answers errors under a status that is not a failure (in the body of a 200).
+    const ERRORS_IN_SUCCESS: bool = false;
 
-    /// The error this body reports under this status, if it is an error in the cloud's envelope (clouds
-    /// that answer errors only under failing statuses read none under the others).
-    fn error(&self, status: u16, body: &Value) -> Option<Envelope>;
+    /// Whether this status alone says the call failed (the body, if it is the cloud's envelope, then
+    /// says how); by default anything but 200.
+    fn failed_status(&self, status: u16) -> bool {
+        status != 200
+    }
+
+    /// The error this body reports, if it is an error in the cloud's envelope.
+    fn error(&self, body: &Value) -> Option<Envelope>;
 
     /// What the engine does about a failure: the cloud's classifier over its code, message and the
     /// response's status and headers. `code` is `HTTP<status>` when the body was not an envelope.
@@ -105,7 +132,7 @@ pub fn read<D: Dialect>(dialect: &D, action: &str, resp: &Response) -> Result<An
             .with_retry_after(dialect.retry_after(resp)))
     };
     if dialect.failed_status(resp.status) {
-        return fail(json.ok().and_then(|v| dialect.error(resp.status, &v)).unwrap_or_else(|| Envelope {
+        return fail(json.ok().and_then(|v| dialect.error(&v)).unwrap_or_else(|| Envelope {
             // Not the cloud's envelope (a gateway's page): the status and the start of what came.
             code: format!("HTTP{}", resp.status),
             message: String::from_utf8_lossy(&resp.body).chars().take(300).collect(),
@@ -114,7 +141,7 @@ pub fn read<D: Dialect>(dialect: &D, action: &str, resp: &Response) -> Result<An
     }
     let v =
         json.map_err(|e| CloudError::bad_response(D::PROVIDER, action, dialect.not_json(resp.status, &e)))?;
-    match dialect.error(resp.status, &v) {
+    match D::ERRORS_IN_SUCCESS.then(|| dialect.error(&v)).flatten() {
         Some(e) => fail(e),
         None => Ok(dialect.answer(v)),
     }
@@ -130,10 +157,11 @@ mod tests {
 
     impl Dialect for Toy {
         const PROVIDER: Provider = Provider::JdCloud;
+        const ERRORS_IN_SUCCESS: bool = true;
         fn failed_status(&self, status: u16) -> bool {
             status >= 400
         }
-        fn error(&self, _status: u16, body: &Value) -> Option<Envelope> {
+        fn error(&self, body: &Value) -> Option<Envelope> {
             let e = Field::root("", body).get("err");
             e.value().is_object().then(|| Envelope {
                 code: e.get("c").text(),
@@ -166,6 +194,27 @@ mod tests {
             headers: headers.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
             body: body.as_bytes().to_vec(),
         }
+    }
+
+    #[test]
+    fn created_and_listed_read_what_must_be_there() {
+        let a = read(&Toy, "make", &resp(200, &[], r#"{"out":{"ids":["i-1"],"set":[]},"rid":"r"}"#)).unwrap();
+        let made = a.created(Provider::JdCloud, "make", a.get("ids").at(0)).unwrap();
+        assert_eq!((made.instance_id.as_str(), made.request_id.as_deref()), ("i-1", Some("r")));
+        let e = a.created(Provider::JdCloud, "make", a.get("ids").at(1)).unwrap_err();
+        assert_eq!((e.code.as_str(), e.request_id.as_deref()), ("no-instance-id", Some("r")));
+        assert!(e.message.ends_with("(`out.ids[1]` is missing)"), "{}", e.message);
+        let e = a
+            .listed(Provider::JdCloud, "list", "NOT_FOUND", "snapshot s".into(), a.get("set").at(0))
+            .unwrap_err();
+        assert_eq!(
+            (e.kind, e.code.as_str(), e.message.as_str()),
+            (ErrorKind::NotFound, "NOT_FOUND", "snapshot s is not listed")
+        );
+        assert_eq!(
+            a.listed(Provider::JdCloud, "l", "c", "x".into(), a.get("ids").at(0)).unwrap().text(),
+            "i-1"
+        );
     }
 
     #[test]

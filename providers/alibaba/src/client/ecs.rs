@@ -6,10 +6,11 @@ use std::collections::BTreeMap;
 use base64::Engine as _;
 use gpuctl_cloud::cloud::{
     CloudError, CreateRequest, Created, DiskInfo, DiskKind, Filter, Instance, InstanceState, Quote,
-    SnapshotState,
+    SnapshotState, Stock,
 };
 use gpuctl_cloud::json::Field;
 use gpuctl_cloud::page::{self, Page, Style};
+use gpuctl_cloud::services::{Disks, Instances, Prices};
 use gpuctl_cloud::{BillingMode, Disk, DiskCategory, NetworkIds, Provider};
 
 use super::Client;
@@ -183,152 +184,142 @@ fn instance_of(i: &Field) -> Instance {
     }
 }
 
-pub(super) async fn create(c: &Client, req: &CreateRequest) -> Result<Created, CloudError> {
-    match c.call(&req.region, "RunInstances", run_params(req)).await {
-        Ok(a) => match a.get("InstanceIdSets").get("InstanceIdSet").at(0).text_required() {
-            Ok(instance_id) => Ok(Created { instance_id, request_id: a.request_id }),
-            Err(missing) => {
-                Err(CloudError::missing_id(Provider::Alibaba, "RunInstances", &missing, a.request_id))
-            }
-        },
-        // A dry run that would have succeeded answers with this "error".
-        Err(e) if req.dry_run && e.code == codes::DRY_RUN => {
-            Ok(Created { instance_id: String::new(), request_id: e.request_id })
+impl Instances for Client {
+    const PROVIDER: Provider = Provider::Alibaba;
+
+    async fn create(&self, req: &CreateRequest) -> Result<Created, CloudError> {
+        match self.call(&req.region, "RunInstances", run_params(req)).await {
+            Ok(a) => a.created(
+                Provider::Alibaba,
+                "RunInstances",
+                a.get("InstanceIdSets").get("InstanceIdSet").at(0),
+            ),
+            // A dry run that would have succeeded answers with this "error".
+            Err(e) => e.dry_run_passed(req.dry_run, codes::DRY_RUN),
         }
-        Err(e) => Err(e),
     }
-}
 
-pub(super) async fn describe(c: &Client, region: &str, filter: &Filter) -> Result<Vec<Instance>, CloudError> {
-    page::all(Style::PageNumber, |at| async move {
-        let a = c.call(region, "DescribeInstances", describe_params(filter, at.number())).await?;
-        let items = a.get("Instances").get("Instance").items().iter().map(instance_of).collect();
-        Ok(Page::counted(items, a.get("TotalCount").u64().unwrap_or(0)))
-    })
-    .await
-}
-
-pub(super) async fn disks(
-    c: &Client,
-    region: &str,
-    instance_id: &str,
-) -> Result<Vec<(DiskKind, DiskInfo)>, CloudError> {
-    let a = c.call(region, "DescribeDisks", vec![kv("InstanceId", instance_id), kv("PageSize", 100)]).await?;
-    let mut out: Vec<(DiskKind, DiskInfo)> = a
-        .get("Disks")
-        .get("Disk")
-        .items()
-        .iter()
-        .map(|d| {
-            let kind = if d.get("Type").text() == "system" { DiskKind::System } else { DiskKind::Data };
-            let disk = Disk {
-                category: category_back(&d.get("Category").text()),
-                size_gb: d.get("Size").u64().unwrap_or(0) as u32,
-                snapshot_id: d.get("SourceSnapshotId").opt_text(),
-            };
-            (kind, DiskInfo { disk_id: d.get("DiskId").text(), disk })
+    async fn describe(&self, region: &str, filter: &Filter) -> Result<Vec<Instance>, CloudError> {
+        page::all(Style::PageNumber, |at| async move {
+            let a = self.call(region, "DescribeInstances", describe_params(filter, at.number())).await?;
+            let items = a.get("Instances").get("Instance").items().iter().map(instance_of).collect();
+            Ok(Page::counted(items, a.get("TotalCount").u64().unwrap_or(0)))
         })
-        .collect();
-    out.sort_by_key(|(k, d)| (*k != DiskKind::System, d.disk_id.clone()));
-    Ok(out)
-}
-
-pub(super) async fn terminate(c: &Client, region: &str, instance_ids: &[String]) -> Result<(), CloudError> {
-    for chunk in instance_ids.chunks(100) {
-        let mut p = vec![kv("Force", "true"), kv("TerminateSubscription", "true")];
-        p.extend(chunk.iter().enumerate().map(|(i, id)| kv(format!("InstanceId.{}", i + 1), id)));
-        c.call(region, "DeleteInstances", p).await?;
+        .await
     }
-    Ok(())
+
+    async fn terminate(&self, region: &str, instance_ids: &[String]) -> Result<(), CloudError> {
+        for chunk in instance_ids.chunks(100) {
+            let mut p = vec![kv("Force", "true"), kv("TerminateSubscription", "true")];
+            p.extend(chunk.iter().enumerate().map(|(i, id)| kv(format!("InstanceId.{}", i + 1), id)));
+            self.call(region, "DeleteInstances", p).await?;
+        }
+        Ok(())
+    }
 }
 
-pub(super) async fn snapshot(
-    c: &Client,
-    region: &str,
-    disk_id: &str,
-    name: &str,
-    client_token: &str,
-) -> Result<String, CloudError> {
-    let p = vec![kv("DiskId", disk_id), kv("SnapshotName", name), kv("ClientToken", client_token)];
-    let a = c.call(region, "CreateSnapshot", p).await?;
-    Ok(a.get("SnapshotId").text())
-}
+impl Disks for Client {
+    async fn disks(&self, region: &str, instance_id: &str) -> Result<Vec<(DiskKind, DiskInfo)>, CloudError> {
+        let a = self
+            .call(region, "DescribeDisks", vec![kv("InstanceId", instance_id), kv("PageSize", 100)])
+            .await?;
+        let mut out: Vec<(DiskKind, DiskInfo)> = a
+            .get("Disks")
+            .get("Disk")
+            .items()
+            .iter()
+            .map(|d| {
+                let kind = if d.get("Type").text() == "system" { DiskKind::System } else { DiskKind::Data };
+                let disk = Disk {
+                    category: category_back(&d.get("Category").text()),
+                    size_gb: d.get("Size").u64().unwrap_or(0) as u32,
+                    snapshot_id: d.get("SourceSnapshotId").opt_text(),
+                };
+                (kind, DiskInfo { disk_id: d.get("DiskId").text(), disk })
+            })
+            .collect();
+        out.sort_by_key(|(k, d)| (*k != DiskKind::System, d.disk_id.clone()));
+        Ok(out)
+    }
 
-pub(super) async fn snapshot_state(
-    c: &Client,
-    region: &str,
-    snapshot_id: &str,
-) -> Result<SnapshotState, CloudError> {
-    let ids = serde_json::to_string(&[snapshot_id]).unwrap_or_default();
-    let a = c.call(region, "DescribeSnapshots", vec![kv("SnapshotIds", ids)]).await?;
-    let listed = a.get("Snapshots").get("Snapshot").at(0);
-    if listed.value().is_null() {
-        return Err(CloudError::not_listed(
+    async fn snapshot(
+        &self,
+        region: &str,
+        disk_id: &str,
+        name: &str,
+        client_token: &str,
+    ) -> Result<String, CloudError> {
+        let p = vec![kv("DiskId", disk_id), kv("SnapshotName", name), kv("ClientToken", client_token)];
+        let a = self.call(region, "CreateSnapshot", p).await?;
+        Ok(a.get("SnapshotId").text())
+    }
+
+    async fn snapshot_state(&self, region: &str, snapshot_id: &str) -> Result<SnapshotState, CloudError> {
+        let ids = serde_json::to_string(&[snapshot_id]).unwrap_or_default();
+        let a = self.call(region, "DescribeSnapshots", vec![kv("SnapshotIds", ids)]).await?;
+        let listed = a.listed(
             Provider::Alibaba,
             "DescribeSnapshots",
             codes::SNAPSHOT_NOT_FOUND,
             format!("snapshot {snapshot_id}"),
-            a.request_id,
-        ));
-    }
-    match listed.get("Status").text().as_str() {
-        "accomplished" => Ok(SnapshotState::Available),
-        "failed" => Ok(SnapshotState::Failed),
-        _ => Ok(SnapshotState::Creating),
+            a.get("Snapshots").get("Snapshot").at(0),
+        )?;
+        match listed.get("Status").text().as_str() {
+            "accomplished" => Ok(SnapshotState::Available),
+            "failed" => Ok(SnapshotState::Failed),
+            _ => Ok(SnapshotState::Creating),
+        }
     }
 }
 
-pub(super) async fn quote(c: &Client, req: &CreateRequest) -> Result<Quote, CloudError> {
-    let (unit, period) = match req.billing {
-        BillingMode::Hourly | BillingMode::Spot => ("Hour", 1),
-        BillingMode::Weekly => ("Week", req.term),
-        BillingMode::Monthly => ("Month", req.term),
-        BillingMode::Year1 => ("Year", 1),
-        BillingMode::Year3 => ("Year", 3),
-    };
-    let mut p = vec![
-        kv("ResourceType", "instance"),
-        kv("InstanceType", &req.instance_type),
-        kv("PriceUnit", unit),
-        kv("Period", period),
-        kv("ZoneId", &req.zone),
-    ];
-    p.push(kv("SystemDisk.Category", category(req.system_disk.category)));
-    if req.billing == BillingMode::Spot {
-        p.push(kv(
-            "SpotStrategy",
-            if req.spot_max_price.is_some() { "SpotWithPriceLimit" } else { "SpotAsPriceGo" },
-        ));
+impl Prices for Client {
+    async fn quote(&self, req: &CreateRequest) -> Result<Quote, CloudError> {
+        let (unit, period) = match req.billing {
+            BillingMode::Hourly | BillingMode::Spot => ("Hour", 1),
+            BillingMode::Weekly => ("Week", req.term),
+            BillingMode::Monthly => ("Month", req.term),
+            BillingMode::Year1 => ("Year", 1),
+            BillingMode::Year3 => ("Year", 3),
+        };
+        let mut p = vec![
+            kv("ResourceType", "instance"),
+            kv("InstanceType", &req.instance_type),
+            kv("PriceUnit", unit),
+            kv("Period", period),
+            kv("ZoneId", &req.zone),
+        ];
+        p.push(kv("SystemDisk.Category", category(req.system_disk.category)));
+        if req.billing == BillingMode::Spot {
+            p.push(kv(
+                "SpotStrategy",
+                if req.spot_max_price.is_some() { "SpotWithPriceLimit" } else { "SpotAsPriceGo" },
+            ));
+        }
+        let a = self.call(&req.region, "DescribePrice", p).await?;
+        Ok(Quote {
+            cny: a.get("PriceInfo").get("Price").get("TradePrice").f64().unwrap_or(0.0),
+            per_hour: req.billing.is_per_hour(),
+            request_id: a.request_id,
+        })
     }
-    let a = c.call(&req.region, "DescribePrice", p).await?;
-    Ok(Quote {
-        cny: a.get("PriceInfo").get("Price").get("TradePrice").f64().unwrap_or(0.0),
-        per_hour: req.billing.is_per_hour(),
-        request_id: a.request_id,
-    })
-}
 
-pub(super) async fn in_stock(
-    c: &Client,
-    region: &str,
-    zone: &str,
-    instance_type: &str,
-) -> Result<Option<(bool, Option<String>)>, CloudError> {
-    let p = vec![
-        kv("DestinationResource", "InstanceType"),
-        kv("ZoneId", zone),
-        kv("InstanceType", instance_type),
-    ];
-    let a = c.call(region, "DescribeAvailableResource", p).await?;
-    let sells = a
-        .get("AvailableZones")
-        .get("AvailableZone")
-        .items()
-        .iter()
-        .flat_map(|z| z.get("AvailableResources").get("AvailableResource").items())
-        .flat_map(|r| r.get("SupportedResources").get("SupportedResource").items())
-        .any(|s| s.get("Value").value() == instance_type && s.get("Status").value() == "Available");
-    Ok(Some((sells, a.request_id)))
+    async fn in_stock(&self, region: &str, zone: &str, instance_type: &str) -> Result<Stock, CloudError> {
+        let p = vec![
+            kv("DestinationResource", "InstanceType"),
+            kv("ZoneId", zone),
+            kv("InstanceType", instance_type),
+        ];
+        let a = self.call(region, "DescribeAvailableResource", p).await?;
+        let sells = a
+            .get("AvailableZones")
+            .get("AvailableZone")
+            .items()
+            .iter()
+            .flat_map(|z| z.get("AvailableResources").get("AvailableResource").items())
+            .flat_map(|r| r.get("SupportedResources").get("SupportedResource").items())
+            .any(|s| s.get("Value").value() == instance_type && s.get("Status").value() == "Available");
+        Ok(Some((sells, a.request_id)))
+    }
 }
 
 #[cfg(test)]

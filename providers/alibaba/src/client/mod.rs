@@ -1,4 +1,4 @@
-//! The client side of ECS: gpuctl-cloud's [`Cloud`] over ECS's RPC-style API (`ecs.rs`), signed with
+//! The client side of ECS: gpuctl-cloud's `Cloud` (its three service traits) over ECS's RPC-style API (`ecs.rs`), signed with
 //! ACS3 (every parameter in the query of a POST with an empty body, as the official SDK sends it), and
 //! the classifier that maps ECS's error codes to the engine's seven kinds.
 
@@ -6,10 +6,7 @@ mod ecs;
 
 use std::time::Duration;
 
-use gpuctl_cloud::cloud::{
-    BoxFuture, Cloud, CloudError, CreateRequest, Created, DiskInfo, DiskKind, ErrorKind, Filter, Instance,
-    Quote, SnapshotState,
-};
+use gpuctl_cloud::cloud::{CloudError, ErrorKind};
 use gpuctl_cloud::http::{Endpoint, Http, Response};
 use gpuctl_cloud::json::Field;
 use gpuctl_cloud::send::{Answer, Dialect, Envelope};
@@ -60,14 +57,7 @@ struct Wire;
 impl Dialect for Wire {
     const PROVIDER: Provider = Provider::Alibaba;
 
-    fn failed_status(&self, status: u16) -> bool {
-        status != 200
-    }
-
-    fn error(&self, status: u16, body: &Value) -> Option<Envelope> {
-        if status == 200 {
-            return None;
-        }
+    fn error(&self, body: &Value) -> Option<Envelope> {
         let b = ErrorBody::deserialize(body).ok()?;
         Some(Envelope { code: b.code, message: b.message, request_id: Some(b.request_id) })
     }
@@ -136,71 +126,6 @@ impl Client {
             version: API_VERSION.into(),
         };
         self.account.send(&Wire, action, &req, &sp).await
-    }
-}
-
-impl Cloud for Client {
-    fn provider(&self) -> Provider {
-        Provider::Alibaba
-    }
-
-    fn create<'a>(&'a self, req: &'a CreateRequest) -> BoxFuture<'a, Result<Created, CloudError>> {
-        Box::pin(ecs::create(self, req))
-    }
-
-    fn describe<'a>(
-        &'a self,
-        region: &'a str,
-        filter: &'a Filter,
-    ) -> BoxFuture<'a, Result<Vec<Instance>, CloudError>> {
-        Box::pin(ecs::describe(self, region, filter))
-    }
-
-    fn disks<'a>(
-        &'a self,
-        region: &'a str,
-        instance_id: &'a str,
-    ) -> BoxFuture<'a, Result<Vec<(DiskKind, DiskInfo)>, CloudError>> {
-        Box::pin(ecs::disks(self, region, instance_id))
-    }
-
-    fn terminate<'a>(
-        &'a self,
-        region: &'a str,
-        instance_ids: &'a [String],
-    ) -> BoxFuture<'a, Result<(), CloudError>> {
-        Box::pin(ecs::terminate(self, region, instance_ids))
-    }
-
-    fn snapshot<'a>(
-        &'a self,
-        region: &'a str,
-        disk_id: &'a str,
-        name: &'a str,
-        client_token: &'a str,
-    ) -> BoxFuture<'a, Result<String, CloudError>> {
-        Box::pin(ecs::snapshot(self, region, disk_id, name, client_token))
-    }
-
-    fn snapshot_state<'a>(
-        &'a self,
-        region: &'a str,
-        snapshot_id: &'a str,
-    ) -> BoxFuture<'a, Result<SnapshotState, CloudError>> {
-        Box::pin(ecs::snapshot_state(self, region, snapshot_id))
-    }
-
-    fn quote<'a>(&'a self, req: &'a CreateRequest) -> BoxFuture<'a, Result<Quote, CloudError>> {
-        Box::pin(ecs::quote(self, req))
-    }
-
-    fn in_stock<'a>(
-        &'a self,
-        region: &'a str,
-        zone: &'a str,
-        instance_type: &'a str,
-    ) -> BoxFuture<'a, Result<Option<(bool, Option<String>)>, CloudError>> {
-        Box::pin(ecs::in_stock(self, region, zone, instance_type))
     }
 }
 

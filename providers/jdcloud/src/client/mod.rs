@@ -1,4 +1,4 @@
-//! The client side of JD Cloud: gpuctl-cloud's [`Cloud`] over the VM (`vm.rs`), Disk (`disk.rs`) and
+//! The client side of JD Cloud: gpuctl-cloud's `Cloud` (its three service traits) over the VM (`vm.rs`), Disk (`disk.rs`) and
 //! Billing (`billing.rs`) APIs (`/v1/regions/{region}/…` paths, JSON bodies for POST,
 //! `filters.N.name/values.M` queries for GET), signed with JDCLOUD3 as JD's current SDK does, and the
 //! classifier for JD's HTTP status words.
@@ -12,10 +12,7 @@ mod billing;
 mod disk;
 mod vm;
 
-use gpuctl_cloud::cloud::{
-    BoxFuture, Cloud, CloudError, CreateRequest, Created, DiskInfo, DiskKind, ErrorKind, Filter, Instance,
-    Quote, SnapshotState,
-};
+use gpuctl_cloud::cloud::{CloudError, ErrorKind};
 use gpuctl_cloud::http::{Endpoint, Http, Response};
 use gpuctl_cloud::json::Field;
 use gpuctl_cloud::send::{Answer, Dialect, Envelope};
@@ -60,15 +57,8 @@ struct Wire;
 impl Dialect for Wire {
     const PROVIDER: Provider = Provider::JdCloud;
 
-    fn failed_status(&self, status: u16) -> bool {
-        status != 200
-    }
-
     /// The status word is the code gpuctl reports (JD's `error.code` only repeats the HTTP status).
-    fn error(&self, status: u16, body: &Value) -> Option<Envelope> {
-        if status == 200 {
-            return None;
-        }
+    fn error(&self, body: &Value) -> Option<Envelope> {
         let b = ErrorBody::deserialize(body).ok()?;
         Some(Envelope { code: b.error.status, message: b.error.message, request_id: Some(b.request_id) })
     }
@@ -138,80 +128,6 @@ impl Client {
             version: String::new(),
         };
         self.account.send(&Wire, action, &req, &sp).await
-    }
-}
-
-impl Cloud for Client {
-    fn provider(&self) -> Provider {
-        Provider::JdCloud
-    }
-
-    fn create<'a>(&'a self, req: &'a CreateRequest) -> BoxFuture<'a, Result<Created, CloudError>> {
-        Box::pin(vm::create(self, req))
-    }
-
-    fn set_auto_release<'a>(
-        &'a self,
-        region: &'a str,
-        instance_id: &'a str,
-        at: jiff::Timestamp,
-    ) -> BoxFuture<'a, Result<(), CloudError>> {
-        Box::pin(vm::set_auto_release(self, region, instance_id, at))
-    }
-
-    fn describe<'a>(
-        &'a self,
-        region: &'a str,
-        filter: &'a Filter,
-    ) -> BoxFuture<'a, Result<Vec<Instance>, CloudError>> {
-        Box::pin(vm::describe(self, region, filter))
-    }
-
-    fn disks<'a>(
-        &'a self,
-        region: &'a str,
-        instance_id: &'a str,
-    ) -> BoxFuture<'a, Result<Vec<(DiskKind, DiskInfo)>, CloudError>> {
-        Box::pin(vm::disks(self, region, instance_id))
-    }
-
-    fn terminate<'a>(
-        &'a self,
-        region: &'a str,
-        instance_ids: &'a [String],
-    ) -> BoxFuture<'a, Result<(), CloudError>> {
-        Box::pin(vm::terminate(self, region, instance_ids))
-    }
-
-    fn snapshot<'a>(
-        &'a self,
-        region: &'a str,
-        disk_id: &'a str,
-        name: &'a str,
-        client_token: &'a str,
-    ) -> BoxFuture<'a, Result<String, CloudError>> {
-        Box::pin(disk::snapshot(self, region, disk_id, name, client_token))
-    }
-
-    fn snapshot_state<'a>(
-        &'a self,
-        region: &'a str,
-        snapshot_id: &'a str,
-    ) -> BoxFuture<'a, Result<SnapshotState, CloudError>> {
-        Box::pin(disk::snapshot_state(self, region, snapshot_id))
-    }
-
-    fn quote<'a>(&'a self, req: &'a CreateRequest) -> BoxFuture<'a, Result<Quote, CloudError>> {
-        Box::pin(billing::quote(self, req))
-    }
-
-    fn in_stock<'a>(
-        &'a self,
-        region: &'a str,
-        zone: &'a str,
-        instance_type: &'a str,
-    ) -> BoxFuture<'a, Result<Option<(bool, Option<String>)>, CloudError>> {
-        Box::pin(async move { vm::stock(self, region, zone, instance_type).await.map(Some) })
     }
 }
 

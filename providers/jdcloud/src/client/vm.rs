@@ -5,17 +5,18 @@ use std::collections::BTreeMap;
 
 use base64::Engine as _;
 use gpuctl_cloud::cloud::{
-    CloudError, CreateRequest, Created, DiskInfo, DiskKind, ErrorKind, Filter, Instance, InstanceState,
+    CloudError, CreateRequest, Created, DiskInfo, ErrorKind, Filter, Instance, InstanceState,
 };
 use gpuctl_cloud::json::Field;
 use gpuctl_cloud::page::{self, Page, Style};
+use gpuctl_cloud::services::Instances;
 use gpuctl_cloud::{BillingMode, Disk, DiskCategory, NetworkIds, Provider};
 use serde_json::{json, Value};
 
 use super::{filter_query, Call, Client};
 use crate::api::format_release_time;
 
-fn vm<'a>(action: &'a str, method: &'a str, path: &'a str) -> Call<'a> {
+pub(super) fn vm<'a>(action: &'a str, method: &'a str, path: &'a str) -> Call<'a> {
     Call { service: "vm", action, method, path }
 }
 
@@ -125,7 +126,7 @@ fn disk_of(att: &Field) -> Option<DiskInfo> {
     })
 }
 
-fn instance_of(i: &Field, region: &str) -> Instance {
+pub(super) fn instance_of(i: &Field, region: &str) -> Instance {
     let tags: BTreeMap<String, String> =
         i.get("tags").items().iter().map(|t| (t.get("key").text(), t.get("value").text())).collect();
     let billing = match i.get("charge").get("chargeMode").text().as_str() {
@@ -189,91 +190,78 @@ pub(super) async fn stock(
     Ok((sells, a.request_id))
 }
 
-pub(super) async fn create(c: &Client, req: &CreateRequest) -> Result<Created, CloudError> {
-    if req.dry_run {
-        // createInstances has no dry run: ask for the stock of this type in this zone instead.
-        let (in_stock, request_id) = stock(c, &req.region, &req.zone, &req.instance_type).await?;
-        if !in_stock {
-            return Err(CloudError::new(
-                Provider::JdCloud,
-                "describeInstanceTypes",
-                ErrorKind::StockOut,
-                "inStock=false",
-                format!("{} is sold out in {}", req.instance_type, req.zone),
-            )
-            .with_request_id(request_id));
+impl Instances for Client {
+    const PROVIDER: Provider = Provider::JdCloud;
+
+    async fn create(&self, req: &CreateRequest) -> Result<Created, CloudError> {
+        if req.dry_run {
+            // createInstances has no dry run: ask for the stock of this type in this zone instead.
+            let (in_stock, request_id) = stock(self, &req.region, &req.zone, &req.instance_type).await?;
+            if !in_stock {
+                return Err(CloudError::new(
+                    Provider::JdCloud,
+                    "describeInstanceTypes",
+                    ErrorKind::StockOut,
+                    "inStock=false",
+                    format!("{} is sold out in {}", req.instance_type, req.zone),
+                )
+                .with_request_id(request_id));
+            }
+            return Ok(Created { instance_id: String::new(), request_id });
         }
-        return Ok(Created { instance_id: String::new(), request_id });
-    }
-    let body = json!({ "regionId": req.region, "instanceSpec": instance_spec(req), "maxCount": 1, "clientToken": req.client_token });
-    let a = c.call(vm("createInstances", "POST", "instances"), &req.region, vec![], Some(body)).await?;
-    let id = a.get("instanceIds").at(0).text_required().map_err(|missing| {
-        CloudError::missing_id(Provider::JdCloud, "createInstances", &missing, a.request_id.clone())
-    })?;
-    if let Some(t) = req.auto_release_at {
-        if let Err(e) = set_auto_release(c, &req.region, &id, t).await {
-            // The instance exists; only its release time is missing. Transient, so the engine retries the
-            // idempotent create (same token, same instance) and this call again, never marking it failed;
-            // when those retries run out, the engine finds the instance by its token tag, records it, and
-            // sets the release time itself (`Cloud::set_auto_release`).
-            return Err(CloudError::new(
-                Provider::JdCloud,
-                "createInstances",
-                ErrorKind::Transient,
-                e.code,
-                format!("instance {id} was created but its release time was not set: {}", e.message),
-            )
-            .with_request_id(e.request_id));
+        let body = json!({ "regionId": req.region, "instanceSpec": instance_spec(req), "maxCount": 1, "clientToken": req.client_token });
+        let a =
+            self.call(vm("createInstances", "POST", "instances"), &req.region, vec![], Some(body)).await?;
+        let Created { instance_id: id, request_id } =
+            a.created(Provider::JdCloud, "createInstances", a.get("instanceIds").at(0))?;
+        if let Some(t) = req.auto_release_at {
+            if let Err(e) = self.set_auto_release(&req.region, &id, t).await {
+                // The instance exists; only its release time is missing. Transient, so the engine retries the
+                // idempotent create (same token, same instance) and this call again, never marking it failed;
+                // when those retries run out, the engine finds the instance by its token tag, records it, and
+                // sets the release time itself (`Cloud::set_auto_release`).
+                return Err(CloudError::new(
+                    Provider::JdCloud,
+                    "createInstances",
+                    ErrorKind::Transient,
+                    e.code,
+                    format!("instance {id} was created but its release time was not set: {}", e.message),
+                )
+                .with_request_id(e.request_id));
+            }
         }
+        Ok(Created { instance_id: id, request_id })
     }
-    Ok(Created { instance_id: id, request_id: a.request_id })
-}
 
-pub(super) async fn set_auto_release(
-    c: &Client,
-    region: &str,
-    instance_id: &str,
-    at: jiff::Timestamp,
-) -> Result<(), CloudError> {
-    let body = json!({ "regionId": region, "instanceIds": [instance_id], "autoReleaseTime": format_release_time(at) });
-    let call = vm("modifyInstanceReleaseTime", "POST", "instances:modifyInstanceReleaseTime");
-    c.call(call, region, vec![], Some(body)).await.map(drop)
-}
-
-pub(super) async fn describe(c: &Client, region: &str, filter: &Filter) -> Result<Vec<Instance>, CloudError> {
-    page::all(Style::PageNumber, |at| async move {
-        let q = describe_query(filter, at.number());
-        let a = c.call(vm("describeInstances", "GET", "instances"), region, q, None).await?;
-        let items = a.get("instances").items().iter().map(|i| instance_of(i, region)).collect();
-        Ok(Page::counted(items, a.get("totalCount").u64().unwrap_or(0)))
-    })
-    .await
-}
-
-pub(super) async fn disks(
-    c: &Client,
-    region: &str,
-    instance_id: &str,
-) -> Result<Vec<(DiskKind, DiskInfo)>, CloudError> {
-    let path = format!("instances/{instance_id}");
-    let a = c.call(vm("describeInstance", "GET", &path), region, vec![], None).await?;
-    let inst = instance_of(&a.get("instance"), region);
-    // A local system disk has no id and cannot be snapshotted; it is left out.
-    Ok(inst
-        .system_disk
-        .into_iter()
-        .map(|d| (DiskKind::System, d))
-        .chain(inst.data_disks.into_iter().map(|d| (DiskKind::Data, d)))
-        .collect())
-}
-
-pub(super) async fn terminate(c: &Client, region: &str, instance_ids: &[String]) -> Result<(), CloudError> {
-    // JD deletes one instance per call.
-    for id in instance_ids {
-        let path = format!("instances/{id}");
-        c.call(vm("deleteInstance", "DELETE", &path), region, vec![], None).await?;
+    async fn set_auto_release(
+        &self,
+        region: &str,
+        instance_id: &str,
+        at: jiff::Timestamp,
+    ) -> Result<(), CloudError> {
+        let body = json!({ "regionId": region, "instanceIds": [instance_id], "autoReleaseTime": format_release_time(at) });
+        let call = vm("modifyInstanceReleaseTime", "POST", "instances:modifyInstanceReleaseTime");
+        self.call(call, region, vec![], Some(body)).await.map(drop)
     }
-    Ok(())
+
+    async fn describe(&self, region: &str, filter: &Filter) -> Result<Vec<Instance>, CloudError> {
+        page::all(Style::PageNumber, |at| async move {
+            let q = describe_query(filter, at.number());
+            let a = self.call(vm("describeInstances", "GET", "instances"), region, q, None).await?;
+            let items = a.get("instances").items().iter().map(|i| instance_of(i, region)).collect();
+            Ok(Page::counted(items, a.get("totalCount").u64().unwrap_or(0)))
+        })
+        .await
+    }
+
+    async fn terminate(&self, region: &str, instance_ids: &[String]) -> Result<(), CloudError> {
+        // JD deletes one instance per call.
+        for id in instance_ids {
+            let path = format!("instances/{id}");
+            self.call(vm("deleteInstance", "DELETE", &path), region, vec![], None).await?;
+        }
+        Ok(())
+    }
 }
 
 #[cfg(test)]

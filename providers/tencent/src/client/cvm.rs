@@ -4,9 +4,12 @@
 use std::collections::BTreeMap;
 
 use base64::Engine as _;
-use gpuctl_cloud::cloud::{CloudError, CreateRequest, Created, Filter, Instance, InstanceState, Quote};
+use gpuctl_cloud::cloud::{
+    CloudError, CreateRequest, Created, Filter, Instance, InstanceState, Quote, Stock,
+};
 use gpuctl_cloud::json::Field;
 use gpuctl_cloud::page::{self, Page, Style};
+use gpuctl_cloud::services::{Instances, Prices};
 use gpuctl_cloud::{BillingMode, NetworkIds, Provider};
 use serde_json::{json, Value};
 
@@ -146,78 +149,74 @@ pub(super) fn instance_of(i: &Field, region: &str) -> Instance {
     }
 }
 
-pub(super) async fn create(c: &Client, req: &CreateRequest) -> Result<Created, CloudError> {
-    let mut body = run_body(req);
-    body["ClientToken"] = json!(req.client_token);
-    if req.dry_run {
-        body["DryRun"] = json!(true);
-    }
-    match c.call(CVM, &req.region, "RunInstances", body).await {
-        Ok(a) => match a.get("InstanceIdSet").at(0).text_required() {
-            Ok(instance_id) => Ok(Created { instance_id, request_id: a.request_id }),
-            Err(missing) => {
-                Err(CloudError::missing_id(Provider::Tencent, "RunInstances", &missing, a.request_id))
-            }
-        },
-        Err(e) if req.dry_run && e.code == codes::DRY_RUN_OPERATION => {
-            Ok(Created { instance_id: String::new(), request_id: e.request_id })
+impl Instances for Client {
+    const PROVIDER: Provider = Provider::Tencent;
+
+    async fn create(&self, req: &CreateRequest) -> Result<Created, CloudError> {
+        let mut body = run_body(req);
+        body["ClientToken"] = json!(req.client_token);
+        if req.dry_run {
+            body["DryRun"] = json!(true);
         }
-        Err(e) => Err(e),
+        match self.call(CVM, &req.region, "RunInstances", body).await {
+            Ok(a) => a.created(Provider::Tencent, "RunInstances", a.get("InstanceIdSet").at(0)),
+            Err(e) => e.dry_run_passed(req.dry_run, codes::DRY_RUN_OPERATION),
+        }
     }
-}
 
-pub(super) async fn describe(c: &Client, region: &str, filter: &Filter) -> Result<Vec<Instance>, CloudError> {
-    page::all(Style::Offset, |at| async move {
-        let a = c.call(CVM, region, "DescribeInstances", describe_body(filter, at.number())).await?;
-        let items = a.get("InstanceSet").items().iter().map(|i| instance_of(i, region)).collect();
-        Ok(Page::counted(items, a.get("TotalCount").u64().unwrap_or(0)))
-    })
-    .await
-}
+    async fn describe(&self, region: &str, filter: &Filter) -> Result<Vec<Instance>, CloudError> {
+        page::all(Style::Offset, |at| async move {
+            let a = self.call(CVM, region, "DescribeInstances", describe_body(filter, at.number())).await?;
+            let items = a.get("InstanceSet").items().iter().map(|i| instance_of(i, region)).collect();
+            Ok(Page::counted(items, a.get("TotalCount").u64().unwrap_or(0)))
+        })
+        .await
+    }
 
-pub(super) async fn terminate(c: &Client, region: &str, instance_ids: &[String]) -> Result<(), CloudError> {
-    // An instance already terminating (an earlier run was interrupted after its terminate) is
-    // what was asked for. CVM refuses the whole batch for it, so the rest are asked one by one.
-    const ALREADY: &str = "UnsupportedOperation.InstanceStateTerminating";
-    for chunk in instance_ids.chunks(100) {
-        match c.call(CVM, region, "TerminateInstances", json!({ "InstanceIds": chunk })).await {
-            Err(e) if e.code == ALREADY && chunk.len() > 1 => {
-                for id in chunk {
-                    match c.call(CVM, region, "TerminateInstances", json!({ "InstanceIds": [id] })).await {
-                        Err(e) if e.code != ALREADY => return Err(e),
-                        _ => {}
+    async fn terminate(&self, region: &str, instance_ids: &[String]) -> Result<(), CloudError> {
+        // An instance already terminating (an earlier run was interrupted after its terminate) is
+        // what was asked for. CVM refuses the whole batch for it, so the rest are asked one by one.
+        const ALREADY: &str = "UnsupportedOperation.InstanceStateTerminating";
+        for chunk in instance_ids.chunks(100) {
+            match self.call(CVM, region, "TerminateInstances", json!({ "InstanceIds": chunk })).await {
+                Err(e) if e.code == ALREADY && chunk.len() > 1 => {
+                    for id in chunk {
+                        match self
+                            .call(CVM, region, "TerminateInstances", json!({ "InstanceIds": [id] }))
+                            .await
+                        {
+                            Err(e) if e.code != ALREADY => return Err(e),
+                            _ => {}
+                        }
                     }
                 }
+                Err(e) if e.code != ALREADY => return Err(e),
+                _ => {}
             }
-            Err(e) if e.code != ALREADY => return Err(e),
-            _ => {}
         }
+        Ok(())
     }
-    Ok(())
 }
 
-pub(super) async fn quote(c: &Client, req: &CreateRequest) -> Result<Quote, CloudError> {
-    let a = c.call(CVM, &req.region, "InquiryPriceRunInstances", run_body(req)).await?;
-    let p = a.get("Price").get("InstancePrice");
-    let cny = if req.billing.is_per_hour() {
-        p.get("UnitPriceDiscount").f64()
-    } else {
-        p.get("DiscountPrice").f64()
-    };
-    Ok(Quote { cny: cny.unwrap_or(0.0), per_hour: req.billing.is_per_hour(), request_id: a.request_id })
-}
+impl Prices for Client {
+    async fn quote(&self, req: &CreateRequest) -> Result<Quote, CloudError> {
+        let a = self.call(CVM, &req.region, "InquiryPriceRunInstances", run_body(req)).await?;
+        let p = a.get("Price").get("InstancePrice");
+        let cny = if req.billing.is_per_hour() {
+            p.get("UnitPriceDiscount").f64()
+        } else {
+            p.get("DiscountPrice").f64()
+        };
+        Ok(Quote { cny: cny.unwrap_or(0.0), per_hour: req.billing.is_per_hour(), request_id: a.request_id })
+    }
 
-pub(super) async fn in_stock(
-    c: &Client,
-    region: &str,
-    zone: &str,
-    instance_type: &str,
-) -> Result<Option<(bool, Option<String>)>, CloudError> {
-    let body = json!({ "Filters": [{ "Name": "zone", "Values": [zone] }, { "Name": "instance-type", "Values": [instance_type] }] });
-    let a = c.call(CVM, region, "DescribeZoneInstanceConfigInfos", body).await?;
-    // One entry per charge type; on sale if any of them sells.
-    let sells = a.get("InstanceTypeQuotaSet").items().iter().any(|q| q.get("Status").value() == "SELL");
-    Ok(Some((sells, a.request_id)))
+    async fn in_stock(&self, region: &str, zone: &str, instance_type: &str) -> Result<Stock, CloudError> {
+        let body = json!({ "Filters": [{ "Name": "zone", "Values": [zone] }, { "Name": "instance-type", "Values": [instance_type] }] });
+        let a = self.call(CVM, region, "DescribeZoneInstanceConfigInfos", body).await?;
+        // One entry per charge type; on sale if any of them sells.
+        let sells = a.get("InstanceTypeQuotaSet").items().iter().any(|q| q.get("Status").value() == "SELL");
+        Ok(Some((sells, a.request_id)))
+    }
 }
 
 #[cfg(test)]

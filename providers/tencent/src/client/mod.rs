@@ -1,14 +1,11 @@
-//! The client side of Tencent Cloud: gpuctl-cloud's [`Cloud`] over CVM (`cvm.rs`: instances, prices,
+//! The client side of Tencent Cloud: gpuctl-cloud's `Cloud` (its three service traits) over CVM (`cvm.rs`: instances, prices,
 //! stock) and CBS (`cbs.rs`: disks, snapshots), JSON POSTs signed with TC3, and the classifier that maps
 //! Tencent's error codes (always HTTP 200, the error in the body) to the engine's seven kinds.
 
 mod cbs;
 mod cvm;
 
-use gpuctl_cloud::cloud::{
-    BoxFuture, Cloud, CloudError, CreateRequest, Created, DiskInfo, DiskKind, ErrorKind, Filter, Instance,
-    Quote, SnapshotState,
-};
+use gpuctl_cloud::cloud::{CloudError, ErrorKind};
 use gpuctl_cloud::http::{Endpoint, Http, Response};
 use gpuctl_cloud::json::Field;
 use gpuctl_cloud::send::{Answer, Dialect, Envelope};
@@ -53,13 +50,14 @@ struct Wire;
 
 impl Dialect for Wire {
     const PROVIDER: Provider = Provider::Tencent;
+    const ERRORS_IN_SUCCESS: bool = true;
 
     /// CVM answers its own errors with 200; a 5xx or 429 is a gateway's (which may still use CVM's shape).
     fn failed_status(&self, status: u16) -> bool {
         status >= 500 || status == 429
     }
 
-    fn error(&self, _status: u16, body: &Value) -> Option<Envelope> {
+    fn error(&self, body: &Value) -> Option<Envelope> {
         let r = Field::root("", body).get("Response");
         let e = r.get("Error");
         (!e.value().is_null()).then(|| Envelope {
@@ -132,71 +130,6 @@ impl Client {
             version: VERSION.into(),
         };
         self.account.send(&Wire, action, &req, &sp).await
-    }
-}
-
-impl Cloud for Client {
-    fn provider(&self) -> Provider {
-        Provider::Tencent
-    }
-
-    fn create<'a>(&'a self, req: &'a CreateRequest) -> BoxFuture<'a, Result<Created, CloudError>> {
-        Box::pin(cvm::create(self, req))
-    }
-
-    fn describe<'a>(
-        &'a self,
-        region: &'a str,
-        filter: &'a Filter,
-    ) -> BoxFuture<'a, Result<Vec<Instance>, CloudError>> {
-        Box::pin(cvm::describe(self, region, filter))
-    }
-
-    fn disks<'a>(
-        &'a self,
-        region: &'a str,
-        instance_id: &'a str,
-    ) -> BoxFuture<'a, Result<Vec<(DiskKind, DiskInfo)>, CloudError>> {
-        Box::pin(cbs::disks(self, region, instance_id))
-    }
-
-    fn terminate<'a>(
-        &'a self,
-        region: &'a str,
-        instance_ids: &'a [String],
-    ) -> BoxFuture<'a, Result<(), CloudError>> {
-        Box::pin(cvm::terminate(self, region, instance_ids))
-    }
-
-    fn snapshot<'a>(
-        &'a self,
-        region: &'a str,
-        disk_id: &'a str,
-        name: &'a str,
-        _client_token: &'a str,
-    ) -> BoxFuture<'a, Result<String, CloudError>> {
-        Box::pin(cbs::snapshot(self, region, disk_id, name))
-    }
-
-    fn snapshot_state<'a>(
-        &'a self,
-        region: &'a str,
-        snapshot_id: &'a str,
-    ) -> BoxFuture<'a, Result<SnapshotState, CloudError>> {
-        Box::pin(cbs::snapshot_state(self, region, snapshot_id))
-    }
-
-    fn quote<'a>(&'a self, req: &'a CreateRequest) -> BoxFuture<'a, Result<Quote, CloudError>> {
-        Box::pin(cvm::quote(self, req))
-    }
-
-    fn in_stock<'a>(
-        &'a self,
-        region: &'a str,
-        zone: &'a str,
-        instance_type: &'a str,
-    ) -> BoxFuture<'a, Result<Option<(bool, Option<String>)>, CloudError>> {
-        Box::pin(cvm::in_stock(self, region, zone, instance_type))
     }
 }
 
