@@ -55,6 +55,6 @@ mod tests {
         assert!(!d.contains("s3cr3t") && !d.contains("t0ken"), "{d}");
         assert_eq!(a.endpoint_or(|| "other".into()).host, "cvm.example");
         let a = Account { endpoint: None, ..a };
-        assert_eq!(a.endpoint_or(|| "ecs.cn-x.example".into()).url("/"), "https://ecs.cn-x.example/");
+        assert_eq!(a.endpoint_or(|| "api.cn-x.example".into()).url("/"), "https://api.cn-x.example/");
     }
 }

@@ -4,6 +4,7 @@
 //! - [`apply`]: the engine: create/adopt/fall back/wait, release, snapshot, all concurrent.
 //! - [`retry`]: pacing per provider API and bounded retries with backoff and jitter.
 //! - [`plan`]: spec + catalog + state → creates, keeps, releases, ¥/hour, totals per billing mode, budget.
+//! - [`names`]: instance-type ids in the catalog against the clouds' API names.
 //! - [`token`]: deterministic client tokens.
 //! - [`state`]: the SQLite store: intent log, resources, snapshots, apply lock.
 //! - [`sweep`]: finding and releasing tagged instances no live record owns (`gpuctl sweep`).
@@ -11,6 +12,7 @@
 //! Knows no provider's wire format: each provider crate implements gpuctl-cloud's trait.
 
 pub mod apply;
+pub mod names;
 pub mod plan;
 pub mod retry;
 pub mod spec;

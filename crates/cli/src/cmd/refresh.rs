@@ -358,10 +358,10 @@ async fn ask_stock(engine: &gpuctl_provision::apply::Engine, asks: &[Ask]) -> Ve
     out.into_iter().map(|(_, s)| s).collect()
 }
 
-/// The type as the cloud's API names it (Alibaba's API prefixes `ecs.`; the catalog leaves it off).
+/// The type as the cloud's API names it (the catalog leaves off Alibaba's `ecs.`: gpuctl-alibaba's rule).
 fn api_type(provider: Provider, instance: &str) -> String {
     match provider {
-        Provider::Alibaba if !instance.starts_with("ecs.") => format!("ecs.{instance}"),
+        Provider::Alibaba => gpuctl_alibaba::api::api_type(instance),
         _ => instance.to_string(),
     }
 }

@@ -8,8 +8,8 @@ use std::process::ExitCode;
 
 use clap::Args;
 use gpuctl_cloud::cloud::InstanceState;
-use gpuctl_cloud::provider::catalog_instance_id;
 use gpuctl_core::{Catalog, Confidence, PriceOrigin, UnknownName};
+use gpuctl_provision::names::catalog_instance_id;
 use gpuctl_provision::plan::PriceFact;
 use gpuctl_provision::state::ResourceState;
 use gpuctl_provision::sweep::{Found, Orphan, Place, PlaceError};

@@ -16,7 +16,8 @@ pub use read::Spanned;
 
 pub use gpuctl_cloud::resource::{Disk, DiskCategory, NetworkIds};
 
-use crate::provider::{catalog_instance_id, BillingMode, Provider};
+use crate::names::catalog_instance_id;
+use crate::provider::{BillingMode, Provider};
 use gpuctl_core::Catalog;
 
 /// A position in the spec file, 1-based; columns count characters.
