@@ -4,10 +4,10 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use gpuctl_cloud::cloud::Cloud;
+use gpuctl_cloud::http::{Endpoint, Http};
 use gpuctl_core::Catalog;
 use gpuctl_provision::apply::{Engine, Options};
-use gpuctl_provision::cloud::Cloud;
-use gpuctl_provision::http::{Endpoint, Http};
 use gpuctl_provision::plan::plan;
 use gpuctl_provision::retry::RetryPolicy;
 use gpuctl_provision::spec::{self, Limits};

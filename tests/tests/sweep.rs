@@ -10,12 +10,12 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
+use gpuctl_cloud::cloud::{Cloud, CreateRequest};
+use gpuctl_cloud::http::{Endpoint, Http};
+use gpuctl_cloud::BillingMode;
+use gpuctl_cloud::{Disk, DiskCategory, NetworkIds};
 use gpuctl_e2e::e2e::{gpuctl, instance_id, is_live, ok_json, spec_text, tag_value, SimProcess, PROVIDERS};
-use gpuctl_provision::cloud::{Cloud, CreateRequest};
-use gpuctl_provision::http::{Endpoint, Http};
-use gpuctl_provision::spec::{Disk, DiskCategory, NetworkIds};
 use gpuctl_provision::state::Store;
-use gpuctl_provision::BillingMode;
 use serde_json::Value;
 
 const QUICK: &str = "seed = 9\n[knobs]\nboot_seconds = 1\n";

@@ -5,7 +5,8 @@
 use gpuctl_core::price::{price_job, Usage};
 use gpuctl_core::{Catalog, Confidence, Price, PriceOrigin};
 
-use crate::provider::{catalog_instance_id, BillingMode, Provider};
+use crate::names::{api_instance_type, catalog_instance_id};
+use crate::provider::{BillingMode, Provider};
 use crate::spec::{Placement, Pool, Spec};
 use crate::state::Resource;
 
@@ -301,10 +302,7 @@ fn choices(pool: &Pool, catalog: &Catalog) -> Vec<Choice> {
                 if !fits {
                     continue;
                 }
-                let api_type = match inst.provider {
-                    Provider::Alibaba => format!("ecs.{}", inst.id),
-                    _ => inst.id.clone(),
-                };
+                let api_type = api_instance_type(inst.provider, &inst.id);
                 let zones = catalog.provider(inst.provider).map(|p| p.regions.clone()).unwrap_or_default();
                 for region in &inst.regions {
                     if !req.regions.is_empty() && !req.regions.contains(region) {

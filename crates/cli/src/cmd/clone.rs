@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Args;
-use gpuctl_provision::cloud::{DiskKind, Instance};
+use gpuctl_cloud::cloud::{DiskKind, Instance};
 use gpuctl_provision::spec::{self, DiskCategory, Limits};
 use gpuctl_provision::{BillingMode, Provider};
 use toml_edit::{value, Array, DocumentMut, InlineTable, Item, Table};
@@ -79,7 +79,7 @@ fn spec_text(
     count: u32,
     provider: Provider,
     src: &Instance,
-    disks: &[(DiskKind, gpuctl_provision::cloud::DiskInfo)],
+    disks: &[(DiskKind, gpuctl_cloud::cloud::DiskInfo)],
     snapshots: &[(String, String)],
 ) -> String {
     let mut doc = DocumentMut::new();
@@ -96,7 +96,7 @@ fn spec_text(
     if let Some(img) = &src.image_id {
         p["image"] = value(img.as_str());
     }
-    let disk_table = |d: &gpuctl_provision::cloud::DiskInfo, snap: Option<&String>| {
+    let disk_table = |d: &gpuctl_cloud::cloud::DiskInfo, snap: Option<&String>| {
         let mut t = InlineTable::new();
         t.insert("category", category(d.disk.category).into());
         t.insert("size_gb", i64::from(d.disk.size_gb).into());

@@ -8,12 +8,12 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use clap::Args;
+use gpuctl_cloud::cloud::Cloud;
+use gpuctl_cloud::http::{endpoint_override, Endpoint, Http};
+use gpuctl_cloud::Provider;
 use gpuctl_provision::apply::{ApplyError, Engine, Event, Options};
-use gpuctl_provision::cloud::Cloud;
-use gpuctl_provision::http::{endpoint_override, Endpoint, Http};
 use gpuctl_provision::spec::{self, Limits, Spec};
 use gpuctl_provision::state::{StateError, Store};
-use gpuctl_provision::Provider;
 use gpuctl_sign::credentials::{self, Env};
 use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
 

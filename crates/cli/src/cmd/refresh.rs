@@ -12,9 +12,9 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::Args;
+use gpuctl_cloud::cloud::CreateRequest;
+use gpuctl_cloud::{Disk, DiskCategory};
 use gpuctl_core::{BillingMode, Catalog, Provider};
-use gpuctl_provision::cloud::CreateRequest;
-use gpuctl_provision::spec::{Disk, DiskCategory};
 use serde::Serialize;
 
 use super::provisioning::{CloudArgs, Session, EXIT_PARTIAL};
@@ -279,7 +279,7 @@ fn asks(cat: &Catalog, args: &RefreshArgs) -> Result<Vec<Ask>, CliError> {
             };
             for mode in cat.billing_modes(i) {
                 if (!modes.is_empty() && !modes.contains(&mode))
-                    || gpuctl_provision::provider::api_offers(i.provider, mode).is_err()
+                    || gpuctl_cloud::provider::api_offers(i.provider, mode).is_err()
                 {
                     continue;
                 }
@@ -358,10 +358,10 @@ async fn ask_stock(engine: &gpuctl_provision::apply::Engine, asks: &[Ask]) -> Ve
     out.into_iter().map(|(_, s)| s).collect()
 }
 
-/// The type as the cloud's API names it (Alibaba's API prefixes `ecs.`; the catalog leaves it off).
+/// The type as the cloud's API names it (the catalog leaves off Alibaba's `ecs.`: gpuctl-alibaba's rule).
 fn api_type(provider: Provider, instance: &str) -> String {
     match provider {
-        Provider::Alibaba if !instance.starts_with("ecs.") => format!("ecs.{instance}"),
+        Provider::Alibaba => gpuctl_alibaba::api::api_type(instance),
         _ => instance.to_string(),
     }
 }

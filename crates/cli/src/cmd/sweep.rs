@@ -7,10 +7,10 @@ use std::collections::BTreeMap;
 use std::process::ExitCode;
 
 use clap::Args;
+use gpuctl_cloud::cloud::InstanceState;
 use gpuctl_core::{Catalog, Confidence, PriceOrigin, UnknownName};
-use gpuctl_provision::cloud::InstanceState;
+use gpuctl_provision::names::catalog_instance_id;
 use gpuctl_provision::plan::PriceFact;
-use gpuctl_provision::provider::catalog_instance_id;
 use gpuctl_provision::state::ResourceState;
 use gpuctl_provision::sweep::{Found, Orphan, Place, PlaceError};
 use gpuctl_provision::{BillingMode, Provider};
@@ -290,7 +290,7 @@ fn printable(s: &str) -> String {
 fn print_found(found: &Found, rows: &[Row], total: f64, unpriced: usize) {
     let regions = found.searched.len() + found.errors.len();
     if rows.is_empty() {
-        println!("no leaks: every instance tagged {} in {} region(s) is owned by a recorded deployment ({} owned, {} terminating)", gpuctl_provision::cloud::TAG_DEPLOYMENT, found.searched.len(), found.owned, found.leaving);
+        println!("no leaks: every instance tagged {} in {} region(s) is owned by a recorded deployment ({} owned, {} terminating)", gpuctl_cloud::cloud::TAG_DEPLOYMENT, found.searched.len(), found.owned, found.leaving);
     } else {
         let mut t =
             table(["where", "instance", "name", "type", "state", "deployment/pool", "launched", "¥/hour"]);

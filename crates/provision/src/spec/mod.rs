@@ -14,7 +14,10 @@ use std::fmt;
 pub use parse::{parse, parse_file, Limits};
 pub use read::Spanned;
 
-use crate::provider::{catalog_instance_id, BillingMode, Provider};
+pub use gpuctl_cloud::resource::{Disk, DiskCategory, NetworkIds};
+
+use crate::names::catalog_instance_id;
+use crate::provider::{BillingMode, Provider};
 use gpuctl_core::Catalog;
 
 /// A position in the spec file, 1-based; columns count characters.
@@ -182,31 +185,6 @@ impl<T> PerProvider<T> {
             PerProvider::Each(m) => m.get(&p),
         }
     }
-}
-
-/// Disk categories in the users' words; each client maps them (e.g. `ssd` → Tencent CLOUD_SSD,
-/// Alibaba cloud_essd, JD ssd.gp1; `premium` → CLOUD_PREMIUM, cloud_efficiency, hdd.std1).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum DiskCategory {
-    Ssd,
-    Premium,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct Disk {
-    pub category: DiskCategory,
-    pub size_gb: u32,
-    /// Create the disk from this snapshot (used by `clone --from-snapshot`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub snapshot_id: Option<String>,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct NetworkIds {
-    pub vpc: String,
-    pub subnet: String,
-    pub security_groups: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq)]

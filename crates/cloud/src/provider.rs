@@ -24,11 +24,3 @@ pub fn has_default_network(provider: Provider) -> bool {
     // JD's createInstances requires primaryNetworkInterface.subnetId.
     !matches!(provider, Provider::JdCloud)
 }
-
-/// The catalog's id for an instance type as the cloud's API names it (Alibaba's API prefixes `ecs.`).
-pub fn catalog_instance_id(provider: Provider, api_type: &str) -> &str {
-    match provider {
-        Provider::Alibaba => api_type.strip_prefix("ecs.").unwrap_or(api_type),
-        _ => api_type,
-    }
-}

@@ -9,7 +9,7 @@ use std::pin::Pin;
 use std::time::Duration;
 
 use crate::provider::{BillingMode, Provider};
-use crate::spec::{Disk, NetworkIds};
+use crate::resource::{Disk, NetworkIds};
 
 /// The trait's futures are boxed so clouds can be held as `dyn Cloud` side by side.
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
@@ -148,6 +148,10 @@ pub struct Quote {
     pub request_id: Option<String>,
 }
 
+/// Whether an instance type is on sale in a zone now, with the request id of the answer that said so;
+/// `None`: this client does not ask, so stock is unknown.
+pub type Stock = Option<(bool, Option<String>)>;
+
 /// The seven kinds of failure the engine acts on. Each provider's classifier maps its codes here.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -273,7 +277,7 @@ pub trait Cloud: Send + Sync {
         _region: &'a str,
         _zone: &'a str,
         _instance_type: &'a str,
-    ) -> BoxFuture<'a, Result<Option<(bool, Option<String>)>, CloudError>> {
+    ) -> BoxFuture<'a, Result<Stock, CloudError>> {
         Box::pin(async { Ok(None) })
     }
 

@@ -5,7 +5,7 @@
 use std::net::IpAddr;
 use std::time::Duration;
 
-use crate::cloud::{CloudError, ErrorKind};
+use crate::cloud::CloudError;
 use crate::provider::Provider;
 
 /// A base URL: scheme and host (with port when not the scheme's default).
@@ -125,7 +125,7 @@ impl Http {
         body: Vec<u8>,
     ) -> Result<Response, CloudError> {
         let method = reqwest::Method::from_bytes(method.as_bytes())
-            .map_err(|e| transport(provider, action, "http-method", e.to_string()))?;
+            .map_err(|e| CloudError::transport(provider, action, "http-method", e.to_string()))?;
         let mut rb = self.client.request(method, url);
         for (k, v) in headers {
             // reqwest sets Host from the URL; a second Host header would be a different request.
@@ -141,7 +141,7 @@ impl Http {
             } else {
                 "http-transport"
             };
-            transport(provider, action, code, without_url(&e))
+            CloudError::transport(provider, action, code, without_url(&e))
         })?;
         let status = resp.status().as_u16();
         let headers = resp
@@ -152,7 +152,7 @@ impl Http {
         let body = resp
             .bytes()
             .await
-            .map_err(|e| transport(provider, action, "http-body", without_url(&e)))?
+            .map_err(|e| CloudError::transport(provider, action, "http-body", without_url(&e)))?
             .to_vec();
         Ok(Response { status, headers, body })
     }
@@ -165,18 +165,6 @@ fn without_url(e: &reqwest::Error) -> String {
         s = s.replace(url.as_str(), "<url>");
     }
     s
-}
-
-fn transport(provider: Provider, action: &str, code: &str, message: String) -> CloudError {
-    CloudError {
-        provider,
-        action: action.into(),
-        kind: ErrorKind::Transient,
-        code: code.into(),
-        message,
-        request_id: None,
-        retry_after: None,
-    }
 }
 
 #[cfg(test)]

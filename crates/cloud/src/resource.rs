@@ -1,0 +1,28 @@
+//! The resources the [`Cloud`](crate::cloud::Cloud) trait speaks of, in the users' words: disks by
+//! category and size, network ids. The spec reads them, the engine passes them on, each client maps them
+//! to its cloud's names.
+
+/// Disk categories in the users' words; each client maps them (e.g. `ssd` → Tencent CLOUD_SSD,
+/// Alibaba cloud_essd, JD ssd.gp1; `premium` → CLOUD_PREMIUM, cloud_efficiency, hdd.std1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DiskCategory {
+    Ssd,
+    Premium,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Disk {
+    pub category: DiskCategory,
+    pub size_gb: u32,
+    /// Create the disk from this snapshot (used by `clone --from-snapshot`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub snapshot_id: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct NetworkIds {
+    pub vpc: String,
+    pub subnet: String,
+    pub security_groups: Vec<String>,
+}

@@ -1,0 +1,153 @@
+//! [`Cloud`] in three parts, the way the clouds split their APIs into services: instances, disks and
+//! snapshots, prices and stock. A client implements the parts with plain `async fn`s in its service files
+//! (`client/<service>.rs`); the one blanket impl below boxes them into `Cloud`, so the engine can hold
+//! clouds side by side as `dyn Cloud` and no client writes that boxing out again.
+
+use std::future::Future;
+
+use crate::cloud::{
+    BoxFuture, Cloud, CloudError, CreateRequest, Created, DiskInfo, DiskKind, Filter, Instance, Quote,
+    SnapshotState, Stock,
+};
+use crate::provider::Provider;
+
+/// Creating, describing and releasing instances (see [`Cloud`] for what each call promises).
+pub trait Instances: Send + Sync {
+    const PROVIDER: Provider;
+
+    fn create(&self, req: &CreateRequest) -> impl Future<Output = Result<Created, CloudError>> + Send;
+
+    fn describe(
+        &self,
+        region: &str,
+        filter: &Filter,
+    ) -> impl Future<Output = Result<Vec<Instance>, CloudError>> + Send;
+
+    fn terminate(
+        &self,
+        region: &str,
+        instance_ids: &[String],
+    ) -> impl Future<Output = Result<(), CloudError>> + Send;
+
+    /// Clouds whose create carries the release time keep this default, which does nothing.
+    fn set_auto_release(
+        &self,
+        _region: &str,
+        _instance_id: &str,
+        _at: jiff::Timestamp,
+    ) -> impl Future<Output = Result<(), CloudError>> + Send {
+        async { Ok(()) }
+    }
+}
+
+/// An instance's cloud disks and their snapshots.
+pub trait Disks: Send + Sync {
+    fn disks(
+        &self,
+        region: &str,
+        instance_id: &str,
+    ) -> impl Future<Output = Result<Vec<(DiskKind, DiskInfo)>, CloudError>> + Send;
+
+    fn snapshot(
+        &self,
+        region: &str,
+        disk_id: &str,
+        name: &str,
+        client_token: &str,
+    ) -> impl Future<Output = Result<String, CloudError>> + Send;
+
+    fn snapshot_state(
+        &self,
+        region: &str,
+        snapshot_id: &str,
+    ) -> impl Future<Output = Result<SnapshotState, CloudError>> + Send;
+}
+
+/// The cloud's own prices and stock.
+pub trait Prices: Send + Sync {
+    fn quote(&self, req: &CreateRequest) -> impl Future<Output = Result<Quote, CloudError>> + Send;
+
+    /// `None` (the default): this client does not ask, so stock is unknown.
+    fn in_stock(
+        &self,
+        _region: &str,
+        _zone: &str,
+        _instance_type: &str,
+    ) -> impl Future<Output = Result<Stock, CloudError>> + Send {
+        async { Ok(None) }
+    }
+}
+
+impl<T: Instances + Disks + Prices> Cloud for T {
+    fn provider(&self) -> Provider {
+        T::PROVIDER
+    }
+
+    fn create<'a>(&'a self, req: &'a CreateRequest) -> BoxFuture<'a, Result<Created, CloudError>> {
+        Box::pin(Instances::create(self, req))
+    }
+
+    fn describe<'a>(
+        &'a self,
+        region: &'a str,
+        filter: &'a Filter,
+    ) -> BoxFuture<'a, Result<Vec<Instance>, CloudError>> {
+        Box::pin(Instances::describe(self, region, filter))
+    }
+
+    fn disks<'a>(
+        &'a self,
+        region: &'a str,
+        instance_id: &'a str,
+    ) -> BoxFuture<'a, Result<Vec<(DiskKind, DiskInfo)>, CloudError>> {
+        Box::pin(Disks::disks(self, region, instance_id))
+    }
+
+    fn terminate<'a>(
+        &'a self,
+        region: &'a str,
+        instance_ids: &'a [String],
+    ) -> BoxFuture<'a, Result<(), CloudError>> {
+        Box::pin(Instances::terminate(self, region, instance_ids))
+    }
+
+    fn snapshot<'a>(
+        &'a self,
+        region: &'a str,
+        disk_id: &'a str,
+        name: &'a str,
+        client_token: &'a str,
+    ) -> BoxFuture<'a, Result<String, CloudError>> {
+        Box::pin(Disks::snapshot(self, region, disk_id, name, client_token))
+    }
+
+    fn snapshot_state<'a>(
+        &'a self,
+        region: &'a str,
+        snapshot_id: &'a str,
+    ) -> BoxFuture<'a, Result<SnapshotState, CloudError>> {
+        Box::pin(Disks::snapshot_state(self, region, snapshot_id))
+    }
+
+    fn quote<'a>(&'a self, req: &'a CreateRequest) -> BoxFuture<'a, Result<Quote, CloudError>> {
+        Box::pin(Prices::quote(self, req))
+    }
+
+    fn in_stock<'a>(
+        &'a self,
+        region: &'a str,
+        zone: &'a str,
+        instance_type: &'a str,
+    ) -> BoxFuture<'a, Result<Stock, CloudError>> {
+        Box::pin(Prices::in_stock(self, region, zone, instance_type))
+    }
+
+    fn set_auto_release<'a>(
+        &'a self,
+        region: &'a str,
+        instance_id: &'a str,
+        at: jiff::Timestamp,
+    ) -> BoxFuture<'a, Result<(), CloudError>> {
+        Box::pin(Instances::set_auto_release(self, region, instance_id, at))
+    }
+}
