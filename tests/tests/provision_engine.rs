@@ -118,7 +118,7 @@ async fn provision(
     let recorded = store.resources(Some("e2e")).unwrap();
     let p = plan(&spec, Catalog::shipped(), &recorded, jiff::civil::date(2026, 11, 30));
     let e = engine(sim, store);
-    let report = e.apply(&spec, &p, jiff::Timestamp::now()).await;
+    let report = e.apply(&p, jiff::Timestamp::now()).await;
     (e, report)
 }
 

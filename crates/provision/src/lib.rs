@@ -8,6 +8,8 @@
 //! - [`cloud`]: the trait each provider's client implements, and the error kinds the engine acts on.
 //! - [`plan`]: spec + catalog + state → creates, keeps, releases, ¥/hour, totals per billing mode, budget.
 //! - [`token`]: deterministic client tokens.
+//! - [`workflow`]: provision, destroy, release and clone as engine operations, each under its lock.
+//! - [`name`]: the deployment/pool name rule, and the names gpuctl makes (a clone's deployment).
 //! - [`state`]: the SQLite store: intent log, resources, snapshots, apply lock.
 //! - [`sweep`]: finding and releasing tagged instances no live record owns (`gpuctl sweep`).
 //!
@@ -16,6 +18,7 @@
 pub mod apply;
 pub mod cloud;
 pub mod http;
+pub mod name;
 pub mod plan;
 pub mod provider;
 pub mod retry;
@@ -23,5 +26,6 @@ pub mod spec;
 pub mod state;
 pub mod sweep;
 pub mod token;
+pub mod workflow;
 
 pub use provider::{BillingMode, Provider};
