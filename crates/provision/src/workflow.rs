@@ -137,7 +137,7 @@ impl Engine {
                         r.deployment, r.pool, r.index
                     ))
                 })?;
-                (r.provider, r.region.as_str(), id, Some(r))
+                (r.provider, r.region.as_str(), id, Some(&**r))
             }
             CloneSource::Foreign { provider, region, instance_id } => {
                 (*provider, region.as_str(), instance_id.clone(), None)
@@ -224,8 +224,9 @@ impl<L> Provisioning<'_, L> {
 /// Where a clone's source is.
 #[derive(Debug, Clone)]
 pub enum CloneSource {
-    /// An instance gpuctl recorded (its deployment and pool name the copies).
-    Recorded(Resource),
+    /// An instance gpuctl recorded (its deployment and pool name the copies). Boxed: a record is
+    /// many times the size of the other variant.
+    Recorded(Box<Resource>),
     /// An instance gpuctl did not create.
     Foreign { provider: Provider, region: String, instance_id: String },
 }

@@ -62,7 +62,7 @@ pub fn run(args: CloneArgs) -> Result<ExitCode, CliError> {
             region: r.clone(),
             instance_id: id.clone(),
         },
-        _ => CloneSource::Recorded(resolve(&session.engine, &target)?.remove(0)),
+        _ => CloneSource::Recorded(Box::new(resolve(&session.engine, &target)?.remove(0))),
     };
     let opts = CloneOptions {
         count: args.count,
