@@ -118,7 +118,7 @@ async fn provision(
     let recorded = store.resources(Some("e2e")).unwrap();
     let p = plan(&spec, Catalog::shipped(), &recorded, jiff::civil::date(2026, 11, 30));
     let e = engine(sim, store);
-    let report = e.apply(&spec, &p, jiff::Timestamp::now()).await;
+    let report = e.apply(&p, jiff::Timestamp::now()).await;
     (e, report)
 }
 
@@ -182,12 +182,7 @@ async fn lifecycle(provider: &str, src: &str, zone: &str) {
 
     // The cloud itself releases them when its clock passes the release time it holds (not gpuctl:
     // nothing is called here), so a release time the cloud never took would leave them billing.
-    let latest = again
-        .units
-        .iter()
-        .filter_map(|u| u.auto_release_at.as_deref()?.parse::<jiff::Timestamp>().ok())
-        .max()
-        .unwrap();
+    let latest = again.units.iter().filter_map(|u| u.auto_release_at).max().unwrap();
     let clock = sim.sim().ctx().clock();
     clock.set_at_least(latest.checked_add(jiff::SignedDuration::from_mins(1)).unwrap());
     sim.sim().tick();
@@ -217,12 +212,7 @@ fn check_on_the_cloud(provider: &str, cloud: &[serde_json::Value], units: &[gpuc
         assert_eq!(tag_value(i, "gpuctl-deployment").as_deref(), Some("e2e"), "{provider}: {i}");
         assert_eq!(tag_value(i, "gpuctl-pool").as_deref(), Some(u.pool.as_str()), "{provider}: {i}");
         assert!(tag_value(i, "gpuctl-token").is_some_and(|t| !t.is_empty()), "{provider}: {i}");
-        let asked: jiff::Timestamp = u
-            .auto_release_at
-            .as_deref()
-            .expect("pay-as-you-go gets an auto-release time")
-            .parse()
-            .expect("an RFC 3339 release time");
+        let asked = u.auto_release_at.expect("pay-as-you-go gets an auto-release time");
         let held = cloud_release_time(provider, i)
             .unwrap_or_else(|| panic!("{provider}: {id} has no release time on the cloud: {i}"));
         // The cloud may take the time to the minute (Alibaba rounds AutoReleaseTime's seconds down), so it

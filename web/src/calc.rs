@@ -5,9 +5,9 @@
 //! Every number here comes from gpuctl-core; this module only parses, groups and filters.
 
 use gpuctl_core::{
-    cost_of, parse_count, preset, rank, stages, tco, Assumption, BillingMode, Catalog, Date, FitReport,
-    Infeasible, Job, Method, ModelShape, Offer, Precision, PriceAge, Provider, Question, StagePlan, TcoInput,
-    TcoReport, UnknownName, Usage, Warning,
+    cost_of, input, parse_count, preset, rank, stages, tco, Assumption, BillingMode, Catalog, Date,
+    FitReport, Infeasible, InputError, Job, Method, ModelShape, Offer, Precision, PriceAge, Provider,
+    Question, StagePlan, TcoInput, TcoReport, UnknownName, Usage, Warning,
 };
 
 use crate::i18n::{self, Lang};
@@ -25,6 +25,11 @@ pub struct FieldError {
 impl FieldError {
     fn new(field: &'static str, en: impl Into<String>, zh: impl Into<String>) -> FieldError {
         FieldError { field, message: en.into(), zh: zh.into() }
+    }
+
+    /// A number core's bounds refuse (`gpuctl_core::input`), worded in both languages.
+    fn input(field: &'static str, e: &InputError) -> FieldError {
+        FieldError::new(field, e.to_string(), i18n::input_error(e, Lang::Zh))
     }
 
     /// A name that matched nothing, with the closest valid names.
@@ -129,15 +134,13 @@ pub fn model(inputs: &Inputs, errors: &mut Vec<FieldError>) -> Option<ModelShape
         errors,
         ("a parameter count (e.g. 7b, 13B, 350M)", "参数量（如 7b、13B、350M）"),
     ) {
-        Some(p) if p >= 1e6 => Some(ModelShape::from_params(p)),
-        Some(_) => {
-            errors.push(FieldError::new(
-                "params",
-                "a model has at least 1M parameters (write 7b for 7 billion)",
-                "模型至少有 1M 参数（70 亿写作 7b）",
-            ));
-            None
-        }
+        Some(p) => match input::params(p) {
+            Ok(p) => Some(ModelShape::from_params(p)),
+            Err(e) => {
+                errors.push(FieldError::input("params", &e));
+                None
+            }
+        },
         None => {
             if !errors.iter().any(|e| e.field == "params") {
                 errors.push(FieldError::new(
@@ -190,54 +193,22 @@ pub fn question(inputs: &Inputs, today: Date) -> Result<Question, Vec<FieldError
         ("an amount in ¥ (e.g. 5000, 20k)", "金额（¥，如 5000、20k）"),
     );
 
-    let mut check = |ok: bool, field: &'static str, en: &str, zh: &str| {
-        if !ok {
-            errors.push(FieldError::new(field, en, zh));
+    // Core's bounds, the same the CLI's flags are held to; every failing field is reported.
+    let mut check = |field: &'static str, r: Result<f64, InputError>| match r {
+        Ok(v) => Some(v),
+        Err(e) => {
+            errors.push(FieldError::input(field, &e));
+            None
         }
     };
-    if let Some(s) = seq {
-        check(
-            (16.0..=1_048_576.0).contains(&s) && s.fract() == 0.0,
-            "seq",
-            "sequence length must be a whole number from 16 to 1M",
-            "序列长度须为 16 到 1M 之间的整数",
-        );
-    }
-    if let Some(e) = epochs {
-        check(
-            e > 0.0 && e <= 1000.0,
-            "epochs",
-            "epochs must be more than 0 and at most 1000",
-            "训练轮数须大于 0 且不超过 1000",
-        );
-    }
-    if let Some(g) = gpus {
-        check(
-            (1.0..=16.0).contains(&g) && g.fract() == 0.0,
-            "gpus",
-            "GPUs per instance must be a whole number from 1 to 16",
-            "每实例 GPU 数须为 1 到 16 之间的整数",
-        );
-    }
-    if let Some(h) = hpd {
-        check(
-            h > 0.0 && h <= 24.0,
-            "hours-per-day",
-            "hours per day must be more than 0 and at most 24",
-            "每天使用小时数须大于 0 且不超过 24",
-        );
-    }
-    if let Some(d) = days {
-        check(
-            d > 0.0 && d <= 3.0 * 365.0,
-            "days",
-            "days must be more than 0 and at most 3 years",
-            "使用天数须大于 0 且不超过 3 年",
-        );
-    }
-    if let Some(d) = deadline {
-        check(d > 0.0, "deadline", "the deadline must be more than 0 days", "截止期限须大于 0 天");
-    }
+    let seq = seq.and_then(|s| check("seq", input::seq_len(s).map(f64::from)));
+    let tokens = tokens.and_then(|t| check("tokens", input::tokens(t)));
+    let epochs = epochs.and_then(|e| check("epochs", input::epochs(e)));
+    let gpus = gpus.and_then(|g| check("gpus", input::gpus(g).map(f64::from)));
+    let hpd = hpd.and_then(|h| check("hours-per-day", input::hours_per_day(h)));
+    let days = days.and_then(|d| check("days", input::days(d)));
+    let deadline = deadline.and_then(|d| check("deadline", input::deadline(d)));
+    let budget = budget.and_then(|b| check("budget", input::budget_cny(b)));
     let mut providers = Vec::new();
     for p in &inputs.providers {
         match Provider::parse(p) {

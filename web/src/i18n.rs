@@ -255,6 +255,32 @@ pub fn unknown_name(e: &gpuctl_core::UnknownName, lang: Lang) -> String {
     out
 }
 
+/// A refused number of the job question ([`gpuctl_core::InputError`]: core's bounds, English in
+/// its `Display`) in the page's language.
+pub fn input_error(e: &gpuctl_core::InputError, lang: Lang) -> String {
+    use gpuctl_core::InputError::*;
+    if lang == Lang::En {
+        return e.to_string();
+    }
+    match e {
+        SeqLenOutOfRange { min, .. } => format!("序列长度须为 {min} 到 1M 之间的整数"),
+        GpusOutOfRange { max } => format!("每实例 GPU 数须为 1 到 {max} 之间的整数"),
+        EpochsOutOfRange { max } => format!("训练轮数须大于 0 且不超过 {max}"),
+        HoursPerDayOutOfRange => "每天使用小时数须大于 0 且不超过 24".into(),
+        DaysOutOfRange { max_days } => {
+            if max_days % 365.0 == 0.0 {
+                format!("使用天数须大于 0 且不超过 {} 年", max_days / 365.0)
+            } else {
+                format!("使用天数须大于 0 且不超过 {max_days} 天")
+            }
+        }
+        TokensNegative => "token 数不能为负".into(),
+        DeadlineNotPositive => "截止期限须大于 0 天".into(),
+        BudgetNotPositive => "预算须为大于 0 的金额（¥）".into(),
+        ParamsTooFew { .. } => "模型至少有 1M 参数（70 亿写作 7b）".into(),
+    }
+}
+
 /// An MFU band's reason ([`gpuctl_core::MfuBand::basis`], English in the engine) in the page's language.
 fn mfu_basis(basis: &str, lang: Lang) -> String {
     if lang == Lang::En {

@@ -16,11 +16,14 @@
 //! - [`warning`]: the ranking's warnings as stable codes with parameters, and their English text.
 //! - [`explain`]: assumptions, infeasible reasons, fit verdicts and price age as codes, likewise.
 //! - [`suggest`], [`units`]: closest names for typos; `50M` / `7b` / `3d` style numbers.
+//! - [`input`]: the bounds of a job question's numbers, as codes (`InputError`) — the CLI and the page
+//!   both check them here.
 
 pub mod catalog;
 pub mod compat;
 pub mod explain;
 pub mod fit;
+pub mod input;
 pub mod model;
 pub mod price;
 pub mod rank;
@@ -39,10 +42,12 @@ pub use catalog::{
 pub use compat::{check as check_compat, CompatIssue, CompatQuery, Severity};
 pub use explain::{Assumption, PriceAge, Reason, Verdict};
 pub use fit::{fit, FitReport, Hardware, Job, MemoryBreakdown, Method, Precision};
+pub use input::InputError;
 pub use jiff::civil::Date;
 pub use model::{preset, preset_names, presets, ModelShape};
 pub use price::{
-    break_even, cost_of, money, price_job, terms_for, BreakEven, JobPrice, ModeCost, Usage, SPOT_WARNING,
+    break_even, cost_of, money, price_job, terms_bought, terms_for, BreakEven, JobPrice, ModeCost, Usage,
+    SPOT_WARNING,
 };
 pub use rank::{hardware, rank, Infeasible, Offer, Question, Ranking, STALE_PRICE_DAYS};
 pub use stages::{stages, Stage, StagePlan};

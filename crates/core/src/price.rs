@@ -85,6 +85,20 @@ pub fn terms_for(mode: BillingMode, hours: f64, usage: &Usage) -> f64 {
     (calendar_hours / mode.term_hours() - 1e-9).ceil().max(1.0)
 }
 
+/// Terms of `mode` billed for `hours` of work when at least `min_terms` terms are bought up front
+/// (a prepaid order names its term count: 3 months bought are 3 months billed even if the work takes
+/// one). Per-hour modes bill the hours and ignore `min_terms`. `terms_for` is this with a minimum of one
+/// term; a deployment plan passes its pool's `term`, so every total the engine gives for a pool comes
+/// from this one rule.
+pub fn terms_bought(mode: BillingMode, hours: f64, usage: &Usage, min_terms: u32) -> f64 {
+    let terms = terms_for(mode, hours, usage);
+    if mode.is_per_hour() {
+        terms
+    } else {
+        terms.max(f64::from(min_terms))
+    }
+}
+
 /// Cost of one price for `hours` (low, high) of work.
 pub fn cost_of(price: &Price, hours: (f64, f64), usage: &Usage, tokens: f64) -> ModeCost {
     let terms_low = terms_for(price.mode, hours.0, usage);
@@ -221,6 +235,23 @@ mod tests {
             let u = Usage { hours_per_day: hpd, total_hours: None };
             assert_eq!(terms_for(mode, hours, &u), want, "{mode} {hours} h at {hpd} h/day");
         }
+    }
+
+    #[test]
+    fn terms_bought_keep_the_prepaid_minimum() {
+        let straight = Usage::hours(0.0);
+        // Three months bought: three billed, however short the work, and more when it runs longer.
+        assert_eq!(terms_bought(BillingMode::Monthly, 10.0, &straight, 3), 3.0);
+        assert_eq!(terms_bought(BillingMode::Monthly, 4.0 * 730.0, &straight, 3), 4.0);
+        // No minimum beyond one term, as `terms_for` bills.
+        assert_eq!(terms_bought(BillingMode::Weekly, 10.0, &straight, 0), 1.0);
+        assert_eq!(
+            terms_bought(BillingMode::Weekly, 200.0, &straight, 1),
+            terms_for(BillingMode::Weekly, 200.0, &straight)
+        );
+        // Per-hour modes bill hours, never a term count.
+        assert_eq!(terms_bought(BillingMode::Hourly, 2.5, &straight, 3), 2.5);
+        assert_eq!(terms_bought(BillingMode::Spot, 7.0, &straight, 12), 7.0);
     }
 
     #[test]

@@ -19,7 +19,7 @@ use crate::cloud::{
 use crate::plan::{Choice, Plan};
 use crate::provider::Provider;
 use crate::retry::{with_retry, Calls, Deadline, Pacer, RetryPolicy, RetryStats};
-use crate::spec::{AutoRelease, Network, Pool, Spec};
+use crate::spec::{AutoRelease, Network, Pool};
 use crate::state::{Intent, Resource, ResourceState, SnapshotRecord, StateError, Store};
 use crate::token::client_token;
 
@@ -57,13 +57,45 @@ impl Default for Options {
 /// What the engine tells whoever shows progress (the CLI draws bars from these).
 #[derive(Debug, Clone, PartialEq)]
 pub enum Event {
-    Creating { pool: String, index: u32, provider: Provider, zone: String, instance_type: String },
-    Adopted { pool: String, index: u32, instance_id: String },
-    FellBack { pool: String, index: u32, from: String, reason: String },
-    Running { pool: String, index: u32, instance_id: String },
-    Releasing { instance_id: String },
-    Released { instance_id: String },
-    Snapshotting { instance_id: String, disk_id: String },
+    /// A workflow starts `total` units of work in `group` (a pool's creates, or "release").
+    Begin {
+        group: String,
+        total: u64,
+        verb: &'static str,
+    },
+    Creating {
+        pool: String,
+        index: u32,
+        provider: Provider,
+        zone: String,
+        instance_type: String,
+    },
+    Adopted {
+        pool: String,
+        index: u32,
+        instance_id: String,
+    },
+    FellBack {
+        pool: String,
+        index: u32,
+        from: String,
+        reason: String,
+    },
+    Running {
+        pool: String,
+        index: u32,
+        instance_id: String,
+    },
+    Releasing {
+        instance_id: String,
+    },
+    Released {
+        instance_id: String,
+    },
+    Snapshotting {
+        instance_id: String,
+        disk_id: String,
+    },
 }
 
 pub type Progress = Arc<dyn Fn(&Event) + Send + Sync>;
@@ -101,7 +133,7 @@ pub struct Unit {
     pub public_ip: Option<String>,
     pub private_ip: Option<String>,
     pub cny_per_hour: Option<f64>,
-    pub auto_release_at: Option<String>,
+    pub auto_release_at: Option<jiff::Timestamp>,
     /// Candidates passed over because they were sold out.
     pub fell_back_from: Vec<String>,
     pub adopted: bool,
@@ -184,7 +216,7 @@ impl Engine {
         self.0.clouds.get(&p).cloned().ok_or(ApplyError::NoCloud(p))
     }
 
-    fn emit(&self, e: Event) {
+    pub(crate) fn emit(&self, e: Event) {
         (self.0.progress)(&e);
     }
 
@@ -232,25 +264,27 @@ impl Engine {
         )
     }
 
-    /// Carries out `plan` for `spec`: creates what is missing (all units concurrently), releases what
-    /// the spec no longer wants. Returns every unit's outcome; errors of single units are in the report.
-    pub async fn apply(&self, spec: &Spec, plan: &Plan, now: jiff::Timestamp) -> Report {
+    /// Carries out `plan`: creates what is missing (all units concurrently), releases what the spec no
+    /// longer wants. Each pool's plan carries its spec pool, so nothing is matched up by position.
+    /// Returns every unit's outcome; errors of single units are in the report. The caller holds the
+    /// deployment's lock (`Engine::begin_provision` and `Engine::clone_instance` take it).
+    pub async fn apply(&self, plan: &Plan, now: jiff::Timestamp) -> Report {
         let mut tasks = tokio::task::JoinSet::new();
-        for (pool_spec, pool_plan) in spec.pools.iter().zip(&plan.pools) {
+        for pool_plan in &plan.pools {
             for &index in &pool_plan.create {
                 let (engine, pool, choices, dep) = (
                     self.clone(),
-                    pool_spec.clone(),
+                    pool_plan.pool.clone(),
                     pool_plan.choices.clone(),
-                    spec.deployment.value.clone(),
+                    plan.deployment.clone(),
                 );
                 tasks.spawn(async move { engine.create_unit(&dep, &pool, index, &choices, now).await });
             }
         }
         let mut units = Vec::new();
-        for (pool_plan, pool_spec) in plan.pools.iter().zip(&spec.pools) {
+        for pool_plan in &plan.pools {
             for r in &pool_plan.keep {
-                units.push(self.keep_unit(r, pool_spec).await);
+                units.push(self.keep_unit(r).await);
             }
         }
         while let Some(res) = tasks.join_next().await {
@@ -267,7 +301,7 @@ impl Engine {
     }
 
     /// A recorded instance the spec still wants: confirm it is still there and running.
-    async fn keep_unit(&self, r: &Resource, _pool: &Pool) -> Unit {
+    async fn keep_unit(&self, r: &Resource) -> Unit {
         let mut u = Unit::from_resource(r);
         u.adopted = true;
         if let (Some(id), Ok(cloud)) = (&r.instance_id, self.cloud(r.provider)) {
@@ -279,7 +313,7 @@ impl Engine {
                         .any(|i| &i.instance_id == id && !matches!(i.state, InstanceState::Terminated)) =>
                 {
                     // A release time an earlier run could not set is set now.
-                    let want = r.auto_release_at.as_deref().and_then(|t| t.parse::<jiff::Timestamp>().ok());
+                    let want = r.auto_release_at;
                     let inst = found.iter().find(|i| &i.instance_id == id).expect("matched any");
                     if let Err(e) = self
                         .ensure_release_time(r.provider, &r.region, inst, &r.client_token, want, None)
@@ -430,7 +464,7 @@ impl Engine {
         req.client_token = token.clone();
         req.tags.insert(TAG_TOKEN.into(), token.clone());
         u.client_token = token.clone();
-        u.auto_release_at = req.auto_release_at.map(|t| t.to_string());
+        u.auto_release_at = req.auto_release_at;
 
         let mut instance_id = recorded.as_ref().and_then(|r| r.instance_id.clone());
         match recorded.as_ref().map(|r| r.state) {
@@ -492,8 +526,8 @@ impl Engine {
                 price_cny_per_hour: price.map(|p| p.cny_per_hour),
                 price_source: price.map(|p| p.source.clone()),
                 price_as_of: price.map(|p| p.as_of.clone()),
-                auto_release_at: u.auto_release_at.clone(),
-                created_at: now.to_string(),
+                auto_release_at: u.auto_release_at,
+                created_at: now,
                 running_at: None,
                 released_at: None,
                 last_error: None,
@@ -913,7 +947,7 @@ impl Engine {
                     pool: owner.as_ref().map(|o| o.pool.clone()),
                     client_token: token.clone(),
                     state: "creating".into(),
-                    created_at: jiff::Timestamp::now().to_string(),
+                    created_at: jiff::Timestamp::now(),
                 };
                 engine.store(|s| {
                     s.record_snapshot(&rec)?;
@@ -958,15 +992,10 @@ impl Engine {
     }
 
     /// Asks the cloud to check one create without making it (not billable, so no intent is written).
-    pub async fn dry_run(&self, spec: &Spec, pool: &str, c: &Choice) -> Result<(), ApplyError> {
-        let pool = spec
-            .pools
-            .iter()
-            .find(|p| p.name.value == pool)
-            .ok_or_else(|| ApplyError::Other(format!("no pool `{pool}`")))?;
+    pub async fn dry_run(&self, deployment: &str, pool: &Pool, c: &Choice) -> Result<(), ApplyError> {
         let cloud = self.cloud(c.provider)?;
-        let mut req = Self::request(&spec.deployment.value, pool, 0, c, jiff::Timestamp::now())?;
-        req.client_token = client_token(&spec.deployment.value, &pool.name.value, 0, &req, u32::MAX);
+        let mut req = Self::request(deployment, pool, 0, c, jiff::Timestamp::now())?;
+        req.client_token = client_token(deployment, &pool.name.value, 0, &req, u32::MAX);
         req.dry_run = true;
         self.call(c.provider, "create", &req.client_token, || cloud.create(&req)).await?;
         Ok(())
@@ -1069,7 +1098,7 @@ impl Unit {
             public_ip: r.public_ip.clone(),
             private_ip: r.private_ip.clone(),
             cny_per_hour: r.price_cny_per_hour,
-            auto_release_at: r.auto_release_at.clone(),
+            auto_release_at: r.auto_release_at,
             fell_back_from: Vec::new(),
             adopted: true,
             error: None,

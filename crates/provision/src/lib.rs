@@ -6,12 +6,15 @@
 //! - [`plan`]: spec + catalog + state → creates, keeps, releases, ¥/hour, totals per billing mode, budget.
 //! - [`names`]: instance-type ids in the catalog against the clouds' API names.
 //! - [`token`]: deterministic client tokens.
+//! - [`workflow`]: provision, destroy, release and clone as engine operations, each under its lock.
+//! - [`name`]: the deployment/pool name rule, and the names gpuctl makes (a clone's deployment).
 //! - [`state`]: the SQLite store: intent log, resources, snapshots, apply lock.
 //! - [`sweep`]: finding and releasing tagged instances no live record owns (`gpuctl sweep`).
 //!
 //! Knows no provider's wire format: each provider crate implements gpuctl-cloud's trait.
 
 pub mod apply;
+pub mod name;
 pub mod names;
 pub mod plan;
 pub mod retry;
@@ -19,6 +22,7 @@ pub mod spec;
 pub mod state;
 pub mod sweep;
 pub mod token;
+pub mod workflow;
 
 // The trait, the transport and the clouds' facts live in gpuctl-cloud (the provider crates depend on it,
 // not on this engine); re-exported so the engine's own `crate::cloud::…` paths read as before.

@@ -2,7 +2,7 @@
 //! hour and in total under each billing mode, and whether it fits the budget. Pure: no cloud calls (a
 //! live describe is the caller's to add), so the same plan can be shown, checked, and then applied.
 
-use gpuctl_core::price::{price_job, Usage};
+use gpuctl_core::price::{terms_bought, Usage};
 use gpuctl_core::{Catalog, Confidence, Price, PriceOrigin};
 
 use crate::names::{api_instance_type, catalog_instance_id};
@@ -61,6 +61,10 @@ pub struct ModeTotal {
 
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct PoolPlan {
+    /// The spec's pool this plan is for: apply builds every create from it, so a plan never has to be
+    /// matched up with its spec by position. Not part of `plan --json` (the spec is the user's file).
+    #[serde(skip)]
+    pub pool: Pool,
     pub name: String,
     pub count: u32,
     pub billing: BillingMode,
@@ -142,7 +146,7 @@ pub fn plan(spec: &Spec, catalog: &Catalog, recorded: &[Resource], today: gpuctl
                 let per_instance = p
                     .choices
                     .iter()
-                    .map(|c| c.price.as_ref().map(|f| cost_for(p.billing, p.term, f, hours)))
+                    .map(|c| c.price.as_ref().map(|f| instance_cost(p.billing, p.term, f.cny, hours)))
                     .max_by(|a, b| a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Equal))
                     .flatten();
                 per_instance.map(|c| c * f64::from(p.count))
@@ -176,14 +180,33 @@ pub fn plan(spec: &Spec, catalog: &Catalog, recorded: &[Resource], today: gpuctl
     }
 }
 
-/// What one instance costs: per-hour modes over `hours` (1 h if unknown), prepaid modes for the whole
-/// terms bought (at least `term`, more if `hours` spans more).
-fn cost_for(mode: BillingMode, term: u32, price: &PriceFact, hours: Option<f64>) -> f64 {
-    if mode.is_per_hour() {
-        return price.cny * hours.unwrap_or(1.0);
+/// The clouds `spec`'s pools may be created on (every candidate, fallbacks included), sorted: what
+/// credentials a run needs before it plans. From the spec and catalog alone, no state.
+pub fn providers(spec: &Spec, catalog: &Catalog) -> Vec<Provider> {
+    let mut v: Vec<Provider> =
+        spec.pools.iter().flat_map(|pool| choices(pool, catalog)).map(|c| c.provider).collect();
+    v.sort();
+    v.dedup();
+    v
+}
+
+/// What one instance costs at `cny` per term of `mode`: per-hour modes over `hours` (1 h if unknown),
+/// prepaid modes for the whole terms bought (at least `min_terms`, more if `hours` spans more). The
+/// terms are gpuctl-core's (`price::terms_bought`, the instances run straight through); the pool's
+/// total, the budget check and the per-mode lines all come from here.
+fn instance_cost(mode: BillingMode, min_terms: u32, cny: f64, hours: Option<f64>) -> f64 {
+    let h = hours.unwrap_or(1.0);
+    cny * terms_bought(mode, h, &Usage::hours(h), min_terms)
+}
+
+/// The term count a pool buys in `mode`: its own `term` in its own mode, one term in any other (the
+/// spec's `term` is a count of the pool's billing unit, so it says nothing about other modes).
+fn min_terms(pool_mode: BillingMode, pool_term: u32, mode: BillingMode) -> u32 {
+    if mode == pool_mode {
+        pool_term
+    } else {
+        1
     }
-    let needed = hours.map(|h| (h / mode.term_hours() - 1e-9).ceil()).unwrap_or(0.0);
-    price.cny * needed.max(f64::from(term))
 }
 
 fn pool_plan(
@@ -236,27 +259,33 @@ fn pool_plan(
     let count = f64::from(pool.count.value);
     let first = choices.first();
     let cny_per_hour = first.and_then(|c| c.price.as_ref()).map(|p| p.cny_per_hour * count);
-    let total_cny = first.and_then(|c| c.price.as_ref()).map(|p| cost_for(mode, pool.term, p, hours) * count);
+    let total_cny =
+        first.and_then(|c| c.price.as_ref()).map(|p| instance_cost(mode, pool.term, p.cny, hours) * count);
     let by_mode = match first {
         Some(c) => {
             let id = catalog_instance_id(c.provider, &c.instance_type);
-            let prices = catalog.prices_for(c.provider, id, &c.region);
             let offered =
                 catalog.instance_type(c.provider, id).map(|i| catalog.billing_modes(i)).unwrap_or_default();
-            let h = hours.unwrap_or(1.0);
-            price_job(&prices, (h, h), &Usage::hours(h), 0.0)
-                .modes
+            // One instance's cost per mode, cheapest first (ties by mode), as core's `price_job` orders.
+            let mut per_instance: Vec<(BillingMode, f64)> = catalog
+                .prices_for(c.provider, id, &c.region)
                 .into_iter()
-                .map(|m| ModeTotal {
-                    mode: m.mode,
-                    total_cny: m.cost_high * count,
-                    offered: offered.contains(&m.mode),
+                .map(|p| (p.mode, instance_cost(p.mode, min_terms(mode, pool.term, p.mode), p.cny, hours)))
+                .collect();
+            per_instance.sort_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(&b.0)));
+            per_instance
+                .into_iter()
+                .map(|(m, cost)| ModeTotal {
+                    mode: m,
+                    total_cny: cost * count,
+                    offered: offered.contains(&m),
                 })
                 .collect()
         }
         None => Vec::new(),
     };
     PoolPlan {
+        pool: pool.clone(),
         name: pool.name.value.clone(),
         count: pool.count.value,
         billing: mode,

@@ -10,6 +10,8 @@ use std::path::{Path, PathBuf};
 
 use rusqlite::{params, Connection, OptionalExtension};
 
+use jiff::Timestamp;
+
 use crate::provider::{BillingMode, Provider};
 
 /// Schema migrations, in order; `user_version` counts how many have run. Append only: never edit one
@@ -94,6 +96,8 @@ pub enum StateError {
     Locked { deployment: String, path: PathBuf },
     #[error("state store {path}: {source}")]
     Io { path: PathBuf, source: std::io::Error },
+    #[error("{0:?} is not a deployment name (1–40 characters of a-z, 0-9 and '-', starting with a letter)")]
+    BadName(String),
     #[error("state store {path}: bad value `{value}` in column {column}")]
     Corrupt { path: PathBuf, column: &'static str, value: String },
 }
@@ -152,10 +156,10 @@ pub struct Resource {
     pub price_cny_per_hour: Option<f64>,
     pub price_source: Option<String>,
     pub price_as_of: Option<String>,
-    pub auto_release_at: Option<String>,
-    pub created_at: String,
-    pub running_at: Option<String>,
-    pub released_at: Option<String>,
+    pub auto_release_at: Option<Timestamp>,
+    pub created_at: Timestamp,
+    pub running_at: Option<Timestamp>,
+    pub released_at: Option<Timestamp>,
     pub last_error: Option<String>,
 }
 
@@ -172,7 +176,7 @@ pub struct SnapshotRecord {
     pub pool: Option<String>,
     pub client_token: String,
     pub state: String,
-    pub created_at: String,
+    pub created_at: Timestamp,
 }
 
 /// A billable call about to be made: written before the call, closed after it.
@@ -197,7 +201,7 @@ pub struct Operation {
     pub status: String,
     pub request_id: Option<String>,
     pub error: Option<String>,
-    pub started_at: String,
+    pub started_at: Timestamp,
 }
 
 /// Held while an apply/destroy runs on a deployment; released when dropped or when the process dies
@@ -219,8 +223,11 @@ impl std::fmt::Debug for Store {
     }
 }
 
+/// Times are typed (`Timestamp`) in the Rust API and stored as RFC 3339 text in UTC (`Timestamp`'s
+/// `Display`, e.g. `2026-11-30T06:00:00.123Z`), the column format since schema 1, so stores written by
+/// earlier builds read back unchanged; a value that does not parse is reported as corrupt.
 fn now() -> String {
-    jiff::Timestamp::now().to_string()
+    Timestamp::now().to_string()
 }
 
 impl Store {
@@ -264,8 +271,12 @@ impl Store {
         StateError::Sqlite { path: self.path.clone(), source }
     }
 
-    /// Takes the deployment's apply lock, or says who holds it. The lock file sits next to the database.
+    /// Takes the deployment's apply lock, or says who holds it. The lock file sits next to the database
+    /// and is named after the deployment, so only a valid deployment name (`name::is_valid`) is taken.
     pub fn lock(&self, deployment: &str) -> Result<ApplyLock, StateError> {
+        if !crate::name::is_valid(deployment, crate::name::DEPLOYMENT_MAX) {
+            return Err(StateError::BadName(deployment.to_string()));
+        }
         let path = self.path.with_extension(format!("{deployment}.lock"));
         let file = File::options()
             .create(true)
@@ -343,8 +354,8 @@ impl Store {
                 resource.price_cny_per_hour,
                 resource.price_source,
                 resource.price_as_of,
-                resource.auto_release_at,
-                resource.created_at,
+                resource.auto_release_at.map(|t| t.to_string()),
+                resource.created_at.to_string(),
             ],
         )
         .map_err(|e| self.err(e))?;
@@ -454,7 +465,7 @@ impl Store {
                 status,
                 request_id,
                 error,
-                started_at,
+                started_at: self.time("operations.started_at", started_at)?,
             });
         }
         Ok(out)
@@ -462,6 +473,15 @@ impl Store {
 
     fn corrupt(&self, column: &'static str, value: String) -> StateError {
         StateError::Corrupt { path: self.path.clone(), column, value }
+    }
+
+    /// A time column read back (see `now` for the format); anything else is a corrupt store.
+    fn time(&self, column: &'static str, text: String) -> Result<Timestamp, StateError> {
+        text.parse().map_err(|_| self.corrupt(column, text))
+    }
+
+    fn time_opt(&self, column: &'static str, text: Option<String>) -> Result<Option<Timestamp>, StateError> {
+        text.map(|t| self.time(column, t)).transpose()
     }
 
     /// The cloud answered a create (or a re-run found the instance by its token): record its id.
@@ -508,11 +528,11 @@ impl Store {
             .map_err(|e| self.err(e))
     }
 
-    pub fn set_auto_release(&self, client_token: &str, at: Option<&str>) -> Result<(), StateError> {
+    pub fn set_auto_release(&self, client_token: &str, at: Option<Timestamp>) -> Result<(), StateError> {
         self.conn
             .execute(
                 "UPDATE resources SET auto_release_at = ?2 WHERE client_token = ?1",
-                params![client_token, at],
+                params![client_token, at.map(|t| t.to_string())],
             )
             .map(drop)
             .map_err(|e| self.err(e))
@@ -572,10 +592,10 @@ impl Store {
                 price_cny_per_hour: r.get(13).map_err(g)?,
                 price_source: r.get(14).map_err(g)?,
                 price_as_of: r.get(15).map_err(g)?,
-                auto_release_at: r.get(16).map_err(g)?,
-                created_at: r.get(17).map_err(g)?,
-                running_at: r.get(18).map_err(g)?,
-                released_at: r.get(19).map_err(g)?,
+                auto_release_at: self.time_opt("resources.auto_release_at", r.get(16).map_err(g)?)?,
+                created_at: self.time("resources.created_at", r.get(17).map_err(g)?)?,
+                running_at: self.time_opt("resources.running_at", r.get(18).map_err(g)?)?,
+                released_at: self.time_opt("resources.released_at", r.get(19).map_err(g)?)?,
                 last_error: r.get(20).map_err(g)?,
             });
         }
@@ -599,7 +619,7 @@ impl Store {
                     s.pool,
                     s.client_token,
                     s.state,
-                    s.created_at
+                    s.created_at.to_string()
                 ],
             )
             .map(drop)
@@ -661,7 +681,7 @@ impl Store {
                 pool,
                 client_token,
                 state,
-                created_at,
+                created_at: self.time("snapshots.created_at", created_at)?,
             });
         }
         Ok(out)

@@ -75,14 +75,11 @@ impl PlaceError {
 }
 
 /// The lock name for a deployment tag's value. The value comes from the cloud, and the lock is a file
-/// named after it: a name gpuctl's spec allows (1–40 of a-z, 0-9, '-', starting with a letter) is used
-/// as it is, so a `provision` of that deployment contends for the same lock; any other value (which no
-/// gpuctl run can hold) gets a hashed name, so it never becomes a path.
+/// named after it: a name gpuctl's spec allows (`name::is_valid`) is used as it is, so a `provision` of
+/// that deployment contends for the same lock; any other value (which no gpuctl run can hold) gets a
+/// hashed name, so it never becomes a path.
 fn lock_name(deployment: &str) -> String {
-    let spec_name = (1..=40).contains(&deployment.len())
-        && deployment.starts_with(|c: char| c.is_ascii_lowercase())
-        && deployment.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-');
-    if spec_name {
+    if crate::name::is_valid(deployment, crate::name::DEPLOYMENT_MAX) {
         deployment.to_string()
     } else {
         use sha2::Digest;
@@ -320,7 +317,7 @@ mod tests {
             price_source: None,
             price_as_of: None,
             auto_release_at: None,
-            created_at: "2026-11-30T00:00:00Z".into(),
+            created_at: "2026-11-30T00:00:00Z".parse().unwrap(),
             running_at: None,
             released_at: None,
             last_error: None,

@@ -86,7 +86,7 @@ fn recorded(pool: &str, index: u32, state: ResourceState) -> Resource {
         price_source: None,
         price_as_of: None,
         auto_release_at: None,
-        created_at: "2026-11-30T00:00:00Z".into(),
+        created_at: "2026-11-30T00:00:00Z".parse().unwrap(),
         running_at: None,
         released_at: None,
         last_error: None,
@@ -138,4 +138,43 @@ fn staged_specs_plan_with_known_prices() {
         stage3.toml serve: 2 × tencent GN7.2XLARGE32 year3 in ap-shanghai-4; ¥/h Some(0.61); total Some(15987.0); over budget: false
         stage3.toml train: 1 × tencent PNV4.7XLARGE116 year1 in ap-beijing-3; ¥/h Some(5.44); total Some(47692.0); over budget: false
     "#]].assert_eq(&out);
+}
+
+/// A pool's total and its line under its own billing mode are one computation (core's
+/// `price::terms_bought` with the pool's term), so they agree for every mode, term and duration —
+/// the prepaid terms bought included, which an hour-based comparison used to undercount.
+#[test]
+fn pool_total_equals_its_own_modes_line() {
+    let cat = Catalog::shipped();
+    let mut checked = Vec::new();
+    for provider in ["alibaba", "tencent"] {
+        let (region, zone, ty) = match provider {
+            "alibaba" => ("cn-hangzhou", "cn-hangzhou-i", "ecs.gn7i-c8g1.2xlarge"),
+            _ => ("ap-guangzhou", "ap-guangzhou-3", "GN7.2XLARGE32"),
+        };
+        for mode in BillingMode::ALL {
+            let terms: &[u32] = if mode.is_per_hour() { &[1] } else { &[1, 2, 3] };
+            for &term in terms {
+                for hours in ["", "hours = 10\n", "hours = 2000\n"] {
+                    let term_line =
+                        if mode.is_per_hour() { String::new() } else { format!("term = {term}\n") };
+                    let src = format!(
+                        "deployment = \"d\"\n{hours}[[pool]]\nname = \"a\"\ncount = 3\nprovider = \"{provider}\"\nregion = \"{region}\"\nzone = \"{zone}\"\ninstance_type = \"{ty}\"\nbilling = \"{mode}\"\n{term_line}image = \"img-1\"\n"
+                    );
+                    // Modes a cloud's API cannot buy (or with shorter terms) are refused by the parser.
+                    let Ok(s) = spec::parse("s.toml", &src, None, &Limits::default()) else { continue };
+                    let p = plan(&s, cat, &[], TODAY);
+                    let pool = &p.pools[0];
+                    let Some(total) = pool.total_cny else { continue };
+                    let own = pool.by_mode.iter().find(|m| m.mode == mode).expect("its own mode is compared");
+                    assert_eq!(own.total_cny, total, "{provider} {mode} ×{term} {hours:?}");
+                    assert_eq!(p.total_cny, Some(total));
+                    checked.push((provider, mode, term, hours.is_empty()));
+                }
+            }
+        }
+    }
+    // The case that disagreed before: a prepaid pool of several terms without `hours`.
+    assert!(checked.iter().any(|&(_, m, t, no_hours)| !m.is_per_hour() && t > 1 && no_hours), "{checked:?}");
+    assert!(checked.iter().any(|&(_, m, _, _)| m.is_per_hour()), "{checked:?}");
 }

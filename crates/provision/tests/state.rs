@@ -22,7 +22,7 @@ fn resource(token: &str, pool: &str, index: u32) -> Resource {
         price_source: Some("catalog: tencent price page".into()),
         price_as_of: Some("2026-06-15".into()),
         auto_release_at: None,
-        created_at: "2026-11-30T06:00:00Z".into(),
+        created_at: "2026-11-30T06:00:00Z".parse().unwrap(),
         running_at: None,
         released_at: None,
         last_error: None,
@@ -142,11 +142,50 @@ fn snapshots_are_recorded_once() {
         pool: Some("a".into()),
         client_token: "tok".into(),
         state: "creating".into(),
-        created_at: "2026-11-30T06:00:00Z".into(),
+        created_at: "2026-11-30T06:00:00Z".parse().unwrap(),
     };
     s.record_snapshot(&snap).unwrap();
     snap.state = "available".into();
     s.record_snapshot(&snap).unwrap();
     assert_eq!(s.snapshots(Some("i-1")).unwrap(), vec![snap]);
     assert!(s.snapshots(Some("i-2")).unwrap().is_empty());
+}
+
+/// Times are typed in the API and kept in the columns' RFC 3339 text form (so stores written before
+/// and after read the same); a time that does not parse is reported as corrupt, never as "no time".
+#[test]
+fn times_are_typed_and_stored_as_rfc3339_text() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("state.db");
+    let s = Store::open(&path).unwrap();
+    let mut r = resource("tok-t", "a", 0);
+    r.auto_release_at = Some("2026-12-01T06:00:00Z".parse().unwrap());
+    s.record_create_intent(&intent("tok-t"), &r).unwrap();
+    s.set_running("tok-t", None, None).unwrap();
+    let back = s.resource("tok-t").unwrap().unwrap();
+    assert_eq!((back.created_at, back.auto_release_at), (r.created_at, r.auto_release_at));
+    let running = back.running_at.expect("running_at is set");
+    assert!(running >= r.created_at);
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    let (created, release, run): (String, String, String) = conn
+        .query_row(
+            "SELECT created_at, auto_release_at, running_at FROM resources WHERE client_token = 'tok-t'",
+            [],
+            |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)),
+        )
+        .unwrap();
+    assert_eq!((created.as_str(), release.as_str()), ("2026-11-30T06:00:00Z", "2026-12-01T06:00:00Z"));
+    assert_eq!(run, running.to_string());
+    let op = &s.open_operations(Some("d")).unwrap()[0];
+    assert!(
+        op.started_at <= jiff::Timestamp::now()
+            && op.started_at >= running - jiff::SignedDuration::from_secs(60)
+    );
+    conn.execute("UPDATE resources SET created_at = 'yesterday' WHERE client_token = 'tok-t'", []).unwrap();
+    match s.resource("tok-t") {
+        Err(StateError::Corrupt { column, value, .. }) => {
+            assert_eq!((column, value.as_str()), ("resources.created_at", "yesterday"))
+        }
+        other => panic!("{other:?}"),
+    }
 }

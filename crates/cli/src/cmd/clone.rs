@@ -8,19 +8,14 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Args;
-use gpuctl_cloud::cloud::{DiskKind, Instance};
-use gpuctl_provision::spec::{self, DiskCategory, Limits};
-use gpuctl_provision::{BillingMode, Provider};
-use toml_edit::{value, Array, DocumentMut, InlineTable, Item, Table};
+use gpuctl_provision::workflow::{CloneOptions, CloneSource};
+use gpuctl_provision::Provider;
 
-use super::plan::{make_plan, print_plan};
+use super::plan::print_plan;
 use super::provision::{exit_for, print_report};
-use super::provisioning::{
-    apply_error, confirm, resolve, snapshot_instance, state_error, CloudArgs, Session, Target,
-    EXIT_OVER_BUDGET,
-};
+use super::provisioning::{confirm, resolve, workflow_error, CloudArgs, Session, Target, EXIT_OVER_BUDGET};
 use super::CliError;
-use crate::output::{load_catalog, print_json};
+use crate::output::{load_catalog, print_json, today};
 
 #[derive(Args, Debug)]
 pub struct CloneArgs {
@@ -54,113 +49,6 @@ pub struct CloneArgs {
     pub cloud: CloudArgs,
 }
 
-fn category(c: DiskCategory) -> &'static str {
-    match c {
-        DiskCategory::Ssd => "ssd",
-        DiskCategory::Premium => "premium",
-    }
-}
-
-/// Lower-cased a-z0-9- with a letter first: a name the spec accepts.
-fn name_from(s: &str, max: usize) -> String {
-    let mut out: String =
-        s.to_ascii_lowercase().chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '-' }).collect();
-    if !out.starts_with(|c: char| c.is_ascii_lowercase()) {
-        out.insert_str(0, "c-");
-    }
-    out.truncate(max);
-    out.trim_end_matches('-').to_string()
-}
-
-/// The spec a copy of `src` is made from, as TOML a person can read, edit and reuse.
-fn spec_text(
-    deployment: &str,
-    pool: &str,
-    count: u32,
-    provider: Provider,
-    src: &Instance,
-    disks: &[(DiskKind, gpuctl_cloud::cloud::DiskInfo)],
-    snapshots: &[(String, String)],
-) -> String {
-    let mut doc = DocumentMut::new();
-    doc["deployment"] = value(deployment);
-    let mut p = Table::new();
-    p["name"] = value(pool);
-    p["count"] = value(i64::from(count));
-    p["provider"] = value(provider.as_str());
-    p["region"] = value(src.region.as_str());
-    p["zone"] = value(src.zone.as_str());
-    p["instance_type"] = value(src.instance_type.as_str());
-    let billing = src.billing.unwrap_or(BillingMode::Hourly);
-    p["billing"] = value(billing.as_str());
-    if let Some(img) = &src.image_id {
-        p["image"] = value(img.as_str());
-    }
-    let disk_table = |d: &gpuctl_cloud::cloud::DiskInfo, snap: Option<&String>| {
-        let mut t = InlineTable::new();
-        t.insert("category", category(d.disk.category).into());
-        t.insert("size_gb", i64::from(d.disk.size_gb).into());
-        if let Some(s) = snap {
-            t.insert("snapshot_id", s.as_str().into());
-        }
-        t
-    };
-    if let Some((_, sys)) = disks.iter().find(|(k, _)| *k == DiskKind::System) {
-        p["system_disk"] = value(disk_table(sys, None));
-    }
-    let mut data = Array::new();
-    for (_, d) in disks.iter().filter(|(k, _)| *k == DiskKind::Data) {
-        let snap = snapshots.iter().find(|(disk, _)| disk == &d.disk_id).map(|(_, s)| s);
-        data.push(disk_table(d, snap));
-    }
-    if !data.is_empty() {
-        p["data_disks"] = value(data);
-    }
-    match &src.network {
-        Some(n) => {
-            let mut t = InlineTable::new();
-            t.insert("vpc", n.vpc.as_str().into());
-            t.insert("subnet", n.subnet.as_str().into());
-            if !n.security_groups.is_empty() {
-                t.insert(
-                    "security_groups",
-                    n.security_groups.iter().map(String::as_str).collect::<Array>().into(),
-                );
-            }
-            p["network"] = value(t);
-        }
-        None => p["network"] = value("default"),
-    }
-    if let Some(k) = &src.login_key {
-        p["login_key"] = value(k.as_str());
-    }
-    let user_tags: Vec<(&String, &String)> =
-        src.tags.iter().filter(|(k, _)| !k.starts_with("gpuctl")).collect();
-    if !user_tags.is_empty() {
-        let mut t = InlineTable::new();
-        for (k, v) in user_tags {
-            t.insert(k.as_str(), v.as_str().into());
-        }
-        p["tags"] = value(t);
-    }
-    let mut pools = toml_edit::ArrayOfTables::new();
-    pools.push(p);
-    doc["pool"] = Item::ArrayOfTables(pools);
-    let mut header =
-        format!("# Made by `gpuctl clone` from {provider} instance {} (购买相同配置).\n", src.instance_id);
-    if !billing.is_per_hour() {
-        header +=
-            "# The source is prepaid; its term is not visible through the API: check `billing` and `term`.\n";
-    } else {
-        header += "# Pay-as-you-go copies get an auto-release time (24 h by default): set auto_release to change it.\n";
-    }
-    if !snapshots.is_empty() {
-        header +=
-            "# Data disks start from snapshots of the source; the system disk from the source's image.\n";
-    }
-    format!("{header}{doc}")
-}
-
 pub fn run(args: CloneArgs) -> Result<ExitCode, CliError> {
     if args.count == 0 {
         return Err(CliError::usage("--count must be at least 1"));
@@ -168,57 +56,38 @@ pub fn run(args: CloneArgs) -> Result<ExitCode, CliError> {
     let session = Session::open(&args.cloud, &[])?;
     let target = Target::parse(&args.source);
     // Where the source is: from the state, or from --provider/--region for instances gpuctl did not create.
-    let (provider, region, instance_id, owner) = match (&target, &args.provider, &args.region) {
-        (Target::Instance(id), Some(p), Some(r)) => {
-            (Provider::parse(p).map_err(|e| CliError::usage(e.to_string()))?, r.clone(), id.clone(), None)
-        }
-        _ => {
-            let r = resolve(&session.engine, &target)?.remove(0);
-            let id = r.instance_id.clone().ok_or_else(|| {
-                CliError::failed(format!("{}/{} #{} has no instance id yet", r.deployment, r.pool, r.index))
-            })?;
-            (r.provider, r.region.clone(), id, Some(r))
-        }
+    let source = match (&target, &args.provider, &args.region) {
+        (Target::Instance(id), Some(p), Some(r)) => CloneSource::Foreign {
+            provider: Provider::parse(p).map_err(|e| CliError::usage(e.to_string()))?,
+            region: r.clone(),
+            instance_id: id.clone(),
+        },
+        _ => CloneSource::Recorded(Box::new(resolve(&session.engine, &target)?.remove(0))),
     };
-    let engine = &session.engine;
-    let src = session
+    let opts = CloneOptions {
+        count: args.count,
+        from_snapshot: args.from_snapshot,
+        deployment: args.deployment.clone(),
+        spec_file: args.spec_out.as_ref().map(|p| p.display().to_string()),
+        dry_run: args.dry_run,
+    };
+    let catalog = load_catalog(None)?;
+    let job = session
         .runtime
-        .block_on(engine.describe_one(provider, &region, &instance_id))
-        .map_err(apply_error)?;
-    let disks =
-        session.runtime.block_on(engine.disks(provider, &region, &instance_id)).map_err(apply_error)?;
-    let mut snapshots = Vec::new();
-    if args.from_snapshot && !args.dry_run {
-        for s in snapshot_instance(&session, provider, &region, &instance_id, owner.as_ref())? {
-            snapshots.push((s.disk_id, s.snapshot_id));
-        }
-    }
-    let deployment = args.deployment.clone().unwrap_or_else(|| match &owner {
-        Some(o) => name_from(&format!("{}-clone", o.deployment), 40),
-        None => name_from(&format!("clone-{instance_id}"), 40),
-    });
-    let pool = owner.as_ref().map(|o| o.pool.clone()).unwrap_or_else(|| "clone".into());
-    let text = spec_text(&deployment, &pool, args.count, provider, &src, &disks, &snapshots);
-    let file = args
-        .spec_out
-        .as_ref()
-        .map(|p| p.display().to_string())
-        .unwrap_or_else(|| format!("<clone of {instance_id}>"));
+        .block_on(session.engine.begin_clone(&source, &opts, &catalog, today()?))
+        .map_err(workflow_error)?;
+    let text = job.spec_text();
     if let Some(out) = &args.spec_out {
-        std::fs::write(out, &text)
+        std::fs::write(out, text)
             .map_err(|e| CliError::failed(format!("cannot write {}: {e}", out.display())))?;
     }
-    // The normalized spec goes through the same parser as a hand-written one.
-    let spec = spec::parse(&file, &text, None, &Limits::default())
-        .map_err(|e| CliError::failed(format!("the normalized spec does not parse (please report):\n{e}")))?;
-    let catalog = load_catalog(None)?;
-    let plan = engine.store(|s| make_plan(&spec, &catalog, s))?;
+    let plan = job.plan();
     if args.dry_run {
         if args.cloud.json {
             print_json(&serde_json::json!({ "spec": text, "plan": plan }))?;
         } else {
             print!("{text}");
-            print_plan(&plan);
+            print_plan(plan);
         }
         return Ok(ExitCode::SUCCESS);
     }
@@ -226,33 +95,25 @@ pub fn run(args: CloneArgs) -> Result<ExitCode, CliError> {
         return Ok(ExitCode::from(EXIT_OVER_BUDGET));
     }
     if !args.cloud.json {
-        print_plan(&plan);
+        print_plan(plan);
     }
+    let pool = job.spec().pools.first().map(|p| p.name.value.as_str()).unwrap_or_default();
     confirm(
-        &format!("create {} copy(ies) of {instance_id} as {deployment}/{pool}?", plan.creates()),
+        &format!(
+            "create {} copy(ies) of {} as {}/{pool}?",
+            plan.creates(),
+            job.source_instance(),
+            plan.deployment
+        ),
         args.yes,
     )?;
-    let _lock = engine.store(|s| s.lock(&deployment)).map_err(state_error)?;
-    engine.store(|s| s.upsert_deployment(&deployment, &file, "")).map_err(state_error)?;
-    session.bars.pool(&pool, plan.creates() as u64, "starting");
-    let report = session.runtime.block_on(engine.apply(&spec, &plan, jiff::Timestamp::now()));
+    let report = session.runtime.block_on(job.apply(jiff::Timestamp::now())).map_err(workflow_error);
     session.bars.finish();
+    let report = report?;
     if args.cloud.json {
         print_json(&report)?;
     } else {
         print_report(&report);
     }
     Ok(exit_for(&report))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::name_from;
-
-    #[test]
-    fn names_become_spec_names() {
-        assert_eq!(name_from("clone-i-ABC_123", 40), "clone-i-abc-123");
-        assert_eq!(name_from("9lives", 40), "c-9lives");
-        assert_eq!(name_from("stage1-clone", 8), "stage1-c");
-    }
 }

@@ -6,9 +6,9 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Args;
+use gpuctl_provision::workflow::Released;
 
-use super::provisioning::{confirm, load_spec, snapshot_instance, state_error, CloudArgs, Session};
-use super::release::Released;
+use super::provisioning::{apply_error, confirm, load_spec, state_error, CloudArgs, Session};
 use super::CliError;
 use crate::output::{load_catalog, print_json};
 
@@ -27,15 +27,8 @@ pub fn run(args: DestroyArgs) -> Result<ExitCode, CliError> {
     let spec = load_spec(&args.spec, &load_catalog(None)?)?;
     let session = Session::open(&args.cloud, &[])?;
     let deployment = &spec.deployment.value;
-    let _lock = session.engine.store(|s| s.lock(deployment)).map_err(state_error)?;
-    let live: Vec<_> = session
-        .engine
-        .store(|s| s.resources(Some(deployment)))
-        .map_err(state_error)?
-        .into_iter()
-        .filter(|r| r.state.is_live())
-        .collect();
-    if live.is_empty() {
+    let job = session.engine.begin_destroy(&spec).map_err(state_error)?;
+    if job.targets().is_empty() {
         if args.cloud.json {
             print_json(&Released { released: vec![], errors: vec![] })?;
         } else {
@@ -43,22 +36,10 @@ pub fn run(args: DestroyArgs) -> Result<ExitCode, CliError> {
         }
         return Ok(ExitCode::SUCCESS);
     }
-    confirm(&format!("release all {} instance(s) of {deployment}?", live.len()), args.yes)?;
-    for r in &live {
-        let policy = spec
-            .pools
-            .iter()
-            .find(|p| p.name.value == r.pool)
-            .map(|p| p.snapshot.before_release)
-            .unwrap_or(false);
-        if let (true, Some(id)) = (policy, r.instance_id.as_deref()) {
-            snapshot_instance(&session, r.provider, &r.region, id, Some(r))?;
-        }
-    }
-    session.bars.pool("release", live.len() as u64, "releasing");
-    let (released, errors) = session.runtime.block_on(session.engine.release(&live));
+    confirm(&format!("release all {} instance(s) of {deployment}?", job.targets().len()), args.yes)?;
+    let out = session.runtime.block_on(job.run()).map_err(apply_error);
     session.bars.finish();
-    let out = Released { released, errors };
+    let out = out?;
     if args.cloud.json {
         print_json(&out)?;
     } else {

@@ -5,8 +5,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use gpuctl_core::{
-    parse_count, parse_hours, preset, price_job, rank, stages, BillingMode, Catalog, Date, Job, JobPrice,
-    Method, ModelShape, Precision, Provider, Question, Ranking, StagePlan, Usage,
+    input, parse_count, parse_hours, preset, price_job, rank, stages, BillingMode, Catalog, Date, InputError,
+    Job, JobPrice, Method, ModelShape, Precision, Provider, Question, Ranking, StagePlan, Usage,
 };
 use serde::Serialize;
 
@@ -114,6 +114,16 @@ struct Out<'a> {
     stages: Option<&'a StagePlan>,
 }
 
+/// A flag's value that core's bounds refuse (`gpuctl_core::input`, the page's too): `--FLAG VALUE:
+/// why`, a usage error.
+fn bound<T>(
+    flag: &str,
+    given: impl std::fmt::Display,
+    checked: Result<T, InputError>,
+) -> Result<T, CliError> {
+    checked.map_err(|e| CliError::usage(format!("--{flag} {given}: {e}")))
+}
+
 /// Build the engine question from the flags (errors name the flag and suggest).
 pub fn question(args: &EstimateArgs, cat: &Catalog, today: Date) -> Result<Question, CliError> {
     let model: ModelShape = match (&args.model, &args.params) {
@@ -121,12 +131,7 @@ pub fn question(args: &EstimateArgs, cat: &Catalog, today: Date) -> Result<Quest
         (Some(m), None) => preset(m).map_err(output::unknown)?,
         (None, Some(p)) => {
             let n = parse_count(p).map_err(|e| CliError::usage(format!("--params: {e}")))?;
-            if n < 1e6 {
-                return Err(CliError::usage(format!(
-                    "--params {p}: {n} parameters is too small; write e.g. 7b or 350M"
-                )));
-            }
-            ModelShape::from_params(n)
+            ModelShape::from_params(bound("params", p, input::params(n))?)
         }
         (None, None) => {
             return Err(CliError::usage(
@@ -137,7 +142,7 @@ pub fn question(args: &EstimateArgs, cat: &Catalog, today: Date) -> Result<Quest
     let method = Method::parse(&args.method).map_err(output::unknown)?;
     let mut job = Job::new(model, method);
     job.precision = args.precision.as_deref().map(Precision::parse).transpose().map_err(output::unknown)?;
-    job.seq_len = args.seq_len.max(1);
+    job.seq_len = bound("seq-len", args.seq_len, input::seq_len(f64::from(args.seq_len)))?;
     job.micro_batch = args.micro_batch.max(1);
     job.grad_checkpointing = !args.no_grad_checkpointing;
     job.zero_stage = match args.zero_stage {
@@ -147,25 +152,16 @@ pub fn question(args: &EstimateArgs, cat: &Catalog, today: Date) -> Result<Quest
         s => s,
     };
     job.lora_rank = args.lora_rank.max(1);
-    if !(args.epochs.is_finite() && args.epochs > 0.0) {
-        return Err(CliError::usage("--epochs must be a positive number"));
-    }
-    job.epochs = args.epochs;
+    job.epochs = bound("epochs", args.epochs, input::epochs(args.epochs))?;
     if let Some(t) = &args.tokens {
-        job.tokens = parse_count(t).map_err(|e| CliError::usage(format!("--tokens: {e}")))?;
+        let n = parse_count(t).map_err(|e| CliError::usage(format!("--tokens: {e}")))?;
+        job.tokens = bound("tokens", t, input::tokens(n))?;
     }
     let mut q = Question::new(job, today);
-    if !(args.hours_per_day > 0.0 && args.hours_per_day <= 24.0) {
-        return Err(CliError::usage(format!(
-            "--hours-per-day {}: must be more than 0 and at most 24",
-            args.hours_per_day
-        )));
-    }
-    q.usage = Usage { hours_per_day: args.hours_per_day, total_hours: None };
+    let hours_per_day = bound("hours-per-day", args.hours_per_day, input::hours_per_day(args.hours_per_day))?;
+    q.usage = Usage { hours_per_day, total_hours: None };
     if let Some(d) = args.days {
-        if !(d > 0.0 && d.is_finite()) {
-            return Err(CliError::usage("--days must be a positive number"));
-        }
+        let d = bound("days", d, input::days(d))?;
         if args.tokens.is_some() {
             return Err(CliError::usage("--days sets the hours of use when there are no --tokens; with --tokens the job's time estimate decides (use --deadline for a limit)"));
         }
@@ -198,19 +194,15 @@ pub fn question(args: &EstimateArgs, cat: &Catalog, today: Date) -> Result<Quest
         .iter()
         .map(|m| BillingMode::parse(m).map_err(output::unknown))
         .collect::<Result<_, _>>()?;
-    q.gpu_count = args.gpus;
-    q.deadline_hours = args
-        .deadline
-        .as_deref()
-        .map(parse_hours)
-        .transpose()
-        .map_err(|e| CliError::usage(format!("--deadline: {e}")))?;
-    if let Some(b) = args.budget {
-        if !(b > 0.0 && b.is_finite()) {
-            return Err(CliError::usage("--budget must be a positive amount of ¥"));
+    q.gpu_count = args.gpus.map(|g| bound("gpus", g, input::gpus(f64::from(g)))).transpose()?;
+    q.deadline_hours = match args.deadline.as_deref() {
+        Some(d) => {
+            let h = parse_hours(d).map_err(|e| CliError::usage(format!("--deadline: {e}")))?;
+            Some(bound("deadline", d, input::deadline(h))?)
         }
-    }
-    q.budget_cny = args.budget;
+        None => None,
+    };
+    q.budget_cny = args.budget.map(|b| bound("budget", b, input::budget_cny(b))).transpose()?;
     q.no_spot = args.no_spot;
     q.compat = gpuctl_core::CompatQuery {
         frameworks: args.frameworks.clone(),

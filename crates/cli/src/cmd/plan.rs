@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Args;
-use gpuctl_provision::plan::{plan, Plan};
+use gpuctl_provision::plan::Plan;
 
 use super::provisioning::{load_spec, state_error, CloudArgs, EXIT_OVER_BUDGET};
 use super::CliError;
@@ -20,16 +20,6 @@ pub struct PlanArgs {
     pub overlay: Option<PathBuf>,
     #[command(flatten)]
     pub cloud: CloudArgs,
-}
-
-/// Builds the plan from the spec, the catalog and what the state store holds for the deployment.
-pub fn make_plan(
-    spec: &gpuctl_provision::spec::Spec,
-    catalog: &gpuctl_core::Catalog,
-    state: &gpuctl_provision::state::Store,
-) -> Result<Plan, CliError> {
-    let recorded = state.resources(Some(&spec.deployment.value)).map_err(state_error)?;
-    Ok(plan(spec, catalog, &recorded, today()?))
 }
 
 pub fn print_plan(p: &Plan) {
@@ -109,7 +99,7 @@ pub fn run(args: PlanArgs) -> Result<ExitCode, CliError> {
     let spec = load_spec(&args.spec, &catalog)?;
     // Planning reads the state but calls no cloud: open the store directly, no credentials needed.
     let session = super::provisioning::Session::open(&args.cloud, &[])?;
-    let p = session.engine.store(|s| make_plan(&spec, &catalog, s))?;
+    let p = session.engine.plan(&spec, &catalog, today()?).map_err(state_error)?;
     if args.cloud.json {
         print_json(&p)?;
     } else {

@@ -7,14 +7,14 @@ use std::process::ExitCode;
 
 use clap::Args;
 use gpuctl_provision::apply::Report;
-use sha2::Digest as _;
+use gpuctl_provision::workflow::Provisioning;
 
-use super::plan::{make_plan, print_plan};
+use super::plan::print_plan;
 use super::provisioning::{
-    confirm, load_spec, state_error, CloudArgs, Session, EXIT_OVER_BUDGET, EXIT_PARTIAL,
+    confirm, load_spec, state_error, workflow_error, CloudArgs, Session, EXIT_OVER_BUDGET, EXIT_PARTIAL,
 };
 use super::CliError;
-use crate::output::{cny, load_catalog, print_json, table};
+use crate::output::{cny, load_catalog, print_json, table, today};
 
 #[derive(Args, Debug)]
 pub struct ProvisionArgs {
@@ -54,7 +54,7 @@ pub fn print_report(r: &Report) {
             u.state.name().to_string(),
             u.public_ip.clone().or_else(|| u.private_ip.clone()).unwrap_or_default(),
             u.cny_per_hour.map(cny).unwrap_or_else(|| "unknown".into()),
-            u.auto_release_at.clone().unwrap_or_else(|| "none".into()),
+            u.auto_release_at.map(|t| t.to_string()).unwrap_or_else(|| "none".into()),
             note.join("; "),
         ]);
     }
@@ -86,30 +86,25 @@ pub fn exit_for(r: &Report) -> ExitCode {
 pub fn run(args: ProvisionArgs) -> Result<ExitCode, CliError> {
     let catalog = load_catalog(args.overlay.as_deref())?;
     let spec = load_spec(&args.spec, &catalog)?;
-    let providers: Vec<_> = {
-        let p = gpuctl_provision::plan::plan(&spec, &catalog, &[], crate::output::today()?);
-        let mut v: Vec<_> = p.pools.iter().flat_map(|pool| pool.choices.iter().map(|c| c.provider)).collect();
-        v.sort();
-        v.dedup();
-        v
-    };
+    // The clouds the pools may be created on, from the spec and catalog alone: their keys must load.
+    let providers = gpuctl_provision::plan::providers(&spec, &catalog);
     let session = Session::open(&args.cloud, &providers)?;
-    let _lock = session.engine.store(|s| s.lock(&spec.deployment.value)).map_err(state_error)?;
-    let plan = session.engine.store(|s| make_plan(&spec, &catalog, s))?;
+    let job = session.engine.begin_provision(spec, &catalog, today()?).map_err(state_error)?;
+    let plan = job.plan();
     if !plan.over_budget.is_empty() {
         if args.cloud.json {
-            print_json(&plan)?;
+            print_json(plan)?;
         } else {
-            print_plan(&plan);
+            print_plan(plan);
             eprintln!("error: the plan is over the spec's budget; nothing was created");
         }
         return Ok(ExitCode::from(EXIT_OVER_BUDGET));
     }
     if !args.cloud.json {
-        print_plan(&plan);
+        print_plan(plan);
     }
     if args.dry_run {
-        return dry_run(&session, &spec, &plan, args.cloud.json);
+        return dry_run(&session, &job, args.cloud.json);
     }
     if plan.creates() == 0 && plan.release.is_empty() {
         if !args.cloud.json {
@@ -126,18 +121,7 @@ pub fn run(args: ProvisionArgs) -> Result<ExitCode, CliError> {
             args.yes,
         )?;
     }
-    let spec_text = std::fs::read(&args.spec).unwrap_or_default();
-    let sha = hex::encode(sha2::Sha256::digest(&spec_text));
-    session
-        .engine
-        .store(|s| s.upsert_deployment(&spec.deployment.value, &args.spec.display().to_string(), &sha))
-        .map_err(state_error)?;
-    for pool in &plan.pools {
-        if !pool.create.is_empty() {
-            session.bars.pool(&pool.name, pool.create.len() as u64, "starting");
-        }
-    }
-    let report = session.runtime.block_on(session.engine.apply(&spec, &plan, jiff::Timestamp::now()));
+    let report = session.runtime.block_on(job.apply(jiff::Timestamp::now())).map_err(workflow_error)?;
     session.bars.finish();
     if args.cloud.json {
         print_json(&report)?;
@@ -148,18 +132,16 @@ pub fn run(args: ProvisionArgs) -> Result<ExitCode, CliError> {
 }
 
 /// `--dry-run`: the cloud checks each first-choice create (Tencent/Alibaba DryRun, JD stock query).
-fn dry_run(
-    session: &Session,
-    spec: &gpuctl_provision::spec::Spec,
-    plan: &gpuctl_provision::plan::Plan,
-    json: bool,
-) -> Result<ExitCode, CliError> {
-    let mut results = Vec::new();
-    for pool in &plan.pools {
-        let Some(c) = pool.choices.first() else { continue };
-        let verdict = session.runtime.block_on(session.engine.dry_run(spec, &pool.name, c));
-        results.push(serde_json::json!({ "pool": pool.name, "provider": c.provider, "zone": c.zone, "instance_type": c.instance_type, "ok": verdict.is_ok(), "error": verdict.err().map(|e| e.to_string()) }));
-    }
+fn dry_run(session: &Session, job: &Provisioning<'_>, json: bool) -> Result<ExitCode, CliError> {
+    let results: Vec<serde_json::Value> = session
+        .runtime
+        .block_on(job.dry_run())
+        .into_iter()
+        .map(|d| {
+            let c = &d.choice;
+            serde_json::json!({ "pool": d.pool, "provider": c.provider, "zone": c.zone, "instance_type": c.instance_type, "ok": d.verdict.is_ok(), "error": d.verdict.err() })
+        })
+        .collect();
     let ok = results.iter().all(|r| r["ok"] == serde_json::json!(true));
     if json {
         print_json(&results)?;

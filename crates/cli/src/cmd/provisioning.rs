@@ -14,6 +14,7 @@ use gpuctl_cloud::Provider;
 use gpuctl_provision::apply::{ApplyError, Engine, Event, Options};
 use gpuctl_provision::spec::{self, Limits, Spec};
 use gpuctl_provision::state::{StateError, Store};
+use gpuctl_provision::workflow::WorkflowError;
 use gpuctl_sign::credentials::{self, Env};
 use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
 
@@ -241,6 +242,7 @@ impl Bars {
                 b.inc(1);
                 b.set_message(format!("{instance_id} released"));
             }),
+            Event::Begin { group, total, verb } => self.pool(group, *total, verb),
             Event::Releasing { .. } | Event::Snapshotting { .. } => {}
         }
     }
@@ -273,6 +275,10 @@ pub fn confirm(question: &str, yes: bool) -> Result<(), CliError> {
 }
 
 pub fn apply_error(e: ApplyError) -> CliError {
+    CliError::failed(e.to_string())
+}
+
+pub fn workflow_error(e: WorkflowError) -> CliError {
     CliError::failed(e.to_string())
 }
 
@@ -310,7 +316,7 @@ pub fn resolve(engine: &Engine, target: &Target) -> Result<Vec<gpuctl_provision:
     }
 }
 
-/// Snapshots one instance's disks as the next round (each round gets its own client tokens).
+/// Snapshots one instance's disks as its next round (`Engine::snapshot_next`).
 pub fn snapshot_instance(
     session: &Session,
     provider: Provider,
@@ -318,15 +324,8 @@ pub fn snapshot_instance(
     instance_id: &str,
     owner: Option<&gpuctl_provision::state::Resource>,
 ) -> Result<Vec<gpuctl_provision::state::SnapshotRecord>, CliError> {
-    let engine = &session.engine;
-    let round = engine
-        .store(|s| s.snapshots(Some(instance_id)))
-        .map_err(state_error)?
-        .iter()
-        .filter(|s| s.disk_kind == "system")
-        .count() as u32;
     session
         .runtime
-        .block_on(engine.snapshot(provider, region, instance_id, owner, round))
+        .block_on(session.engine.snapshot_next(provider, region, instance_id, owner))
         .map_err(apply_error)
 }

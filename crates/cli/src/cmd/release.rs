@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use clap::Args;
 
-use super::provisioning::{confirm, resolve, snapshot_instance, state_error, CloudArgs, Session, Target};
+use super::provisioning::{apply_error, confirm, resolve, state_error, CloudArgs, Session, Target};
 use super::CliError;
 use crate::output::print_json;
 
@@ -23,29 +23,15 @@ pub struct ReleaseArgs {
     pub cloud: CloudArgs,
 }
 
-/// Released ids and errors, as `release --json` and `destroy --json` print them.
-#[derive(serde::Serialize)]
-pub struct Released {
-    pub released: Vec<String>,
-    pub errors: Vec<String>,
-}
-
 pub fn run(args: ReleaseArgs) -> Result<ExitCode, CliError> {
     let session = Session::open(&args.cloud, &[])?;
     let targets = resolve(&session.engine, &Target::parse(&args.target))?;
     let ids: Vec<&str> = targets.iter().filter_map(|r| r.instance_id.as_deref()).collect();
     confirm(&format!("release {} instance(s): {}?", targets.len(), ids.join(", ")), args.yes)?;
-    let _lock = session.engine.store(|s| s.lock(&targets[0].deployment)).map_err(state_error)?;
-    if args.snapshot {
-        for r in &targets {
-            let Some(id) = r.instance_id.as_deref() else { continue };
-            snapshot_instance(&session, r.provider, &r.region, id, Some(r))?;
-        }
-    }
-    session.bars.pool("release", targets.len() as u64, "releasing");
-    let (released, errors) = session.runtime.block_on(session.engine.release(&targets));
+    let job = session.engine.begin_release(targets, args.snapshot).map_err(state_error)?;
+    let out = session.runtime.block_on(job.run()).map_err(apply_error);
     session.bars.finish();
-    let out = Released { released, errors };
+    let out = out?;
     if args.cloud.json {
         print_json(&out)?;
     } else {

@@ -33,12 +33,10 @@ struct Row<'a> {
     spend_cny_estimate: Option<f64>,
 }
 
-fn hours_between(from: &str, to: Option<&str>) -> f64 {
-    let parse = |s: &str| s.parse::<jiff::Timestamp>().ok();
-    let (Some(a), b) = (parse(from), to.and_then(parse).or_else(|| Some(jiff::Timestamp::now()))) else {
-        return 0.0;
-    };
-    b.map(|b| b.duration_since(a).as_secs_f64() / 3600.0).unwrap_or(0.0).max(0.0)
+/// Hours from `from` to `to` (now, while the instance is not released).
+fn hours_between(from: jiff::Timestamp, to: Option<jiff::Timestamp>) -> f64 {
+    let to = to.unwrap_or_else(jiff::Timestamp::now);
+    (to.duration_since(from).as_secs_f64() / 3600.0).max(0.0)
 }
 
 pub fn run(args: StatusArgs) -> Result<ExitCode, CliError> {
@@ -48,8 +46,7 @@ pub fn run(args: StatusArgs) -> Result<ExitCode, CliError> {
     let rows: Vec<Row> = shown
         .iter()
         .map(|r| {
-            let hours =
-                hours_between(r.running_at.as_deref().unwrap_or(&r.created_at), r.released_at.as_deref());
+            let hours = hours_between(r.running_at.unwrap_or(r.created_at), r.released_at);
             Row { resource: r, hours, spend_cny_estimate: r.price_cny_per_hour.map(|p| p * hours) }
         })
         .collect();
@@ -91,7 +88,7 @@ pub fn run(args: StatusArgs) -> Result<ExitCode, CliError> {
                 .map(|p| format!("{} ({})", cny(p), r.price_as_of.as_deref().unwrap_or("?")))
                 .unwrap_or_else(|| "unknown".into()),
             row.spend_cny_estimate.map(cny).unwrap_or_else(|| "unknown".into()),
-            r.auto_release_at.clone().unwrap_or_else(|| "none".into()),
+            r.auto_release_at.map(|t| t.to_string()).unwrap_or_else(|| "none".into()),
         ]);
     }
     println!("{t}");

@@ -98,6 +98,9 @@ impl std::error::Error for SpecErrors {}
 pub struct Spec {
     /// The file the spec was read from, as given (for messages).
     pub file: String,
+    /// SHA-256 (hex) of the exact text parsed: the state records which spec a deployment was applied
+    /// from without reading the file a second time (it may have changed in between).
+    pub sha256: String,
     /// Names the deployment in state, tags and client tokens: `[a-z][a-z0-9-]*`, at most 40 characters.
     pub deployment: Spanned<String>,
     /// How long the deployment is expected to run, for totals, budget and the default auto-release.

@@ -8,6 +8,7 @@ use toml_edit::{ImDocument, Item, Value};
 
 use super::read::{type_name, Reader, Spanned, Table};
 use super::*;
+use crate::name;
 use crate::provider::{api_offers, has_default_network};
 
 /// Bounds that keep a hostile or mistaken spec from costing memory, time or money.
@@ -129,7 +130,8 @@ pub fn parse(file: &str, text: &str, base_dir: Option<&Path>, limits: &Limits) -
     let spec = p.spec(&mut r, doc.as_item());
     let mut errors = r.errors;
     if errors.is_empty() {
-        if let Some(spec) = spec {
+        if let Some(mut spec) = spec {
+            spec.sha256 = hex::encode(<sha2::Sha256 as sha2::Digest>::digest(text.as_bytes()));
             return Ok(spec);
         }
     }
@@ -153,20 +155,17 @@ struct Parser<'a> {
     base_dir: Option<&'a Path>,
 }
 
-/// Deployment and pool names end up in tags, instance names and client tokens on three clouds.
-fn valid_name(s: &str, max: usize) -> bool {
-    let mut chars = s.chars();
-    matches!(chars.next(), Some('a'..='z'))
-        && s.len() <= max
-        && chars.all(|c| matches!(c, 'a'..='z' | '0'..='9' | '-'))
-        && !s.ends_with('-')
-}
-
 impl Parser<'_> {
     fn spec(&self, r: &mut Reader<'_>, root: &Item) -> Option<Spec> {
         let top = Table::open(r, root, "the spec", TOP_KEYS)?;
-        let deployment =
-            self.name(r, &top, "deployment", 40, "deployment name", " (it goes into tags and client tokens)");
+        let deployment = self.name(
+            r,
+            &top,
+            "deployment",
+            name::DEPLOYMENT_MAX,
+            "deployment name",
+            " (it goes into tags and client tokens)",
+        );
         if deployment.is_none() && top.get("deployment").is_none() {
             r.error(Some(0..0), "the spec is missing `deployment = \"name\"`");
         }
@@ -183,10 +182,17 @@ impl Parser<'_> {
             None => Budget::default(),
         };
         let pools = self.pools(r, &top, hours.as_ref().map(|h| h.value));
-        Some(Spec { file: r.file().to_string(), deployment: deployment?, hours, budget, pools: pools? })
+        Some(Spec {
+            file: r.file().to_string(),
+            sha256: String::new(),
+            deployment: deployment?,
+            hours,
+            budget,
+            pools: pools?,
+        })
     }
 
-    /// Deployment and pool names: checked by `valid_name`, explained when they fail.
+    /// Deployment and pool names: checked by `name::is_valid`, explained when they fail.
     fn name(
         &self,
         r: &mut Reader<'_>,
@@ -197,7 +203,7 @@ impl Parser<'_> {
         why: &str,
     ) -> Option<Spanned<String>> {
         let n = t.str(r, key)?;
-        if valid_name(&n, max) {
+        if name::is_valid(&n, max) {
             return Some(n);
         }
         r.error_at(
@@ -288,7 +294,7 @@ impl Parser<'_> {
 
     fn pool(&self, r: &mut Reader<'_>, mut t: Table<'_>, hours: Option<f64>) -> Option<Pool> {
         let loc = t.loc(r);
-        let name = self.name(r, &t, "name", 24, "pool name", "");
+        let name = self.name(r, &t, "name", name::POOL_MAX, "pool name", "");
         if name.is_none() && t.get("name").is_none() {
             t.missing(r, "name", " (e.g. name = \"train\")");
         }
