@@ -14,10 +14,12 @@ use jiff::civil::Date;
 use serde::{Deserialize, Serialize};
 
 use crate::schema::DataFile;
+// Where names are suggested; re-exported so `catalog::UnknownName` keeps working.
 pub use crate::schema::{
     Anchor, BillingMode, Confidence, Gpu, InstanceType, ModeRatio, PriceRow, Provider, ProviderInfo, Region,
     Stack, SCHEMA_VERSION,
 };
+pub use crate::suggest::UnknownName;
 
 /// The shipped data files as written, read with the TOML reader (native builds).
 #[cfg(feature = "toml-files")]
@@ -215,25 +217,6 @@ pub enum CatalogError {
     Parse { file: String, line: usize, column: usize, message: String },
     #[error("{file}: {message}")]
     Invalid { file: String, message: String },
-}
-
-/// A name that matched nothing, with the closest valid names.
-#[derive(Debug, Clone, PartialEq, Serialize, thiserror::Error)]
-#[error("unknown {kind} '{given}'{}", crate::suggest::did_you_mean(.suggestions))]
-pub struct UnknownName {
-    pub kind: String,
-    pub given: String,
-    pub suggestions: Vec<String>,
-}
-
-impl UnknownName {
-    pub fn new<'a>(kind: &str, given: &str, candidates: impl IntoIterator<Item = &'a str>) -> Self {
-        UnknownName {
-            kind: kind.to_string(),
-            given: given.to_string(),
-            suggestions: crate::suggest::suggest(given, candidates),
-        }
-    }
 }
 
 #[cfg(feature = "toml-files")]
