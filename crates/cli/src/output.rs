@@ -2,6 +2,7 @@
 //! and the two inputs every engine call needs from the outside world — the catalog (shipped data
 //! plus the user's price overlay file) and today's date (the engine reads no clock).
 
+use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 
 use comfy_table::{presets::UTF8_FULL_CONDENSED, ContentArrangement, Table};
@@ -86,8 +87,9 @@ pub fn overlay_path() -> Option<PathBuf> {
 }
 
 /// The catalog, with the overlay from `--overlay` or `GPUCTL_PRICE_OVERLAY` applied when given, else
-/// the default overlay file when it exists.
-pub fn load_catalog(overlay: Option<&Path>) -> Result<Catalog, CliError> {
+/// the default overlay file when it exists. Without an overlay it is the shipped catalog itself,
+/// borrowed rather than copied (a command's start-up, issue 11).
+pub fn load_catalog(overlay: Option<&Path>) -> Result<Cow<'static, Catalog>, CliError> {
     let explicit = overlay
         .map(Path::to_path_buf)
         .or_else(|| std::env::var_os(OVERLAY_ENV).filter(|v| !v.is_empty()).map(PathBuf::from));
@@ -95,13 +97,14 @@ pub fn load_catalog(overlay: Option<&Path>) -> Result<Catalog, CliError> {
         Some(p) => p,
         None => match overlay_path().filter(|p| p.is_file()) {
             Some(p) => p,
-            None => return Ok(Catalog::shipped().clone()),
+            None => return Ok(Cow::Borrowed(Catalog::shipped())),
         },
     };
     let text = std::fs::read_to_string(&path)
         .map_err(|e| CliError::usage(format!("cannot read price overlay {}: {e}", path.display())))?;
     Catalog::shipped()
         .with_overlay(&path.display().to_string(), &text)
+        .map(Cow::Owned)
         .map_err(|e| CliError::usage(e.to_string()))
 }
 

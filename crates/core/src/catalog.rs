@@ -14,13 +14,16 @@ use jiff::civil::Date;
 use serde::{Deserialize, Serialize};
 
 use crate::schema::DataFile;
+// Where names are suggested; re-exported so `catalog::UnknownName` keeps working.
 pub use crate::schema::{
     Anchor, BillingMode, Confidence, Gpu, InstanceType, ModeRatio, PriceRow, Provider, ProviderInfo, Region,
     Stack, SCHEMA_VERSION,
 };
+pub use crate::suggest::UnknownName;
 
-/// The shipped data files as written, read with the TOML reader (native builds).
-#[cfg(feature = "toml-files")]
+/// The shipped data files as written, for the test that build.rs's binary form reads back the same
+/// catalog as the TOML reader does. The binary never carries them: it decodes [`SHIPPED_BINARY`].
+#[cfg(all(test, feature = "toml-files"))]
 const SHIPPED_TOML: [(&str, &str); 3] = [
     ("gpus.toml", include_str!("../data/gpus.toml")),
     ("instances.toml", include_str!("../data/instances.toml")),
@@ -28,10 +31,10 @@ const SHIPPED_TOML: [(&str, &str); 3] = [
 ];
 
 /// The same files as build.rs read them into the schema types and wrote them in borsh's binary
-/// form, for builds without the TOML reader (the browser): decoding them takes no text parser (no
-/// TOML, no JSON deserializer in the bundle), and the same merge and checks then run on them. Names
-/// stay `*.toml` for error messages.
-#[cfg_attr(all(feature = "toml-files", not(test)), allow(dead_code))]
+/// form: every build (CLI and browser alike) starts from these. Decoding them takes no text parser
+/// (no TOML, no JSON deserializer in the browser bundle) and a fraction of the TOML reader's time at
+/// every CLI start (issue 11); the same merge and checks then run on them. The TOML reader is only
+/// for a user's overlay. Names stay `*.toml` for error messages.
 const SHIPPED_BINARY: [(&str, &[u8]); 3] = [
     ("gpus.toml", include_bytes!(concat!(env!("OUT_DIR"), "/gpus.borsh"))),
     ("instances.toml", include_bytes!(concat!(env!("OUT_DIR"), "/instances.borsh"))),
@@ -217,25 +220,6 @@ pub enum CatalogError {
     Invalid { file: String, message: String },
 }
 
-/// A name that matched nothing, with the closest valid names.
-#[derive(Debug, Clone, PartialEq, Serialize, thiserror::Error)]
-#[error("unknown {kind} '{given}'{}", crate::suggest::did_you_mean(.suggestions))]
-pub struct UnknownName {
-    pub kind: String,
-    pub given: String,
-    pub suggestions: Vec<String>,
-}
-
-impl UnknownName {
-    pub fn new<'a>(kind: &str, given: &str, candidates: impl IntoIterator<Item = &'a str>) -> Self {
-        UnknownName {
-            kind: kind.to_string(),
-            given: given.to_string(),
-            suggestions: crate::suggest::suggest(given, candidates),
-        }
-    }
-}
-
 #[cfg(feature = "toml-files")]
 fn line_col(text: &str, offset: usize) -> (usize, usize) {
     let before = &text[..offset.min(text.len())];
@@ -292,7 +276,7 @@ fn parse_toml(name: &str, _text: &str) -> Result<DataFile, CatalogError> {
 // ---- the catalog ---------------------------------------------------------------------------
 
 /// GPUs, providers, instance types and resolved prices. Cheap to query; build once.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone)]
 pub struct Catalog {
     gpus: Vec<Gpu>,
     providers: Vec<ProviderInfo>,
@@ -301,26 +285,55 @@ pub struct Catalog {
     row_origin: Vec<PriceOrigin>,
     anchors: Vec<Anchor>,
     ratios: Vec<ModeRatio>,
-    /// Resolved prices, sorted by (provider, instance, region, mode).
-    prices: Vec<Price>,
-    /// Index: provider → instance id → range in `prices` (looked up by `&str`, no allocation).
-    #[serde(skip)]
-    price_index: BTreeMap<Provider, BTreeMap<String, (usize, usize)>>,
+    /// Resolved prices, made on first use: a command that prices nothing (a `sweep` that finds
+    /// nothing, `destroy`'s spec check) does not pay for ~2,000 prices and their derivation texts.
+    /// The references they rest on are checked when the catalog is built, so making them cannot fail.
+    resolved: OnceLock<Resolved>,
     /// True when an overlay was applied.
     pub overlaid: bool,
 }
 
+/// Every resolved price, and where each instance type's are.
+#[derive(Debug, Clone)]
+struct Resolved {
+    /// Sorted by (provider, instance, region, mode).
+    prices: Vec<Price>,
+    /// Index: provider → instance id → range in `prices` (looked up by `&str`, no allocation).
+    index: BTreeMap<Provider, BTreeMap<String, (usize, usize)>>,
+}
+
+/// The fields in their declared order, `prices` being the resolved prices (made if not yet): the same
+/// JSON as when they were resolved at load.
+impl Serialize for Catalog {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut st = s.serialize_struct("Catalog", 9)?;
+        st.serialize_field("gpus", &self.gpus)?;
+        st.serialize_field("providers", &self.providers)?;
+        st.serialize_field("instances", &self.instances)?;
+        st.serialize_field("rows", &self.rows)?;
+        st.serialize_field("row_origin", &self.row_origin)?;
+        st.serialize_field("anchors", &self.anchors)?;
+        st.serialize_field("ratios", &self.ratios)?;
+        st.serialize_field("prices", self.prices())?;
+        st.serialize_field("overlaid", &self.overlaid)?;
+        st.end()
+    }
+}
+
 impl Catalog {
-    /// The catalog shipped inside the binary, parsed once.
+    /// The catalog shipped inside the binary, decoded once (from build.rs's binary form).
     pub fn shipped() -> &'static Catalog {
         static SHIPPED: OnceLock<Catalog> = OnceLock::new();
-        SHIPPED.get_or_init(|| {
-            #[cfg(feature = "toml-files")]
-            let shipped = Catalog::from_files(&SHIPPED_TOML);
-            #[cfg(not(feature = "toml-files"))]
-            let shipped = Catalog::from_binary(&SHIPPED_BINARY);
-            shipped.expect("shipped catalog is valid (checked by tests)")
-        })
+        SHIPPED
+            .get_or_init(|| Catalog::decode_shipped().expect("shipped catalog is valid (checked by tests)"))
+    }
+
+    /// A fresh copy of the shipped catalog, decoded now (not the cached [`Catalog::shipped`]); for
+    /// measuring start-up (`benches/catalog.rs`).
+    #[doc(hidden)]
+    pub fn decode_shipped() -> Result<Catalog, CatalogError> {
+        Catalog::from_binary(&SHIPPED_BINARY)
     }
 
     /// Build from data files (TOML, or JSON when the text starts with `{`); `(name, text)` pairs.
@@ -329,7 +342,6 @@ impl Catalog {
     }
 
     /// Build from data files in build.rs's binary form (see [`SHIPPED_BINARY`]).
-    #[cfg_attr(all(feature = "toml-files", not(test)), allow(dead_code))]
     fn from_binary(files: &[(&str, &[u8])]) -> Result<Catalog, CatalogError> {
         Catalog::from_data(files.iter().map(|(name, bytes)| {
             // A fixed message: formatting borsh's error would pull io::Error's text into the bundle,
@@ -350,7 +362,7 @@ impl Catalog {
             let (name, file) = file?;
             cat.merge(name, file, PriceOrigin::Shipped)?;
         }
-        cat.resolve().map_err(|message| CatalogError::Invalid { file: "catalog".into(), message })?;
+        cat.check().map_err(|message| CatalogError::Invalid { file: "catalog".into(), message })?;
         Ok(cat)
     }
 
@@ -363,8 +375,7 @@ impl Catalog {
             row_origin: vec![],
             anchors: vec![],
             ratios: vec![],
-            prices: vec![],
-            price_index: BTreeMap::new(),
+            resolved: OnceLock::new(),
             overlaid: false,
         }
     }
@@ -377,7 +388,7 @@ impl Catalog {
         let mut cat = self.clone();
         cat.merge(name, file, PriceOrigin::Overlay)?;
         cat.overlaid = true;
-        cat.resolve().map_err(|message| CatalogError::Invalid { file: name.into(), message })?;
+        cat.check().map_err(|message| CatalogError::Invalid { file: name.into(), message })?;
         Ok(cat)
     }
 
@@ -436,8 +447,9 @@ impl Catalog {
         Ok(())
     }
 
-    /// Check references and compute every resolved price.
-    fn resolve(&mut self) -> Result<(), String> {
+    /// Check every reference the resolved prices rest on, and forget any prices resolved before (an
+    /// overlay changes them); they are made again on first use ([`Catalog::resolved`]).
+    fn check(&mut self) -> Result<(), String> {
         for i in &self.instances {
             if self.gpu(&i.gpu).is_none() {
                 let e = UnknownName::new("GPU", &i.gpu, self.gpus.iter().map(|g| g.id.as_str()));
@@ -479,7 +491,17 @@ impl Catalog {
                 return Err(format!("anchor: {e}"));
             }
         }
+        self.resolved = OnceLock::new();
+        Ok(())
+    }
 
+    /// The resolved prices: every (instance type, region, mode) sold gets its observed row or an
+    /// estimate. Made once, on first use.
+    fn resolved(&self) -> &Resolved {
+        self.resolved.get_or_init(|| self.resolve())
+    }
+
+    fn resolve(&self) -> Resolved {
         let mut prices = Vec::new();
         for inst in &self.instances {
             let modes = self.billing_modes(inst);
@@ -506,9 +528,7 @@ impl Catalog {
             index.entry(provider).or_default().insert(instance.clone(), (start, end));
             start = end;
         }
-        self.prices = prices;
-        self.price_index = index;
-        Ok(())
+        Resolved { prices, index }
     }
 
     /// Observed row for exactly this region, else a `*` row.
@@ -667,13 +687,14 @@ impl Catalog {
 
     /// Every resolved price (observed, overlay or derived).
     pub fn prices(&self) -> &[Price] {
-        &self.prices
+        &self.resolved().prices
     }
 
     /// All resolved prices for an instance type (every region and mode).
     pub fn prices_of(&self, provider: Provider, instance_id: &str) -> &[Price] {
-        match self.price_index.get(&provider).and_then(|m| m.get(instance_id)) {
-            Some(&(a, b)) => &self.prices[a..b],
+        let r = self.resolved();
+        match r.index.get(&provider).and_then(|m| m.get(instance_id)) {
+            Some(&(a, b)) => &r.prices[a..b],
             None => &[],
         }
     }
@@ -731,8 +752,9 @@ impl Catalog {
 
     /// Oldest and newest `as_of` of all resolved prices, for "prices are N days old" lines.
     pub fn price_dates(&self) -> Option<(Date, Date)> {
-        let min = self.prices.iter().map(|p| p.as_of).min()?;
-        let max = self.prices.iter().map(|p| p.as_of).max()?;
+        let prices = self.prices();
+        let min = prices.iter().map(|p| p.as_of).min()?;
+        let max = prices.iter().map(|p| p.as_of).max()?;
         Some((min, max))
     }
 
@@ -808,7 +830,9 @@ mod tests {
     fn prebuilt_binary_catalog_equals_the_toml_one() {
         let from_toml = Catalog::from_files(&SHIPPED_TOML).unwrap();
         let from_binary = Catalog::from_binary(&SHIPPED_BINARY).unwrap();
-        assert!(!from_toml.prices.is_empty());
+        // Resolve both first, so that `Debug` compares the prices too.
+        assert!(!from_toml.prices().is_empty());
+        assert_eq!(from_binary.prices().len(), from_toml.prices().len());
         assert_eq!(format!("{from_binary:?}"), format!("{from_toml:?}"));
         assert_eq!(serde_json::to_string(&from_binary).unwrap(), serde_json::to_string(&from_toml).unwrap());
         // A damaged file is refused with a message, not a panic.

@@ -12,7 +12,7 @@ use std::fmt;
 use jiff::civil::Date;
 use serde::{Deserialize, Serialize};
 
-use crate::fit::{Method, Precision};
+use crate::method::{Method, Precision};
 
 /// One assumption behind the fit, time, price or plan numbers.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

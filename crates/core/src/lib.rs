@@ -6,6 +6,7 @@
 //!
 //! - [`catalog`]: GPUs, instance types, prices per billing mode (shipped data + user overlay).
 //! - [`model`]: model presets (parameter counts and transformer shapes).
+//! - [`method`]: the job's method and precision (the words fit, time and explain share).
 //! - [`fit`]: memory per GPU with a breakdown.
 //! - [`time`]: hours as a low–high range from 6·N·D / 4·N·D and an MFU band.
 //! - [`price`]: cost per billing mode for a usage pattern, break-even points, ¥ per 1M tokens.
@@ -15,7 +16,8 @@
 //! - [`compat`]: framework ↔ CUDA ↔ driver ↔ GPU checks.
 //! - [`warning`]: the ranking's warnings as stable codes with parameters, and their English text.
 //! - [`explain`]: assumptions, infeasible reasons, fit verdicts and price age as codes, likewise.
-//! - [`suggest`], [`units`]: closest names for typos; `50M` / `7b` / `3d` style numbers.
+//! - [`suggest`], [`units`]: closest names for typos (and [`UnknownName`], the error carrying them);
+//!   `50M` / `7b` / `3d` style numbers.
 //! - [`input`]: the bounds of a job question's numbers, as codes (`InputError`) — the CLI and the page
 //!   both check them here.
 
@@ -24,6 +26,7 @@ pub mod compat;
 pub mod explain;
 pub mod fit;
 pub mod input;
+pub mod method;
 pub mod model;
 pub mod price;
 pub mod rank;
@@ -37,13 +40,14 @@ pub mod warning;
 
 pub use catalog::{
     parse_date, Anchor, BillingMode, Catalog, CatalogError, Confidence, Gpu, InstanceType, ModeRatio, Price,
-    PriceOrigin, PriceRow, Provider, ProviderInfo, Region, Stack, UnknownName, SCHEMA_VERSION,
+    PriceOrigin, PriceRow, Provider, ProviderInfo, Region, Stack, SCHEMA_VERSION,
 };
 pub use compat::{check as check_compat, CompatIssue, CompatQuery, Severity};
 pub use explain::{Assumption, PriceAge, Reason, Verdict};
-pub use fit::{fit, FitReport, Hardware, Job, MemoryBreakdown, Method, Precision};
+pub use fit::{fit, FitReport, Hardware, Job, MemoryBreakdown};
 pub use input::InputError;
 pub use jiff::civil::Date;
+pub use method::{Method, Precision};
 pub use model::{preset, preset_names, presets, ModelShape};
 pub use price::{
     break_even, cost_of, money, price_job, terms_bought, terms_for, BreakEven, JobPrice, ModeCost, Usage,
@@ -51,7 +55,7 @@ pub use price::{
 };
 pub use rank::{hardware, rank, Infeasible, Offer, Question, Ranking, STALE_PRICE_DAYS};
 pub use stages::{stages, Stage, StagePlan};
-pub use suggest::suggest;
+pub use suggest::{suggest, UnknownName};
 pub use tco::{tco, CloudOption, SelfBuilt, TcoInput, TcoPoint, TcoReport};
 pub use time::{estimate_time, mfu_band, MfuBand, TimeEstimate};
 pub use units::{parse_count, parse_hours};

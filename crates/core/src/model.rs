@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::catalog::UnknownName;
+use crate::suggest::UnknownName;
 
 /// The shape of a decoder-only transformer.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

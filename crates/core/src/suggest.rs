@@ -1,4 +1,27 @@
-//! Closest valid names for a typo ("did you mean …"), so errors tell people what to type.
+//! Closest valid names for a typo ("did you mean …"), so errors tell people what to type, and the
+//! error that carries them ([`UnknownName`]). It lives here, not beside any one kind of name, so the
+//! modules that parse names (catalog, model, method) depend on this leaf and not on each other.
+
+use serde::Serialize;
+
+/// A name that matched nothing, with the closest valid names.
+#[derive(Debug, Clone, PartialEq, Serialize, thiserror::Error)]
+#[error("unknown {kind} '{given}'{}", did_you_mean(.suggestions))]
+pub struct UnknownName {
+    pub kind: String,
+    pub given: String,
+    pub suggestions: Vec<String>,
+}
+
+impl UnknownName {
+    pub fn new<'a>(kind: &str, given: &str, candidates: impl IntoIterator<Item = &'a str>) -> Self {
+        UnknownName {
+            kind: kind.to_string(),
+            given: given.to_string(),
+            suggestions: suggest(given, candidates),
+        }
+    }
+}
 
 /// Up to three candidates closest to `given`, best first. Case, `-`, `_`, `.` and spaces are ignored;
 /// a candidate that contains the input (or is contained in it) counts as close.

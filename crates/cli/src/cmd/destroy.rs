@@ -24,7 +24,7 @@ pub struct DestroyArgs {
 }
 
 pub fn run(args: DestroyArgs) -> Result<ExitCode, CliError> {
-    let spec = load_spec(&args.spec, &load_catalog(None)?)?;
+    let spec = load_spec(&args.spec, &*load_catalog(None)?)?;
     let session = Session::open(&args.cloud, &[])?;
     let deployment = &spec.deployment.value;
     let job = session.engine.begin_destroy(&spec).map_err(state_error)?;
