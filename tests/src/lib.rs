@@ -262,7 +262,7 @@ pub mod e2e {
     pub struct Rng(pub u64);
 
     impl Rng {
-        pub fn next(&mut self) -> u64 {
+        pub fn next_u64(&mut self) -> u64 {
             self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
             let mut z = self.0;
             z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
@@ -271,7 +271,7 @@ pub mod e2e {
         }
         /// Uniform in [lo, hi).
         pub fn range(&mut self, lo: u64, hi: u64) -> u64 {
-            lo + self.next() % (hi - lo).max(1)
+            lo + self.next_u64() % (hi - lo).max(1)
         }
     }
 }

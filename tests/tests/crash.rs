@@ -67,7 +67,7 @@ fn check_consistent(sim: &SimProcess, dir: &Path, provider: &str, dep: &str, wan
 fn trials(provider: &str, n: u32, seed: u64) -> Tally {
     let dir = tempfile::tempdir().unwrap();
     let sim = SimProcess::start(dir.path(), SIM, &[]);
-    let mut rng = Rng(seed ^ provider.len() as u64 * 0x1000_0000_01b3 ^ provider.as_bytes()[0] as u64);
+    let mut rng = Rng(seed ^ (provider.len() as u64 * 0x1000_0000_01b3) ^ provider.as_bytes()[0] as u64);
     let mut tally = Tally::default();
     for t in 0..n {
         let trial = tempfile::tempdir().unwrap();

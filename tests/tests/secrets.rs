@@ -759,6 +759,9 @@ fn written_files(dir: &Path, out: &mut Vec<(String, Vec<u8>)>) {
     }
 }
 
+/// What one key source's commands left behind: (where, bytes) pairs to scan.
+type Outputs = Vec<(String, Vec<u8>)>;
+
 #[test]
 fn no_secret_in_any_output_log_json_or_state() {
     gpuctl_bin(); // build once, before the threads start and the clock
@@ -766,7 +769,7 @@ fn no_secret_in_any_output_log_json_or_state() {
     let dirs: Vec<(tempfile::TempDir, tempfile::TempDir)> =
         SOURCES.iter().map(|_| (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap())).collect();
     // One sim and one home per source, all at once.
-    let results: Vec<(Vec<(String, Vec<u8>)>, usize)> = std::thread::scope(|s| {
+    let results: Vec<(Outputs, usize)> = std::thread::scope(|s| {
         let handles: Vec<_> = SOURCES
             .iter()
             .zip(&dirs)

@@ -318,8 +318,7 @@ pub fn modes_over_days(
 /// The TCO tab's inputs as the engine's [`TcoInput`] (utilization typed in percent).
 pub fn tco_input(inputs: &Inputs) -> Result<TcoInput, Vec<FieldError>> {
     let mut errors = Vec::new();
-    let mut t = TcoInput::default();
-    t.gpu = inputs.tco_gpu.trim().to_string();
+    let mut t = TcoInput { gpu: inputs.tco_gpu.trim().to_string(), ..TcoInput::default() };
     let mut num = |field: &'static str, text: &str, what: What, min: f64, max: f64| -> f64 {
         match number(field, text, &mut errors, what) {
             Some(v) if v >= min && v <= max => v,

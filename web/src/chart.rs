@@ -67,7 +67,8 @@ impl Scale {
 
 /// 1, 2 or 5 times a power of ten, at least `raw`.
 pub fn nice_step(raw: f64) -> f64 {
-    if !(raw > 0.0) || !raw.is_finite() {
+    // NaN is not finite, so this also turns NaN away.
+    if !raw.is_finite() || raw <= 0.0 {
         return 1.0;
     }
     let p = 10f64.powf(raw.log10().floor());

@@ -210,16 +210,18 @@ mod tests {
 
     #[test]
     fn round_trips() {
-        let mut i = Inputs::default();
-        i.lang = Some(Lang::Zh);
-        i.tab = Tab::Tco;
-        i.model = String::new();
-        i.params = "13b".into();
-        i.method = "qlora4".into();
-        i.tokens = "1.5B & more=yes".into();
-        i.budget = "¥5,000".into();
-        i.providers = vec!["tencent".into(), "alibaba".into()];
-        i.pick = "alibaba/gn7i-c8g1.2xlarge/cn-hangzhou".into();
+        let i = Inputs {
+            lang: Some(Lang::Zh),
+            tab: Tab::Tco,
+            model: String::new(),
+            params: "13b".into(),
+            method: "qlora4".into(),
+            tokens: "1.5B & more=yes".into(),
+            budget: "¥5,000".into(),
+            providers: vec!["tencent".into(), "alibaba".into()],
+            pick: "alibaba/gn7i-c8g1.2xlarge/cn-hangzhou".into(),
+            ..Inputs::default()
+        };
         let q = i.to_query();
         assert_eq!(
             q,

@@ -203,9 +203,8 @@ mod tests {
         let catalog = gpuctl_core::Catalog::shipped();
         let today = parse_date("2026-11-30").unwrap();
         for provider in ["tencent", "alibaba", "jdcloud"] {
-            let mut inputs = Inputs::default();
-            inputs.providers = vec![provider.into()];
-            inputs.method = "qlora4".into();
+            let inputs =
+                Inputs { providers: vec![provider.into()], method: "qlora4".into(), ..Inputs::default() };
             let ev = evaluate(catalog, &inputs, today);
             let row = ev.rows.first().unwrap_or_else(|| panic!("{provider} has an offer"));
             let ctx = ExportContext {

@@ -153,9 +153,13 @@ pub struct Report {
 /// Finds instances' states in batches: one describe per (provider, region) per poll for everything
 /// waiting there, so waiting for 64 instances costs one call per interval, not 64.
 struct Poller {
-    waiting:
-        Mutex<HashMap<(Provider, String), BTreeMap<String, Vec<(Want, oneshot::Sender<Option<Instance>>)>>>>,
+    waiting: Mutex<HashMap<(Provider, String), Waiters>>,
 }
+
+/// One wait on one instance: what it waits for, and where the instance (or its absence) is sent.
+type Waiter = (Want, oneshot::Sender<Option<Instance>>);
+/// The waits in one (provider, region), by instance id.
+type Waiters = BTreeMap<String, Vec<Waiter>>;
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) enum Want {
@@ -751,18 +755,17 @@ impl Engine {
                     let Some(waiters) = group.get_mut(id) else { continue };
                     let mut keep = Vec::new();
                     for (want, tx) in waiters.drain(..) {
-                        let done = match (want, inst.map(|i| &i.state)) {
+                        let done = matches!(
+                            (want, inst.map(|i| &i.state)),
                             (
                                 Want::Running,
                                 Some(
                                     InstanceState::Running
-                                    | InstanceState::Failed
-                                    | InstanceState::Terminated,
+                                        | InstanceState::Failed
+                                        | InstanceState::Terminated,
                                 ),
-                            ) => true,
-                            (Want::Gone, None | Some(InstanceState::Terminated)) => true,
-                            _ => false,
-                        };
+                            ) | (Want::Gone, None | Some(InstanceState::Terminated))
+                        );
                         if done {
                             let _ = tx.send(inst.cloned());
                         } else {

@@ -286,7 +286,7 @@ mod tests {
     fn failing(kind: ErrorKind) -> CloudError {
         CloudError {
             provider: Provider::Alibaba,
-            action: "RunInstances".into(),
+            action: "create".into(),
             kind,
             code: "InternalError".into(),
             message: "boom".into(),
