@@ -105,15 +105,26 @@ fn run_params(r: &CreateRequest) -> Vec<(String, String)> {
     p
 }
 
-/// One DescribeInstances page (100, the most ECS gives) of what `filter` selects. `Tag.N.Key` without a
+/// One DescribeInstances page (100, the most ECS gives) of what `filter` selects, by `MaxResults` and
+/// the previous page's `NextToken` (`PageNumber`/`PageSize` are deprecated: alibabacloud_ecs20140526
+/// 7.11.8 `models/_describe_instances_request.py` `page_number`, `page_size`). `Tag.N.Key` without a
 /// `Tag.N.Value` matches the key whatever its value (the SDK's DescribeInstancesRequestTag). ECS's docs
 /// say a tag filter answers for at most 1,000 instances (beyond that, ListTagResources).
-fn describe_params(filter: &Filter, page: usize) -> Vec<(String, String)> {
-    let mut p = vec![kv("PageSize", 100), kv("PageNumber", page)];
+fn describe_params(filter: &Filter, token: Option<&str>) -> Vec<(String, String)> {
+    let mut p = tokened(100, token);
     match filter {
         Filter::Ids(ids) => p.push(kv("InstanceIds", serde_json::to_string(ids).unwrap_or_default())),
         Filter::Tag { key, value } => p.extend([kv("Tag.1.Key", key), kv("Tag.1.Value", value)]),
         Filter::TagKey(key) => p.push(kv("Tag.1.Key", key)),
+    }
+    p
+}
+
+/// The paging parameters of a next-token listing: `MaxResults`, and `NextToken` from the second page on.
+fn tokened(max_results: u32, token: Option<&str>) -> Vec<(String, String)> {
+    let mut p = vec![kv("MaxResults", max_results)];
+    if let Some(t) = token {
+        p.push(kv("NextToken", t));
     }
     p
 }
@@ -184,6 +195,16 @@ fn instance_of(i: &Field) -> Instance {
     }
 }
 
+fn disk_of(d: &Field) -> (DiskKind, DiskInfo) {
+    let kind = if d.get("Type").text() == "system" { DiskKind::System } else { DiskKind::Data };
+    let disk = Disk {
+        category: category_back(&d.get("Category").text()),
+        size_gb: d.get("Size").u64().unwrap_or(0) as u32,
+        snapshot_id: d.get("SourceSnapshotId").opt_text(),
+    };
+    (kind, DiskInfo { disk_id: d.get("DiskId").text(), disk })
+}
+
 impl Instances for Client {
     const PROVIDER: Provider = Provider::Alibaba;
 
@@ -200,10 +221,10 @@ impl Instances for Client {
     }
 
     async fn describe(&self, region: &str, filter: &Filter) -> Result<Vec<Instance>, CloudError> {
-        page::all(Style::PageNumber, |at| async move {
-            let a = self.call(region, "DescribeInstances", describe_params(filter, at.number())).await?;
+        page::all(Style::NextToken, |at| async move {
+            let a = self.call(region, "DescribeInstances", describe_params(filter, at.token())).await?;
             let items = a.get("Instances").get("Instance").items().iter().map(instance_of).collect();
-            Ok(Page::counted(items, a.get("TotalCount").u64().unwrap_or(0)))
+            Ok(Page::tokened(items, a.get("NextToken").opt_text()))
         })
         .await
     }
@@ -220,24 +241,16 @@ impl Instances for Client {
 
 impl Disks for Client {
     async fn disks(&self, region: &str, instance_id: &str) -> Result<Vec<(DiskKind, DiskInfo)>, CloudError> {
-        let a = self
-            .call(region, "DescribeDisks", vec![kv("InstanceId", instance_id), kv("PageSize", 100)])
-            .await?;
-        let mut out: Vec<(DiskKind, DiskInfo)> = a
-            .get("Disks")
-            .get("Disk")
-            .items()
-            .iter()
-            .map(|d| {
-                let kind = if d.get("Type").text() == "system" { DiskKind::System } else { DiskKind::Data };
-                let disk = Disk {
-                    category: category_back(&d.get("Category").text()),
-                    size_gb: d.get("Size").u64().unwrap_or(0) as u32,
-                    snapshot_id: d.get("SourceSnapshotId").opt_text(),
-                };
-                (kind, DiskInfo { disk_id: d.get("DiskId").text(), disk })
-            })
-            .collect();
+        // Paged by NextToken as DescribeInstances is (alibabacloud_ecs20140526 7.11.8
+        // `models/_describe_disks_request.py`: PageSize is deprecated).
+        let mut out = page::all(Style::NextToken, |at| async move {
+            let mut p = tokened(100, at.token());
+            p.push(kv("InstanceId", instance_id));
+            let a = self.call(region, "DescribeDisks", p).await?;
+            let items = a.get("Disks").get("Disk").items().iter().map(disk_of).collect();
+            Ok(Page::tokened(items, a.get("NextToken").opt_text()))
+        })
+        .await?;
         out.sort_by_key(|(k, d)| (*k != DiskKind::System, d.disk_id.clone()));
         Ok(out)
     }
@@ -250,7 +263,9 @@ impl Disks for Client {
         client_token: &str,
     ) -> Result<String, CloudError> {
         let p = vec![kv("DiskId", disk_id), kv("SnapshotName", name), kv("ClientToken", client_token)];
-        let a = self.call(region, "CreateSnapshot", p).await?;
+        // CreateSnapshot names no region: its request model has no RegionId (alibabacloud_ecs20140526
+        // 7.11.8 `models/_create_snapshot_request.py`); the disk says where, the host which region.
+        let a = self.call_at(region, "CreateSnapshot", p, false).await?;
         Ok(a.get("SnapshotId").text())
     }
 
@@ -328,24 +343,24 @@ mod tests {
 
     #[test]
     fn describe_filters_on_the_wire() {
-        let check = |f: Filter, page, want: &[(&str, &str)]| {
+        let check = |f: Filter, token, want: &[(&str, &str)]| {
             let want: Vec<(String, String)> = want.iter().map(|(k, v)| kv(*k, v)).collect();
-            assert_eq!(describe_params(&f, page), want, "{f:?}");
+            assert_eq!(describe_params(&f, token), want, "{f:?}");
         };
         check(
             Filter::Ids(vec!["i-1".into(), "i-2".into()]),
-            1,
-            &[("PageSize", "100"), ("PageNumber", "1"), ("InstanceIds", r#"["i-1","i-2"]"#)],
+            None,
+            &[("MaxResults", "100"), ("InstanceIds", r#"["i-1","i-2"]"#)],
         );
         check(
             Filter::Tag { key: "gpuctl-token".into(), value: "t1".into() },
-            1,
-            &[("PageSize", "100"), ("PageNumber", "1"), ("Tag.1.Key", "gpuctl-token"), ("Tag.1.Value", "t1")],
+            None,
+            &[("MaxResults", "100"), ("Tag.1.Key", "gpuctl-token"), ("Tag.1.Value", "t1")],
         );
         check(
             Filter::TagKey("gpuctl-deployment".into()),
-            3,
-            &[("PageSize", "100"), ("PageNumber", "3"), ("Tag.1.Key", "gpuctl-deployment")],
+            Some("tok-2"),
+            &[("MaxResults", "100"), ("NextToken", "tok-2"), ("Tag.1.Key", "gpuctl-deployment")],
         );
     }
 

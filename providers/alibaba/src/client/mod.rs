@@ -97,15 +97,31 @@ impl Client {
         Client { account: Account::new(creds, endpoint, http) }
     }
 
-    /// Signs and sends one action; answers the JSON body and its `RequestId`, or the classified error.
+    /// Signs and sends one action with its `RegionId`; answers the JSON body and its `RequestId`, or
+    /// the classified error.
     async fn call(
         &self,
         region: &str,
         action: &str,
         params: Vec<(String, String)>,
     ) -> Result<Answer, CloudError> {
+        self.call_at(region, action, params, true).await
+    }
+
+    /// Sends one action to `region`'s host, with a `RegionId` parameter only where the action's
+    /// request model has one.
+    async fn call_at(
+        &self,
+        region: &str,
+        action: &str,
+        params: Vec<(String, String)>,
+        with_region_id: bool,
+    ) -> Result<Answer, CloudError> {
         let endpoint = self.account.endpoint_or(|| host_for(region));
-        let mut query = vec![("RegionId".to_string(), region.to_string())];
+        let mut query = Vec::with_capacity(params.len() + 1);
+        if with_region_id {
+            query.push(("RegionId".to_string(), region.to_string()));
+        }
         query.extend(params);
         let req = SignableRequest {
             method: "POST".into(),

@@ -709,3 +709,45 @@ fn describe_by_tag_key_alone_matches_any_value() {
     assert_eq!(q(&[("Tag.1.Key", "gpuctl-deployment"), ("PageSize", "2"), ("PageNumber", "2")]).1.len(), 1);
     assert_eq!(q(&[("Tag.1.Key", "gpuctl-deployment"), ("Tag.2.Key", "team")]).0, 0, "tags are ANDed");
 }
+
+#[test]
+fn describe_instances_pages_by_next_token_and_still_by_page_number() {
+    let (ecs, ctx) = (Ecs::new(), ctx());
+    run(&ecs, &ctx, &[("Amount", "25")]).unwrap();
+    let q = |extra: &[(&str, &str)]| {
+        let mut p = vec![("RegionId", "cn-hangzhou")];
+        p.extend_from_slice(extra);
+        let v = call(&ecs, &ctx, "DescribeInstances", &p).unwrap();
+        let ids: Vec<String> = v["Instances"]["Instance"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|i| i["InstanceId"].as_str().unwrap().to_string())
+            .collect();
+        (ids, v["NextToken"].as_str().unwrap().to_string())
+    };
+    // MaxResults below 10 reads as 10 (the request model's docs); the token walks the rest.
+    let (first, t1) = q(&[("MaxResults", "3")]);
+    assert_eq!(first.len(), 10);
+    assert!(!t1.is_empty(), "more to come, so a token");
+    let (second, t2) = q(&[("MaxResults", "10"), ("NextToken", &t1)]);
+    let (third, t3) = q(&[("MaxResults", "10"), ("NextToken", &t2)]);
+    assert_eq!((second.len(), third.len(), t3.as_str()), (10, 5, ""), "the last page says no token");
+    let mut all: Vec<String> = [first, second, third].concat();
+    all.dedup();
+    assert_eq!(all.len(), 25, "no item twice, none left out");
+    // PageNumber callers get the same items, and a token that continues after their page.
+    let (page2, t) = q(&[("PageSize", "10"), ("PageNumber", "2")]);
+    assert_eq!(page2, all[10..20]);
+    assert_eq!(q(&[("NextToken", &t)]).0, all[20..]);
+    assert_eq!(
+        err_code(call(
+            &ecs,
+            &ctx,
+            "DescribeInstances",
+            &[("RegionId", "cn-hangzhou"), ("NextToken", "page-2")]
+        ))
+        .1,
+        "InvalidParameter.NextToken"
+    );
+}

@@ -46,7 +46,7 @@ pub fn describe_disks(c: &Call, st: &EcsState) -> Answer {
     let instance = c.p.text("InstanceId");
     let kind = c.p.text("DiskType").filter(|k| k != "all");
     let zone = c.p.text("ZoneId");
-    let pg = c.p.page_number(("PageNumber", "PageSize"), 10, 1..=100)?;
+    let pg = c.p.listing(500, 100)?;
     let matching: Vec<&Disk> = st
         .disks
         .values()
@@ -62,6 +62,6 @@ pub fn describe_disks(c: &Call, st: &EcsState) -> Answer {
         "TotalCount": total,
         "PageNumber": pg.number(),
         "PageSize": pg.size(),
-        "NextToken": "",
+        "NextToken": pg.next_token(total),
     }))
 }

@@ -342,7 +342,7 @@ pub fn describe_instances(c: &Call, st: &EcsState) -> Answer {
     let name = c.p.text("InstanceName");
     let charge = c.p.text("InstanceChargeType");
     let tags = c.p.tags("Tag");
-    let pg = c.p.page_number(("PageNumber", "PageSize"), 10, 1..=100)?;
+    let pg = c.p.listing(100, 100)?;
     let matching: Vec<&Instance> = st
         .instances
         .values()
@@ -363,7 +363,7 @@ pub fn describe_instances(c: &Call, st: &EcsState) -> Answer {
         "TotalCount": total,
         "PageNumber": pg.number(),
         "PageSize": pg.size(),
-        "NextToken": "",
+        "NextToken": pg.next_token(total),
     }))
 }
 

@@ -118,7 +118,7 @@ pub fn describe_snapshots(c: &Call, st: &EcsState) -> Answer {
     let instance = c.p.text("InstanceId");
     let kind = c.p.text("SnapshotType").filter(|k| k != "all");
     let status = c.p.text("Status").filter(|k| k != "all");
-    let pg = c.p.page_number(("PageNumber", "PageSize"), 10, 1..=100)?;
+    let pg = c.p.listing(100, 100)?;
     let instance_disks: Option<Vec<&String>> = instance
         .as_ref()
         .map(|i| st.disks.values().filter(|d| d.instance_id.as_ref() == Some(i)).map(|d| &d.id).collect());
@@ -140,7 +140,7 @@ pub fn describe_snapshots(c: &Call, st: &EcsState) -> Answer {
         "TotalCount": total,
         "PageNumber": pg.number(),
         "PageSize": pg.size(),
-        "NextToken": "",
+        "NextToken": pg.next_token(total),
     }))
 }
 
