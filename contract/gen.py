@@ -42,7 +42,8 @@ TENCENT_VERSION = {"cvm": "v20170312", "cbs": "v20170312"}
 ALIBABA = ["RunInstances", "DescribeInstances", "DescribeInstanceStatus", "DeleteInstances", "DeleteInstance",
            "StopInstances", "StopInstance", "DescribePrice", "DescribeAvailableResource", "DescribeDisks",
            "CreateSnapshot", "DescribeSnapshots", "DeleteSnapshot", "CreateImage",
-           "ModifyInstanceAutoReleaseTime", "CreateAutoSnapshotPolicy", "ApplyAutoSnapshotPolicy"]
+           "ModifyInstanceAutoReleaseTime", "ModifyInstanceChargeType", "CreateAutoSnapshotPolicy",
+           "ApplyAutoSnapshotPolicy"]
 JDCLOUD = {
     "vm": ["createInstances", "describeInstances", "describeInstance", "deleteInstance", "describeInstanceTypes",
            "modifyInstanceReleaseTime", "createImage"],
@@ -55,7 +56,7 @@ CLIENT_ACTIONS = {
     "tencent": ["RunInstances", "DescribeInstances", "TerminateInstances", "InquiryPriceRunInstances",
                 "DescribeZoneInstanceConfigInfos", "DescribeDisks", "DescribeSnapshots", "CreateSnapshot"],
     "alibaba": ["RunInstances", "DescribeInstances", "DescribeDisks", "DeleteInstances", "CreateSnapshot",
-                "DescribeSnapshots", "DescribePrice", "DescribeAvailableResource"],
+                "DescribeSnapshots", "DescribePrice", "DescribeAvailableResource", "ModifyInstanceChargeType"],
     "jdcloud": ["describeInstanceTypes", "createInstances", "modifyInstanceReleaseTime", "describeInstances",
                 "describeInstance", "deleteInstance", "createSnapshot", "describeSnapshots",
                 "calculateTotalPrice"],

@@ -151,7 +151,15 @@ def test_dry_run_weekly_term_and_bad_parameters(ecs):
     assert error_code(lambda: run(ecs, dry_run=True)) == "DryRunOperation"
     weekly = run(ecs, instance_charge_type="PrePaid", period=1, period_unit="Week")
     assert len(weekly.instance_id_sets.instance_id_set) == 1 and weekly.order_id
-    ecs.delete_instance(m.DeleteInstanceRequest(instance_id=weekly.instance_id_sets.instance_id_set[0], force=True, terminate_subscription=True))
+    wid = weekly.instance_id_sets.instance_id_set[0]
+    # TerminateSubscription releases *expired* subscriptions only (models/_delete_instance_request.py);
+    # an unexpired one leaves its term by converting to pay-as-you-go first.
+    assert error_code(lambda: ecs.delete_instance(m.DeleteInstanceRequest(instance_id=wid, force=True, terminate_subscription=True))) \
+        == "ChargeTypeViolation"
+    converted = ecs.modify_instance_charge_type(m.ModifyInstanceChargeTypeRequest(
+        region_id=REGION, instance_ids=json.dumps([wid]), instance_charge_type="PostPaid")).body
+    assert converted.order_id
+    ecs.delete_instance(m.DeleteInstanceRequest(instance_id=wid, force=True))
     assert error_code(lambda: run(ecs, instance_charge_type="PrePaid", period=5, period_unit="Week")) == "InvalidPeriod"
     assert error_code(lambda: ecs.run_instances(m.RunInstancesRequest(region_id=REGION, instance_type="ecs.nope", image_id=IMAGE))) \
         == "InvalidInstanceType.ValueNotSupported"

@@ -24,3 +24,34 @@ pub fn has_default_network(provider: Provider) -> bool {
     // JD's createInstances requires primaryNetworkInterface.subnetId.
     !matches!(provider, Provider::JdCloud)
 }
+
+/// How a prepaid (subscription) instance can stop billing before its term ends, per cloud.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EarlyEnd {
+    /// Converted to pay-as-you-go (the unused term refunded), then released like any pay-as-you-go
+    /// instance. Alibaba: ModifyInstanceChargeType PrePaid → PostPaid, then DeleteInstances
+    /// (alibabacloud_ecs20140526 7.11.8, models/_modify_instance_charge_type_request.py,
+    /// models/_delete_instances_request.py `terminate_subscription`: expired subscriptions only).
+    ConvertToPayAsYouGo,
+    /// Terminated into the recycle bin, refunded under the cloud's return rules. Tencent: "包年包月实例如符合
+    /// 退还规则，也可通过本接口主动退还 … 首次调用本接口，实例将被移至回收站" (tccli 3.1.189.1,
+    /// tccli/services/cvm/v20170312/api.json, TerminateInstances).
+    RecycleBin,
+    /// No API ends the term: the instance bills until it expires. JD Cloud: "不可以删除包年包月未到期的云主机"
+    /// (jdcloud_sdk 1.6.354, jdcloud_sdk/services/vm/apis/DeleteInstanceRequest.py).
+    None,
+}
+
+/// How `provider` lets a prepaid instance end early (see [`EarlyEnd`]).
+pub fn early_end(provider: Provider) -> EarlyEnd {
+    match provider {
+        Provider::Alibaba => EarlyEnd::ConvertToPayAsYouGo,
+        Provider::Tencent => EarlyEnd::RecycleBin,
+        Provider::JdCloud => EarlyEnd::None,
+    }
+}
+
+/// Whether `mode` buys a term paid up front (every mode but pay-as-you-go and spot).
+pub fn is_prepaid(mode: BillingMode) -> bool {
+    !matches!(mode, BillingMode::Hourly | BillingMode::Spot)
+}

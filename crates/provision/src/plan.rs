@@ -225,7 +225,19 @@ fn pool_plan(
             pool.name.value
         ));
     }
+    // A term that no API can end early bills to its end whatever `release` does: say so before buying.
+    let mut stuck: Vec<Provider> = Vec::new();
     for c in &choices {
+        if crate::provider::is_prepaid(mode)
+            && crate::provider::early_end(c.provider) == crate::provider::EarlyEnd::None
+            && !stuck.contains(&c.provider)
+        {
+            stuck.push(c.provider);
+            warnings.push(format!(
+                "pool `{}`: a {mode} {} term cannot be ended early; `release` and `destroy` cannot stop it billing before it expires",
+                pool.name.value, c.provider
+            ));
+        }
         match &c.price {
             None => warnings.push(format!(
                 "pool `{}`: the catalog has no {mode} price for {} {} in {}",

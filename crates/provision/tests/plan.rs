@@ -178,3 +178,26 @@ fn pool_total_equals_its_own_modes_line() {
     assert!(checked.iter().any(|&(_, m, t, no_hours)| !m.is_per_hour() && t > 1 && no_hours), "{checked:?}");
     assert!(checked.iter().any(|&(_, m, _, _)| m.is_per_hour()), "{checked:?}");
 }
+
+/// JD Cloud's deleteInstance refuses an unexpired prepaid VM and no API ends the term, so `plan`
+/// says so before buying one; Alibaba (convert to pay-as-you-go) and Tencent (recycle bin) have a
+/// way out, and pay-as-you-go needs none (issue 12 item 5).
+#[test]
+fn plan_warns_before_buying_a_term_that_cannot_end_early() {
+    let pool = |provider: &str, billing: &str| {
+        let place = match provider {
+            "jdcloud" => "provider = \"jdcloud\"\nregion = \"cn-north-1\"\nzone = \"cn-north-1a\"\ninstance_type = \"p.n1v100.2xlarge\"\nimage = \"img-ubuntu2204\"\nnetwork = { vpc = \"vpc-1\", subnet = \"subnet-1\", security_groups = [\"sg-1\"] }\n",
+            "alibaba" => "provider = \"alibaba\"\nregion = \"cn-hangzhou\"\nzone = \"cn-hangzhou-i\"\ninstance_type = \"ecs.gn7i-c8g1.2xlarge\"\nimage = \"img-1\"\n",
+            _ => "provider = \"tencent\"\nregion = \"ap-guangzhou\"\nzone = \"ap-guangzhou-3\"\ninstance_type = \"GN7.2XLARGE32\"\nimage = \"img-1\"\n",
+        };
+        let src = format!("deployment = \"d\"\nhours = 10\n[[pool]]\nname = \"a\"\ncount = 1\nbilling = \"{billing}\"\n{place}");
+        plan(&spec_of(&src), Catalog::shipped(), &[], TODAY).warnings
+    };
+    let stuck = |w: &[String]| w.iter().filter(|w| w.contains("cannot be ended early")).count();
+    let jd = pool("jdcloud", "monthly");
+    assert_eq!(stuck(&jd), 1, "{jd:?}");
+    assert!(jd.iter().any(|w| w.contains("pool `a`: a monthly jdcloud term")), "{jd:?}");
+    assert_eq!(stuck(&pool("jdcloud", "hourly")), 0);
+    assert_eq!(stuck(&pool("alibaba", "monthly")), 0);
+    assert_eq!(stuck(&pool("tencent", "monthly")), 0);
+}

@@ -205,6 +205,28 @@ fn disk_of(d: &Field) -> (DiskKind, DiskInfo) {
     (kind, DiskInfo { disk_id: d.get("DiskId").text(), disk })
 }
 
+impl Client {
+    /// Converts the subscription instances among `ids` to pay-as-you-go (ModifyInstanceChargeType,
+    /// `InstanceIds` a JSON array of at most 20), so that DeleteInstances may release them.
+    async fn end_terms(&self, region: &str, ids: &[String]) -> Result<(), CloudError> {
+        let found = self.describe(region, &Filter::Ids(ids.to_vec())).await?;
+        let prepaid: Vec<String> = found
+            .into_iter()
+            .filter(|i| matches!(i.billing, Some(b) if b != BillingMode::Hourly && b != BillingMode::Spot))
+            .map(|i| i.instance_id)
+            .collect();
+        for chunk in prepaid.chunks(20) {
+            let p = vec![
+                kv("InstanceIds", serde_json::to_string(chunk).unwrap_or_default()),
+                kv("InstanceChargeType", "PostPaid"),
+                kv("AutoPay", "true"),
+            ];
+            self.call(region, "ModifyInstanceChargeType", p).await?;
+        }
+        Ok(())
+    }
+}
+
 impl Instances for Client {
     const PROVIDER: Provider = Provider::Alibaba;
 
@@ -229,11 +251,25 @@ impl Instances for Client {
         .await
     }
 
+    /// DeleteInstances releases pay-as-you-go and *expired* subscription instances only
+    /// (alibabacloud_ecs20140526 7.11.8, models/_delete_instances_request.py,
+    /// `terminate_subscription`); an unexpired one is refused with `ChargeTypeViolation`. ECS's
+    /// documented way out of a term early is ModifyInstanceChargeType to PostPaid (which refunds the
+    /// unused part, models/_modify_instance_charge_type_request.py), so on that refusal the chunk's
+    /// subscription instances are converted and the delete is sent again. Pay-as-you-go releases
+    /// send exactly what they sent before: one DeleteInstances per 100 IDs.
     async fn terminate(&self, region: &str, instance_ids: &[String]) -> Result<(), CloudError> {
         for chunk in instance_ids.chunks(100) {
             let mut p = vec![kv("Force", "true"), kv("TerminateSubscription", "true")];
             p.extend(chunk.iter().enumerate().map(|(i, id)| kv(format!("InstanceId.{}", i + 1), id)));
-            self.call(region, "DeleteInstances", p).await?;
+            match self.call(region, "DeleteInstances", p.clone()).await {
+                Ok(_) => {}
+                Err(e) if e.code == codes::CHARGE_TYPE_VIOLATION => {
+                    self.end_terms(region, chunk).await?;
+                    self.call(region, "DeleteInstances", p).await?;
+                }
+                Err(e) => return Err(e),
+            }
         }
         Ok(())
     }

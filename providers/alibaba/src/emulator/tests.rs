@@ -751,3 +751,69 @@ fn describe_instances_pages_by_next_token_and_still_by_page_number() {
         "InvalidParameter.NextToken"
     );
 }
+
+#[test]
+fn an_unexpired_subscription_is_deleted_only_after_converting_it_to_pay_as_you_go() {
+    let (ecs, ctx) = (Ecs::new(), ctx());
+    let week = [("InstanceChargeType", "PrePaid"), ("Period", "1"), ("PeriodUnit", "Week")];
+    let ids = run(&ecs, &ctx, &week).unwrap();
+    let del = |id: &str| {
+        call(
+            &ecs,
+            &ctx,
+            "DeleteInstances",
+            &[
+                ("RegionId", "cn-hangzhou"),
+                ("InstanceId.1", id),
+                ("Force", "true"),
+                ("TerminateSubscription", "true"),
+            ],
+        )
+    };
+    // TerminateSubscription releases *expired* subscriptions only (models/_delete_instances_request.py).
+    assert_eq!(err_code(del(&ids[0])), (403, codes::CHARGE_TYPE_VIOLATION.into()));
+    let convert = |target: &str| {
+        call(
+            &ecs,
+            &ctx,
+            "ModifyInstanceChargeType",
+            &[
+                ("RegionId", "cn-hangzhou"),
+                ("InstanceIds", &serde_json::to_string(&ids).unwrap()),
+                ("InstanceChargeType", target),
+            ],
+        )
+    };
+    assert_eq!(err_code(convert("Yearly")).1, codes::INVALID_PARAMETER);
+    let v = convert("PostPaid").unwrap();
+    assert!(v["OrderId"].as_str().is_some_and(|o| o.chars().all(|c| c.is_ascii_digit())), "{v}");
+    let shown = call(&ecs, &ctx, "DescribeInstances", &[("RegionId", "cn-hangzhou")]).unwrap();
+    assert_eq!(shown["Instances"]["Instance"][0]["InstanceChargeType"], "PostPaid");
+    // Converting twice is refused: it is no longer a subscription.
+    assert_eq!(err_code(convert("PostPaid")), (403, codes::CHARGE_TYPE_VIOLATION.into()));
+    del(&ids[0]).unwrap();
+    assert_eq!(err_code(convert("PostPaid")).1, "InvalidInstanceId.NotFound");
+}
+
+#[test]
+fn an_expired_subscription_is_deleted_with_terminate_subscription() {
+    let (ecs, ctx) = (Ecs::new(), ctx());
+    let ids = run(&ecs, &ctx, &[("InstanceChargeType", "PrePaid"), ("Period", "1"), ("PeriodUnit", "Week")])
+        .unwrap();
+    ctx.clock().advance(SignedDuration::from_hours(24 * 8));
+    let del = |ts: &str| {
+        call(
+            &ecs,
+            &ctx,
+            "DeleteInstances",
+            &[
+                ("RegionId", "cn-hangzhou"),
+                ("InstanceId.1", &ids[0]),
+                ("Force", "true"),
+                ("TerminateSubscription", ts),
+            ],
+        )
+    };
+    assert_eq!(err_code(del("false")), (403, codes::CHARGE_TYPE_VIOLATION.into()));
+    del("true").unwrap();
+}

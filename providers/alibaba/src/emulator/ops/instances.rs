@@ -270,12 +270,7 @@ pub fn run_instances(c: &Call, st: &mut EcsState) -> Answer {
         answer["TradePrice"] = json!(round_cents(price * amount as f64));
     }
     if charge == "PrePaid" {
-        answer["OrderId"] = json!(c
-            .ctx
-            .new_id("", 15)
-            .chars()
-            .map(|ch| if ch.is_ascii_digit() { ch } else { '7' })
-            .collect::<String>());
+        answer["OrderId"] = json!(order_id(c));
     }
     if token.is_some() {
         token_remember(st, "RunInstances", c, &answer);
@@ -396,20 +391,34 @@ pub fn describe_instance_status(c: &Call, st: &EcsState) -> Answer {
     }))
 }
 
-/// Whether ECS lets this instance be deleted now: only Stopped ones, or any with Force; a
-/// subscription (PrePaid) instance needs TerminateSubscription.
+/// Whether ECS lets this instance be deleted now: only Stopped ones, or any with Force. A
+/// subscription (PrePaid) instance is released only once its term has expired, and then only with
+/// TerminateSubscription=true: alibabacloud_ecs20140526 7.11.8,
+/// models/_delete_instances_request.py, `terminate_subscription`: "Specifies whether to release an
+/// *expired* subscription instance". An unexpired one must first leave its term the documented way
+/// (ModifyInstanceChargeType to PostPaid), so TerminateSubscription never releases it.
 pub(crate) fn check_deletable(
     i: &Instance,
     force: bool,
     terminate_subscription: bool,
     c: &Call,
 ) -> Result<(), EcsError> {
-    if i.charge_type == "PrePaid" && !terminate_subscription && i.expires.is_some_and(|e| e > c.now) {
-        return Err(EcsError::new(
-            403,
-            codes::CHARGE_TYPE_VIOLATION,
-            format!("The operation is not permitted due to charge type of the instance {} (PrePaid); set TerminateSubscription=true.", i.id),
-        ));
+    if i.charge_type == "PrePaid" {
+        let expired = i.expires.is_some_and(|e| e <= c.now);
+        if !expired {
+            return Err(EcsError::new(
+                403,
+                codes::CHARGE_TYPE_VIOLATION,
+                format!("The operation is not permitted due to charge type of the instance {} (PrePaid, not expired); convert it to PostPaid with ModifyInstanceChargeType first.", i.id),
+            ));
+        }
+        if !terminate_subscription {
+            return Err(EcsError::new(
+                403,
+                codes::CHARGE_TYPE_VIOLATION,
+                format!("The operation is not permitted due to charge type of the instance {} (expired PrePaid); set TerminateSubscription=true.", i.id),
+            ));
+        }
     }
     if i.deletion_protection {
         return Err(EcsError::new(
@@ -509,4 +518,68 @@ pub fn modify_instance_auto_release_time(c: &Call, st: &mut EcsState) -> Answer 
     }
     inst.auto_release = when;
     Ok(json!({}))
+}
+
+/// ModifyInstanceChargeType: the documented way out of a subscription term early. Per
+/// alibabacloud_ecs20140526 7.11.8, models/_modify_instance_charge_type_request.py: `InstanceIds` is
+/// a JSON array of up to 20 IDs (required); `InstanceChargeType` is `PrePaid` (the default,
+/// pay-as-you-go → subscription) or `PostPaid` (subscription → pay-as-you-go, refunding the unused
+/// term). The response (…_response_body.py) carries `OrderId` and `FeeOfInstances`. The local cloud
+/// serves the PostPaid direction only (gpuctl buys terms through RunInstances); PrePaid is refused
+/// with the cloud's own code rather than pretended.
+pub fn modify_instance_charge_type(c: &Call, st: &mut EcsState) -> Answer {
+    let region = region(c)?;
+    let raw = c.p.required("InstanceIds")?;
+    let ids: Vec<String> = serde_json::from_str(&raw)
+        .map_err(|_| EcsError::invalid("InstanceIds", "a JSON array of instance IDs", &json!(raw)))?;
+    if ids.is_empty() || ids.len() > 20 {
+        return Err(EcsError::invalid("InstanceIds", "a JSON array of 1 to 20 instance IDs", &json!(raw)));
+    }
+    let target = c.p.text("InstanceChargeType").unwrap_or_else(|| "PrePaid".into());
+    match target.as_str() {
+        "PostPaid" => {}
+        "PrePaid" => {
+            return Err(EcsError::new(
+                403,
+                codes::CHARGE_TYPE_VIOLATION,
+                "The local cloud converts subscription instances to pay-as-you-go only; buy a term with RunInstances.",
+            ))
+        }
+        other => return Err(EcsError::invalid("InstanceChargeType", "PrePaid or PostPaid", &json!(other))),
+    }
+    for id in &ids {
+        let i = st.instances.get(id).filter(|i| i.region == region).ok_or_else(|| instance_not_found(id))?;
+        if i.charge_type != "PrePaid" {
+            return Err(EcsError::new(
+                403,
+                codes::CHARGE_TYPE_VIOLATION,
+                format!(
+                    "The operation is not permitted due to charge type of the instance {id} (already {}).",
+                    i.charge_type
+                ),
+            ));
+        }
+    }
+    if c.p.opt_bool("DryRun")?.unwrap_or(false) {
+        return Err(dry_run_passed());
+    }
+    for id in &ids {
+        if let Some(i) = st.instances.get_mut(id) {
+            i.charge_type = "PostPaid".into();
+            i.term = None;
+            i.expires = None;
+        }
+        for d in st.disks.values_mut().filter(|d| d.instance_id.as_deref() == Some(id.as_str())) {
+            d.charge_type = "PostPaid".into();
+        }
+    }
+    Ok(json!({
+        "OrderId": order_id(c),
+        "FeeOfInstances": { "FeeOfInstance": ids.iter().map(|id| json!({"InstanceId": id, "Fee": "0", "Currency": "CNY"})).collect::<Vec<_>>() },
+    }))
+}
+
+/// An order number as ECS shows them: digits only.
+fn order_id(c: &Call) -> String {
+    c.ctx.new_id("", 15).chars().map(|ch| if ch.is_ascii_digit() { ch } else { '7' }).collect()
 }
