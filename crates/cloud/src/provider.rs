@@ -19,6 +19,12 @@ pub fn api_offers(provider: Provider, mode: BillingMode) -> Result<(), &'static 
     }
 }
 
+/// Whether a spot create must name a bid. Tencent: tccli 3.1.189.1 services/cvm/v20170312/api.json
+/// objects.SpotMarketOptions.MaxPrice is required. Alibaba's SpotAsPriceGo follows the market price.
+pub fn spot_bid_required(provider: Provider) -> bool {
+    matches!(provider, Provider::Tencent)
+}
+
 /// Whether an instance can be created without naming a VPC/subnet (the account's default network).
 pub fn has_default_network(provider: Provider) -> bool {
     // JD's createInstances requires primaryNetworkInterface.subnetId.
