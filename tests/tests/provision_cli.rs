@@ -173,3 +173,58 @@ fn stock_out_falls_back_and_throttling_still_completes() {
     ok_json(&sim, dir.path(), &["destroy", spec.to_str().unwrap(), "--yes", "--json"]);
     assert!(live(&sim, "alibaba").is_empty());
 }
+
+/// Issue 12: Tencent requires a spot bid (tccli services/cvm/v20170312/api.json
+/// objects.SpotMarketOptions.MaxPrice). A spot pool without `spot_max_price` bids the pay-as-you-go
+/// price: the plan says so, and the RunInstances the sim receives carries that MaxPrice.
+#[test]
+fn tencent_spot_without_max_price_bids_the_hourly_price() {
+    let dir = tempfile::tempdir().unwrap();
+    let rec = dir.path().join("rec");
+    std::fs::create_dir_all(&rec).unwrap();
+    let sim = SimProcess::start_with(
+        dir.path(),
+        QUICK,
+        &[],
+        std::process::Stdio::null(),
+        &[("GPUCTL_SIM_RECORD", rec.to_str().unwrap())],
+    );
+    let spec = dir.path().join("spec.toml");
+    let text = spec_for("tencent").replace("count = 2", "count = 1").replace("\"hourly\"", "\"spot\"");
+    std::fs::write(&spec, text).unwrap();
+    let spec_s = spec.to_str().unwrap();
+
+    let plan = ok_json(&sim, dir.path(), &["plan", spec_s, "--json"]);
+    let bid = plan["pools"][0]["choices"][0]["spot_bid"].as_f64().unwrap_or_else(|| panic!("no bid: {plan}"));
+    // The pay-as-you-go price of the same type: the plan's hourly total over its 4 hours, 1 instance.
+    let hourly = plan["pools"][0]["by_mode"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["mode"] == "hourly")
+        .and_then(|m| m["total_cny"].as_f64())
+        .unwrap_or_else(|| panic!("no hourly mode: {plan}"))
+        / 4.0;
+    assert!((bid - hourly).abs() < 1e-9, "bid {bid} vs hourly {hourly}");
+    let warnings = plan["warnings"].to_string();
+    assert!(warnings.contains("spot bid") && warnings.contains("the pay-as-you-go price"), "{warnings}");
+
+    let report = ok_json(&sim, dir.path(), &["provision", spec_s, "--yes", "--json"]);
+    assert!(report["units"].as_array().unwrap().iter().all(|u| u["state"] == "running"), "{report}");
+    let mut prices = Vec::new();
+    for f in std::fs::read_dir(&rec).unwrap() {
+        for line in std::fs::read_to_string(f.unwrap().path()).unwrap().lines() {
+            let e: Value = serde_json::from_str(line).unwrap();
+            if e["headers"]["x-tc-action"] == "RunInstances" {
+                let body: Value = serde_json::from_str(e["body"].as_str().unwrap()).unwrap();
+                prices.push(body["InstanceMarketOptions"]["SpotOptions"]["MaxPrice"].clone());
+            }
+        }
+    }
+    assert!(!prices.is_empty(), "no RunInstances recorded");
+    for p in &prices {
+        let sent: f64 = p.as_str().and_then(|s| s.parse().ok()).unwrap_or_else(|| panic!("MaxPrice {p}"));
+        assert!((sent - hourly).abs() < 1e-9, "MaxPrice {sent} vs hourly {hourly}");
+    }
+    ok_json(&sim, dir.path(), &["destroy", spec_s, "--yes", "--json"]);
+}

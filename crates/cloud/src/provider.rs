@@ -19,6 +19,12 @@ pub fn api_offers(provider: Provider, mode: BillingMode) -> Result<(), &'static 
     }
 }
 
+/// Whether a spot create must name a bid. Tencent: tccli 3.1.189.1 services/cvm/v20170312/api.json
+/// objects.SpotMarketOptions.MaxPrice is required. Alibaba's SpotAsPriceGo follows the market price.
+pub fn spot_bid_required(provider: Provider) -> bool {
+    matches!(provider, Provider::Tencent)
+}
+
 /// Whether an instance can be created without naming a VPC/subnet (the account's default network).
 pub fn has_default_network(provider: Provider) -> bool {
     // JD's createInstances requires primaryNetworkInterface.subnetId.
@@ -54,4 +60,55 @@ pub fn early_end(provider: Provider) -> EarlyEnd {
 /// Whether `mode` buys a term paid up front (every mode but pay-as-you-go and spot).
 pub fn is_prepaid(mode: BillingMode) -> bool {
     !matches!(mode, BillingMode::Hourly | BillingMode::Spot)
+}
+
+/// The `term` values each cloud's create API accepts for a prepaid mode (months for `monthly`, weeks
+/// for `weekly`; `year1`/`year3` buy one such term). Empty for pay-as-you-go modes.
+pub fn allowed_terms(provider: Provider, mode: BillingMode) -> &'static [u32] {
+    use BillingMode::*;
+    match (provider, mode) {
+        (_, Hourly | Spot) => &[],
+        // One year or three years is one term of that length on every cloud.
+        (_, Year1 | Year3) => &[1],
+        // tccli 3.0 services/cvm/v20170312/api.json objects.InstanceChargePrepaid.Period: "可选取值:
+        // 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 24, 36, 48, 60" (months).
+        (Provider::Tencent, Monthly) => &[1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 24, 36, 48, 60],
+        // alibabacloud_ecs20140526 models/_run_instances_request.py RunInstancesRequest.period: with
+        // PeriodUnit=Month 1–9, 12, 24, 36, 48, 60; with PeriodUnit=Week 1–4.
+        (Provider::Alibaba, Monthly) => &[1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 24, 36, 48, 60],
+        (Provider::Alibaba, Weekly) => &[1, 2, 3, 4],
+        // jdcloud_sdk services/charge/models/ChargeSpec.py chargeDuration: months 1–9 or years 1–3;
+        // 12/24/36 months are sent as 1/2/3 years by the JD client.
+        (Provider::JdCloud, Monthly) => &[1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 24, 36],
+        // Not offered at all (see `api_offers`): no term is right.
+        (Provider::Tencent | Provider::JdCloud, Weekly) => &[],
+    }
+}
+
+/// `1, 2, …` for an error message.
+pub fn terms_list(terms: &[u32]) -> String {
+    terms.iter().map(|t| t.to_string()).collect::<Vec<_>>().join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_offered_prepaid_mode_has_terms_and_pay_as_you_go_has_none() {
+        for p in Provider::ALL {
+            for m in BillingMode::ALL {
+                let terms = allowed_terms(p, m);
+                match m {
+                    BillingMode::Hourly | BillingMode::Spot => assert!(terms.is_empty(), "{p} {m}"),
+                    _ if api_offers(p, m).is_ok() => assert!(terms.contains(&1), "{p} {m}"),
+                    _ => assert!(terms.is_empty(), "{p} {m}"),
+                }
+            }
+        }
+        assert!(!allowed_terms(Provider::Tencent, BillingMode::Monthly).contains(&13));
+        assert!(!allowed_terms(Provider::Alibaba, BillingMode::Monthly).contains(&10));
+        assert!(allowed_terms(Provider::JdCloud, BillingMode::Monthly).contains(&24));
+        assert!(!allowed_terms(Provider::JdCloud, BillingMode::Monthly).contains(&48));
+    }
 }

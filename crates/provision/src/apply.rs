@@ -373,7 +373,8 @@ impl Engine {
             instance_type: c.instance_type.clone(),
             billing: pool.billing.value,
             term: pool.term,
-            spot_max_price: pool.spot_max_price,
+            // The spec's bid, else the plan's (Tencent requires one: the pay-as-you-go price).
+            spot_max_price: pool.spot_max_price.or(c.spot_bid),
             image_id,
             system_disk: pool.system_disk.clone(),
             data_disks: pool.data_disks.clone(),

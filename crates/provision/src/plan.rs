@@ -20,6 +20,10 @@ pub struct Choice {
     pub instance_type: String,
     /// The catalog price in the pool's billing mode, with its source and date; `None` when the catalog has none.
     pub price: Option<PriceFact>,
+    /// ¥/hour the engine bids for a spot instance here when the spec sets no `spot_max_price` and the
+    /// cloud requires a bid (Tencent): the pay-as-you-go price, as the console does. `None` otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub spot_bid: Option<f64>,
 }
 
 /// A catalog price as the plan shows it: never a bare number.
@@ -218,7 +222,39 @@ fn pool_plan(
     warnings: &mut Vec<String>,
 ) -> PoolPlan {
     let mode = pool.billing.value;
-    let choices = choices(pool, catalog);
+    let mut choices = choices(pool, catalog);
+    if mode == BillingMode::Spot && pool.spot_max_price.is_none() {
+        // One line per (type, region): a requirement lists every zone of a region as its own choice.
+        let mut warn = |w: String| {
+            if !warnings.contains(&w) {
+                warnings.push(w);
+            }
+        };
+        choices.retain_mut(|c| {
+            if !crate::provider::spot_bid_required(c.provider) {
+                return true;
+            }
+            let id = catalog_instance_id(c.provider, &c.instance_type);
+            match catalog.price(c.provider, id, &c.region, BillingMode::Hourly) {
+                Some(h) => {
+                    c.spot_bid = Some(h.cny_per_hour);
+                    warn(format!(
+                        "pool `{}`: spot bid on {} {} in {}: ¥{:.2}/h, the pay-as-you-go price — set spot_max_price to bid less",
+                        pool.name.value, c.provider, c.instance_type, c.region, h.cny_per_hour
+                    ));
+                    true
+                }
+                None => {
+                    // Without a bid the create is refused by the cloud: leave this place out here.
+                    warn(format!(
+                        "pool `{}`: {} {} in {} needs a spot bid and the catalog has no pay-as-you-go price to bid; set spot_max_price",
+                        pool.name.value, c.provider, c.instance_type, c.region
+                    ));
+                    false
+                }
+            }
+        });
+    }
     if choices.is_empty() {
         warnings.push(format!(
             "pool `{}`: no instance type in the catalog meets its requirement",
@@ -327,6 +363,7 @@ fn choices(pool: &Pool, catalog: &Catalog) -> Vec<Choice> {
                 zone: c.zone.value.clone(),
                 instance_type: c.instance_type.value.clone(),
                 price: price(c.provider, &c.instance_type, &c.region),
+                spot_bid: None,
             })
             .collect(),
         Placement::Requirement(req) => {
@@ -357,6 +394,7 @@ fn choices(pool: &Pool, catalog: &Catalog) -> Vec<Choice> {
                             zone: zone.clone(),
                             instance_type: api_type.clone(),
                             price: Some(fact.clone()),
+                            spot_bid: None,
                         });
                     }
                 }

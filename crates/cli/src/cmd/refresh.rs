@@ -318,7 +318,13 @@ fn request(a: &Ask, tencent_image: &str) -> CreateRequest {
         billing: a.mode,
         // One week / one month; year modes carry their own length.
         term: 1,
-        spot_max_price: None,
+        // A Tencent spot quote must carry a bid (tccli 3.1.189.1 services/cvm/v20170312/api.json
+        // objects.SpotMarketOptions.MaxPrice, required): the pay-as-you-go price, as `plan` bids.
+        spot_max_price: (a.mode == BillingMode::Spot
+            && gpuctl_provision::provider::spot_bid_required(a.provider))
+        .then(|| Catalog::shipped().price(a.provider, &a.instance, &a.region, BillingMode::Hourly))
+        .flatten()
+        .map(|p| p.cny_per_hour),
         image_id: tencent_image.into(),
         system_disk: Disk { category: DiskCategory::Ssd, size_gb: SYSTEM_DISK_GB, snapshot_id: None },
         data_disks: vec![],

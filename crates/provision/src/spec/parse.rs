@@ -9,7 +9,7 @@ use toml_edit::{ImDocument, Item, Value};
 use super::read::{type_name, Reader, Spanned, Table};
 use super::*;
 use crate::name;
-use crate::provider::{api_offers, has_default_network};
+use crate::provider::{allowed_terms, api_offers, has_default_network, terms_list};
 
 /// Bounds that keep a hostile or mistaken spec from costing memory, time or money.
 #[derive(Debug, Clone, Copy)]
@@ -319,7 +319,7 @@ impl Parser<'_> {
             }
         };
         let placement = self.placement(r, &t);
-        let (billing, term, spot_max_price) = self.billing(r, &t)?;
+        let (billing, term, term_loc, spot_max_price) = self.billing(r, &t)?;
         let image = self.per_provider_str(r, &t, "image");
         if image.is_none() && t.get("image").is_none() {
             t.missing(
@@ -361,6 +361,18 @@ impl Parser<'_> {
                         "billing `{}` is not offered by {p} ({why}); providers that offer it: {}",
                         billing.value,
                         sellers.join(", ")
+                    ),
+                );
+            }
+            // The generic range above holds every cloud's terms; each cloud takes only some of them.
+            let terms = allowed_terms(*p, billing.value);
+            if let (Some(at_term), false) = (term_loc, terms.is_empty() || terms.contains(&term)) {
+                r.error_at(
+                    at_term,
+                    format!(
+                        "`term` {term} for `{}` billing is not offered by {p}; allowed: {}",
+                        billing.value,
+                        terms_list(terms)
                     ),
                 );
             }
@@ -542,7 +554,13 @@ impl Parser<'_> {
         Some(Placement::Requirement(Requirement { loc, gpu, gpus, min_vram_gb, providers, regions }))
     }
 
-    fn billing(&self, r: &mut Reader<'_>, t: &Table<'_>) -> Option<(Spanned<BillingMode>, u32, Option<f64>)> {
+    /// The billing mode, the term (and where it was written, when it was), and the spot bid.
+    #[allow(clippy::type_complexity)]
+    fn billing(
+        &self,
+        r: &mut Reader<'_>,
+        t: &Table<'_>,
+    ) -> Option<(Spanned<BillingMode>, u32, Option<Loc>, Option<f64>)> {
         let names: Vec<&str> = BillingMode::ALL.iter().map(|m| m.as_str()).collect();
         let mode = match t.str(r, "billing") {
             None if t.get("billing").is_none() => {
@@ -568,10 +586,14 @@ impl Parser<'_> {
         let max_term = match mode.value {
             BillingMode::Hourly | BillingMode::Spot => 0,
             BillingMode::Weekly => 4, // Alibaba: Period 1–4 with PeriodUnit=Week
-            BillingMode::Monthly => 36,
+            // The most any cloud takes (Tencent, Alibaba: 60 months); each cloud's own list
+            // (`allowed_terms`) is checked once the pool's providers are known.
+            BillingMode::Monthly => 60,
             BillingMode::Year1 | BillingMode::Year3 => 1,
         };
-        let term = match t.int(r, "term") {
+        let term_in = t.int(r, "term");
+        let term_loc = term_in.as_ref().map(|n| n.loc);
+        let term = match term_in {
             None => 1,
             Some(n) if max_term == 0 => {
                 r.error_at(
@@ -613,7 +635,7 @@ impl Parser<'_> {
                 return None;
             }
         };
-        Some((mode, term, spot_max_price))
+        Some((mode, term, term_loc, spot_max_price))
     }
 
     /// `key = "x"` for every provider, or `key = { tencent = "x", alibaba = "y" }`.

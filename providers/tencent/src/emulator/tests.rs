@@ -231,7 +231,13 @@ fn prices_come_from_the_offer() {
     };
     check(json!({}), "UnitPrice", 8.68);
     check(json!({"InstanceCount": 3}), "UnitPrice", 26.04);
-    check(json!({"InstanceChargeType": "SPOTPAID"}), "UnitPrice", 2.1);
+    // A spot quote must carry a bid (api.json objects.SpotMarketOptions.MaxPrice); one above the spot
+    // price is quoted at the spot price.
+    check(
+        json!({"InstanceChargeType": "SPOTPAID", "InstanceMarketOptions": {"SpotOptions": {"MaxPrice": "8.68"}}}),
+        "UnitPrice",
+        2.1,
+    );
     check(
         json!({"InstanceChargeType": "PREPAID", "InstanceChargePrepaid": {"Period": 2}}),
         "DiscountPrice",

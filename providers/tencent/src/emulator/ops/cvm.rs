@@ -123,8 +123,17 @@ fn launch_spec<'a>(call: &'a Call) -> Result<LaunchSpec<'a>> {
             tags.push((t.req_str("Key")?, t.opt_str("Value")?.unwrap_or_default()));
         }
     }
+    // tccli 3.1.189.1 services/cvm/v20170312/api.json objects.SpotMarketOptions: MaxPrice is
+    // required (the bid, ¥/hour); a spot launch or quote without it is refused, not priced. A bid
+    // below the spot price is `InvalidParameterValue.InsufficientPrice` ("竞价失败",
+    // tencentcloud-sdk-python-cvm 3.1.178 tencentcloud/cvm/v20170312/errorcodes.py), in `quote`.
     let spot_max_price = if charge_type == charge::SPOTPAID {
-        v.opt_f64("InstanceMarketOptions.SpotOptions.MaxPrice")?
+        Some(v.opt_f64("InstanceMarketOptions.SpotOptions.MaxPrice")?.ok_or_else(|| {
+            TcError::new(
+                codes::MISSING_PARAMETER,
+                "InstanceMarketOptions.SpotOptions.MaxPrice is required for SPOTPAID.",
+            )
+        })?)
     } else {
         None
     };
