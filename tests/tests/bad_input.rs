@@ -136,8 +136,8 @@ fn every_bad_spec_gets_its_positioned_message_and_no_panic() {
             corpus().join("generated").join(format!("{name}.expected")),
         ));
     }
-    // Pinned to what exists (36 spec files + 16 generated): a case lost or added without its .expected fails.
-    assert_eq!(cases.len(), 52, "the bad-input corpus should hold 52 cases");
+    // Pinned to what exists (37 spec files + 16 generated): a case lost or added without its .expected fails.
+    assert_eq!(cases.len(), 53, "the bad-input corpus should hold 53 cases");
     let mut failures = Vec::new();
     for (dir, file, expected_path) in &cases {
         let (code, stderr) = run(dir, home.path(), &["plan"], file);
