@@ -136,8 +136,8 @@ fn every_bad_spec_gets_its_positioned_message_and_no_panic() {
             corpus().join("generated").join(format!("{name}.expected")),
         ));
     }
-    // Pinned to what exists (39 spec files + 16 generated): a case lost or added without its .expected fails.
-    assert_eq!(cases.len(), 55, "the bad-input corpus should hold 55 cases");
+    // Pinned to what exists (40 spec files + 16 generated): a case lost or added without its .expected fails.
+    assert_eq!(cases.len(), 56, "the bad-input corpus should hold 56 cases");
     let mut failures = Vec::new();
     for (dir, file, expected_path) in &cases {
         let (code, stderr) = run(dir, home.path(), &["plan"], file);

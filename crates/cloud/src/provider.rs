@@ -90,6 +90,37 @@ pub fn terms_list(terms: &[u32]) -> String {
     terms.iter().map(|t| t.to_string()).collect::<Vec<_>>().join(", ")
 }
 
+/// Whether the cloud runs this user data at first boot, and if not, why. Tencent and Alibaba hand it
+/// to cloud-init, which runs scripts and cloud-configs alike. JD Cloud has no cloud-init: it runs
+/// `instanceSpec.userdata` `launch-script` only, and on Linux only a bash or Python script whose first
+/// line is `#!/bin/bash` or `#!/usr/bin/env python`, at most 16 KB before base64 (jdcloud_sdk 1.6.354
+/// services/vm/models/InstanceSpec.py `userdata`, Userdata.py). gpuctl has no cloud-init renderer to
+/// turn a cloud-config into a script, so the spec refuses one rather than boot without it. The JD
+/// emulator refuses the same scripts with INVALID_ARGUMENT.
+pub fn boot_script_runs(provider: Provider, text: &str) -> Result<(), String> {
+    if provider != Provider::JdCloud {
+        return Ok(());
+    }
+    let first = text.lines().next().unwrap_or("").trim_end();
+    let runs = first == "#!/bin/bash"
+        || first.starts_with("#!/bin/bash ")
+        || first == "#!/usr/bin/env python"
+        || first.starts_with("#!/usr/bin/env python3")
+        || first.starts_with("#!/usr/bin/env python ");
+    if runs {
+        return Ok(());
+    }
+    let what = if first.starts_with("#cloud-config") {
+        "is a #cloud-config, which JD Cloud never runs (it has no cloud-init)".to_string()
+    } else {
+        let shown: String = first.chars().take(40).collect();
+        format!("starts with `{}`, not a script JD Cloud runs", shown.escape_debug())
+    };
+    Err(format!(
+        "{what}; on jdcloud it must be a launch script whose first line is `#!/bin/bash` or `#!/usr/bin/env python`"
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -110,5 +141,25 @@ mod tests {
         assert!(!allowed_terms(Provider::Alibaba, BillingMode::Monthly).contains(&10));
         assert!(allowed_terms(Provider::JdCloud, BillingMode::Monthly).contains(&24));
         assert!(!allowed_terms(Provider::JdCloud, BillingMode::Monthly).contains(&48));
+    }
+
+    #[test]
+    fn jd_runs_only_bash_and_python_launch_scripts() {
+        for ok in [
+            "#!/bin/bash\necho hi\n",
+            "#!/bin/bash -e\n",
+            "#!/usr/bin/env python\nprint(1)\n",
+            "#!/usr/bin/env python3\n",
+        ] {
+            assert_eq!(boot_script_runs(Provider::JdCloud, ok), Ok(()), "{ok:?}");
+        }
+        for bad in ["#cloud-config\npackages: [git]\n", "#!/bin/sh\n", "echo hi\n", ""] {
+            assert!(boot_script_runs(Provider::JdCloud, bad).is_err(), "{bad:?}");
+        }
+        let e = boot_script_runs(Provider::JdCloud, "#cloud-config\n").unwrap_err();
+        assert!(e.contains("never runs") && e.contains("#!/bin/bash"), "{e}");
+        // cloud-init on the other two runs either.
+        assert_eq!(boot_script_runs(Provider::Tencent, "#cloud-config\n"), Ok(()));
+        assert_eq!(boot_script_runs(Provider::Alibaba, "#cloud-config\n"), Ok(()));
     }
 }

@@ -16,6 +16,9 @@
 //! provider = "jdcloud"
 //! zone = "cn-north-1a"
 //! available = 2
+//! [[knobs.discounts]]           # the account pays 20% under list price (JD discountedTotalPrice)
+//! provider = "jdcloud"
+//! percent = 20
 //! ```
 
 use std::path::Path;
@@ -70,6 +73,16 @@ impl SimConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_discount_must_be_a_percentage_off() {
+        let c = SimConfig::parse("[[knobs.discounts]]\nprovider = \"jdcloud\"\npercent = 20\n", "s.toml")
+            .unwrap();
+        assert_eq!(c.knobs.price_factor("jdcloud", "g.n2.xlarge"), 0.8);
+        assert_eq!(c.knobs.price_factor("tencent", "GN7.2XLARGE32"), 1.0);
+        let e = SimConfig::parse("[[knobs.discounts]]\npercent = 120\n", "s.toml").unwrap_err().to_string();
+        assert!(e.starts_with("s.toml:2:") && e.contains("between 0 and 100"), "{e}");
+    }
 
     #[test]
     fn errors_point_at_line_and_column() {

@@ -27,6 +27,45 @@ pub struct Knobs {
     pub stock_outs: Vec<StockOut>,
     #[serde(default)]
     pub faults: Vec<FaultRule>,
+    /// An account's discount off the catalog price, as a cloud's price query reports it (JD
+    /// calculateTotalPrice `discountedTotalPrice` beside `totalPrice`); the first match wins. Without
+    /// one, the discounted price is the catalog price: the local cloud never invents a discount.
+    #[serde(default)]
+    pub discounts: Vec<Discount>,
+}
+
+/// `percent` off the list price of what the rule matches (0 < percent < 100).
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Discount {
+    pub provider: Option<String>,
+    pub instance_type: Option<String>,
+    #[serde(deserialize_with = "percent_off")]
+    pub percent: f64,
+}
+
+/// A discount is strictly between 0 and 100 percent: a config that says otherwise is refused where it
+/// says it (the config's file:line:column), not clamped into a free or a dearer instance.
+fn percent_off<'de, D: serde::Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+    let p = f64::deserialize(d)?;
+    if p > 0.0 && p < 100.0 {
+        Ok(p)
+    } else {
+        Err(serde::de::Error::custom(format!(
+            "discount percent must be between 0 and 100 (exclusive), got {p}"
+        )))
+    }
+}
+
+impl Knobs {
+    /// The fraction of the list price an account pays for `instance_type` (1.0 without a discount).
+    pub fn price_factor(&self, provider: &str, instance_type: &str) -> f64 {
+        self.discounts
+            .iter()
+            .find(|d| matches(&d.provider, provider) && matches(&d.instance_type, instance_type))
+            .map(|d| 1.0 - d.percent / 100.0)
+            .unwrap_or(1.0)
+    }
 }
 
 fn default_boot_seconds() -> u64 {
@@ -42,6 +81,7 @@ impl Default for Knobs {
             rate_limits: Vec::new(),
             stock_outs: Vec::new(),
             faults: Vec::new(),
+            discounts: Vec::new(),
         }
     }
 }

@@ -9,7 +9,7 @@ use toml_edit::{ImDocument, Item, Value};
 use super::read::{type_name, Reader, Spanned, Table};
 use super::*;
 use crate::name;
-use crate::provider::{allowed_terms, api_offers, has_default_network, terms_list};
+use crate::provider::{allowed_terms, api_offers, boot_script_runs, has_default_network, terms_list};
 
 /// Bounds that keep a hostile or mistaken spec from costing memory, time or money.
 #[derive(Debug, Clone, Copy)]
@@ -379,6 +379,11 @@ impl Parser<'_> {
             if image.for_provider(*p).is_none() {
                 r.error_at(*at, format!("{} has no image for {p}; add image.{p} = \"…\"", t.what));
             }
+            if let Some(Some(u)) = &user_data {
+                if let Err(why) = boot_script_runs(*p, &u.value) {
+                    r.error_at(u.loc, format!("{} user data: {why}", t.what));
+                }
+            }
             match &network {
                 Network::Default if !has_default_network(*p) => {
                     r.error_at(*at, format!("{p} has no default network; set network = {{ vpc = \"…\", subnet = \"…\", security_groups = [\"…\"] }}"))
@@ -405,7 +410,7 @@ impl Parser<'_> {
             auto_release: auto_release?,
             snapshot: snapshot?,
             tags: tags?,
-            user_data: user_data?,
+            user_data: user_data?.map(|u| u.value),
         })
     }
 
@@ -937,7 +942,7 @@ impl Parser<'_> {
         ok.then_some(out)
     }
 
-    fn user_data(&self, r: &mut Reader<'_>, t: &Table<'_>) -> Option<Option<String>> {
+    fn user_data(&self, r: &mut Reader<'_>, t: &Table<'_>) -> Option<Option<Spanned<String>>> {
         let inline = t.str(r, "user_data");
         let file = t.str(r, "user_data_file");
         let (text, loc) = match (inline, file) {
@@ -979,6 +984,6 @@ impl Parser<'_> {
             r.error_at(loc, format!("user data is {} bytes; at most {} are accepted (16 KiB once base64-encoded, Tencent's limit)", text.len(), self.limits.max_user_data));
             return None;
         }
-        Some(Some(text))
+        Some(Some(Spanned { value: text, loc }))
     }
 }

@@ -69,6 +69,17 @@ pub fn parse_offset_time(s: &str) -> Option<jiff::Timestamp> {
     s.trim().parse::<jiff::Timestamp>().ok()
 }
 
+/// A prepaid term of `months` as JD's `(chargeUnit, chargeDuration)`: `chargeDuration` is 1–9 with
+/// `month` or 1–3 with `year` (jdcloud_sdk 1.6.354 services/charge/models/ChargeSpec.py), so 12, 24
+/// and 36 months go as 1, 2 and 3 years. The spec parser allows no other term for JD; anything else
+/// is passed on as months and the cloud (and the emulator) refuse it.
+pub fn charge_term(months: u32) -> (&'static str, u32) {
+    match months {
+        12 | 24 | 36 => ("year", months / 12),
+        n => ("month", n),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -63,7 +63,8 @@ fn instance_spec(r: &CreateRequest) -> Value {
     spec["charge"] = match r.billing {
         BillingMode::Hourly | BillingMode::Spot => json!({ "chargeMode": "postpaid_by_duration" }),
         BillingMode::Weekly | BillingMode::Monthly => {
-            json!({ "chargeMode": "prepaid_by_duration", "chargeUnit": "month", "chargeDuration": r.term })
+            let (unit, n) = crate::api::charge_term(r.term);
+            json!({ "chargeMode": "prepaid_by_duration", "chargeUnit": unit, "chargeDuration": n })
         }
         BillingMode::Year1 => {
             json!({ "chargeMode": "prepaid_by_duration", "chargeUnit": "year", "chargeDuration": 1 })
@@ -95,9 +96,12 @@ fn instance_spec(r: &CreateRequest) -> Value {
     if !r.tags.is_empty() {
         spec["userTags"] = r.tags.iter().map(|(k, v)| json!({ "key": k, "value": v })).collect();
     }
+    // JD runs a boot script only from `userdata` under `launch-script`, base64-encoded (jdcloud_sdk 1.6.x
+    // services/vm/models/InstanceSpec.py `userdata`, Userdata.py); `metadata` is only readable through the
+    // metadata service and never run. The spec parser has already refused what JD would not run.
     if let Some(u) = &r.user_data {
-        spec["metadata"] =
-            json!([{ "key": "user-data", "value": base64::engine::general_purpose::STANDARD.encode(u) }]);
+        spec["userdata"] =
+            json!([{ "key": "launch-script", "value": base64::engine::general_purpose::STANDARD.encode(u) }]);
     }
     spec
 }
@@ -300,6 +304,46 @@ mod tests {
             2,
             &[("tags.1.key", "gpuctl-deployment"), ("pageNumber", "2"), ("pageSize", "100")],
         );
+    }
+
+    #[test]
+    fn boot_script_is_a_launch_script_and_long_terms_go_as_years() {
+        let mut r = CreateRequest {
+            client_token: "t".into(),
+            name: "d-p-0".into(),
+            region: "cn-north-1".into(),
+            zone: "cn-north-1a".into(),
+            instance_type: "g.n2.xlarge".into(),
+            billing: BillingMode::Monthly,
+            term: 1,
+            spot_max_price: None,
+            image_id: "img-1".into(),
+            system_disk: Disk { category: DiskCategory::Ssd, size_gb: 100, snapshot_id: None },
+            data_disks: vec![],
+            network: None,
+            login_key: None,
+            auto_release_at: None,
+            tags: BTreeMap::new(),
+            user_data: Some("#!/bin/bash\necho hi\n".into()),
+            dry_run: false,
+        };
+        for (term, unit, n) in
+            [(1, "month", 1), (9, "month", 9), (12, "year", 1), (24, "year", 2), (36, "year", 3)]
+        {
+            r.term = term;
+            let s = instance_spec(&r);
+            assert_eq!(
+                (s["charge"]["chargeUnit"].as_str(), s["charge"]["chargeDuration"].as_u64()),
+                (Some(unit), Some(n)),
+                "{term}"
+            );
+        }
+        let s = instance_spec(&r);
+        assert_eq!(
+            s["userdata"],
+            json!([{ "key": "launch-script", "value": "IyEvYmluL2Jhc2gKZWNobyBoaQo=" }])
+        );
+        assert!(s.get("metadata").is_none(), "metadata is never run");
     }
 
     #[test]

@@ -118,6 +118,7 @@ impl JdCloud {
             "createInstances" => vm::create_instances(&c, &mut st),
             "describeInstances" => vm::describe_instances(&c, &st),
             "describeInstance" => vm::describe_instance(&c, &st),
+            "describeInstancesCustomData" => vm::describe_instances_custom_data(&c, &st),
             "deleteInstance" => vm::delete_instance(&c, &mut st),
             "describeInstanceTypes" => vm::describe_instance_types(&c, &st),
             "modifyInstanceReleaseTime" => vm::modify_instance_release_time(&c, &mut st),

@@ -22,6 +22,7 @@ pub fn route(method: &str, path: &str) -> Option<Route> {
         ("GET", ["instances"]) => ("describeInstances", "vm", None),
         ("GET", ["instances", id]) => ("describeInstance", "vm", Some(*id)),
         ("DELETE", ["instances", id]) => ("deleteInstance", "vm", Some(*id)),
+        ("GET", ["instancesCustomData"]) => ("describeInstancesCustomData", "vm", None),
         ("GET", ["instanceTypes"]) => ("describeInstanceTypes", "vm", None),
         ("POST", ["instances:modifyInstanceReleaseTime"]) => ("modifyInstanceReleaseTime", "vm", None),
         ("POST", ["instances", id]) if id.ends_with(":createImage") => {

@@ -38,6 +38,13 @@ pub struct Instance {
     pub system_disk_id: Option<String>,
     pub data_disk_ids: Vec<String>,
     pub key_names: Vec<String>,
+    /// `instanceSpec.metadata` as given: only readable through the metadata service and
+    /// describeInstancesCustomData, never run.
+    pub metadata: Vec<(String, String)>,
+    /// The `launch-script` of `instanceSpec.userdata`, base64 as sent; JD shows it in
+    /// describeInstancesCustomData (jdcloud_sdk 1.6.354 services/vm/models/CustomData.py), not in
+    /// describeInstances.
+    pub launch_script: Option<String>,
 }
 
 impl Instance {

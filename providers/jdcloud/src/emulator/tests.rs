@@ -3,7 +3,7 @@
 //! signed path (JDCLOUD3 and JDCLOUD2 through gpuctl-sign, scope checks, nonce replay).
 
 use gpuctl_simkit::creds::TEST_KEY_PAIRS;
-use gpuctl_simkit::{Knobs, Offer, Prices, SimConfig, SimCtx, SimRequest, StockOut};
+use gpuctl_simkit::{Discount, Knobs, Offer, Prices, SimConfig, SimCtx, SimRequest, StockOut};
 use jiff::SignedDuration;
 use serde_json::{json, Value};
 
@@ -306,13 +306,81 @@ fn calculate_total_price_uses_the_catalog_and_names_its_source() {
     let order = |billing: i64, unit: i64| {
         json!({"regionId": "cn-north-1", "cmd": 1, "packageCount": 2, "orderList": [
         {"serviceCode": "vm", "region": "cn-north-1", "billingType": billing, "timeSpan": 1, "timeUnit": unit, "count": 1,
-         "formula": [{"key": "instanceType", "value": TYPE}]}]})
+         "formula": [{"key": TYPE, "value": 1}]}]})
     };
     let v = call(&jd, &ctx, "POST", "calculateTotalPrice", order(1, 0)).unwrap();
     assert_eq!(v["totalPrice"], 25.0);
+    assert_eq!(v["discountedTotalPrice"], 25.0, "no discount configured: both are the catalog price");
+    assert_eq!(v["totalDiscount"], 0.0);
     assert!(v["remark"].as_str().unwrap().contains("unit-test figure as of 2026-11-30"));
     let e = call(&jd, &ctx, "POST", "calculateTotalPrice", order(3, 3)).unwrap_err();
     assert_eq!(e.status, "FAILED_PRECONDITION", "no monthly price catalogued: refused, not invented");
+    // Formula.value is a quantity, a number (billing/models/Formula.py): the type as a value is refused.
+    let mut old = order(1, 0);
+    old["orderList"][0]["formula"] = json!([{"key": "instanceType", "value": TYPE}]);
+    let e = call(&jd, &ctx, "POST", "calculateTotalPrice", old).unwrap_err();
+    assert_eq!((e.code, e.status), (400, "INVALID_ARGUMENT"));
+    assert!(e.message.contains("must be a number"), "{}", e.message);
+    let mut unsold = order(1, 0);
+    unsold["orderList"][0]["formula"] = json!([{"key": "g.none", "value": 1}]);
+    assert_eq!(
+        call(&jd, &ctx, "POST", "calculateTotalPrice", unsold).unwrap_err().status,
+        "INVALID_ARGUMENT"
+    );
+}
+
+#[test]
+fn a_configured_discount_is_what_discounted_total_price_charges() {
+    let knobs = Knobs {
+        discounts: vec![Discount { provider: Some("jdcloud".into()), instance_type: None, percent: 20.0 }],
+        ..Knobs::default()
+    };
+    let (jd, ctx) = (JdCloud::new(), ctx_with(knobs));
+    let body = json!({"regionId": "cn-north-1", "cmd": 1, "packageCount": 1, "orderList": [
+        {"serviceCode": "vm", "region": "cn-north-1", "billingType": 1, "timeSpan": 1, "timeUnit": 0, "count": 1,
+         "formula": [{"key": TYPE, "value": 1}]}]});
+    let v = call(&jd, &ctx, "POST", "calculateTotalPrice", body).unwrap();
+    assert_eq!((v["totalPrice"].as_f64(), v["discountedTotalPrice"].as_f64()), (Some(12.5), Some(10.0)));
+    assert_eq!(v["totalDiscount"], 2.5);
+    assert!(v["remark"].as_str().unwrap().contains("configured discount"));
+}
+
+#[test]
+fn launch_scripts_are_kept_shown_and_checked_like_jd() {
+    use base64::Engine as _;
+    let b64 = |s: &[u8]| base64::engine::general_purpose::STANDARD.encode(s);
+    let (jd, ctx) = (JdCloud::new(), ctx());
+    let script = b64(b"#!/bin/bash\necho hi\n");
+    let spec = |userdata: Value| {
+        json!({"instanceSpec": {"az": AZ, "instanceType": TYPE, "imageId": "img", "name": "u", "userdata": userdata,
+               "metadata": [{"key": "role", "value": "trainer"}]}})
+    };
+    let ids = create(&jd, &ctx, spec(json!([{"key": "launch-script", "value": script}]))).unwrap();
+    // describeInstancesCustomData shows it (vm/models/CustomData.py); describeInstance does not.
+    let q = json!({"filters": [{"name": "instanceId", "values": [ids[0]]}]});
+    let v = call(&jd, &ctx, "GET", "instancesCustomData", q).unwrap();
+    assert_eq!(v["totalCount"], 1);
+    assert_eq!(v["customData"][0]["userdata"], json!([{"key": "launch-script", "value": script}]));
+    assert_eq!(v["customData"][0]["metadata"], json!([{"key": "role", "value": "trainer"}]));
+    let d = call(&jd, &ctx, "GET", &format!("instances/{}", ids[0]), json!({})).unwrap();
+    assert!(d["instance"].get("userdata").is_none());
+
+    let refused = |userdata: Value, hint: &str| {
+        let e = create(&jd, &ctx, spec(userdata.clone())).unwrap_err();
+        assert_eq!((e.code, e.status), (400, "INVALID_ARGUMENT"), "{userdata}");
+        assert!(e.message.contains(hint), "{} should mention {hint}", e.message);
+    };
+    refused(
+        json!([{"key": "launch-script", "value": b64(b"#cloud-config\npackages: [git]\n")}]),
+        "#cloud-config",
+    );
+    refused(json!([{"key": "launch-script", "value": b64(b"#!/bin/sh\n")}]), "#!/bin/bash");
+    refused(json!([{"key": "launch-script", "value": "not base64!"}]), "base64");
+    refused(json!([{"key": "user-data", "value": script}]), "launch-script");
+    let mut big = b"#!/bin/bash\n".to_vec();
+    big.resize(16 * 1024 + 1, b'#');
+    refused(json!([{"key": "launch-script", "value": b64(&big)}]), "16384");
+    assert_eq!(lock(&jd.state).instances.len(), 1, "refused creates make nothing");
 }
 
 #[test]
@@ -462,6 +530,14 @@ fn bad_create_parameters_get_jd_errors() {
         ),
         (400, "INVALID_ARGUMENT"),
         "year: 1-3",
+    );
+    // chargeDuration is 1-9 months or 1-3 years (charge/models/ChargeSpec.py): 12 months is 1 year.
+    check(
+        spec(
+            json!({"charge": {"chargeMode": "prepaid_by_duration", "chargeUnit": "month", "chargeDuration": 12}}),
+        ),
+        (400, "INVALID_ARGUMENT"),
+        "month: 1-9",
     );
     check(spec(json!({"charge": {"chargeMode": "spot"}})), (400, "INVALID_ARGUMENT"), "chargeMode");
     let mut many = spec(json!({}));

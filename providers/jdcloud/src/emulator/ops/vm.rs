@@ -2,6 +2,8 @@
 //! describeInstanceTypes, modifyInstanceReleaseTime, createImage (jdcloud_sdk vm models: Instance,
 //! InstanceType).
 
+use base64::Engine as _;
+use gpuctl_cloud::provider::{boot_script_runs, Provider};
 use gpuctl_simkit::params::as_bool;
 use gpuctl_simkit::Offer;
 use jiff::{SignedDuration, Timestamp};
@@ -37,6 +39,49 @@ pub(crate) fn charge_of(spec: &Value, now: Timestamp) -> Result<(String, Option<
     }
 }
 
+/// `[{key, value}]` pairs of a spec field (metadata, userdata); a pair without a key is skipped.
+fn key_values(spec: &Value, field: &str) -> Vec<(String, String)> {
+    match get(spec, field) {
+        Some(Value::Array(a)) => {
+            a.iter().filter_map(|t| Some((text(t, "key")?, text(t, "value").unwrap_or_default()))).collect()
+        }
+        _ => Vec::new(),
+    }
+}
+
+/// The most a launch script may be before base64 (jdcloud_sdk 1.6.354 services/vm/models/Userdata.py:
+/// 编码前长度不能超过16KB).
+const LAUNCH_SCRIPT_MAX: usize = 16 * 1024;
+
+/// Validate `instanceSpec.userdata` as JD does and return the launch script (base64, as sent). JD
+/// takes only the key `launch-script`, base64-encoded, at most 16 KB before encoding, and on Linux
+/// only a script whose first line is `#!/bin/bash` or `#!/usr/bin/env python` (InstanceSpec.py
+/// `userdata`, Userdata.py); anything else is INVALID_ARGUMENT.
+fn launch_script_of(spec: &Value) -> Result<Option<String>, JdError> {
+    let mut script = None;
+    for (key, value) in key_values(spec, "userdata") {
+        if key != "launch-script" {
+            return Err(invalid(format!(
+                "instanceSpec.userdata key {key:?} is not supported; only launch-script is"
+            )));
+        }
+        let raw = base64::engine::general_purpose::STANDARD
+            .decode(value.as_bytes())
+            .map_err(|_| invalid("instanceSpec.userdata launch-script must be base64-encoded"))?;
+        if raw.len() > LAUNCH_SCRIPT_MAX {
+            return Err(invalid(format!(
+                "instanceSpec.userdata launch-script is {} bytes before encoding; at most {LAUNCH_SCRIPT_MAX} are accepted",
+                raw.len()
+            )));
+        }
+        let text = String::from_utf8_lossy(&raw);
+        boot_script_runs(Provider::JdCloud, &text)
+            .map_err(|why| invalid(format!("instanceSpec.userdata launch-script {why}")))?;
+        script = Some(value);
+    }
+    Ok(script)
+}
+
 pub fn create_instances(c: &Call, st: &mut JdState) -> Answer {
     let spec = get(c.p, "instanceSpec").ok_or_else(|| invalid("instanceSpec is required"))?;
     let az = required(spec, "az")?;
@@ -58,6 +103,8 @@ pub fn create_instances(c: &Call, st: &mut JdState) -> Answer {
         )));
     }
     let (charge_mode, charge_expires) = charge_of(spec, c.now)?;
+    let launch_script = launch_script_of(spec)?;
+    let metadata = key_values(spec, "metadata");
     if let Some(replay) = token_check(st, "createInstances", c)? {
         return Ok(replay);
     }
@@ -153,6 +200,8 @@ pub fn create_instances(c: &Call, st: &mut JdState) -> Answer {
             system_disk_id,
             data_disk_ids: disk_ids,
             key_names: list(spec, "keyNames"),
+            metadata: metadata.clone(),
+            launch_script: launch_script.clone(),
         };
         st.instances.insert(id.clone(), inst);
         ids.push(id);
@@ -293,6 +342,31 @@ pub fn describe_instances(c: &Call, st: &JdState) -> Answer {
 pub fn describe_instance(c: &Call, st: &JdState) -> Answer {
     let i = find_instance(st, c)?;
     Ok(json!({ "instance": instance_json(i, st, c.now, c.boot) }))
+}
+
+/// describeInstancesCustomData: the metadata and launch script of the instances the
+/// `instanceId` filter selects, one page (jdcloud_sdk 1.6.354 services/vm/apis/DescribeInstancesCustomDataRequest.py,
+/// models/CustomData.py).
+pub fn describe_instances_custom_data(c: &Call, st: &JdState) -> Answer {
+    let ids = filter(c.p, "instanceId");
+    let pg = page(c.p)?;
+    let matching: Vec<&Instance> = st
+        .instances
+        .values()
+        .filter(|i| i.region == c.region && ids.as_ref().is_none_or(|f| f.contains(&i.id)))
+        .collect();
+    let (total, items) = pg.apply(matching);
+    let pairs =
+        |kv: &[(String, String)]| kv.iter().map(|(k, v)| json!({"key": k, "value": v})).collect::<Vec<_>>();
+    let data: Vec<Value> = items
+        .iter()
+        .map(|i| {
+            let userdata: Vec<Value> =
+                i.launch_script.iter().map(|v| json!({"key": "launch-script", "value": v})).collect();
+            json!({ "instanceId": i.id, "metadata": pairs(&i.metadata), "userdata": userdata })
+        })
+        .collect();
+    Ok(json!({ "customData": data, "totalCount": total }))
 }
 
 pub fn delete_instance(c: &Call, st: &mut JdState) -> Answer {
