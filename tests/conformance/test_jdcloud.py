@@ -242,9 +242,12 @@ def test_images_snapshots_and_policies(jd, sim):
 def test_calculate_total_price_from_the_catalog(jd):
     p = CalculateTotalPriceParameters(PRICED_REGION, 1, 2)
     p.setOrderList([{"serviceCode": "vm", "region": PRICED_REGION, "billingType": 1, "timeSpan": 1, "timeUnit": 1, "count": 1,
-                     "formula": [{"key": "instanceType", "value": PRICED_TYPE}]}])
+                     # Formula.value is 用量, a quantity (billing/models/Formula.py), not the type's name.
+                     "formula": [{"key": PRICED_TYPE, "value": 1, "number": 1}]}])
     price = model(OrderPrice, ok(jd.billing.send(CalculateTotalPriceRequest(p))), jd.strict)
     assert price.totalPrice == pytest.approx(2 * PRICED_HOURLY)
+    # No discount configured in the sim: what is charged is the list price.
+    assert price.discountedTotalPrice == pytest.approx(price.totalPrice)
     assert "as of" in price.remark
 
 
