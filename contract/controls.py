@@ -87,6 +87,9 @@ ALI = [
                            "Tag": [{"Key": "k", "Value": "v"}]}),
     ("DescribeDisks", {"RegionId": "cn-hangzhou", "InstanceId": "i-1"}),
     ("DeleteInstances", {"RegionId": "cn-hangzhou", "InstanceId": ["i-1", "i-2"], "Force": True}),
+    # What releasing a subscription sends first (the client's end_terms): InstanceIds a JSON array.
+    ("ModifyInstanceChargeType", {"RegionId": "cn-hangzhou", "InstanceIds": "[\"i-1\"]",
+                                  "InstanceChargeType": "PostPaid", "AutoPay": True}),
     ("CreateSnapshot", {"DiskId": "d-1", "SnapshotName": "s", "ClientToken": "t"}),
     ("DescribeSnapshots", {"RegionId": "cn-hangzhou", "SnapshotIds": "[\"s-1\"]"}),
     ("DescribePrice", {"RegionId": "cn-hangzhou", "ResourceType": "instance",
