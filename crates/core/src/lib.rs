@@ -39,7 +39,7 @@ pub mod units;
 pub mod warning;
 
 pub use catalog::{
-    parse_date, Anchor, BillingMode, Catalog, CatalogError, Confidence, Gpu, InstanceType, ModeRatio, Price,
+    parse_date, Anchor, BillingMode, Catalog, EvidenceMix, CatalogError, Confidence, Gpu, InstanceType, ModeRatio, Price,
     PriceOrigin, PriceRow, Provider, ProviderInfo, Region, Stack, SCHEMA_VERSION,
 };
 pub use compat::{check as check_compat, CompatIssue, CompatQuery, Severity};
