@@ -422,7 +422,10 @@ impl Catalog {
                 r.confidence = Confidence::User;
             }
             let same_key = |x: &PriceRow| {
-                x.provider == r.provider && x.instance == r.instance && x.region == r.region && x.mode == r.mode
+                x.provider == r.provider
+                    && x.instance == r.instance
+                    && x.region == r.region
+                    && x.mode == r.mode
             };
             if origin == PriceOrigin::Overlay {
                 // The user's figure replaces every shipped source for that key.
@@ -480,6 +483,26 @@ impl Catalog {
                 if !p.regions.iter().any(|x| &x.id == r) {
                     let e = UnknownName::new("region", r, p.regions.iter().map(|x| x.id.as_str()));
                     return Err(format!("instance {} {}: {e}", i.provider, i.id));
+                }
+            }
+            // A zone the source names must be one of this cloud's, in a region the type is sold in.
+            for z in &i.zones {
+                let in_regions = p.regions.iter().filter(|x| i.regions.contains(&x.id));
+                if !in_regions.clone().any(|x| x.zones.contains(z)) {
+                    let e = UnknownName::new(
+                        "zone",
+                        z,
+                        in_regions.flat_map(|x| x.zones.iter().map(|z| z.as_str())),
+                    );
+                    return Err(format!("instance {} {}: {e} (zones of its regions)", i.provider, i.id));
+                }
+            }
+            if let Some(n) = i.net_gbps {
+                if !(n.is_finite() && n > 0.0) {
+                    return Err(format!(
+                        "instance {} {}: net_gbps must be a positive number",
+                        i.provider, i.id
+                    ));
                 }
             }
         }
@@ -562,7 +585,10 @@ impl Catalog {
                 .collect();
             rows.sort_by(|(a, ao), (b, bo)| {
                 let rank = |r: &PriceRow, o: PriceOrigin| {
-                    (o != PriceOrigin::Overlay, matches!(r.confidence, Confidence::Brief | Confidence::Estimate))
+                    (
+                        o != PriceOrigin::Overlay,
+                        matches!(r.confidence, Confidence::Brief | Confidence::Estimate),
+                    )
                 };
                 rank(a, *ao)
                     .cmp(&rank(b, *bo))
