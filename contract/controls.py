@@ -64,12 +64,21 @@ TC = [
 
 
 # ---------------------------------------------------------------- Alibaba (to_map + Utils.query)
+# The VPC actions come from their own SDK and carry its API version (alibabacloud_vpc20160428 client.py).
+ALI_VPC = {"DescribeVSwitches"}
+
+
 def alibaba(action, wire_map):
-    from alibabacloud_ecs20140526 import models
     from alibabacloud_tea_openapi.utils import Utils
+    if action in ALI_VPC:
+        from alibabacloud_vpc20160428 import models
+        version = "2016-04-28"
+    else:
+        from alibabacloud_ecs20140526 import models
+        version = "2014-05-26"
     req = getattr(models, action + "Request")().from_map(wire_map)
     flat = Utils.query(req.to_map())
-    h = dict(UA, **{"x-acs-action": action, "x-acs-version": "2014-05-26"})
+    h = dict(UA, **{"x-acs-action": action, "x-acs-version": version})
     return {"method": "POST", "path": "/", "query": urllib.parse.urlencode(sorted(flat.items())), "headers": h,
             "body": ""}
 
@@ -97,6 +106,11 @@ ALI = [
                        "SystemDisk": {"Category": "cloud_essd"}}),
     ("DescribeAvailableResource", {"RegionId": "cn-hangzhou", "DestinationResource": "InstanceType",
                                    "ZoneId": "cn-hangzhou-i", "InstanceChargeType": "PostPaid"}),
+    # network = "default": the zone's default vSwitch (VPC API), then a security group of its VPC.
+    ("DescribeVSwitches", {"RegionId": "cn-hangzhou", "ZoneId": "cn-hangzhou-i", "IsDefault": True,
+                           "PageNumber": 1, "PageSize": 50}),
+    ("DescribeSecurityGroups", {"RegionId": "cn-hangzhou", "VpcId": "vpc-1", "NetworkType": "vpc",
+                                "MaxResults": 10}),
 ]
 
 

@@ -6,7 +6,8 @@ Sources (pinned in scripts/pyenv, installed into .venv-contract):
   Tencent  tccli 3.1.189.1        tccli/services/<svc>/<version>/api.json: members, types, required
   Alibaba  alibabacloud-ecs20140526 7.11.8  alibabacloud_ecs20140526/models/_<action>_request.py:
            wire names (to_map keys), types (constructor annotations), required and value docs (the
-           doc comments above each field); the *_response_body.py models give the response tree
+           doc comments above each field); the *_response_body.py models give the response tree;
+           alibabacloud-vpc20160428 7.2.2 the same way for the VPC actions (ALIBABA_VPC)
   JD       jdcloud_sdk 1.6.354    jdcloud_sdk/services/<svc>/apis/<Action>Request.py: REST path and
            method, parameter names, `(Optional)` markers and docstrings; models/*.py for nested
            objects. The Python SDK states no types and does not say which model a nested parameter
@@ -43,7 +44,9 @@ ALIBABA = ["RunInstances", "DescribeInstances", "DescribeInstanceStatus", "Delet
            "StopInstances", "StopInstance", "DescribePrice", "DescribeAvailableResource", "DescribeDisks",
            "CreateSnapshot", "DescribeSnapshots", "DeleteSnapshot", "CreateImage",
            "ModifyInstanceAutoReleaseTime", "ModifyInstanceChargeType", "CreateAutoSnapshotPolicy",
-           "ApplyAutoSnapshotPolicy"]
+           "ApplyAutoSnapshotPolicy", "DescribeSecurityGroups"]
+# The VPC API (its own host and version 2016-04-28): the zone's default vSwitch for network = "default".
+ALIBABA_VPC = ["DescribeVSwitches"]
 JDCLOUD = {
     "vm": ["createInstances", "describeInstances", "describeInstance", "deleteInstance", "describeInstanceTypes",
            "modifyInstanceReleaseTime", "createImage"],
@@ -56,7 +59,8 @@ CLIENT_ACTIONS = {
     "tencent": ["RunInstances", "DescribeInstances", "TerminateInstances", "InquiryPriceRunInstances",
                 "DescribeZoneInstanceConfigInfos", "DescribeDisks", "DescribeSnapshots", "CreateSnapshot"],
     "alibaba": ["RunInstances", "DescribeInstances", "DescribeDisks", "DeleteInstances", "CreateSnapshot",
-                "DescribeSnapshots", "DescribePrice", "DescribeAvailableResource", "ModifyInstanceChargeType"],
+                "DescribeSnapshots", "DescribePrice", "DescribeAvailableResource", "ModifyInstanceChargeType",
+                "DescribeVSwitches", "DescribeSecurityGroups"],
     "jdcloud": ["describeInstanceTypes", "createInstances", "modifyInstanceReleaseTime", "describeInstances",
                 "describeInstance", "deleteInstance", "createSnapshot", "describeSnapshots",
                 "calculateTotalPrice"],
@@ -182,22 +186,24 @@ def ali_model(cls, models, depth=0):
     return {"type": "object", "model": cls.__name__, "members": members}
 
 
-def snake(action):
-    return re.sub(r"(?<!^)(?=[A-Z])", "_", action).lower()
-
-
 def alibaba():
-    from alibabacloud_ecs20140526 import models
-    ver = pkg_version("alibabacloud-ecs20140526")
+    from alibabacloud_ecs20140526 import models as ecs
+    from alibabacloud_vpc20160428 import models as vpc
     out = {}
-    for a in ALIBABA:
-        req_cls = getattr(models, a + "Request")
-        body_cls = getattr(models, a + "ResponseBody")
-        path = f"alibabacloud_ecs20140526/models/_{snake(a)}_request.py"
-        out[a] = {"model": req_cls.__name__, "cloud": "alibaba", "service": "ecs", "version": "2014-05-26", "method": "POST", "path": "/",
-                  "source": f"alibabacloud-ecs20140526 {ver} {path}",
-                  "params": ali_model(req_cls, models)["members"],
-                  "response": ali_model(body_cls, models)["members"]}
+    for pkg, service, version, models, actions in (
+            ("alibabacloud_ecs20140526", "ecs", "2014-05-26", ecs, ALIBABA),
+            ("alibabacloud_vpc20160428", "vpc", "2016-04-28", vpc, ALIBABA_VPC)):
+        ver = pkg_version(pkg.replace("_", "-"))
+        for a in actions:
+            req_cls = getattr(models, a + "Request")
+            body_cls = getattr(models, a + "ResponseBody")
+            # The model's own file (`_describe_vswitches_request.py`: not the action's snake case).
+            path = f"{pkg}/models/{os.path.basename(inspect.getfile(req_cls))}"
+            out[a] = {"model": req_cls.__name__, "cloud": "alibaba", "service": service, "version": version,
+                      "method": "POST", "path": "/",
+                      "source": f"{pkg.replace('_', '-')} {ver} {path}",
+                      "params": ali_model(req_cls, models)["members"],
+                      "response": ali_model(body_cls, models)["members"]}
     return out
 
 

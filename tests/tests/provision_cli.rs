@@ -228,3 +228,58 @@ fn tencent_spot_without_max_price_bids_the_hourly_price() {
     }
     ok_json(&sim, dir.path(), &["destroy", spec_s, "--yes", "--json"]);
 }
+
+/// `network = "default"` on Alibaba: the instance goes into the zone's default vSwitch and a security
+/// group of its VPC, as `/_sim/state` shows the account's network; in a zone where the account has no
+/// default vSwitch (the sim's `no_default_network` knob) provision refuses before anything is bought,
+/// naming the zone and the spec keys to set (issue 12, item 4).
+#[test]
+fn alibaba_default_network_is_the_zones_default_vswitch() {
+    let dir = tempfile::tempdir().unwrap();
+    let config =
+        format!("{QUICK}no_default_network = [{{ provider = \"alibaba\", zone = \"cn-hangzhou-h\" }}]\n");
+    let sim = SimProcess::start(dir.path(), &config, &[]);
+    let spec = dir.path().join("spec.toml");
+    std::fs::write(&spec, spec_for("alibaba").replace("count = 2", "count = 1")).unwrap();
+    let report = ok_json(&sim, dir.path(), &["provision", spec.to_str().unwrap(), "--yes", "--json"]);
+    assert_eq!(report["units"][0]["state"], "running", "{report}");
+
+    let st = sim.state();
+    let ali = &st["providers"]["alibaba"];
+    let default_in =
+        |zone: &str| ali["vswitches"].as_array().unwrap().iter().find(|v| v["ZoneId"] == zone).cloned();
+    let vsw = default_in("cn-hangzhou-i").expect("the account has a default vSwitch in cn-hangzhou-i");
+    assert!(default_in("cn-hangzhou-h").is_none(), "the knob leaves cn-hangzhou-h without one");
+    let inst = &live(&sim, "alibaba")[0];
+    assert_eq!(inst["VpcAttributes"]["VSwitchId"], vsw["VSwitchId"], "{inst}");
+    assert_eq!(inst["VpcAttributes"]["VpcId"], vsw["VpcId"], "{inst}");
+    let group = ali["security_groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|g| g["VpcId"] == vsw["VpcId"])
+        .expect("the default VPC has a security group")["SecurityGroupId"]
+        .clone();
+    assert_eq!(inst["SecurityGroupIds"]["SecurityGroupId"], serde_json::json!([group]), "{inst}");
+
+    // A zone without a default vSwitch: refused with what to set, and nothing bought.
+    let bare = dir.path().join("bare.toml");
+    std::fs::write(
+        &bare,
+        spec_for("alibaba")
+            .replace("deployment = \"e2e-alibaba\"", "deployment = \"e2e-bare\"")
+            .replace("zone = \"cn-hangzhou-i\"", "zone = \"cn-hangzhou-h\""),
+    )
+    .unwrap();
+    for args in [
+        vec!["provision", bare.to_str().unwrap(), "--dry-run"],
+        vec!["provision", bare.to_str().unwrap(), "--yes"],
+    ] {
+        let o = gpuctl(&sim, dir.path(), &args);
+        let text = format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+        assert!(!o.status.success(), "{args:?}: {text}");
+        assert!(text.contains("no default vSwitch in zone cn-hangzhou-h"), "{args:?}: {text}");
+        assert!(text.contains("network.alibaba = { vpc = "), "{args:?}: {text}");
+    }
+    assert_eq!(live(&sim, "alibaba").len(), 1, "only the first deployment's instance");
+}

@@ -158,6 +158,11 @@ impl SimCtx {
 
     /// Whether a stock-out knob closes this type in this zone now: a plain one, or one whose
     /// `available` count has run out.
+    /// Whether the account has a default network in this zone (no `no_default_network` knob matches).
+    pub fn has_default_network(&self, provider: &str, zone: &str) -> bool {
+        !lock(&self.knobs).no_default_network.iter().any(|r| r.matches(provider, zone))
+    }
+
     pub fn is_sold_out(&self, provider: &str, instance_type: &str, zone: &str) -> bool {
         self.stock_left(provider, &[instance_type], zone) == Some(0)
     }

@@ -32,6 +32,25 @@ pub struct Knobs {
     /// one, the discounted price is the catalog price: the local cloud never invents a discount.
     #[serde(default)]
     pub discounts: Vec<Discount>,
+    /// Zones where the account has no default network (Alibaba: no default vSwitch there, as an
+    /// account whose default vSwitch was deleted, or that never used the zone, has none), so a
+    /// create that relies on it can be refused at the client. A rule without `zone` matches every zone.
+    #[serde(default)]
+    pub no_default_network: Vec<ZoneRule>,
+}
+
+/// A zone of a provider (each field absent matches anything).
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ZoneRule {
+    pub provider: Option<String>,
+    pub zone: Option<String>,
+}
+
+impl ZoneRule {
+    pub fn matches(&self, provider: &str, zone: &str) -> bool {
+        matches(&self.provider, provider) && matches(&self.zone, zone)
+    }
 }
 
 /// `percent` off the list price of what the rule matches (0 < percent < 100).
@@ -82,6 +101,7 @@ impl Default for Knobs {
             stock_outs: Vec::new(),
             faults: Vec::new(),
             discounts: Vec::new(),
+            no_default_network: Vec::new(),
         }
     }
 }

@@ -7,6 +7,8 @@
 
 use serde::{Deserialize, Serialize};
 
+pub mod vpc;
+
 /// `x-acs-version` / `Version`.
 pub const API_VERSION: &str = "2014-05-26";
 

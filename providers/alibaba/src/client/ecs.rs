@@ -30,7 +30,7 @@ fn category_back(s: &str) -> DiskCategory {
     }
 }
 
-fn kv(k: impl Into<String>, v: impl ToString) -> (String, String) {
+pub(super) fn kv(k: impl Into<String>, v: impl ToString) -> (String, String) {
     (k.into(), v.to_string())
 }
 
@@ -230,7 +230,20 @@ impl Client {
 impl Instances for Client {
     const PROVIDER: Provider = Provider::Alibaba;
 
+    /// `network = "default"` (no network ids) goes into the zone's default vSwitch and a security
+    /// group of its VPC (`vpc.rs`): RunInstances requires both for a VPC instance, which every GPU
+    /// family is. A zone without them is refused here, before RunInstances (dry runs too).
     async fn create(&self, req: &CreateRequest) -> Result<Created, CloudError> {
+        let resolved;
+        let req = match &req.network {
+            Some(_) => req,
+            None => {
+                let mut with = req.clone();
+                with.network = Some(self.default_network(&req.region, &req.zone).await?);
+                resolved = with;
+                &resolved
+            }
+        };
         match self.call(&req.region, "RunInstances", run_params(req)).await {
             Ok(a) => a.created(
                 Provider::Alibaba,

@@ -3,6 +3,7 @@
 //! the classifier that maps ECS's error codes to the engine's seven kinds.
 
 mod ecs;
+mod vpc;
 
 use std::time::Duration;
 
@@ -15,12 +16,22 @@ use gpuctl_sign::{Algorithm, Credentials, SignableRequest, SigningParams};
 use serde::Deserialize as _;
 use serde_json::Value;
 
+use crate::api::vpc::{vpc_host, VPC_API_VERSION};
 use crate::api::{codes, ErrorBody, API_VERSION};
 
 /// An ECS account: its keys, and where ECS is reached (an override sends every region there).
 #[derive(Debug)]
 pub struct Client {
     account: Account,
+    /// Each zone's default network as looked up once this run (`vpc.rs`), by (region, zone).
+    defaults: vpc::Defaults,
+}
+
+/// The two Alibaba products the client calls: each has its own host and API version.
+#[derive(Clone, Copy)]
+enum Product {
+    Ecs,
+    Vpc,
 }
 
 /// Maps an ECS error code (and HTTP status) to what the engine does about it.
@@ -94,7 +105,7 @@ fn host_for(region: &str) -> String {
 
 impl Client {
     pub fn new(creds: Credentials, endpoint: Option<Endpoint>, http: Http) -> Client {
-        Client { account: Account::new(creds, endpoint, http) }
+        Client { account: Account::new(creds, endpoint, http), defaults: vpc::Defaults::default() }
     }
 
     /// Signs and sends one action with its `RegionId`; answers the JSON body and its `RequestId`, or
@@ -108,6 +119,16 @@ impl Client {
         self.call_at(region, action, params, true).await
     }
 
+    /// Signs and sends one VPC action (its own host and API version) with its `RegionId`.
+    async fn call_vpc(
+        &self,
+        region: &str,
+        action: &str,
+        params: Vec<(String, String)>,
+    ) -> Result<Answer, CloudError> {
+        self.send(Product::Vpc, region, action, params, true).await
+    }
+
     /// Sends one action to `region`'s host, with a `RegionId` parameter only where the action's
     /// request model has one.
     async fn call_at(
@@ -117,7 +138,22 @@ impl Client {
         params: Vec<(String, String)>,
         with_region_id: bool,
     ) -> Result<Answer, CloudError> {
-        let endpoint = self.account.endpoint_or(|| host_for(region));
+        self.send(Product::Ecs, region, action, params, with_region_id).await
+    }
+
+    async fn send(
+        &self,
+        product: Product,
+        region: &str,
+        action: &str,
+        params: Vec<(String, String)>,
+        with_region_id: bool,
+    ) -> Result<Answer, CloudError> {
+        let (host, version) = match product {
+            Product::Ecs => (host_for(region), API_VERSION),
+            Product::Vpc => (vpc_host(region), VPC_API_VERSION),
+        };
+        let endpoint = self.account.endpoint_or(|| host);
         let mut query = Vec::with_capacity(params.len() + 1);
         if with_region_id {
             query.push(("RegionId".to_string(), region.to_string()));
@@ -139,7 +175,7 @@ impl Client {
             region: String::new(),
             service: String::new(),
             action: action.into(),
-            version: API_VERSION.into(),
+            version: version.into(),
         };
         self.account.send(&Wire, action, &req, &sp).await
     }

@@ -1,4 +1,4 @@
-//! The local cloud's Alibaba ECS: routes RPC-style calls (`x-acs-action` header with ACS3 signing,
+//! The local cloud's Alibaba ECS (and the VPC API's vSwitch listing): routes RPC-style calls (`x-acs-action` header with ACS3 signing,
 //! or the `Action` parameter with the legacy HMAC-SHA1 `Signature`), verifies the signature through
 //! simkit, runs the operation against [`state::EcsState`] and renders ECS's JSON and error shapes.
 
@@ -22,7 +22,7 @@ use serde_json::{json, Value};
 use crate::api::codes;
 pub use error::EcsError;
 use error::{auth_error, render_error};
-use ops::{disks, images, instances, policies, prices, snapshots};
+use ops::{disks, images, instances, policies, prices, snapshots, vpc};
 use state::{EcsState, Timings};
 
 pub(crate) const PROVIDER: &str = "alibaba";
@@ -80,14 +80,37 @@ impl Ecs {
         Ok(verified.access_key)
     }
 
-    fn dispatch(&self, account: &str, action: &str, params: &Value, ctx: &SimCtx) -> Result<Value, EcsError> {
-        let c = ops::Call {
+    fn call<'a>(account: &str, params: &'a Value, ctx: &'a SimCtx) -> ops::Call<'a> {
+        ops::Call {
             p: params::Params::new(params),
             ctx,
             now: ctx.now(),
             timings: timings(ctx),
             account: account.to_string(),
-        };
+        }
+    }
+
+    /// The VPC API's operations (the account's network is fixed: see `ops/vpc.rs`).
+    fn dispatch_vpc(
+        &self,
+        account: &str,
+        action: &str,
+        params: &Value,
+        ctx: &SimCtx,
+    ) -> Result<Value, EcsError> {
+        let c = Self::call(account, params, ctx);
+        match action {
+            "DescribeVSwitches" => vpc::describe_vswitches(&c),
+            other => Err(EcsError::new(
+                404,
+                codes::ACTION_NOT_FOUND,
+                format!("Specified api \"{other}\" is not found in the local cloud's VPC, please check your url and method."),
+            )),
+        }
+    }
+
+    fn dispatch(&self, account: &str, action: &str, params: &Value, ctx: &SimCtx) -> Result<Value, EcsError> {
+        let c = Self::call(account, params, ctx);
         let mut st = lock(&self.state);
         match action {
             "RunInstances" => instances::run_instances(&c, &mut st),
@@ -108,6 +131,7 @@ impl Ecs {
             "ModifyInstanceAutoReleaseTime" => instances::modify_instance_auto_release_time(&c, &mut st),
             "CreateAutoSnapshotPolicy" => policies::create_auto_snapshot_policy(&c, &mut st),
             "ApplyAutoSnapshotPolicy" => policies::apply_auto_snapshot_policy(&c, &mut st),
+            "DescribeSecurityGroups" => vpc::describe_security_groups(&c),
             other => Err(EcsError::new(
                 404,
                 codes::ACTION_NOT_FOUND,
@@ -117,19 +141,32 @@ impl Ecs {
     }
 }
 
-/// ECS serves one API version; another one is refused as the gateway does.
-fn check_version(req: &SimRequest, params: &Value) -> Result<(), EcsError> {
+/// The two products this emulator serves. On the cloud each has its own host (`ecs.<region>…`,
+/// `vpc.<region>…`); behind the local cloud's one address the signed API version tells them apart
+/// (ECS 2014-05-26, VPC 2016-04-28), as every SDK sends it (`x-acs-version`, or `Version`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Product {
+    Ecs,
+    Vpc,
+}
+
+/// Which product the request is for; another version is refused as the gateway does. A request
+/// with no version at all is read as ECS's (what the emulator always did).
+fn product(req: &SimRequest, params: &Value) -> Result<Product, EcsError> {
     let version = req.header("x-acs-version").or_else(|| params.get("Version").and_then(Value::as_str));
     match version {
-        Some(v) if v != crate::api::API_VERSION => Err(EcsError::new(
+        None => Ok(Product::Ecs),
+        Some(v) if v == crate::api::API_VERSION => Ok(Product::Ecs),
+        Some(v) if v == crate::api::vpc::VPC_API_VERSION => Ok(Product::Vpc),
+        Some(v) => Err(EcsError::new(
             400,
             "InvalidVersion",
             format!(
-                "Specified parameter Version \"{v}\" is not valid; ECS serves {}.",
-                crate::api::API_VERSION
+                "Specified parameter Version \"{v}\" is not valid; ECS serves {}, VPC {}.",
+                crate::api::API_VERSION,
+                crate::api::vpc::VPC_API_VERSION
             ),
         )),
-        _ => Ok(()),
     }
 }
 
@@ -152,9 +189,9 @@ impl Emulator for Ecs {
     fn handle(&self, req: &SimRequest, ctx: &SimCtx) -> SimResponse {
         let params = unflatten(&req.form_params());
         let action = self.action(req);
-        let result = self.authenticate(req, ctx, &params).and_then(|account| {
-            check_version(req, &params)?;
-            self.dispatch(&account, &action, &params, ctx)
+        let result = self.authenticate(req, ctx, &params).and_then(|account| match product(req, &params)? {
+            Product::Ecs => self.dispatch(&account, &action, &params, ctx),
+            Product::Vpc => self.dispatch_vpc(&account, &action, &params, ctx),
         });
         match result {
             Ok(mut body) => {
@@ -191,7 +228,11 @@ impl Emulator for Ecs {
     }
 
     fn state(&self, ctx: &SimCtx) -> Value {
-        ops::state_json(&lock(&self.state), ctx.now(), &timings(ctx))
+        let mut st = ops::state_json(&lock(&self.state), ctx.now(), &timings(ctx));
+        if let (Value::Object(map), Value::Object(net)) = (&mut st, vpc::network_json(ctx)) {
+            map.extend(net);
+        }
+        st
     }
 
     fn reset(&self) {

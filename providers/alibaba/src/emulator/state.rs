@@ -78,6 +78,7 @@ pub struct Instance {
     pub expires: Option<Timestamp>,
     pub tags: Vec<(String, String)>,
     pub security_group_ids: Vec<String>,
+    pub vpc_id: String,
     pub vswitch_id: String,
     pub private_ip: String,
     pub internet_max_bandwidth_out: i64,

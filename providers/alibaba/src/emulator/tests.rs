@@ -817,3 +817,144 @@ fn an_expired_subscription_is_deleted_with_terminate_subscription() {
     assert_eq!(err_code(del("false")), (403, codes::CHARGE_TYPE_VIOLATION.into()));
     del("true").unwrap();
 }
+
+/// Run one VPC action (API 2016-04-28), as `handle` does for that version.
+fn vpc_call(ecs: &Ecs, ctx: &SimCtx, action: &str, pairs: &[(&str, &str)]) -> Result<Value, EcsError> {
+    let pairs: Vec<(String, String)> = pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+    ecs.dispatch_vpc("test-account", action, &unflatten(&pairs), ctx)
+}
+
+fn vswitch_zones(v: &Value) -> Vec<String> {
+    v["VSwitches"]["VSwitch"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["ZoneId"].as_str().unwrap().into())
+        .collect()
+}
+
+#[test]
+fn the_account_has_a_default_vswitch_in_each_zone_it_sells_in() {
+    let (ecs, ctx) = (Ecs::new(), ctx());
+    let all = vpc_call(&ecs, &ctx, "DescribeVSwitches", &[("RegionId", "cn-hangzhou")]).unwrap();
+    assert_eq!(vswitch_zones(&all), ["cn-hangzhou-i", "cn-hangzhou-j"]);
+    assert_eq!(all["TotalCount"], 2);
+    let list = all["VSwitches"]["VSwitch"].as_array().unwrap();
+    assert!(list.iter().all(|v| v["IsDefault"] == true && v["Status"] == "Available"));
+    assert_eq!(list[0]["VpcId"], list[1]["VpcId"], "one default VPC per region");
+    assert_ne!(list[0]["VSwitchId"], list[1]["VSwitchId"]);
+    assert_ne!(list[0]["CidrBlock"], list[1]["CidrBlock"]);
+    // The same ids on every call and in a fresh emulator: a create can name them.
+    let again = vpc_call(&Ecs::new(), &ctx, "DescribeVSwitches", &[("RegionId", "cn-hangzhou")]).unwrap();
+    assert_eq!(again["VSwitches"], all["VSwitches"]);
+
+    let zone = vpc_call(
+        &ecs,
+        &ctx,
+        "DescribeVSwitches",
+        &[("RegionId", "cn-hangzhou"), ("ZoneId", "cn-hangzhou-j"), ("IsDefault", "true")],
+    )
+    .unwrap();
+    assert_eq!(vswitch_zones(&zone), ["cn-hangzhou-j"]);
+    assert_eq!(zone["VSwitches"]["VSwitch"][0]["VSwitchId"], list[1]["VSwitchId"]);
+    let not_default =
+        vpc_call(&ecs, &ctx, "DescribeVSwitches", &[("RegionId", "cn-hangzhou"), ("IsDefault", "false")])
+            .unwrap();
+    assert_eq!(not_default["TotalCount"], 0, "the account holds default vSwitches only");
+    // A VpcId alone names its region; an unknown one is refused.
+    let vpc = list[0]["VpcId"].as_str().unwrap();
+    let by_vpc = vpc_call(&ecs, &ctx, "DescribeVSwitches", &[("VpcId", vpc)]).unwrap();
+    assert_eq!(by_vpc["TotalCount"], 2);
+    assert_eq!(
+        err_code(vpc_call(&ecs, &ctx, "DescribeVSwitches", &[("VpcId", "vpc-nope")])),
+        (404, "InvalidVpcId.NotFound".into())
+    );
+    assert_eq!(
+        err_code(vpc_call(&ecs, &ctx, "DescribeVSwitches", &[("RegionId", "mars-1")])),
+        (404, codes::REGION_NOT_FOUND.into())
+    );
+    assert_eq!(
+        err_code(vpc_call(&ecs, &ctx, "RunInstances", &[("RegionId", "cn-hangzhou")])),
+        (404, codes::ACTION_NOT_FOUND.into()),
+        "the VPC API serves no ECS action"
+    );
+}
+
+#[test]
+fn vswitches_page_by_page_number_up_to_fifty() {
+    let (ecs, ctx) = (Ecs::new(), ctx());
+    let page = |n: &str, size: &str| {
+        vpc_call(
+            &ecs,
+            &ctx,
+            "DescribeVSwitches",
+            &[("RegionId", "cn-hangzhou"), ("PageNumber", n), ("PageSize", size)],
+        )
+        .unwrap()
+    };
+    let (p1, p2, p3) = (page("1", "1"), page("2", "1"), page("3", "1"));
+    assert_eq!(
+        (vswitch_zones(&p1), vswitch_zones(&p2)),
+        (vec!["cn-hangzhou-i".to_string()], vec!["cn-hangzhou-j".to_string()])
+    );
+    assert!(vswitch_zones(&p3).is_empty());
+    assert_eq!(
+        (p2["PageNumber"].clone(), p2["PageSize"].clone(), p2["TotalCount"].clone()),
+        (2.into(), 1.into(), 2.into())
+    );
+    assert_eq!(page("1", "500")["PageSize"], 50, "PageSize is at most 50");
+}
+
+#[test]
+fn an_account_without_a_default_vswitch_in_a_zone_lists_none_there() {
+    let knobs = Knobs {
+        no_default_network: vec![gpuctl_simkit::ZoneRule {
+            provider: Some("alibaba".into()),
+            zone: Some("cn-hangzhou-j".into()),
+        }],
+        ..Knobs::default()
+    };
+    let (ecs, ctx) = (Ecs::new(), ctx_with(knobs));
+    let all = vpc_call(&ecs, &ctx, "DescribeVSwitches", &[("RegionId", "cn-hangzhou")]).unwrap();
+    assert_eq!(vswitch_zones(&all), ["cn-hangzhou-i"]);
+    let j = vpc_call(
+        &ecs,
+        &ctx,
+        "DescribeVSwitches",
+        &[("RegionId", "cn-hangzhou"), ("ZoneId", "cn-hangzhou-j"), ("IsDefault", "true")],
+    )
+    .unwrap();
+    assert_eq!(j["TotalCount"], 0);
+}
+
+#[test]
+fn the_default_vpc_has_its_security_group() {
+    let (ecs, ctx) = (Ecs::new(), ctx());
+    let vsw = vpc_call(&ecs, &ctx, "DescribeVSwitches", &[("RegionId", "cn-hangzhou")]).unwrap();
+    let vpc = vsw["VSwitches"]["VSwitch"][0]["VpcId"].as_str().unwrap().to_string();
+    let groups = call(
+        &ecs,
+        &ctx,
+        "DescribeSecurityGroups",
+        &[("RegionId", "cn-hangzhou"), ("VpcId", &vpc), ("NetworkType", "vpc"), ("MaxResults", "10")],
+    )
+    .unwrap();
+    let list = groups["SecurityGroups"]["SecurityGroup"].as_array().unwrap();
+    assert_eq!(list.len(), 1);
+    assert_eq!(list[0]["VpcId"], vpc.as_str());
+    assert!(list[0]["SecurityGroupId"].as_str().unwrap().starts_with("sg-"));
+    let other =
+        call(&ecs, &ctx, "DescribeSecurityGroups", &[("RegionId", "cn-hangzhou"), ("VpcId", "vpc-other")])
+            .unwrap();
+    assert_eq!(other["TotalCount"], 0);
+}
+
+#[test]
+fn the_signed_version_picks_the_product() {
+    let req = SimRequest::default();
+    let with = |v: &str| serde_json::json!({ "Version": v });
+    assert_eq!(product(&req, &with("2014-05-26")).unwrap(), Product::Ecs);
+    assert_eq!(product(&req, &with("2016-04-28")).unwrap(), Product::Vpc);
+    assert_eq!(product(&req, &serde_json::json!({})).unwrap(), Product::Ecs);
+    assert_eq!(err_code(product(&req, &with("2099-01-01"))), (400, "InvalidVersion".into()));
+}

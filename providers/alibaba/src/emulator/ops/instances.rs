@@ -207,6 +207,7 @@ pub fn run_instances(c: &Call, st: &mut EcsState) -> Answer {
                 .into_iter()
                 .chain(c.p.list("SecurityGroupIds"))
                 .collect(),
+            vpc_id: vpc_of(c, &region, &c.p.text("VSwitchId").unwrap_or_default()),
             vswitch_id: c.p.text("VSwitchId").unwrap_or_default(),
             private_ip: format!("172.16.{}.{}", ip_tail / 250, ip_tail),
             internet_max_bandwidth_out: c.p.opt_i64("InternetMaxBandwidthOut")?.unwrap_or(0),
@@ -315,7 +316,7 @@ pub(crate) fn instance_json(i: &Instance, now: Timestamp, t: &Timings) -> Value 
         "Tags": tags_json(&i.tags),
         "SecurityGroupIds": { "SecurityGroupId": i.security_group_ids },
         "VpcAttributes": {
-            "VpcId": if i.vswitch_id.is_empty() { String::new() } else { format!("vpc-{}", &i.vswitch_id.trim_start_matches("vsw-")) },
+            "VpcId": i.vpc_id,
             "VSwitchId": i.vswitch_id,
             "PrivateIpAddress": { "IpAddress": [i.private_ip] },
             "NatIpAddress": "",
@@ -582,4 +583,17 @@ pub fn modify_instance_charge_type(c: &Call, st: &mut EcsState) -> Answer {
 /// An order number as ECS shows them: digits only.
 fn order_id(c: &Call) -> String {
     c.ctx.new_id("", 15).chars().map(|ch| if ch.is_ascii_digit() { ch } else { '7' }).collect()
+}
+
+/// The VPC a vSwitch belongs to: the default VPC for one of the account's default vSwitches; for an
+/// id the local cloud does not model (a spec's own network), one named after the vSwitch.
+fn vpc_of(c: &Call, region: &str, vswitch: &str) -> String {
+    if vswitch.is_empty() {
+        return String::new();
+    }
+    super::vpc::default_vswitches(c.ctx, region)
+        .into_iter()
+        .find(|v| v.id == vswitch)
+        .map(|v| v.vpc_id)
+        .unwrap_or_else(|| format!("vpc-{}", vswitch.trim_start_matches("vsw-")))
 }

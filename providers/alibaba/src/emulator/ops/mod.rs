@@ -12,6 +12,7 @@ pub(crate) mod instances;
 pub(crate) mod policies;
 pub(crate) mod prices;
 pub(crate) mod snapshots;
+pub(crate) mod vpc;
 
 use gpuctl_simkit::{Idem, Offer, SimCtx};
 use jiff::Timestamp;
