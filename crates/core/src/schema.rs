@@ -2,31 +2,71 @@
 //!
 //! Types only (their methods live in `catalog`), so that build.rs can include this file as it is:
 //! it reads the shipped TOML into these very types at build time and writes them out in borsh's
-//! compact binary form, which builds without `toml-files` (the browser) decode with no text parser.
+//! compact binary form, which builds without `toml-files` (the browser) decode with no text parser;
+//! the impls are written by the macros below, not derived (no toml_edit in the sim's build, issue 11).
 //! Field order therefore matters to that binary form; build.rs and the crate always agree because
 //! both compile this one file.
 
-use borsh::{BorshDeserialize, BorshSerialize};
 use serde::{Deserialize, Serialize};
+
+// borsh's binary form, written out rather than derived: borsh-derive needs proc-macro-crate, which
+// parses Cargo.toml with toml_edit, and nothing the sim compiles may pull toml_edit (issue 11). The
+// bytes are what the derive wrote (borsh 1.x spec, borsh.io): a struct is its fields in order, a
+// unit enum one u8, its variant's index. Each list is checked whole by the compiler — the
+// destructuring pattern and the struct literal name every field, the match every variant — so a
+// field added to a type and not here fails to build; the order written here is the binary order.
+macro_rules! borsh_struct {
+    ($name:ident { $($field:ident),* $(,)? }) => {
+        impl borsh::BorshSerialize for $name {
+            fn serialize<W: borsh::io::Write>(&self, writer: &mut W) -> borsh::io::Result<()> {
+                let $name { $($field),* } = self;
+                $(borsh::BorshSerialize::serialize($field, writer)?;)*
+                Ok(())
+            }
+        }
+        impl borsh::BorshDeserialize for $name {
+            fn deserialize_reader<R: borsh::io::Read>(reader: &mut R) -> borsh::io::Result<Self> {
+                // A struct literal evaluates its fields in the order written: the binary order.
+                Ok($name { $($field: borsh::BorshDeserialize::deserialize_reader(reader)?),* })
+            }
+        }
+    };
+}
+
+macro_rules! borsh_unit_enum {
+    ($name:ident { $($variant:ident),* $(,)? }) => {
+        impl borsh::BorshSerialize for $name {
+            fn serialize<W: borsh::io::Write>(&self, writer: &mut W) -> borsh::io::Result<()> {
+                const ALL: &[$name] = &[$($name::$variant),*];
+                // Exhaustive: a variant missing from the list fails to build.
+                match self { $($name::$variant)|* => {} }
+                let mut index = 0u8;
+                for variant in ALL {
+                    if variant == self {
+                        break;
+                    }
+                    index += 1;
+                }
+                borsh::BorshSerialize::serialize(&index, writer)
+            }
+        }
+        impl borsh::BorshDeserialize for $name {
+            fn deserialize_reader<R: borsh::io::Read>(reader: &mut R) -> borsh::io::Result<Self> {
+                const ALL: &[$name] = &[$($name::$variant),*];
+                let index: u8 = borsh::BorshDeserialize::deserialize_reader(reader)?;
+                ALL.get(usize::from(index)).copied().ok_or_else(|| {
+                    borsh::io::Error::new(borsh::io::ErrorKind::InvalidData, "unknown variant")
+                })
+            }
+        }
+    };
+}
 
 /// The schema version the data files and overlays must declare.
 pub const SCHEMA_VERSION: u32 = 1;
 
 /// A cloud gpuctl knows.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    PartialOrd,
-    Ord,
-    Hash,
-    Serialize,
-    Deserialize,
-    BorshSerialize,
-    BorshDeserialize,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Provider {
     Tencent,
@@ -36,20 +76,7 @@ pub enum Provider {
 }
 
 /// How an instance is billed. Prices for each mode are per that mode's term (see [`BillingMode::term_hours`]).
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    PartialOrd,
-    Ord,
-    Hash,
-    Serialize,
-    Deserialize,
-    BorshSerialize,
-    BorshDeserialize,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum BillingMode {
     /// Pay-as-you-go, ¥ per hour (按量计费 / 按量付费).
@@ -67,20 +94,7 @@ pub enum BillingMode {
 }
 
 /// How much to trust a number (catalog-facts.md tags).
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    PartialOrd,
-    Ord,
-    Hash,
-    Serialize,
-    Deserialize,
-    BorshSerialize,
-    BorshDeserialize,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub enum Confidence {
     /// Vendor datasheet or official cloud doc.
     A,
@@ -100,9 +114,7 @@ pub enum Confidence {
 }
 
 /// The software stack a GPU needs.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, BorshSerialize, BorshDeserialize,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Stack {
     /// NVIDIA CUDA (PyTorch, vLLM, …).
@@ -112,7 +124,7 @@ pub enum Stack {
 }
 
 /// One GPU model (catalog-facts.md §1). TFLOPS are dense (no 2:4 sparsity).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, BorshSerialize, BorshDeserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Gpu {
     /// Short id used in files and flags, e.g. `a10`, `a100-sxm4-40g`.
@@ -148,7 +160,7 @@ pub struct Gpu {
 }
 
 /// A region a provider sells in, with its zones.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, BorshSerialize, BorshDeserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Region {
     pub id: String,
@@ -157,7 +169,7 @@ pub struct Region {
 }
 
 /// What a provider offers overall.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, BorshSerialize, BorshDeserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ProviderInfo {
     pub id: Provider,
@@ -170,7 +182,7 @@ pub struct ProviderInfo {
 }
 
 /// One instance type (catalog-facts.md §2).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, BorshSerialize, BorshDeserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct InstanceType {
     pub provider: Provider,
@@ -214,7 +226,7 @@ pub struct InstanceType {
 /// (hour, week, month, year, or the whole 3 years). Two shipped rows may share (provider, instance,
 /// region, mode) when their sources differ: conflicting sources are kept apart, never averaged, and
 /// the resolver says which one it used and why.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, BorshSerialize, BorshDeserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PriceRow {
     pub provider: Provider,
@@ -234,7 +246,7 @@ pub struct PriceRow {
 }
 
 /// A monthly price per GPU used to estimate instances that have no price of their own.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, BorshSerialize, BorshDeserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Anchor {
     pub gpu: String,
@@ -248,7 +260,7 @@ pub struct Anchor {
 }
 
 /// How a mode's price is estimated from a monthly price, when no observed row exists.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, BorshSerialize, BorshDeserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ModeRatio {
     pub mode: BillingMode,
@@ -261,7 +273,7 @@ pub struct ModeRatio {
 }
 
 /// One data file (shipped or overlay): any of its tables may be absent.
-#[derive(Debug, Default, Deserialize, BorshSerialize, BorshDeserialize)]
+#[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct DataFile {
     pub schema_version: u32,
@@ -278,3 +290,62 @@ pub struct DataFile {
     #[serde(default)]
     pub mode_ratio: Vec<ModeRatio>,
 }
+
+borsh_unit_enum!(Provider { Tencent, Alibaba, JdCloud });
+borsh_unit_enum!(BillingMode { Hourly, Spot, Weekly, Monthly, Year1, Year3 });
+borsh_unit_enum!(Confidence { A, B, C, Brief, Estimate, User });
+borsh_unit_enum!(Stack { Cuda, Ascend });
+borsh_struct!(Gpu {
+    id,
+    name,
+    vram_gb,
+    mem_bw_gbps,
+    fp16_tflops,
+    fp32_tflops,
+    bf16,
+    fp16_training,
+    training_note,
+    interconnect,
+    fast_link,
+    stack,
+    compute_capability,
+    flash_attention2,
+    tdp_w,
+    confidence,
+    notes,
+});
+borsh_struct!(Region { id, name, zones });
+borsh_struct!(ProviderInfo { id, name, billing_modes, regions, source });
+borsh_struct!(InstanceType {
+    provider,
+    id,
+    family,
+    gpu,
+    gpu_count,
+    vcpu,
+    ram_gb,
+    regions,
+    billing_modes,
+    confidence,
+    source,
+    notes,
+    net_gbps,
+    rdma,
+    zones,
+    restricted,
+});
+borsh_struct!(PriceRow {
+    provider,
+    instance,
+    region,
+    mode,
+    cny,
+    as_of,
+    source,
+    confidence,
+    derivation,
+    notes
+});
+borsh_struct!(Anchor { gpu, monthly_cny_per_gpu, as_of, source, confidence, derivation });
+borsh_struct!(ModeRatio { mode, provider, of_monthly, derivation });
+borsh_struct!(DataFile { schema_version, gpu, provider, instance, price, anchor, mode_ratio });
