@@ -84,11 +84,8 @@ pub fn export(catalog: &Catalog, o: &Offer, ctx: &ExportContext<'_>) -> String {
         .and_then(|p| p.regions.iter().find(|r| r.id == o.region))
         .and_then(|r| r.zones.first().cloned())
         .unwrap_or_else(|| format!("{}-a", o.region));
-    // Alibaba's API names types with an `ecs.` prefix; the catalog does not.
-    let instance_type = match o.provider {
-        Provider::Alibaba if !o.instance.starts_with("ecs.") => format!("ecs.{}", o.instance),
-        _ => o.instance.clone(),
-    };
+    // The spec names the type as the cloud's API does (the catalog's `api_type_prefix`).
+    let instance_type = catalog.api_type(o.provider, &o.instance);
     let hours = o.hours_high.ceil().clamp(1.0, 26_280.0);
     // The budget must hold what `gpuctl plan` will total: whole hours for per-hour modes (`hours` is
     // rounded up), whole terms otherwise; 10 % above the larger of that and the engine's estimate.

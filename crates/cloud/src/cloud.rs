@@ -94,6 +94,16 @@ impl DiskKind {
     }
 }
 
+/// Puts an instance's disks in the one order every client answers `Disks::disks` in: the system disk
+/// first, then the data disks by id. The clouds list disks in their own orders (CBS and ECS by
+/// creation, JD by attachment); the engine snapshots and reports in this order, so a clone or a
+/// release plan reads the same whichever cloud it came from.
+pub fn system_disk_first(disks: &mut [(DiskKind, DiskInfo)]) {
+    disks.sort_by(|(ka, a), (kb, b)| {
+        (*ka != DiskKind::System, &a.disk_id).cmp(&(*kb != DiskKind::System, &b.disk_id))
+    });
+}
+
 /// An instance as the cloud describes it: enough to adopt it, wait for it, and clone it.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Instance {
@@ -292,5 +302,30 @@ pub trait Cloud: Send + Sync {
         _at: jiff::Timestamp,
     ) -> BoxFuture<'a, Result<(), CloudError>> {
         Box::pin(async { Ok(()) })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::resource::DiskCategory;
+
+    fn disk(kind: DiskKind, id: &str) -> (DiskKind, DiskInfo) {
+        (
+            kind,
+            DiskInfo {
+                disk_id: id.into(),
+                disk: Disk { category: DiskCategory::Ssd, size_gb: 50, snapshot_id: None },
+            },
+        )
+    }
+
+    #[test]
+    fn the_system_disk_comes_first_then_data_disks_by_id() {
+        let mut d =
+            vec![disk(DiskKind::Data, "d-2"), disk(DiskKind::Data, "d-1"), disk(DiskKind::System, "d-9")];
+        system_disk_first(&mut d);
+        let ids: Vec<_> = d.iter().map(|(k, i)| (*k, i.disk_id.as_str())).collect();
+        assert_eq!(ids, [(DiskKind::System, "d-9"), (DiskKind::Data, "d-1"), (DiskKind::Data, "d-2")]);
     }
 }

@@ -752,6 +752,24 @@ impl Catalog {
         self.providers.iter().find(|x| x.id == p)
     }
 
+    /// The cloud API's spelling of a catalog instance-type (or family) id, from either spelling:
+    /// the provider's `api_type_prefix` in front (`gn7i-c8g1.2xlarge` → `ecs.gn7i-c8g1.2xlarge`),
+    /// the id unchanged where the provider has none.
+    pub fn api_type(&self, provider: Provider, name: &str) -> String {
+        let prefix = self.api_type_prefix(provider);
+        format!("{prefix}{}", name.strip_prefix(prefix).unwrap_or(name))
+    }
+
+    /// The catalog's id of an instance type named in either spelling (a spec may say
+    /// `ecs.gn7i-c8g1.2xlarge` or `gn7i-c8g1.2xlarge`; a cloud answers with the first).
+    pub fn catalog_type<'a>(&self, provider: Provider, name: &'a str) -> &'a str {
+        name.strip_prefix(self.api_type_prefix(provider)).unwrap_or(name)
+    }
+
+    fn api_type_prefix(&self, provider: Provider) -> &str {
+        self.provider(provider).map_or("", |p| p.api_type_prefix.as_str())
+    }
+
     pub fn instance_types(&self) -> &[InstanceType] {
         &self.instances
     }
@@ -979,6 +997,19 @@ pub fn parse_date(s: &str) -> Result<Date, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn instance_types_map_between_the_catalog_and_api_spellings() {
+        let c = Catalog::shipped();
+        for name in ["ecs.gn7i-c8g1.2xlarge", "gn7i-c8g1.2xlarge"] {
+            assert_eq!(c.catalog_type(Provider::Alibaba, name), "gn7i-c8g1.2xlarge");
+            assert_eq!(c.api_type(Provider::Alibaba, name), "ecs.gn7i-c8g1.2xlarge");
+        }
+        assert_eq!(c.api_type(Provider::Alibaba, "gn7i"), "ecs.gn7i");
+        assert_eq!(c.catalog_type(Provider::Tencent, "GN7.2XLARGE32"), "GN7.2XLARGE32");
+        assert_eq!(c.api_type(Provider::Tencent, "GN7.2XLARGE32"), "GN7.2XLARGE32");
+        assert_eq!(c.api_type(Provider::JdCloud, "g.n2.xlarge"), "g.n2.xlarge");
+    }
 
     /// The browser's catalog (build.rs's binary form) is the CLI's (the TOML files), field for
     /// field and bit for bit: every row, anchor, resolved price and index entry.

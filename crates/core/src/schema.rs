@@ -179,6 +179,12 @@ pub struct ProviderInfo {
     pub regions: Vec<Region>,
     #[serde(default)]
     pub source: String,
+    /// What the cloud's API puts in front of the catalog's instance-type and family ids (Alibaba's
+    /// `ecs.`); empty where the API spells them as the catalog does. Data, so the rule has one home:
+    /// `Catalog::api_type` / `Catalog::catalog_type` read it for the engine, the CLI, the browser and
+    /// the local cloud's offers alike.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub api_type_prefix: String,
 }
 
 /// One instance type (catalog-facts.md §2).

@@ -4,7 +4,6 @@
 //! - [`apply`]: the engine: create/adopt/fall back/wait, release, snapshot, all concurrent.
 //! - [`retry`]: pacing per provider API and bounded retries with backoff and jitter.
 //! - [`plan`]: spec + catalog + state → creates, keeps, releases, ¥/hour, totals per billing mode, budget.
-//! - [`names`]: instance-type ids in the catalog against the clouds' API names.
 //! - [`token`]: deterministic client tokens.
 //! - [`workflow`]: provision, destroy, release and clone as engine operations, each under its lock.
 //! - [`name`]: the deployment/pool name rule, and the names gpuctl makes (a clone's deployment).
@@ -15,7 +14,6 @@
 
 pub mod apply;
 pub mod name;
-pub mod names;
 pub mod plan;
 pub mod retry;
 pub mod spec;

@@ -5,7 +5,6 @@
 use gpuctl_core::price::{terms_bought, Usage};
 use gpuctl_core::{Catalog, Confidence, Price, PriceOrigin};
 
-use crate::names::{api_instance_type, catalog_instance_id};
 use crate::provider::{BillingMode, Provider};
 use crate::spec::{Placement, Pool, Spec};
 use crate::state::Resource;
@@ -234,7 +233,7 @@ fn pool_plan(
             if !crate::provider::spot_bid_required(c.provider) {
                 return true;
             }
-            let id = catalog_instance_id(c.provider, &c.instance_type);
+            let id = catalog.catalog_type(c.provider, &c.instance_type);
             match catalog.price(c.provider, id, &c.region, BillingMode::Hourly) {
                 Some(h) => {
                     c.spot_bid = Some(h.cny_per_hour);
@@ -311,7 +310,7 @@ fn pool_plan(
         first.and_then(|c| c.price.as_ref()).map(|p| instance_cost(mode, pool.term, p.cny, hours) * count);
     let by_mode = match first {
         Some(c) => {
-            let id = catalog_instance_id(c.provider, &c.instance_type);
+            let id = catalog.catalog_type(c.provider, &c.instance_type);
             let offered =
                 catalog.instance_type(c.provider, id).map(|i| catalog.billing_modes(i)).unwrap_or_default();
             // One instance's cost per mode, cheapest first (ties by mode), as core's `price_job` orders.
@@ -352,7 +351,7 @@ fn pool_plan(
 fn choices(pool: &Pool, catalog: &Catalog) -> Vec<Choice> {
     let mode = pool.billing.value;
     let price = |p: Provider, ty: &str, region: &str| {
-        catalog.price(p, catalog_instance_id(p, ty), region, mode).map(PriceFact::from)
+        catalog.price(p, catalog.catalog_type(p, ty), region, mode).map(PriceFact::from)
     };
     match &pool.placement {
         Placement::Candidates(cands) => cands
@@ -361,7 +360,8 @@ fn choices(pool: &Pool, catalog: &Catalog) -> Vec<Choice> {
                 provider: c.provider,
                 region: c.region.value.clone(),
                 zone: c.zone.value.clone(),
-                instance_type: c.instance_type.value.clone(),
+                // The Cloud trait speaks the API's spelling, whichever one the spec used.
+                instance_type: catalog.api_type(c.provider, &c.instance_type),
                 price: price(c.provider, &c.instance_type, &c.region),
                 spot_bid: None,
             })
@@ -380,7 +380,7 @@ fn choices(pool: &Pool, catalog: &Catalog) -> Vec<Choice> {
                 if !fits {
                     continue;
                 }
-                let api_type = api_instance_type(inst.provider, &inst.id);
+                let api_type = catalog.api_type(inst.provider, &inst.id);
                 let zones = catalog.provider(inst.provider).map(|p| p.regions.clone()).unwrap_or_default();
                 for region in &inst.regions {
                     if !req.regions.is_empty() && !req.regions.contains(region) {

@@ -179,6 +179,23 @@ fn pool_total_equals_its_own_modes_line() {
     assert!(checked.iter().any(|&(_, m, _, _)| m.is_per_hour()), "{checked:?}");
 }
 
+/// A spec may name an Alibaba type in the catalog's spelling or the API's (`ecs.`); both plan the
+/// same, at the catalog's price, and the choice carries the API's spelling the `Cloud` trait speaks
+/// (the one rule: the catalog's `api_type_prefix`, issue 11).
+#[test]
+fn either_spelling_of_an_alibaba_type_plans_the_api_spelling() {
+    let planned = |ty: &str| {
+        let src = format!("deployment = \"d\"\nhours = 10\n[[pool]]\nname = \"a\"\ncount = 1\nbilling = \"hourly\"\nprovider = \"alibaba\"\nregion = \"cn-hangzhou\"\nzone = \"cn-hangzhou-i\"\ninstance_type = \"{ty}\"\nimage = \"img-1\"\n");
+        let p = plan(&spec_of(&src), Catalog::shipped(), &[], TODAY);
+        let c = p.pools[0].choices[0].clone();
+        (c.instance_type, c.price.map(|f| f.cny_per_hour), p.total_cny)
+    };
+    let api = planned("ecs.gn7i-c8g1.2xlarge");
+    assert_eq!(api.0, "ecs.gn7i-c8g1.2xlarge");
+    assert!(api.1.is_some() && api.2.is_some(), "{api:?}");
+    assert_eq!(planned("gn7i-c8g1.2xlarge"), api);
+}
+
 /// JD Cloud's deleteInstance refuses an unexpired prepaid VM and no API ends the term, so `plan`
 /// says so before buying one; Alibaba (convert to pay-as-you-go) and Tencent (recycle bin) have a
 /// way out, and pay-as-you-go needs none (issue 12 item 5).

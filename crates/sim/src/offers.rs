@@ -1,6 +1,8 @@
 //! The offers the emulators sell, read from gpuctl-core's shipped catalog: every instance type in
 //! every region it is listed in, with that provider's zones and the catalogued price per billing
-//! mode (observed or derived — the catalog's own source, date and confidence travel along).
+//! mode (observed or derived — the catalog's own source, date and confidence travel along). Types
+//! and families are sold under the API's spelling (`Catalog::api_type`: Alibaba's `ecs.`), as the
+//! clouds name them on the wire; the emulators keep no spelling rule of their own.
 
 use gpuctl_core::catalog::{BillingMode, Catalog, Provider};
 use gpuctl_simkit::{Offer, Prices};
@@ -20,8 +22,8 @@ pub fn from_catalog(catalog: &Catalog) -> Vec<Offer> {
                 provider: provider_name(it.provider).to_string(),
                 region: region.clone(),
                 zones,
-                instance_type: it.id.clone(),
-                family: it.family.clone(),
+                instance_type: catalog.api_type(it.provider, &it.id),
+                family: catalog.api_type(it.provider, &it.family),
                 gpu_model: gpu.map_or_else(|| it.gpu.clone(), |g| g.name.clone()),
                 gpu_count: it.devices(),
                 gpu_memory_gib: gpu.map_or(0.0, |g| g.vram_gb),

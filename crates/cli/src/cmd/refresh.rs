@@ -308,7 +308,7 @@ fn parse_mode(s: &str) -> Result<BillingMode, CliError> {
 
 /// The price request for one ask: one instance, one term of its mode, the default network.
 fn request(a: &Ask, tencent_image: &str) -> CreateRequest {
-    let instance_type = api_type(a.provider, &a.instance);
+    let instance_type = Catalog::shipped().api_type(a.provider, &a.instance);
     CreateRequest {
         client_token: String::new(),
         name: "gpuctl-price-quote".into(),
@@ -346,7 +346,7 @@ async fn ask_stock(engine: &gpuctl_provision::apply::Engine, asks: &[Ask]) -> Ve
     for (n, (provider, instance, region, zone)) in seen.into_iter().enumerate() {
         let engine = engine.clone();
         tasks.spawn(async move {
-            let api_type = api_type(provider, &instance);
+            let api_type = Catalog::shipped().api_type(provider, &instance);
             let r = engine.in_stock(provider, &region, &zone, &api_type).await;
             let (in_stock, request_id, error) = match r {
                 Ok(Some((s, rid))) => (Some(s), rid, None),
@@ -362,14 +362,6 @@ async fn ask_stock(engine: &gpuctl_provision::apply::Engine, asks: &[Ask]) -> Ve
     }
     out.sort_by_key(|(n, _)| *n);
     out.into_iter().map(|(_, s)| s).collect()
-}
-
-/// The type as the cloud's API names it (the catalog leaves off Alibaba's `ecs.`: gpuctl-alibaba's rule).
-fn api_type(provider: Provider, instance: &str) -> String {
-    match provider {
-        Provider::Alibaba => gpuctl_alibaba::api::api_type(instance),
-        _ => instance.to_string(),
-    }
 }
 
 /// Asks every price at once; the engine's pacer holds each provider API to its rate.

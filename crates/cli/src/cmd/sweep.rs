@@ -9,7 +9,6 @@ use std::process::ExitCode;
 use clap::Args;
 use gpuctl_cloud::cloud::InstanceState;
 use gpuctl_core::{Catalog, Confidence, PriceOrigin, UnknownName};
-use gpuctl_provision::names::catalog_instance_id;
 use gpuctl_provision::plan::PriceFact;
 use gpuctl_provision::state::ResourceState;
 use gpuctl_provision::sweep::{Found, Orphan, Place, PlaceError};
@@ -157,7 +156,7 @@ fn price_of(catalog: &Catalog, o: &Orphan) -> Option<PriceFact> {
     catalog
         .price(
             o.provider,
-            catalog_instance_id(o.provider, &o.instance.instance_type),
+            catalog.catalog_type(o.provider, &o.instance.instance_type),
             &o.instance.region,
             mode,
         )

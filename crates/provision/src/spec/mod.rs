@@ -16,7 +16,6 @@ pub use read::Spanned;
 
 pub use gpuctl_cloud::resource::{Disk, DiskCategory, NetworkIds};
 
-use crate::names::catalog_instance_id;
 use crate::provider::{BillingMode, Provider};
 use gpuctl_core::Catalog;
 
@@ -234,7 +233,7 @@ pub fn check_catalog(spec: &Spec, catalog: &Catalog) -> Result<(), SpecErrors> {
     for pool in &spec.pools {
         let Placement::Candidates(cands) = &pool.placement else { continue };
         for c in cands {
-            let id = catalog_instance_id(c.provider, &c.instance_type);
+            let id = catalog.catalog_type(c.provider, &c.instance_type);
             match catalog.find_instance_type(c.provider, id) {
                 Err(unknown) => push(
                     c.instance_type.loc,

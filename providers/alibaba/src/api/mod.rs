@@ -87,31 +87,3 @@ mod tests {
         assert_eq!(parse_time(""), None);
     }
 }
-
-/// ECS names every instance type with an `ecs.` prefix (`ecs.gn7i-c8g1.2xlarge`: `InstanceTypeId` in
-/// alibabacloud_ecs20140526 `models.py`, DescribeInstanceTypes); gpuctl's catalog leaves it off
-/// (`gn7i-c8g1.2xlarge`). This is the one place the rule is written: the catalog id of a name in either
-/// spelling.
-pub fn catalog_type(name: &str) -> &str {
-    name.strip_prefix(TYPE_PREFIX).unwrap_or(name)
-}
-
-/// The API's spelling of a name in either spelling.
-pub fn api_type(name: &str) -> String {
-    format!("{TYPE_PREFIX}{}", catalog_type(name))
-}
-
-const TYPE_PREFIX: &str = "ecs.";
-
-#[cfg(test)]
-mod type_name_tests {
-    use super::*;
-
-    #[test]
-    fn either_spelling_maps_both_ways() {
-        for name in ["ecs.gn7i-c8g1.2xlarge", "gn7i-c8g1.2xlarge"] {
-            assert_eq!(catalog_type(name), "gn7i-c8g1.2xlarge");
-            assert_eq!(api_type(name), "ecs.gn7i-c8g1.2xlarge");
-        }
-    }
-}

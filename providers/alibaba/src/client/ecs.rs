@@ -5,8 +5,8 @@ use std::collections::BTreeMap;
 
 use base64::Engine as _;
 use gpuctl_cloud::cloud::{
-    CloudError, CreateRequest, Created, DiskInfo, DiskKind, Filter, Instance, InstanceState, Quote,
-    SnapshotState, Stock,
+    system_disk_first, CloudError, CreateRequest, Created, DiskInfo, DiskKind, Filter, Instance,
+    InstanceState, Quote, SnapshotState, Stock,
 };
 use gpuctl_cloud::json::Field;
 use gpuctl_cloud::page::{self, Page, Style};
@@ -300,7 +300,7 @@ impl Disks for Client {
             Ok(Page::tokened(items, a.get("NextToken").opt_text()))
         })
         .await?;
-        out.sort_by_key(|(k, d)| (*k != DiskKind::System, d.disk_id.clone()));
+        system_disk_first(&mut out);
         Ok(out)
     }
 

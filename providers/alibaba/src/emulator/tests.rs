@@ -17,9 +17,9 @@ fn offers() -> Vec<Offer> {
         provider: "alibaba".into(),
         region: "cn-hangzhou".into(),
         zones: vec!["cn-hangzhou-i".into(), "cn-hangzhou-j".into()],
-        // The catalog's spelling (no `ecs.`); requests use the API's.
-        instance_type: "gn7i-c8g1.2xlarge".into(),
-        family: "gn7i".into(),
+        // The API's spelling, as the local cloud's offers carry it (crates/sim/src/offers.rs).
+        instance_type: TYPE.into(),
+        family: "ecs.gn7i".into(),
         gpu_model: "NVIDIA A10".into(),
         gpu_count: 1,
         gpu_memory_gib: 24.0,

@@ -1,7 +1,7 @@
 //! Disk: an instance's cloud disks (read from VM's describeInstance, which lists its attachments) and
 //! their snapshots (jdcloud_sdk `services/disk`, API v1).
 
-use gpuctl_cloud::cloud::{CloudError, DiskInfo, DiskKind, SnapshotState};
+use gpuctl_cloud::cloud::{system_disk_first, CloudError, DiskInfo, DiskKind, SnapshotState};
 use gpuctl_cloud::services::Disks;
 use gpuctl_cloud::Provider;
 use serde_json::json;
@@ -18,12 +18,14 @@ impl Disks for Client {
         let a = self.call(vm::vm("describeInstance", "GET", &path), region, vec![], None).await?;
         let inst = vm::instance_of(&a.get("instance"), region);
         // A local system disk has no id and cannot be snapshotted; it is left out.
-        Ok(inst
+        let mut out: Vec<(DiskKind, DiskInfo)> = inst
             .system_disk
             .into_iter()
             .map(|d| (DiskKind::System, d))
             .chain(inst.data_disks.into_iter().map(|d| (DiskKind::Data, d)))
-            .collect())
+            .collect();
+        system_disk_first(&mut out);
+        Ok(out)
     }
 
     async fn snapshot(

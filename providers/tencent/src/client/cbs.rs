@@ -1,7 +1,7 @@
 //! CBS: an instance's cloud disks and their snapshots (API 2017-03-12,
 //! tencentcloud-sdk-python-cbs 3.1.175 `models.py`).
 
-use gpuctl_cloud::cloud::{CloudError, DiskInfo, DiskKind, SnapshotState};
+use gpuctl_cloud::cloud::{system_disk_first, CloudError, DiskInfo, DiskKind, SnapshotState};
 use gpuctl_cloud::json::Field;
 use gpuctl_cloud::services::Disks;
 use gpuctl_cloud::{Disk, Provider};
@@ -40,7 +40,7 @@ impl Disks for Client {
                 disk_of(d).map(|info| (kind, info))
             })
             .collect();
-        out.sort_by_key(|(k, d)| (*k != DiskKind::System, d.disk_id.clone()));
+        system_disk_first(&mut out);
         Ok(out)
     }
 

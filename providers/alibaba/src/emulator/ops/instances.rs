@@ -9,8 +9,8 @@ use gpuctl_simkit::ParamErrors;
 
 use super::prices::price_for;
 use super::{
-    api_name, dry_run_passed, instance_not_found, offer_for, region, sold_out, tags_json, token_check,
-    token_remember, Answer, Call, NEVER_EXPIRES,
+    dry_run_passed, instance_not_found, offer_for, region, sold_out, tags_json, token_check, token_remember,
+    Answer, Call, NEVER_EXPIRES,
 };
 use crate::api::{codes, format_time, parse_time};
 use crate::emulator::error::EcsError;
@@ -72,7 +72,7 @@ pub fn run_instances(c: &Call, st: &mut EcsState) -> Answer {
     let instance_type = c.p.required("InstanceType")?;
     let image_id = c.p.required("ImageId")?;
     let offer = offer_for(c, &region, &instance_type)?;
-    let instance_type = api_name(&offer.instance_type);
+    let instance_type = offer.instance_type.clone();
     let zone = match c.p.text("ZoneId") {
         Some(z) if offer.zones.contains(&z) => z,
         Some(z) => {
@@ -160,14 +160,7 @@ pub fn run_instances(c: &Call, st: &mut EcsState) -> Answer {
         return Err(dry_run_passed());
     }
     // A stock knob with `available` left: all `Amount` instances or none (refused as sold out).
-    if c.ctx.take_stock(
-        PROVIDER,
-        &[&offer.instance_type, &api_name(&offer.instance_type)],
-        &zone,
-        amount as u32,
-        true,
-    ) < amount as u32
-    {
+    if c.ctx.take_stock(PROVIDER, &[&offer.instance_type], &zone, amount as u32, true) < amount as u32 {
         return Err(EcsError::new(
             403,
             codes::NO_STOCK,
@@ -217,7 +210,7 @@ pub fn run_instances(c: &Call, st: &mut EcsState) -> Answer {
             memory_mib: (offer.memory_gib * 1024.0) as i64,
             gpu_amount: i64::from(offer.gpu_count),
             gpu_spec: offer.gpu_model.clone(),
-            family: api_name(&offer.family),
+            family: offer.family.clone(),
         };
         let disk_charge = if charge == "PrePaid" { "PrePaid" } else { "PostPaid" };
         let mut disks = vec![Disk {

@@ -55,16 +55,11 @@ pub(crate) fn region(c: &Call) -> Result<String, EcsError> {
     }
 }
 
-/// The catalog names ECS types without the API's `ecs.` prefix (`gn7i-c8g1.2xlarge`); requests
-/// and answers use the API name (`ecs.gn7i-c8g1.2xlarge`). Either spelling finds the offer.
-pub(crate) fn find_offer<'c>(ctx: &'c SimCtx, region: &str, api_type: &str) -> Option<&'c Offer> {
-    ctx.offer(PROVIDER, region, api_type)
-        .or_else(|| ctx.offer(PROVIDER, region, api_type.strip_prefix("ecs.")?))
-}
-
-/// The offer for a requested type, or ECS's answer for a type not sold in the region.
+/// The offer for a requested type, or ECS's answer for a type not sold in the region. Offers carry
+/// the API's spelling (`ecs.gn7i-c8g1.2xlarge`, the local cloud's `offers.rs`), so a type named
+/// without the prefix is not sold, as on ECS.
 pub(crate) fn offer_for<'c>(c: &Call<'c>, region: &str, instance_type: &str) -> Result<&'c Offer, EcsError> {
-    find_offer(c.ctx, region, instance_type).ok_or_else(|| {
+    c.ctx.offer(PROVIDER, region, instance_type).ok_or_else(|| {
         EcsError::new(
             400,
             codes::BAD_INSTANCE_TYPE,
@@ -73,19 +68,9 @@ pub(crate) fn offer_for<'c>(c: &Call<'c>, region: &str, instance_type: &str) -> 
     })
 }
 
-/// The API spelling of a catalog name (`ecs.` prefixed).
-pub(crate) fn api_name(catalog_name: &str) -> String {
-    if catalog_name.starts_with("ecs.") {
-        catalog_name.to_string()
-    } else {
-        format!("ecs.{catalog_name}")
-    }
-}
-
-/// Stock-out knobs may name the type either way.
+/// Stock-out knobs name the type as the API does.
 pub(crate) fn sold_out(ctx: &SimCtx, offer: &Offer, zone: &str) -> bool {
     ctx.is_sold_out(PROVIDER, &offer.instance_type, zone)
-        || ctx.is_sold_out(PROVIDER, &api_name(&offer.instance_type), zone)
 }
 
 pub(crate) fn dry_run_passed() -> EcsError {

@@ -5,7 +5,7 @@ use gpuctl_simkit::money::round_cents;
 use gpuctl_simkit::{Offer, ParamErrors};
 use serde_json::{json, Value};
 
-use super::{api_name, offer_for, region, sold_out, Answer, Call};
+use super::{offer_for, region, sold_out, Answer, Call};
 use crate::api::codes;
 use crate::emulator::error::EcsError;
 use crate::emulator::PROVIDER;
@@ -88,9 +88,7 @@ pub fn describe_available_resource(c: &Call) -> Answer {
     let offers: Vec<&Offer> = c
         .ctx
         .offers(PROVIDER)
-        .filter(|o| {
-            o.region == region && type_filter.as_ref().is_none_or(|t| *t == api_name(&o.instance_type))
-        })
+        .filter(|o| o.region == region && type_filter.as_ref().is_none_or(|t| *t == o.instance_type))
         .collect();
     let mut zones: Vec<String> = offers.iter().flat_map(|o| o.zones.iter().cloned()).collect();
     zones.sort();
@@ -111,7 +109,7 @@ pub fn describe_available_resource(c: &Call) -> Answer {
                 .iter()
                 .map(|(o, s)| {
                     let (st, cat) = stock(*s);
-                    json!({"Value": api_name(&o.instance_type), "Status": st, "StatusCategory": cat})
+                    json!({"Value": o.instance_type, "Status": st, "StatusCategory": cat})
                 })
                 .collect(),
             other => {
