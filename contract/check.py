@@ -288,7 +288,7 @@ def identify(rec, schema):
         pairs = query + (form_pairs(body) if "x-www-form-urlencoded" in ct else [])
         pairs = [(k, v) for k, v in pairs if k not in ALI_COMMON]
         return "alibaba", action, spec, unflatten(pairs, spec["params"], 1, probs, spec.get("model")), probs
-    if rec["path"].startswith("/v1/regions/"):
+    if rec["path"].startswith(("/v1/regions/", "/v2/regions/")):
         for action, spec in schema["jdcloud"]["actions"].items():
             if spec["method"] != rec["method"]:
                 continue

@@ -168,6 +168,10 @@ def jd_cases():
             "regionId": "cn-north-1", "clientToken": "t",
             "snapshotSpec": jd_model("disk.SnapshotSpec", name="s", diskId="vol-1")})),
         ("describeSnapshots", jdcloud("disk", "describeSnapshots", {"regionId": "cn-north-1"}, {"filters": f})),
+        ("setRenewal", jdcloud("renewal", "setRenewal", {
+            "regionId": "cn-north-1",
+            "setRenewalParam": jd_model("renewal.SetRenewalParam", appCode="jcloud", serviceCode="vm",
+                                        instanceIds="i-1", autoRenewStatus="CLOSE")})),
         ("calculateTotalPrice", jdcloud("billing", "calculateTotalPrice",
                                         {"regionId": "cn-north-1", "cmd": 1, "packageCount": 1},
                                         {"orderList": [order]})),

@@ -53,6 +53,7 @@ JDCLOUD = {
     "disk": ["createSnapshot", "describeSnapshots", "deleteSnapshot", "createSnapshotPolicy",
              "applySnapshotPolicies"],
     "billing": ["calculateTotalPrice"],
+    "renewal": ["setRenewal"],
 }
 # Which actions each client sends today (the README's table and the "never appeared" list).
 CLIENT_ACTIONS = {
@@ -63,7 +64,7 @@ CLIENT_ACTIONS = {
                 "DescribeVSwitches", "DescribeSecurityGroups"],
     "jdcloud": ["describeInstanceTypes", "createInstances", "modifyInstanceReleaseTime", "describeInstances",
                 "describeInstance", "deleteInstance", "createSnapshot", "describeSnapshots",
-                "calculateTotalPrice"],
+                "calculateTotalPrice", "setRenewal"],
 }
 
 
@@ -278,6 +279,10 @@ def jdcloud():
             # JDCloudRequest; read them from its source rather than guessing from the name.
             m = re.search(r"__init__\(\s*'([^']+)',\s*'([A-Z]+)'", inspect.getsource(req_cls.__init__))
             path, method = m.group(1), m.group(2)
+            # The API version is the request class's `version` default (v1 for vm/disk/billing, v2
+            # for renewal), which the SDK puts before the path.
+            v = re.search(r'version="(v\d+)"', inspect.getsource(req_cls.__init__))
+            version = v.group(1) if v else "v1"
             rel = f"jdcloud_sdk/services/{svc}/apis/{cls_name}Request.py"
             params = tree(params_cls, f"{svc}.{cls_name}Parameters")
             resp = responses.get(a, {})
@@ -292,8 +297,8 @@ def jdcloud():
                     base = ref.rstrip("[]")
                     t = {"type": "object", "model": base, "members": tree(model_class(base), base)}
                     response[field] = {"type": "array", "items": t} if ref.endswith("[]") else t
-            out[a] = {"model": params_cls.__name__, "cloud": "jdcloud", "service": svc, "version": "v1", "method": method,
-                      "path": "/v1" + path, "source": f"jdcloud_sdk {ver} {rel}", "params": params,
+            out[a] = {"model": params_cls.__name__, "cloud": "jdcloud", "service": svc, "version": version, "method": method,
+                      "path": f"/{version}" + path, "source": f"jdcloud_sdk {ver} {rel}", "params": params,
                       "response": response}
     unknown = sorted(set(nested) - used)
     if unknown:

@@ -38,3 +38,110 @@ fn alibaba_weekly_release_converts_to_pay_as_you_go_then_deletes() {
     let status = e2e::ok_json(&sim.url, dir.path(), &["status", "--json"]);
     assert_eq!(status, serde_json::json!([]), "nothing live is recorded");
 }
+
+/// JD has no early end to a term: deleteInstance deletes pay-as-you-go or *expired* prepaid VMs only
+/// (jdcloud_sdk 1.6.354, services/vm/apis/DeleteInstanceRequest.py). So `release` turns renewal off
+/// (renewal/apis/SetRenewalRequest.py), records the VM billed until its term's end and never calls it
+/// released; `status` and `sweep` say so; once the sim's clock is past the end, `sweep --release`
+/// deletes it and the sim holds nothing.
+#[test]
+fn jd_monthly_release_bills_until_the_term_ends_then_sweep_finishes_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let sim = SimProcess::start(dir.path(), QUICK, &[]);
+    let spec = dir.path().join("spec.toml");
+    std::fs::write(
+        &spec,
+        format!(
+            "deployment = \"e2e-prepaid-jd\"\nhours = 4\n[budget]\ntotal_cny = 1000000\n[[pool]]\nname = \"work\"\ncount = 1\nbilling = \"monthly\"\nterm = 1\n{}",
+            e2e::placement("jdcloud")
+        ),
+    )
+    .unwrap();
+    let spec_s = spec.to_str().unwrap();
+    let report = e2e::ok_json(&sim.url, dir.path(), &["provision", spec_s, "--yes", "--json"]);
+    let id = report["units"][0]["instance_id"].as_str().unwrap().to_string();
+    let held = instances(&sim, "jdcloud");
+    assert_eq!(held.len(), 1, "{held:?}");
+    assert_eq!(held[0]["charge"]["chargeMode"], "prepaid_by_duration", "{held:?}");
+    let expires: jiff::Timestamp = held[0]["charge"]["chargeExpiredTime"].as_str().unwrap().parse().unwrap();
+
+    let out = e2e::ok_json(&sim.url, dir.path(), &["release", &id, "--yes", "--json"]);
+    assert_eq!(out["released"], serde_json::json!([]), "never released while billed: {out}");
+    assert_eq!(out["billed_until"][0]["instance_id"], id.as_str(), "{out}");
+    let until: jiff::Timestamp = out["billed_until"][0]["until"].as_str().unwrap().parse().unwrap();
+    assert_eq!(until, expires, "{out}");
+    // The cloud still runs (and bills) it, with renewal off.
+    let held = instances(&sim, "jdcloud");
+    assert_eq!(held.len(), 1, "{held:?}");
+    assert_eq!((held[0]["status"].as_str(), held[0]["autoRenew"].as_bool()), (Some("running"), Some(false)));
+
+    let status = e2e::ok_json(&sim.url, dir.path(), &["status", "--json"]);
+    assert_eq!(status.as_array().map(Vec::len), Some(1), "{status}");
+    assert_eq!(status[0]["state"], "billed_until", "{status}");
+    let shown: jiff::Timestamp = status[0]["billed_until"].as_str().unwrap().parse().unwrap();
+    assert_eq!(shown, expires, "{status}");
+    let text = e2e::gpuctl(&sim.url, dir.path(), &["status"]);
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(text.contains(&format!("billed until {expires}")), "{text}");
+
+    let sweep_args = ["sweep", "--provider", "jdcloud", "--region", "cn-north-1", "--json"];
+    let swept = e2e::ok_json(&sim.url, dir.path(), &sweep_args);
+    assert_eq!(swept["orphans"], serde_json::json!([]), "{swept}");
+    assert_eq!(swept["billing_until"][0]["instance_id"], id.as_str(), "{swept}");
+    assert!(swept["billing_until_cny"].as_f64().unwrap() > 0.0, "a month's term is left: {swept}");
+
+    // Past the term's end: the VM is stopped and deletable; `sweep --release` finishes the release.
+    let (code, body) = sim.admin("POST", "/_sim/clock", &format!("{{\"advance_seconds\": {}}}", 31 * 86_400));
+    assert_eq!(code, 200, "{body}");
+    let mut args = sweep_args.to_vec();
+    args.extend(["--release", "--yes"]);
+    let swept = e2e::ok_json(&sim.url, dir.path(), &args);
+    assert_eq!(swept["released"], serde_json::json!([id]), "{swept}");
+    assert_eq!(swept["billing_until"], serde_json::json!([]), "{swept}");
+    assert!(instances(&sim, "jdcloud").is_empty(), "{:?}", instances(&sim, "jdcloud"));
+    let status = e2e::ok_json(&sim.url, dir.path(), &["status", "--json"]);
+    assert_eq!(status, serde_json::json!([]), "nothing live is recorded");
+}
+
+/// Tencent's TerminateInstances returns a PREPAID instance into the recycle bin: "包年包月实例如符合
+/// 退还规则，也可通过本接口主动退还 … 首次调用本接口，实例将被移至回收站" (tccli 3.1.189.1,
+/// tccli/services/cvm/v20170312/api.json, TerminateInstances). It is described SHUTDOWN there and
+/// no longer bills, so `release` reports it released; `sweep` counts it as leaving, not as a leak.
+#[test]
+fn tencent_monthly_release_moves_it_to_the_recycle_bin() {
+    let dir = tempfile::tempdir().unwrap();
+    let sim = SimProcess::start(dir.path(), QUICK, &[]);
+    let spec = dir.path().join("spec.toml");
+    std::fs::write(
+        &spec,
+        format!(
+            "deployment = \"e2e-prepaid-tencent\"\nhours = 4\n[budget]\ntotal_cny = 1000000\n[[pool]]\nname = \"work\"\ncount = 1\nbilling = \"monthly\"\nterm = 1\n{}",
+            e2e::placement("tencent")
+        ),
+    )
+    .unwrap();
+    let spec_s = spec.to_str().unwrap();
+    let report = e2e::ok_json(&sim.url, dir.path(), &["provision", spec_s, "--yes", "--json"]);
+    let id = report["units"][0]["instance_id"].as_str().unwrap().to_string();
+    let held = instances(&sim, "tencent");
+    assert_eq!((held.len(), held[0]["InstanceChargeType"].as_str()), (1, Some("PREPAID")), "{held:?}");
+
+    let out = e2e::ok_json(&sim.url, dir.path(), &["release", &id, "--yes", "--json"]);
+    assert_eq!(out["released"], serde_json::json!([id]), "{out}");
+    assert_eq!(out["billed_until"], serde_json::json!([]), "{out}");
+    let held = instances(&sim, "tencent");
+    assert_eq!(held.len(), 1, "in the recycle bin, not deleted: {held:?}");
+    assert_eq!(held[0]["Shutdown"], true, "{held:?}");
+    let status = e2e::ok_json(&sim.url, dir.path(), &["status", "--json"]);
+    assert_eq!(status, serde_json::json!([]), "nothing live is recorded");
+    let swept = e2e::ok_json(
+        &sim.url,
+        dir.path(),
+        &["sweep", "--provider", "tencent", "--region", "ap-guangzhou", "--json"],
+    );
+    assert_eq!(
+        (swept["orphans"].clone(), swept["leaving"].clone()),
+        (serde_json::json!([]), serde_json::json!(1))
+    );
+    assert_eq!(swept["billing_until"], serde_json::json!([]), "{swept}");
+}

@@ -124,6 +124,9 @@ pub struct Instance {
     pub auto_release_at: Option<String>,
     /// When the cloud says the instance was created, as an RFC 3339 UTC timestamp; `None` when it does not say.
     pub launched_at: Option<String>,
+    /// When a prepaid term ends, as an RFC 3339 UTC timestamp; `None` for pay-as-you-go, or when the
+    /// cloud does not say. A term that cannot be ended early bills until then.
+    pub expires_at: Option<String>,
     pub tags: BTreeMap<String, String>,
 }
 
@@ -302,6 +305,33 @@ pub trait Cloud: Send + Sync {
         _at: jiff::Timestamp,
     ) -> BoxFuture<'a, Result<(), CloudError>> {
         Box::pin(async { Ok(()) })
+    }
+
+    /// Turns automatic renewal off for a prepaid instance, so its term ends at its expiry and is not
+    /// bought again. The engine calls it for a release the cloud cannot carry out before the term ends
+    /// ([`crate::provider::EarlyEnd::None`]); a cloud with another way out of a term keeps the default,
+    /// which refuses (nothing calls it there).
+    fn renewal_off<'a>(
+        &'a self,
+        _region: &'a str,
+        instance_id: &'a str,
+    ) -> BoxFuture<'a, Result<(), CloudError>> {
+        Box::pin(async move { Err(no_renewal_api(self.provider(), instance_id)) })
+    }
+}
+
+/// The refusal of a cloud client that has no renewal call of its own (see [`Cloud::renewal_off`]).
+pub fn no_renewal_api(provider: Provider, instance_id: &str) -> CloudError {
+    CloudError {
+        provider,
+        action: "renewal-off".into(),
+        kind: ErrorKind::Invalid,
+        code: "gpuctl-unsupported".into(),
+        message: format!(
+            "gpuctl does not turn renewal off on {provider} ({instance_id}): its terms end another way"
+        ),
+        request_id: None,
+        retry_after: None,
     }
 }
 

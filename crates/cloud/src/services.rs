@@ -38,6 +38,16 @@ pub trait Instances: Send + Sync {
     ) -> impl Future<Output = Result<(), CloudError>> + Send {
         async { Ok(()) }
     }
+
+    /// See [`Cloud::renewal_off`]: clouds whose terms end another way keep this refusal.
+    fn renewal_off(
+        &self,
+        _region: &str,
+        instance_id: &str,
+    ) -> impl Future<Output = Result<(), CloudError>> + Send {
+        let e = crate::cloud::no_renewal_api(Self::PROVIDER, instance_id);
+        async move { Err(e) }
+    }
 }
 
 /// An instance's cloud disks and their snapshots.
@@ -149,5 +159,13 @@ impl<T: Instances + Disks + Prices> Cloud for T {
         at: jiff::Timestamp,
     ) -> BoxFuture<'a, Result<(), CloudError>> {
         Box::pin(Instances::set_auto_release(self, region, instance_id, at))
+    }
+
+    fn renewal_off<'a>(
+        &'a self,
+        region: &'a str,
+        instance_id: &'a str,
+    ) -> BoxFuture<'a, Result<(), CloudError>> {
+        Box::pin(Instances::renewal_off(self, region, instance_id))
     }
 }

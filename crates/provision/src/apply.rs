@@ -21,6 +21,12 @@ use crate::provider::Provider;
 use crate::retry::{with_retry, Calls, Deadline, Pacer, RetryPolicy, RetryStats};
 use crate::spec::{AutoRelease, Network, Pool};
 use crate::state::{Intent, Resource, ResourceState, SnapshotRecord, StateError, Store};
+
+/// Whether `r` buys a term its cloud cannot end early, so a release may have to wait for its end.
+fn keeps_its_term(r: &Resource) -> bool {
+    crate::provider::is_prepaid(r.billing)
+        && crate::provider::early_end(r.provider) == crate::provider::EarlyEnd::None
+}
 use crate::token::client_token;
 
 /// How the engine paces, retries and waits.
@@ -92,6 +98,12 @@ pub enum Event {
     Released {
         instance_id: String,
     },
+    /// The cloud refused the release while the prepaid term runs: renewal is off and the instance
+    /// bills until `until`.
+    BilledUntil {
+        instance_id: String,
+        until: jiff::Timestamp,
+    },
     Snapshotting {
         instance_id: String,
         disk_id: String,
@@ -141,10 +153,38 @@ pub struct Unit {
     pub error: Option<String>,
 }
 
+/// A release the cloud could carry out only in part: the prepaid term has no early end on this
+/// cloud ([`crate::provider::EarlyEnd::None`]), so renewal is off and the instance runs and bills
+/// until `until`, then can be released.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct BilledTerm {
+    pub instance_id: String,
+    pub provider: Provider,
+    pub until: jiff::Timestamp,
+}
+
+/// What a release did: gone for good, still billed until a term's end, or not done (with why).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Releases {
+    pub released: Vec<String>,
+    pub billed_until: Vec<BilledTerm>,
+    pub errors: Vec<String>,
+}
+
+/// One instance's release outcome.
+enum Outcome {
+    Released(String),
+    BilledUntil(BilledTerm),
+    /// Never created: nothing to release.
+    Nothing,
+}
+
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Report {
     pub units: Vec<Unit>,
     pub released: Vec<String>,
+    /// Scaled-down instances the cloud keeps billing until their prepaid term ends (never in `released`).
+    pub billed_until: Vec<BilledTerm>,
     pub retries: u64,
     pub retry_wait_ms: u64,
     pub errors: Vec<String>,
@@ -300,10 +340,10 @@ impl Engine {
             }
         }
         units.sort_by(|a, b| (&a.pool, a.index).cmp(&(&b.pool, b.index)));
-        let (released, mut errors) = self.release(&plan.release).await;
+        let Releases { released, billed_until, mut errors } = self.release(&plan.release).await;
         errors.splice(0..0, units.iter().filter_map(|u| u.error.clone()));
         let (retries, retry_wait_ms) = self.retry_totals();
-        Report { units, released, retries, retry_wait_ms, errors }
+        Report { units, released, billed_until, retries, retry_wait_ms, errors }
     }
 
     /// A recorded instance the spec still wants: confirm it is still there and running.
@@ -459,12 +499,13 @@ impl Engine {
         // longer exists: re-using it would make the cloud answer with that old instance (or adopt it from
         // the record and wait forever for it to run). Such a unit is created anew, under the next
         // generation's token; live records (creating/running/releasing) keep their token, so retries and
-        // re-runs after a crash still meet the instance they made.
+        // re-runs after a crash still meet the instance they made. A released instance still billed
+        // until its term ends is the user's no longer: its unit is made anew too.
         let mut generation = 0;
         let (token, recorded) = loop {
             let t = client_token(deployment, &pool.name.value, index, &req, generation);
             match self.store(|s| s.resource(&t))? {
-                Some(r) if !r.state.is_live() => generation += 1,
+                Some(r) if !r.state.holds_slot() => generation += 1,
                 recorded => break (t, recorded),
             }
         };
@@ -538,6 +579,7 @@ impl Engine {
                 running_at: None,
                 released_at: None,
                 last_error: None,
+                billed_until: None,
             };
             let params = serde_json::to_string(&req).unwrap_or_default();
             let intent = Intent {
@@ -791,8 +833,9 @@ impl Engine {
     }
 
     /// Terminates recorded resources, waits until the cloud no longer has them, marks them released.
-    /// Returns the released instance ids and the errors of those that could not be released.
-    pub async fn release(&self, resources: &[Resource]) -> (Vec<String>, Vec<String>) {
+    /// A prepaid instance the cloud will not release before its term ends is recorded billed until
+    /// then instead (see `release_one`), never released.
+    pub async fn release(&self, resources: &[Resource]) -> Releases {
         let mut tasks = tokio::task::JoinSet::new();
         for r in resources.iter().filter(|r| r.state.is_live()).cloned() {
             let engine = self.clone();
@@ -807,21 +850,23 @@ impl Engine {
                 })
             });
         }
-        let (mut done, mut errors) = (Vec::new(), Vec::new());
+        let mut out = Releases::default();
         while let Some(res) = tasks.join_next().await {
             match res {
-                Ok(Ok(Some(id))) => done.push(id),
-                Ok(Ok(None)) => {}
-                Ok(Err(e)) => errors.push(e),
-                Err(e) => errors.push(e.to_string()),
+                Ok(Ok(Outcome::Released(id))) => out.released.push(id),
+                Ok(Ok(Outcome::BilledUntil(t))) => out.billed_until.push(t),
+                Ok(Ok(Outcome::Nothing)) => {}
+                Ok(Err(e)) => out.errors.push(e),
+                Err(e) => out.errors.push(e.to_string()),
             }
         }
-        done.sort();
-        errors.sort();
-        (done, errors)
+        out.released.sort();
+        out.billed_until.sort_by(|a, b| a.instance_id.cmp(&b.instance_id));
+        out.errors.sort();
+        out
     }
 
-    async fn release_one(&self, r: &Resource) -> Result<Option<String>, ApplyError> {
+    async fn release_one(&self, r: &Resource) -> Result<Outcome, ApplyError> {
         let cloud = self.cloud(r.provider)?;
         let mut id = r.instance_id.clone();
         if id.is_none() {
@@ -840,7 +885,7 @@ impl Engine {
                     self.store(|s| {
                         s.set_state(&r.client_token, ResourceState::Failed, Some("never created"))
                     })?;
-                    return Ok(None);
+                    return Ok(Outcome::Nothing);
                 }
             }
         }
@@ -861,13 +906,47 @@ impl Engine {
             s.set_state(&r.client_token, ResourceState::Releasing, None)?;
             Ok::<_, StateError>(op)
         })?;
-        self.terminate_and_wait(cloud.as_ref(), r.provider, &r.region, &id, op).await?;
+        match self.terminate_and_wait(cloud.as_ref(), r.provider, &r.region, &id, op).await {
+            Ok(()) => {}
+            Err(ApplyError::Cloud(refused)) if keeps_its_term(r) => {
+                return self.bill_out_term(cloud.as_ref(), r, &id, refused).await;
+            }
+            Err(e) => return Err(e),
+        }
         self.store(|s| {
             s.finish_operation(op, "done", None, None)?;
             s.set_state(&r.client_token, ResourceState::Released, None)
         })?;
         self.emit(Event::Released { instance_id: id.clone() });
-        Ok(Some(id))
+        Ok(Outcome::Released(id))
+    }
+
+    /// The cloud refused to release a prepaid instance on a cloud where no API ends a term early
+    /// (JD: "删除按配置计费、或包年包月已到期的单个云主机", jdcloud_sdk 1.6.354
+    /// services/vm/apis/DeleteInstanceRequest.py). If the cloud still describes it with a term that
+    /// has an end, that is the refusal: renewal goes off (so the term is not bought again) and the
+    /// record says billed until that end. No clock is compared here: the cloud's refusal is what says
+    /// the term still runs, and a release after the end is simply accepted. Anything else is the
+    /// refusal as it came.
+    async fn bill_out_term(
+        &self,
+        cloud: &dyn Cloud,
+        r: &Resource,
+        id: &str,
+        refused: CloudError,
+    ) -> Result<Outcome, ApplyError> {
+        let filter = Filter::Ids(vec![id.to_string()]);
+        let found = self.call(r.provider, "describe", id, || cloud.describe(&r.region, &filter)).await?;
+        let until = found
+            .iter()
+            .find(|i| i.instance_id == id && !matches!(i.state, InstanceState::Terminated))
+            .and_then(|i| i.expires_at.as_deref())
+            .and_then(|t| t.parse::<jiff::Timestamp>().ok());
+        let Some(until) = until else { return Err(ApplyError::Cloud(refused)) };
+        self.call(r.provider, "renewal-off", id, || cloud.renewal_off(&r.region, id)).await?;
+        self.store(|s| s.set_billed_until(&r.client_token, until))?;
+        self.emit(Event::BilledUntil { instance_id: id.to_string(), until });
+        Ok(Outcome::BilledUntil(BilledTerm { instance_id: id.to_string(), provider: r.provider, until }))
     }
 
     /// Terminates one instance whose intent is operation `op`, then waits until the cloud no longer

@@ -110,7 +110,7 @@ pub fn plan(spec: &Spec, catalog: &Catalog, recorded: &[Resource], today: gpuctl
     let mut warnings = Vec::new();
     let hours = spec.hours.as_ref().map(|h| h.value);
     let live: Vec<&Resource> =
-        recorded.iter().filter(|r| r.deployment == spec.deployment.value && r.state.is_live()).collect();
+        recorded.iter().filter(|r| r.deployment == spec.deployment.value && r.state.holds_slot()).collect();
     let mut pools = Vec::new();
     for pool in &spec.pools {
         pools.push(pool_plan(pool, catalog, &live, hours, today, &mut warnings));

@@ -82,6 +82,11 @@ const MIGRATIONS: &[&str] = &[
     );
     CREATE INDEX operations_open ON operations (status, deployment);
     "#,
+    // 2: a prepaid instance whose release the cloud refuses until its term ends (JD) is kept as
+    // `billed_until`, with the term's end; NULL for every row written before.
+    r#"
+    ALTER TABLE resources ADD COLUMN billed_until TEXT;
+    "#,
 ];
 
 #[derive(Debug, thiserror::Error)]
@@ -113,6 +118,10 @@ pub enum ResourceState {
     Failed,
     Releasing,
     Released,
+    /// Released as far as the cloud allows: a prepaid term that no API ends early, renewal turned
+    /// off, still running and billed until `Resource::billed_until`. Never shown as released; a
+    /// `release` or `sweep` after that time deletes it for good.
+    BilledUntil,
 }
 
 impl ResourceState {
@@ -123,16 +132,29 @@ impl ResourceState {
             ResourceState::Failed => "failed",
             ResourceState::Releasing => "releasing",
             ResourceState::Released => "released",
+            ResourceState::BilledUntil => "billed_until",
         }
     }
     fn from_name(s: &str) -> Option<Self> {
-        [Self::Creating, Self::Running, Self::Failed, Self::Releasing, Self::Released]
+        [Self::Creating, Self::Running, Self::Failed, Self::Releasing, Self::Released, Self::BilledUntil]
             .into_iter()
             .find(|v| v.name() == s)
     }
     /// Whether the cloud may be billing for it.
     pub fn is_live(self) -> bool {
-        matches!(self, ResourceState::Creating | ResourceState::Running | ResourceState::Releasing)
+        matches!(
+            self,
+            ResourceState::Creating
+                | ResourceState::Running
+                | ResourceState::Releasing
+                | ResourceState::BilledUntil
+        )
+    }
+
+    /// Whether it still fills its pool's slot. An instance the user released that bills until its
+    /// term ends does not: the pool gets a new one if the spec still asks for it.
+    pub fn holds_slot(self) -> bool {
+        self.is_live() && self != ResourceState::BilledUntil
     }
 }
 
@@ -161,6 +183,8 @@ pub struct Resource {
     pub running_at: Option<Timestamp>,
     pub released_at: Option<Timestamp>,
     pub last_error: Option<String>,
+    /// The end of the prepaid term it bills until (state `billed_until`).
+    pub billed_until: Option<Timestamp>,
 }
 
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -535,6 +559,17 @@ impl Store {
             .map_err(|e| self.err(e))
     }
 
+    /// The release went as far as the cloud allows: renewal off, billed until `until`.
+    pub fn set_billed_until(&self, client_token: &str, until: Timestamp) -> Result<(), StateError> {
+        self.conn
+            .execute(
+                "UPDATE resources SET state = 'billed_until', billed_until = ?2 WHERE client_token = ?1",
+                params![client_token, until.to_string()],
+            )
+            .map(drop)
+            .map_err(|e| self.err(e))
+    }
+
     pub fn set_auto_release(&self, client_token: &str, at: Option<Timestamp>) -> Result<(), StateError> {
         self.conn
             .execute(
@@ -567,7 +602,7 @@ impl Store {
         let sql = format!(
             "SELECT client_token, deployment, pool, idx, provider, region, zone, instance_type, billing, instance_id, state,
                     public_ip, private_ip, price_cny_per_hour, price_source, price_as_of, auto_release_at, created_at,
-                    running_at, released_at, last_error FROM resources {tail}"
+                    running_at, released_at, last_error, billed_until FROM resources {tail}"
         );
         let mut st = self.conn.prepare(&sql).map_err(|e| self.err(e))?;
         let mut rows = st.query(args).map_err(|e| self.err(e))?;
@@ -604,6 +639,7 @@ impl Store {
                 running_at: self.time_opt("resources.running_at", r.get(18).map_err(g)?)?,
                 released_at: self.time_opt("resources.released_at", r.get(19).map_err(g)?)?,
                 last_error: r.get(20).map_err(g)?,
+                billed_until: self.time_opt("resources.billed_until", r.get(21).map_err(g)?)?,
             });
         }
         Ok(out)

@@ -52,6 +52,46 @@ pub struct Found {
     pub searched: Vec<Place>,
     /// Places whose describe failed (after retries): the search is incomplete there.
     pub errors: Vec<PlaceError>,
+    /// Instances released as far as their cloud allows, still billed until their prepaid term ends
+    /// (their records are `billed_until`; counted in `owned` too when listed).
+    pub billing_until: Vec<StillBilled>,
+}
+
+/// A recorded instance still billed until its prepaid term ends, with what is left of the term.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct StillBilled {
+    pub provider: Provider,
+    pub region: String,
+    pub instance_id: Option<String>,
+    pub deployment: String,
+    pub pool: String,
+    pub until: Option<jiff::Timestamp>,
+    /// Hours from now to `until` (0 once it has passed).
+    pub hours_left: Option<f64>,
+    /// The recorded ¥/hour × `hours_left`: the part of the term paid for and not yet used — an
+    /// estimate, and already charged (a prepaid term is paid up front).
+    pub cost_to_expiry_cny: Option<f64>,
+}
+
+/// The `billed_until` records among `recorded`, priced to their term's end from `now`.
+pub fn still_billed(recorded: &[Resource], now: jiff::Timestamp) -> Vec<StillBilled> {
+    recorded
+        .iter()
+        .filter(|r| r.state == ResourceState::BilledUntil)
+        .map(|r| {
+            let hours_left = r.billed_until.map(|t| (t.duration_since(now).as_secs_f64() / 3600.0).max(0.0));
+            StillBilled {
+                provider: r.provider,
+                region: r.region.clone(),
+                instance_id: r.instance_id.clone(),
+                deployment: r.deployment.clone(),
+                pool: r.pool.clone(),
+                until: r.billed_until,
+                hours_left,
+                cost_to_expiry_cny: r.price_cny_per_hour.zip(hours_left).map(|(p, h)| p * h),
+            }
+        })
+        .collect()
 }
 
 /// A place the search could not finish, with the cloud's code and request id when it answered.
@@ -183,7 +223,8 @@ impl Engine {
         // After the describes, never before: see the module comment.
         let recorded = self.store(|s| s.resources(None))?;
         let (orphans, owned, leaving) = orphans(listed, &recorded);
-        Ok(Found { orphans, owned, leaving, searched, errors })
+        let billing_until = still_billed(&recorded, jiff::Timestamp::now());
+        Ok(Found { orphans, owned, leaving, searched, errors, billing_until })
     }
 
     /// One place's tagged instances.
@@ -192,6 +233,37 @@ impl Engine {
         let filter = Filter::TagKey(TAG_DEPLOYMENT.into());
         let key = format!("sweep/{}/{}", place.provider, place.region);
         Ok(self.call(place.provider, "describe", &key, || cloud.describe(&place.region, &filter)).await?)
+    }
+
+    /// Finishes the releases that waited for a prepaid term's end: every `billed_until` record, under
+    /// its deployment's lock (one another run holds is skipped), released the way `release` does — the
+    /// cloud deletes it once the term is over, and refuses again (it stays billed until) before.
+    pub async fn finish_terms(&self) -> crate::apply::Releases {
+        let mut out = crate::apply::Releases::default();
+        let recorded = match self.store(|s| s.resources(None)) {
+            Ok(r) => r,
+            Err(e) => {
+                out.errors.push(format!("cannot read the state store: {e}"));
+                return out;
+            }
+        };
+        let waiting: Vec<Resource> =
+            recorded.into_iter().filter(|r| r.state == ResourceState::BilledUntil).collect();
+        for dep in waiting.iter().map(|r| r.deployment.as_str()).collect::<BTreeSet<_>>() {
+            let _lock = match self.store(|s| s.lock(dep)) {
+                Ok(l) => l,
+                Err(e) => {
+                    out.errors.push(format!("deployment `{dep}`: {e}; its instances were left alone"));
+                    continue;
+                }
+            };
+            let mine: Vec<Resource> = waiting.iter().filter(|r| r.deployment == dep).cloned().collect();
+            let done = self.release(&mine).await;
+            out.released.extend(done.released);
+            out.billed_until.extend(done.billed_until);
+            out.errors.extend(done.errors);
+        }
+        out
     }
 
     /// Releases `orphans`: takes each of their deployments' locks (a deployment another run holds is
@@ -294,6 +366,7 @@ mod tests {
             private_ip: None,
             auto_release_at: None,
             launched_at: None,
+            expires_at: None,
             tags: tags.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
         }
     }
@@ -321,6 +394,7 @@ mod tests {
             running_at: None,
             released_at: None,
             last_error: None,
+            billed_until: None,
         }
     }
 

@@ -8,7 +8,7 @@
 
 use gpuctl_core::{Catalog, Date};
 
-use crate::apply::{ApplyError, Engine, Event, Report};
+use crate::apply::{ApplyError, BilledTerm, Engine, Event, Report};
 use crate::cloud::{DiskInfo, DiskKind, Instance};
 use crate::name;
 use crate::plan::{self, Choice, Plan};
@@ -36,10 +36,12 @@ impl From<crate::cloud::CloudError> for WorkflowError {
     }
 }
 
-/// Released ids and errors, as `release --json` and `destroy --json` print them.
+/// Released ids, instances still billed until their term ends, and errors, as `release --json` and
+/// `destroy --json` print them. An instance in `billed_until` is never in `released`.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Released {
     pub released: Vec<String>,
+    pub billed_until: Vec<BilledTerm>,
     pub errors: Vec<String>,
 }
 
@@ -309,8 +311,9 @@ impl Releasing<'_> {
                 verb: "releasing",
             });
         }
-        let (released, errors) = self.engine.release(&self.targets).await;
-        Ok(Released { released, errors })
+        let crate::apply::Releases { released, billed_until, errors } =
+            self.engine.release(&self.targets).await;
+        Ok(Released { released, billed_until, errors })
     }
 }
 

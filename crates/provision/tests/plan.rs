@@ -90,6 +90,7 @@ fn recorded(pool: &str, index: u32, state: ResourceState) -> Resource {
         running_at: None,
         released_at: None,
         last_error: None,
+        billed_until: None,
     }
 }
 

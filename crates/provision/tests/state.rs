@@ -26,6 +26,7 @@ fn resource(token: &str, pool: &str, index: u32) -> Resource {
         running_at: None,
         released_at: None,
         last_error: None,
+        billed_until: None,
     }
 }
 
@@ -188,4 +189,48 @@ fn times_are_typed_and_stored_as_rfc3339_text() {
         }
         other => panic!("{other:?}"),
     }
+}
+
+#[test]
+fn a_schema_1_store_migrates_and_keeps_its_rows_then_records_billed_until() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("old.db");
+    // A store as schema 1 wrote it: today's schema less migration 2's column, one resource row.
+    drop(Store::open(&path).unwrap());
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.execute_batch("ALTER TABLE resources DROP COLUMN billed_until").unwrap();
+    conn.execute_batch(
+        "INSERT INTO resources (client_token, deployment, pool, idx, provider, region, zone, instance_type, billing,
+             instance_id, state, created_at)
+         VALUES ('tok', 'd', 'p', 0, 'jdcloud', 'cn-north-1', 'cn-north-1a', 'g.n2', 'monthly', 'i-1', 'running',
+             '2026-11-30T06:00:00Z');
+         PRAGMA user_version = 1;",
+    )
+    .unwrap();
+    let cols: Vec<String> = conn
+        .prepare("SELECT name FROM pragma_table_info('resources')")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert!(!cols.contains(&"billed_until".to_string()), "a schema-1 table: {cols:?}");
+    drop(conn);
+
+    let s = Store::open(&path).unwrap();
+    assert_eq!(s.schema_version().unwrap(), 2);
+    let r = s.resource("tok").unwrap().unwrap();
+    assert_eq!(
+        (r.state, r.billed_until, r.instance_id.as_deref()),
+        (ResourceState::Running, None, Some("i-1"))
+    );
+    let until: jiff::Timestamp = "2026-12-30T06:00:00Z".parse().unwrap();
+    s.set_billed_until("tok", until).unwrap();
+    let r = s.resource("tok").unwrap().unwrap();
+    assert_eq!((r.state, r.billed_until), (ResourceState::BilledUntil, Some(until)));
+    // Still billing, so live, but no longer in its pool's slot; never marked released.
+    assert!(r.state.is_live() && !r.state.holds_slot() && r.released_at.is_none());
+    drop(s);
+    let s = Store::open(&path).unwrap();
+    assert_eq!(s.resource("tok").unwrap().unwrap().billed_until, Some(until));
 }

@@ -8,7 +8,9 @@ use std::process::ExitCode;
 use clap::Args;
 use gpuctl_provision::workflow::Released;
 
-use super::provisioning::{apply_error, confirm, load_spec, state_error, CloudArgs, Session};
+use super::provisioning::{
+    apply_error, confirm, load_spec, print_billed_until, state_error, CloudArgs, Session,
+};
 use super::CliError;
 use crate::output::{load_catalog, print_json};
 
@@ -30,7 +32,7 @@ pub fn run(args: DestroyArgs) -> Result<ExitCode, CliError> {
     let job = session.engine.begin_destroy(&spec).map_err(state_error)?;
     if job.targets().is_empty() {
         if args.cloud.json {
-            print_json(&Released { released: vec![], errors: vec![] })?;
+            print_json(&Released { released: vec![], billed_until: vec![], errors: vec![] })?;
         } else {
             println!("gpuctl holds no live instance of {deployment}; nothing to do");
         }
@@ -44,6 +46,7 @@ pub fn run(args: DestroyArgs) -> Result<ExitCode, CliError> {
         print_json(&out)?;
     } else {
         println!("released {} instance(s) of {deployment}", out.released.len());
+        print_billed_until(&out.billed_until);
         for e in &out.errors {
             println!("error: {e}");
         }

@@ -62,6 +62,7 @@ pub fn print_report(r: &Report) {
     if !r.released.is_empty() {
         println!("released: {}", r.released.join(", "));
     }
+    super::provisioning::print_billed_until(&r.billed_until);
     if r.retries > 0 {
         println!(
             "retried {} throttled/transient calls, waiting {:.1} s in all",

@@ -242,6 +242,10 @@ impl Bars {
                 b.inc(1);
                 b.set_message(format!("{instance_id} released"));
             }),
+            Event::BilledUntil { instance_id, until } => self.with("release", |b| {
+                b.inc(1);
+                b.set_message(format!("{instance_id} bills until {until}"));
+            }),
             Event::Begin { group, total, verb } => self.pool(group, *total, verb),
             Event::Releasing { .. } | Event::Snapshotting { .. } => {}
         }
@@ -251,6 +255,18 @@ impl Bars {
         for b in self.pools.lock().unwrap_or_else(|e| e.into_inner()).values() {
             b.finish_and_clear();
         }
+    }
+}
+
+/// The lines `release`, `destroy` and `provision` print for instances the cloud keeps billing until
+/// their prepaid term ends: never "released".
+pub fn print_billed_until(billed: &[gpuctl_provision::apply::BilledTerm]) {
+    for b in billed {
+        println!(
+            "not released: {} {} bills until {} — {} has no early end to a prepaid term; renewal is off, and \
+             `gpuctl release` after that time deletes it",
+            b.provider, b.instance_id, b.until, b.provider
+        );
     }
 }
 

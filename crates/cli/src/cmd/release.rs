@@ -1,11 +1,15 @@
 //! `gpuctl release <instance|deployment/pool>`: terminate, wait until the cloud no longer has the
-//! instances, and mark them released (the records are kept).
+//! instances, and mark them released (the records are kept). A prepaid instance whose cloud refuses
+//! the release until its term ends (JD) is marked billed until then, renewal off; the exit status is
+//! still success (the cloud did all it allows; the README's `release` section says why).
 
 use std::process::ExitCode;
 
 use clap::Args;
 
-use super::provisioning::{apply_error, confirm, resolve, state_error, CloudArgs, Session, Target};
+use super::provisioning::{
+    apply_error, confirm, print_billed_until, resolve, state_error, CloudArgs, Session, Target,
+};
 use super::CliError;
 use crate::output::print_json;
 
@@ -38,6 +42,7 @@ pub fn run(args: ReleaseArgs) -> Result<ExitCode, CliError> {
         for id in &out.released {
             println!("released {id}");
         }
+        print_billed_until(&out.billed_until);
         for e in &out.errors {
             println!("error: {e}");
         }

@@ -5,7 +5,7 @@
 use std::process::ExitCode;
 
 use clap::Args;
-use gpuctl_provision::state::Resource;
+use gpuctl_provision::state::{Resource, ResourceState};
 
 use super::provisioning::{state_error, CloudArgs, Session};
 use super::CliError;
@@ -82,7 +82,10 @@ pub fn run(args: StatusArgs) -> Result<ExitCode, CliError> {
             r.instance_id.clone().unwrap_or_else(|| "—".into()),
             format!("{} {} {}", r.provider, r.zone, r.instance_type),
             r.billing.to_string(),
-            r.state.name().to_string(),
+            match (r.state, r.billed_until) {
+                (ResourceState::BilledUntil, Some(t)) => format!("billed until {t}"),
+                (state, _) => state.name().to_string(),
+            },
             r.public_ip.clone().or_else(|| r.private_ip.clone()).unwrap_or_default(),
             r.price_cny_per_hour
                 .map(|p| format!("{} ({})", cny(p), r.price_as_of.as_deref().unwrap_or("?")))

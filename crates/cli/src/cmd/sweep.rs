@@ -11,7 +11,7 @@ use gpuctl_cloud::cloud::InstanceState;
 use gpuctl_core::{Catalog, Confidence, PriceOrigin, UnknownName};
 use gpuctl_provision::plan::PriceFact;
 use gpuctl_provision::state::ResourceState;
-use gpuctl_provision::sweep::{Found, Orphan, Place, PlaceError};
+use gpuctl_provision::sweep::{still_billed, Found, Orphan, Place, PlaceError, StillBilled};
 use gpuctl_provision::{BillingMode, Provider};
 
 use super::provisioning::{confirm, state_error, CloudArgs, Session, EXIT_PARTIAL};
@@ -83,6 +83,11 @@ struct Out<'a> {
     released: Option<Vec<String>>,
     /// With `--release`: one message per orphan not released.
     release_errors: Vec<String>,
+    /// Recorded instances still billed until their prepaid term ends (after `--release`, those whose
+    /// term still runs), with the estimated cost left to the term's end.
+    billing_until: Vec<StillBilled>,
+    /// The sum of `billing_until`'s known `cost_to_expiry_cny`.
+    billing_until_cny: f64,
 }
 
 fn state_name(s: &InstanceState) -> String {
@@ -219,6 +224,23 @@ pub fn run(args: SweepArgs) -> Result<ExitCode, CliError> {
         print_found(&found, &rows, total, unpriced);
     }
     let (mut released, mut release_errors) = (None, Vec::new());
+    let mut billing_until = found.billing_until.clone();
+    if args.release && !billing_until.is_empty() {
+        // Releases that waited for a term's end: the cloud deletes those whose term is over.
+        let done = session.runtime.block_on(session.engine.finish_terms());
+        if !args.cloud.json {
+            for id in &done.released {
+                println!("released {} (its prepaid term is over)", printable(id));
+            }
+        }
+        released.get_or_insert_with(Vec::new).extend(done.released);
+        release_errors.extend(done.errors);
+        let recorded = session.engine.store(|s| s.resources(None)).map_err(state_error)?;
+        billing_until = still_billed(&recorded, now);
+    }
+    if !args.cloud.json {
+        print_billing_until(&billing_until);
+    }
     if args.release && !found.orphans.is_empty() {
         let ids: Vec<String> = found.orphans.iter().map(|o| printable(&o.instance.instance_id)).collect();
         confirm(
@@ -245,10 +267,10 @@ pub fn run(args: SweepArgs) -> Result<ExitCode, CliError> {
                 println!("error: {}", printable(e));
             }
         }
-        released = Some(done);
-        release_errors = errors;
+        released.get_or_insert_with(Vec::new).extend(done);
+        release_errors.extend(errors);
     } else if args.release {
-        released = Some(Vec::new());
+        released.get_or_insert_with(Vec::new);
     }
     let code = exit_code(&found, released.as_deref(), &release_errors);
     if args.cloud.json {
@@ -262,9 +284,27 @@ pub fn run(args: SweepArgs) -> Result<ExitCode, CliError> {
             errors: &found.errors,
             released,
             release_errors,
+            billing_until_cny: billing_until.iter().filter_map(|b| b.cost_to_expiry_cny).sum(),
+            billing_until,
         })?;
     }
     Ok(code)
+}
+
+/// The instances still billed until their term ends, in words.
+fn print_billing_until(billed: &[StillBilled]) {
+    for b in billed {
+        println!(
+            "still billing: {} {} ({}/{}) until {}{} — released as far as {} allows, renewal off",
+            b.provider,
+            printable(b.instance_id.as_deref().unwrap_or("—")),
+            b.deployment,
+            b.pool,
+            b.until.map(|t| t.to_string()).unwrap_or_else(|| "?".into()),
+            b.cost_to_expiry_cny.map(|c| format!(", {} of the term left", cny(c))).unwrap_or_default(),
+            b.provider
+        );
+    }
 }
 
 /// 0: searched everywhere (and released everything asked); 4: part of it failed; 1: all of it failed.

@@ -191,6 +191,14 @@ fn instance_of(i: &Field) -> Instance {
             .opt_text()
             .and_then(|t| crate::api::parse_time(&t))
             .map(|t| t.to_string()),
+        // `ExpiredTime` (UTC to the minute, as `CreationTime`) is a subscription's end; pay-as-you-go
+        // instances carry a far-future placeholder there, so it is read for PrePaid only
+        // (alibabacloud_ecs20140526 7.11.8, models/_describe_instances_response_body.py `expired_time`).
+        expires_at: (i.get("InstanceChargeType").text() == "PrePaid")
+            .then(|| i.get("ExpiredTime").opt_text())
+            .flatten()
+            .and_then(|t| crate::api::parse_time(&t))
+            .map(|t| t.to_string()),
         tags,
     }
 }

@@ -30,6 +30,7 @@ impl Prices for Client {
         let body = json!({ "regionId": req.region, "cmd": 1, "orderList": [order], "packageCount": 1 });
         let call = Call {
             service: "billing",
+            version: crate::api::API_VERSION,
             action: "calculateTotalPrice",
             method: "POST",
             path: "calculateTotalPrice",

@@ -9,7 +9,7 @@ use serde_json::json;
 use super::{filter_query, vm, Call, Client};
 
 fn disk<'a>(action: &'a str, method: &'a str) -> Call<'a> {
-    Call { service: "disk", action, method, path: "snapshots" }
+    Call { service: "disk", version: crate::api::API_VERSION, action, method, path: "snapshots" }
 }
 
 impl Disks for Client {

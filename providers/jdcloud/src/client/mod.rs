@@ -10,6 +10,7 @@
 
 mod billing;
 mod disk;
+mod renewal;
 mod vm;
 
 use gpuctl_cloud::cloud::{CloudError, ErrorKind};
@@ -21,7 +22,7 @@ use gpuctl_sign::{Algorithm, Credentials, SignableRequest, SigningParams};
 use serde::Deserialize as _;
 use serde_json::Value;
 
-use crate::api::{ErrorBody, API_VERSION};
+use crate::api::ErrorBody;
 
 /// A JD Cloud account: its keys, and where the APIs are reached (an override serves vm, disk and billing).
 #[derive(Debug)]
@@ -86,9 +87,11 @@ fn filter_query(filters: &[(&str, Vec<String>)]) -> Vec<(String, String)> {
     q
 }
 
-/// One call: the service (the scope and the host), the method and the path under `/v1/regions/{region}/`.
+/// One call: the service (the scope and the host), the method and the path under
+/// `/{version}/regions/{region}/` (v1 for vm, disk and billing; the renewal service is v2).
 struct Call<'a> {
     service: &'a str,
+    version: &'a str,
     action: &'a str,
     method: &'a str,
     path: &'a str,
@@ -107,13 +110,13 @@ impl Client {
         query: Vec<(String, String)>,
         body: Option<Value>,
     ) -> Result<Answer, CloudError> {
-        let Call { service, action, method, path } = call;
+        let Call { service, version, action, method, path } = call;
         let ep = self.account.endpoint_or(|| format!("{service}.jdcloud-api.com"));
         let req = SignableRequest {
             method: method.into(),
             scheme: ep.scheme,
             host: ep.host,
-            path: format!("/{API_VERSION}/regions/{region}/{path}"),
+            path: format!("/{version}/regions/{region}/{path}"),
             query,
             headers: vec![("Content-Type".into(), "application/json".into())],
             body: body.map(|b| b.to_string().into_bytes()).unwrap_or_default(),

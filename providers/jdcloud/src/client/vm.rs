@@ -17,7 +17,7 @@ use super::{filter_query, Call, Client};
 use crate::api::format_release_time;
 
 pub(super) fn vm<'a>(action: &'a str, method: &'a str, path: &'a str) -> Call<'a> {
-    Call { service: "vm", action, method, path }
+    Call { service: "vm", version: crate::api::API_VERSION, action, method, path }
 }
 
 fn disk_type(c: DiskCategory) -> &'static str {
@@ -170,6 +170,14 @@ pub(super) fn instance_of(i: &Field, region: &str) -> Instance {
             .opt_text()
             .and_then(|t| crate::api::parse_offset_time(&t))
             .map(|t| t.to_string()),
+        // A prepaid term's end, `YYYY-MM-DDTHH:mm:ssZ` in UTC, empty for pay-as-you-go (jdcloud_sdk
+        // 1.6.354 services/charge/models/Charge.py `chargeExpiredTime`).
+        expires_at: i
+            .get("charge")
+            .get("chargeExpiredTime")
+            .opt_text()
+            .and_then(|t| t.parse::<jiff::Timestamp>().ok())
+            .map(|t| t.to_string()),
         tags,
     }
 }
@@ -256,6 +264,10 @@ impl Instances for Client {
             Ok(Page::counted(items, a.get("totalCount").u64().unwrap_or(0)))
         })
         .await
+    }
+
+    async fn renewal_off(&self, region: &str, instance_id: &str) -> Result<(), CloudError> {
+        self.set_renewal_off(region, instance_id).await
     }
 
     async fn terminate(&self, region: &str, instance_ids: &[String]) -> Result<(), CloudError> {

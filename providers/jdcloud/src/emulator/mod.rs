@@ -24,7 +24,7 @@ use serde_json::Value;
 use crate::api::status;
 use error::render;
 pub use error::JdError;
-use ops::{billing, disk, vm};
+use ops::{billing, disk, renewal, vm};
 pub use route::{route, Route};
 use state::JdState;
 
@@ -129,6 +129,7 @@ impl JdCloud {
             "createSnapshotPolicy" => disk::create_snapshot_policy(&c, &mut st),
             "applySnapshotPolicies" => disk::apply_snapshot_policies(&c, &mut st),
             "calculateTotalPrice" => billing::calculate_total_price(&c),
+            "setRenewal" => renewal::set_renewal(&c, &mut st),
             other => Err(JdError::new(
                 status::NOT_IMPLEMENTED,
                 format!("{other} is not served by the local cloud"),
@@ -152,7 +153,7 @@ impl Emulator for JdCloud {
     }
 
     fn claims(&self, req: &SimRequest) -> bool {
-        req.path.starts_with("/v1/regions/")
+        req.path.starts_with("/v1/regions/") || req.path.starts_with("/v2/regions/")
     }
 
     fn action(&self, req: &SimRequest) -> String {

@@ -1,6 +1,6 @@
 //! JD's route table: method + `/v1/regions/{region}/...` path (with `:verb` custom actions) → the
 //! operation, the service whose credential scope must sign it, and the path's id. Paths follow the
-//! jdcloud_sdk request classes (vm, disk, billing).
+//! jdcloud_sdk request classes (vm, disk, billing; renewal under `/v2/`).
 
 /// One routed call: which operation, for which service, region and path id.
 #[derive(Clone, Debug, PartialEq)]
@@ -14,6 +14,16 @@ pub struct Route {
 /// Match method + path against the operations the emulator serves.
 pub fn route(method: &str, path: &str) -> Option<Route> {
     let path = percent_encoding::percent_decode_str(path).decode_utf8_lossy().into_owned();
+    // The renewal service's requests are v2 (jdcloud_sdk 1.6.354 services/renewal/apis/*: version="v2").
+    if let Some(rest) = path.strip_prefix("/v2/regions/") {
+        let (region, tail) = rest.split_once('/')?;
+        return match (method, tail) {
+            ("PUT", "instances:autoRenewStatus") => {
+                Some(Route { action: "setRenewal", service: "renewal", region: region.to_string(), id: None })
+            }
+            _ => None,
+        };
+    }
     let rest = path.strip_prefix("/v1/regions/")?;
     let (region, tail) = rest.split_once('/')?;
     let segs: Vec<&str> = tail.split('/').collect();

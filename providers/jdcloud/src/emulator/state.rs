@@ -27,6 +27,11 @@ pub struct Instance {
     /// `prepaid_by_duration`, `postpaid_by_usage` or `postpaid_by_duration`.
     pub charge_mode: String,
     pub charge_expires: Option<Timestamp>,
+    /// A prepaid term's length: what an automatic renewal buys again.
+    pub charge_term: Option<SignedDuration>,
+    /// Whether the prepaid term renews itself at its end (createInstances `charge.autoRenew`, then
+    /// the renewal service's setRenewal OPEN/CLOSE).
+    pub auto_renew: bool,
     pub created: Timestamp,
     /// Creation failed (not enough stock): the instance shows `error`, then is deleted.
     pub failed: bool,
@@ -48,13 +53,21 @@ pub struct Instance {
 }
 
 impl Instance {
+    /// An expired prepaid term (not renewed) stops the VM: it keeps its disks and can now be
+    /// deleted (DeleteInstanceRequest.py: 包年包月已到期), but no longer runs.
     pub fn status(&self, now: Timestamp, boot: SignedDuration) -> &'static str {
         let age = now.duration_since(self.created);
         match (self.failed, age < boot) {
             (_, true) => "pending",
             (true, false) => "error",
+            (false, false) if self.expired(now) => "stopped",
             (false, false) => "running",
         }
+    }
+
+    /// Whether a prepaid term has ended by `now`.
+    pub fn expired(&self, now: Timestamp) -> bool {
+        self.charge_expires.is_some_and(|e| e <= now)
     }
 }
 
@@ -169,6 +182,15 @@ impl JdState {
     /// Bring the state to `now`: delete failed instances after their `error` spell and instances
     /// whose autoReleaseTime has come, run snapshot policies, expire policy snapshots.
     pub fn tick(&mut self, now: Timestamp, boot: SignedDuration, new_id: &mut dyn FnMut(&str) -> String) {
+        // Automatic renewal buys the term again at its end, as often as the clock passed one.
+        for i in self.instances.values_mut().filter(|i| i.auto_renew) {
+            if let (Some(mut end), Some(term)) = (i.charge_expires, i.charge_term) {
+                while end <= now && term.is_positive() {
+                    end += term;
+                }
+                i.charge_expires = Some(end);
+            }
+        }
         // Replay in time order, so policy runs due before a deletion still see that instance's
         // disks even when the clock jumped past both.
         let mut due: Vec<(Timestamp, String)> = self

@@ -70,6 +70,8 @@ fn routes_match_the_sdk_paths() {
         assert_eq!(got, want.map(|(a, s, i)| (a, s, i.map(str::to_string))), "{m} {p}");
     };
     check("POST", "/v1/regions/cn-north-1/instances", Some(("createInstances", "vm", None)));
+    check("PUT", "/v2/regions/cn-north-1/instances:autoRenewStatus", Some(("setRenewal", "renewal", None)));
+    check("PUT", "/v1/regions/cn-north-1/instances:autoRenewStatus", None);
     check("GET", "/v1/regions/cn-north-1/instances/i-abc", Some(("describeInstance", "vm", Some("i-abc"))));
     check(
         "POST",
@@ -617,4 +619,51 @@ fn describe_by_tag_key_without_values_matches_any_value() {
         (0, 0),
         "tag filters are ANDed"
     );
+}
+
+fn renew(jd: &JdCloud, ctx: &SimCtx, param: Value) -> Result<Value, JdError> {
+    jd.tick(ctx);
+    let route = route("PUT", "/v2/regions/cn-north-1/instances:autoRenewStatus").expect("routed");
+    jd.dispatch("test-account", &route, &json!({ "regionId": "cn-north-1", "setRenewalParam": param }), ctx)
+}
+
+#[test]
+fn a_prepaid_term_renews_or_ends_and_only_then_the_vm_can_be_deleted() {
+    let (jd, ctx) = (JdCloud::new(), ctx());
+    let prepaid = |auto: bool| {
+        json!({"instanceSpec": {"az": AZ, "instanceType": TYPE, "imageId": "img", "name": "m",
+        "charge": {"chargeMode": "prepaid_by_duration", "chargeUnit": "month", "chargeDuration": 1, "autoRenew": auto}}})
+    };
+    let kept = create(&jd, &ctx, prepaid(true)).unwrap().remove(0);
+    let ends = create(&jd, &ctx, prepaid(true)).unwrap().remove(0);
+    let hourly = create(&jd, &ctx, json!({})).unwrap().remove(0);
+    ctx.clock().advance(SignedDuration::from_secs(11));
+    // Unexpired prepaid: DeleteInstanceRequest.py deletes only pay-as-you-go or expired prepaid VMs.
+    let e = call(&jd, &ctx, "DELETE", &format!("instances/{ends}"), json!({})).unwrap_err();
+    assert_eq!((e.code, e.status), (400, "FAILED_PRECONDITION"));
+
+    // setRenewal checks its required fields and the ids it names.
+    let param = |ids: &str, status: &str| json!({"appCode": "jcloud", "serviceCode": "vm", "instanceIds": ids, "autoRenewStatus": status});
+    assert_eq!(renew(&jd, &ctx, json!({"appCode": "jcloud"})).unwrap_err().status, "INVALID_ARGUMENT");
+    assert_eq!(renew(&jd, &ctx, param(&ends, "STOP")).unwrap_err().status, "INVALID_ARGUMENT");
+    assert_eq!(renew(&jd, &ctx, param("i-nope", "CLOSE")).unwrap_err().status, "NOT_FOUND");
+    assert_eq!(renew(&jd, &ctx, param(&hourly, "CLOSE")).unwrap_err().status, "INVALID_ARGUMENT");
+    renew(&jd, &ctx, param(&ends, "CLOSE")).unwrap();
+    let state = ops::state_json(&lock(&jd.state), ctx.now(), ctx.boot_time());
+    let shown =
+        |id: &str| state["instances"].as_array().unwrap().iter().find(|i| i["instanceId"] == id).cloned();
+    assert_eq!(shown(&ends).unwrap()["autoRenew"], false);
+    assert_eq!(shown(&kept).unwrap()["autoRenew"], true);
+
+    // Past the 30-day term: the renewed one runs on, a new term bought; the other is stopped, its
+    // charge overdue, and now deletable.
+    ctx.clock().advance(SignedDuration::from_hours(24 * 30));
+    assert_eq!(status_of(&jd, &ctx, &kept), "running");
+    assert_eq!(status_of(&jd, &ctx, &ends), "stopped");
+    let d = call(&jd, &ctx, "GET", &format!("instances/{ends}"), json!({})).unwrap();
+    assert_eq!(d["instance"]["charge"]["chargeStatus"], "overdue", "{d}");
+    let e = call(&jd, &ctx, "DELETE", &format!("instances/{kept}"), json!({})).unwrap_err();
+    assert_eq!(e.status, "FAILED_PRECONDITION");
+    call(&jd, &ctx, "DELETE", &format!("instances/{ends}"), json!({})).unwrap();
+    assert!(!lock(&jd.state).instances.contains_key(&ends));
 }

@@ -145,6 +145,13 @@ pub(super) fn instance_of(i: &Field, region: &str) -> Instance {
             .opt_text()
             .and_then(|t| t.parse::<jiff::Timestamp>().ok())
             .map(|t| t.to_string()),
+        // A PREPAID term's end, ISO 8601 UTC; null otherwise (tccli 3.1.189.1
+        // services/cvm/v20170312/api.json objects.Instance.ExpiredTime).
+        expires_at: i
+            .get("ExpiredTime")
+            .opt_text()
+            .and_then(|t| t.parse::<jiff::Timestamp>().ok())
+            .map(|t| t.to_string()),
         tags,
     }
 }

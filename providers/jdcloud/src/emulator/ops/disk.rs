@@ -31,7 +31,7 @@ pub(crate) fn disk_json(d: &Disk, st: &JdState) -> Value {
         "encrypted": false,
         "enabled": true,
         "createTime": format_time(d.created),
-        "charge": charge_json(&d.charge_mode, d.created, None),
+        "charge": charge_json(&d.charge_mode, d.created, None, d.created),
         "tags": [],
         "snapshotPolicies": d.policy_ids.iter().map(|p| json!({"id": p})).collect::<Vec<_>>(),
     })

@@ -8,6 +8,7 @@
 
 pub(crate) mod billing;
 pub(crate) mod disk;
+pub(crate) mod renewal;
 pub(crate) mod vm;
 
 use gpuctl_simkit::params::as_string;
@@ -114,7 +115,12 @@ pub(crate) fn token_remember(st: &mut JdState, op: &str, c: &Call, result: &Valu
 /// `/_sim/state` view.
 pub fn state_json(st: &JdState, now: Timestamp, boot: SignedDuration) -> Value {
     json!({
-        "instances": st.instances.values().map(|i| instance_json(i, st, now, boot)).collect::<Vec<_>>(),
+        // The describe view plus what only the renewal service knows.
+        "instances": st.instances.values().map(|i| {
+            let mut v = instance_json(i, st, now, boot);
+            v["autoRenew"] = i.auto_renew.into();
+            v
+        }).collect::<Vec<_>>(),
         "disks": st.disks.values().map(|d| disk_json(d, st)).collect::<Vec<_>>(),
         "snapshots": st.snapshots.values().map(|s| snapshot_json(s, now)).collect::<Vec<_>>(),
         "images": st.images.values().map(|i| json!({

@@ -19,12 +19,24 @@ use crate::emulator::error::JdError;
 use crate::emulator::state::{Disk, Image, Instance, JdState};
 use crate::emulator::PROVIDER;
 
-/// Validate `charge` of an instance spec; returns (chargeMode, expiry for prepaid).
-pub(crate) fn charge_of(spec: &Value, now: Timestamp) -> Result<(String, Option<Timestamp>), JdError> {
+/// A create's `charge`, checked: the mode, and for prepaid the term's end and length.
+pub(crate) struct ChargeSpec {
+    pub mode: String,
+    pub expires: Option<Timestamp>,
+    pub term: Option<SignedDuration>,
+    /// `charge.autoRenew` (jdcloud_sdk 1.6.354 services/charge/models/ChargeSpec.py: 默认为false, prepaid
+    /// only; the term renews by the length bought).
+    pub auto_renew: bool,
+}
+
+/// Validate `charge` of an instance spec.
+pub(crate) fn charge_of(spec: &Value, now: Timestamp) -> Result<ChargeSpec, JdError> {
     let charge = get(spec, "charge").cloned().unwrap_or(Value::Null);
     let mode = text(&charge, "chargeMode").unwrap_or_else(|| "postpaid_by_duration".into());
     match mode.as_str() {
-        "postpaid_by_duration" | "postpaid_by_usage" => Ok((mode, None)),
+        "postpaid_by_duration" | "postpaid_by_usage" => {
+            Ok(ChargeSpec { mode, expires: None, term: None, auto_renew: false })
+        }
         "prepaid_by_duration" => {
             let unit = text(&charge, "chargeUnit").unwrap_or_else(|| "month".into());
             let n = int(&charge, "chargeDuration")?.ok_or_else(|| invalid("charge.chargeDuration is required for prepaid_by_duration"))?;
@@ -33,7 +45,12 @@ pub(crate) fn charge_of(spec: &Value, now: Timestamp) -> Result<(String, Option<
                 "year" if (1..=3).contains(&n) => 365 * n,
                 _ => return Err(invalid(format!("charge.chargeDuration {n} is not valid for chargeUnit {unit} (month: 1-9, year: 1-3)"))),
             };
-            Ok((mode, Some(now + SignedDuration::from_hours(24 * days))))
+            let auto_renew = match get(&charge, "autoRenew") {
+                None | Some(Value::Null) => false,
+                Some(v) => as_bool(v).ok_or_else(|| invalid("charge.autoRenew must be true or false"))?,
+            };
+            let term = SignedDuration::from_hours(24 * days);
+            Ok(ChargeSpec { mode, expires: Some(now + term), term: Some(term), auto_renew })
         }
         other => Err(invalid(format!("charge.chargeMode {other} is not one of prepaid_by_duration, postpaid_by_usage, postpaid_by_duration"))),
     }
@@ -102,7 +119,7 @@ pub fn create_instances(c: &Call, st: &mut JdState) -> Answer {
             offer.zones.join(", ")
         )));
     }
-    let (charge_mode, charge_expires) = charge_of(spec, c.now)?;
+    let charge = charge_of(spec, c.now)?;
     let launch_script = launch_script_of(spec)?;
     let metadata = key_values(spec, "metadata");
     if let Some(replay) = token_check(st, "createInstances", c)? {
@@ -162,7 +179,7 @@ pub fn create_instances(c: &Call, st: &mut JdState) -> Answer {
                 "vda",
                 as_bool(get(&sys, "autoDelete").unwrap_or(&Value::Bool(true))).unwrap_or(true),
                 40,
-                &charge_mode,
+                &charge.mode,
             )?;
             system_disk_id = Some(d.id.clone());
             st.disks.insert(d.id.clone(), d);
@@ -171,7 +188,7 @@ pub fn create_instances(c: &Call, st: &mut JdState) -> Answer {
             let spec = get(dd, "cloudDiskSpec").cloned().unwrap_or(Value::Null);
             let device = text(dd, "deviceName").unwrap_or_else(|| format!("vd{}", (b'b' + k as u8) as char));
             let auto_delete = get(dd, "autoDelete").and_then(as_bool).unwrap_or(true);
-            let d = new_disk(c, &az, &id, &spec, &device, auto_delete, 20, &charge_mode)?;
+            let d = new_disk(c, &az, &id, &spec, &device, auto_delete, 20, &charge.mode)?;
             disk_ids.push(d.id.clone());
             st.disks.insert(d.id.clone(), d);
         }
@@ -184,8 +201,10 @@ pub fn create_instances(c: &Call, st: &mut JdState) -> Answer {
             name: if count > 1 { format!("{name}{}", n + 1) } else { name.clone() },
             hostname: text(spec, "hostname").unwrap_or_else(|| id.clone()),
             description: text(spec, "description").unwrap_or_default(),
-            charge_mode: charge_mode.clone(),
-            charge_expires,
+            charge_mode: charge.mode.clone(),
+            charge_expires: charge.expires,
+            charge_term: charge.term,
+            auto_renew: charge.auto_renew,
             created: c.now,
             failed,
             auto_release: None,
@@ -239,10 +258,12 @@ pub(crate) fn new_disk(
     })
 }
 
-pub(crate) fn charge_json(mode: &str, start: Timestamp, expires: Option<Timestamp>) -> Value {
+pub(crate) fn charge_json(mode: &str, start: Timestamp, expires: Option<Timestamp>, now: Timestamp) -> Value {
+    // `overdue` is "已到期", a prepaid term past its end (jdcloud_sdk 1.6.354 services/charge/models/Charge.py).
+    let status = if expires.is_some_and(|e| e <= now) { "overdue" } else { "normal" };
     json!({
         "chargeMode": mode,
-        "chargeStatus": "normal",
+        "chargeStatus": status,
         "chargeStartTime": format_time(start),
         "chargeExpiredTime": expires.map(format_time),
         "chargeRetireTime": null,
@@ -287,7 +308,7 @@ pub fn instance_json(i: &Instance, st: &JdState, now: Timestamp, boot: SignedDur
         "launchTime": format_time(i.created),
         "az": i.az,
         "keyNames": i.key_names,
-        "charge": charge_json(&i.charge_mode, i.created, i.charge_expires),
+        "charge": charge_json(&i.charge_mode, i.created, i.charge_expires, now),
         "tags": i.tags.iter().map(|(k, v)| json!({"key": k, "value": v})).collect::<Vec<_>>(),
         "chargeOnStopped": "keepCharging",
         "osType": "linux",
@@ -369,6 +390,8 @@ pub fn describe_instances_custom_data(c: &Call, st: &JdState) -> Answer {
     Ok(json!({ "customData": data, "totalCount": total }))
 }
 
+/// Deletes "按配置计费、或包年包月已到期的单个云主机" (jdcloud_sdk 1.6.354,
+/// services/vm/apis/DeleteInstanceRequest.py): a prepaid VM whose term still runs is refused.
 pub fn delete_instance(c: &Call, st: &mut JdState) -> Answer {
     let i = find_instance(st, c)?;
     if i.charge_mode == "prepaid_by_duration" && i.charge_expires.is_some_and(|e| e > c.now) {
