@@ -154,9 +154,10 @@ async fn lifecycle(provider: &str, src: &str, zone: &str) {
 
     // Release everything: gone from the cloud, kept (as released) in state.
     let live = e.store(|s| s.resources(Some("e2e"))).unwrap();
-    let (released, errors) = e.release(&live).await;
-    assert!(errors.is_empty(), "{errors:?}");
-    assert_eq!(released.len(), 2);
+    let out = e.release(&live).await;
+    assert!(out.errors.is_empty(), "{:?}", out.errors);
+    assert_eq!(out.released.len(), 2);
+    assert!(out.billed_until.is_empty(), "pay-as-you-go leaves no term: {:?}", out.billed_until);
     assert!(instances(&sim, provider).is_empty(), "{:?}", instances(&sim, provider));
     let after = e.store(|s| s.resources(Some("e2e"))).unwrap();
     assert!(after.iter().all(|r| r.state == ResourceState::Released), "{after:?}");
@@ -189,8 +190,8 @@ async fn lifecycle(provider: &str, src: &str, zone: &str) {
     let left: Vec<_> = instances(&sim, provider).into_iter().filter(gpuctl_e2e::e2e::is_live).collect();
     assert!(left.is_empty(), "{provider}: still live after the release time passed: {left:?}");
     // gpuctl's release of instances the cloud already released: done, nothing left, records released.
-    let (_, errors) = e.release(&live).await;
-    assert!(errors.is_empty(), "{errors:?}");
+    let out = e.release(&live).await;
+    assert!(out.errors.is_empty(), "{:?}", out.errors);
     assert!(instances(&sim, provider).iter().all(|i| !gpuctl_e2e::e2e::is_live(i)));
     let after = e.store(|s| s.resources(Some("e2e"))).unwrap();
     assert!(after.iter().all(|r| r.state == ResourceState::Released), "{after:?}");

@@ -321,7 +321,7 @@ borsh_struct!(Gpu {
     notes,
 });
 borsh_struct!(Region { id, name, zones });
-borsh_struct!(ProviderInfo { id, name, billing_modes, regions, source });
+borsh_struct!(ProviderInfo { id, name, billing_modes, regions, source, api_type_prefix });
 borsh_struct!(InstanceType {
     provider,
     id,
