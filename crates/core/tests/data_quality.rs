@@ -185,6 +185,15 @@ fn no_key_is_there_twice() {
             r.mode
         );
     }
+    // A cloud's region (and a region's zone) listed twice would be searched and priced twice.
+    for p in c.providers() {
+        let mut seen = BTreeSet::new();
+        for r in &p.regions {
+            assert!(seen.insert(r.id.clone()), "{} region {} twice", p.id, r.id);
+            let zones: BTreeSet<_> = r.zones.iter().collect();
+            assert_eq!(zones.len(), r.zones.len(), "{} {}: a zone twice", p.id, r.id);
+        }
+    }
     let mut seen = BTreeSet::new();
     for m in c.mode_ratios() {
         assert!(seen.insert((m.provider, m.mode)), "mode ratio {:?} {} twice", m.provider, m.mode);
