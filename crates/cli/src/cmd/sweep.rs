@@ -217,7 +217,9 @@ pub fn run(args: SweepArgs) -> Result<ExitCode, CliError> {
         .map_err(state_error)?;
     let now = jiff::Timestamp::now();
     let rows: Vec<Row> = found.orphans.iter().map(|o| row(o, &catalog, now)).collect();
-    let total: f64 = rows.iter().filter_map(|r| r.price.as_ref()).map(|p| p.cny_per_hour).sum();
+    // Folded from +0.0: f64's `Sum` starts at -0.0, which `--json` would print when nothing is priced.
+    let total: f64 =
+        rows.iter().filter_map(|r| r.price.as_ref()).map(|p| p.cny_per_hour).fold(0.0, |a, b| a + b);
     let unpriced = rows.iter().filter(|r| r.price.is_none()).count();
 
     if !args.cloud.json {
@@ -284,7 +286,10 @@ pub fn run(args: SweepArgs) -> Result<ExitCode, CliError> {
             errors: &found.errors,
             released,
             release_errors,
-            billing_until_cny: billing_until.iter().filter_map(|b| b.cost_to_expiry_cny).sum(),
+            billing_until_cny: billing_until
+                .iter()
+                .filter_map(|b| b.cost_to_expiry_cny)
+                .fold(0.0, |a, b| a + b),
             billing_until,
         })?;
     }
