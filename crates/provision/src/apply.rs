@@ -233,9 +233,7 @@ impl Engine {
         let opts_deadline = opts.run_retry_deadline;
         let calls = Calls {
             policy: opts.retry,
-            // A whole second's calls for an API's first burst: the clouds state their limits per
-            // second (Tencent's 接口频率限制 "N 次/秒", Alibaba's and JD's flow control alike).
-            pacer: Arc::new(Pacer::new(opts.calls_per_second).with_first_burst(opts.calls_per_second)),
+            pacer: Arc::new(Pacer::new(opts.calls_per_second)),
             stats: Arc::new(RetryStats::default()),
         };
         Engine(Arc::new(Inner {
@@ -759,16 +757,11 @@ impl Engine {
         }
     }
 
-    /// One loop per (provider, region) while anything waits there. A describe starts every
-    /// `poll_interval` (or as soon as the last one answered, when it took longer), counted from the
-    /// start of the last one: sleeping the interval after each answer made the period interval +
-    /// latency, and a wait ended up to that much after the instance was running (issue 11's bench).
+    /// One loop per (provider, region) while anything waits there.
     async fn poll_group(&self, provider: Provider, region: String) {
         let key = (provider, region.clone());
-        let mut next = tokio::time::Instant::now() + self.0.opts.poll_interval;
         loop {
-            tokio::time::sleep_until(next).await;
-            next = tokio::time::Instant::now() + self.0.opts.poll_interval;
+            tokio::time::sleep(self.0.opts.poll_interval).await;
             let ids: Vec<String> = {
                 let mut w = self.0.poller.waiting.lock().unwrap_or_else(|e| e.into_inner());
                 let Some(group) = w.get_mut(&key) else { return };

@@ -48,8 +48,6 @@ impl RetryPolicy {
 #[derive(Debug)]
 pub struct Pacer {
     per_second: f64,
-    /// Calls an API gpuctl has not called yet takes at once (see [`Pacer::with_first_burst`]).
-    first_burst: f64,
     lanes: Mutex<HashMap<(Provider, &'static str), Lane>>,
 }
 
@@ -59,9 +57,6 @@ struct Lane {
     tat: Instant,
     /// Calls per second this API is paced at now (≤ the configured rate).
     rate: f64,
-    /// Calls still to go at once, beyond the half-second burst, because this API has not been called
-    /// yet: its bucket on the cloud's side is full. Spent by the first calls; a throttle voids it.
-    head_start: u32,
 }
 
 impl Lane {
@@ -77,29 +72,11 @@ impl Pacer {
     pub const FLOOR: f64 = 0.2;
 
     pub fn new(per_second: f64) -> Self {
-        Pacer { per_second: per_second.max(0.001), first_burst: 0.0, lanes: Mutex::new(HashMap::new()) }
-    }
-
-    /// The first `calls` calls of each API go at once, then the pace (and its half-second burst)
-    /// applies. A limit of N calls per second — how Tencent, Alibaba and JD state their per-API
-    /// limits — leaves an API nobody called a whole second's worth (N calls) to take at once; the
-    /// half-second burst is for a busy API, whose bucket refills on the cloud's clock. Without it the
-    /// first second of a 64-instance apply sent half its creates late (issue 11's bench).
-    pub fn with_first_burst(mut self, calls: f64) -> Self {
-        self.first_burst = calls.max(0.0);
-        self
+        Pacer { per_second: per_second.max(0.001), lanes: Mutex::new(HashMap::new()) }
     }
 
     fn lanes(&self) -> std::sync::MutexGuard<'_, HashMap<(Provider, &'static str), Lane>> {
         self.lanes.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// A lane for an API not called yet: its head start is what the first burst allows beyond the
-    /// pace's own burst (`period_and_burst`: half a second's calls, at least one).
-    fn fresh_lane(&self, now: Instant) -> Lane {
-        let paced_burst = (self.per_second / 2.0).floor().max(1.0);
-        let head_start = (self.first_burst.floor() - paced_burst).clamp(0.0, f64::from(u32::MAX)) as u32;
-        Lane { tat: now, rate: self.per_second, head_start }
     }
 
     /// Waits for this API's next free slot.
@@ -107,11 +84,7 @@ impl Pacer {
         let at = {
             let mut lanes = self.lanes();
             let now = Instant::now();
-            let lane = lanes.entry((provider, api)).or_insert_with(|| self.fresh_lane(now));
-            if lane.head_start > 0 {
-                lane.head_start -= 1;
-                return;
-            }
+            let lane = lanes.entry((provider, api)).or_insert(Lane { tat: now, rate: self.per_second });
             let (period, tolerance) = lane.period_and_burst();
             let tat = lane.tat.max(now);
             lane.tat = tat + period;
@@ -124,8 +97,7 @@ impl Pacer {
     pub fn throttled(&self, provider: Provider, api: &'static str) {
         let mut lanes = self.lanes();
         let now = Instant::now();
-        let lane = lanes.entry((provider, api)).or_insert_with(|| self.fresh_lane(now));
-        lane.head_start = 0;
+        let lane = lanes.entry((provider, api)).or_insert(Lane { tat: now, rate: self.per_second });
         lane.rate = (lane.rate / 2.0).max(Self::FLOOR.min(self.per_second));
         // No burst right after a throttle: the next slot is a whole period of the new pace away, after
         // those already handed out.
@@ -285,30 +257,6 @@ mod tests {
         let before = Instant::now();
         pacer.slot(Provider::Alibaba, "create").await;
         assert_eq!(Instant::now() - before, Duration::ZERO);
-    }
-
-    /// With a first burst, an API not called yet takes that many calls at once, then the pace; a
-    /// throttle voids what is left of it; other APIs get their own.
-    #[tokio::test(start_paused = true)]
-    async fn a_first_burst_goes_at_once_then_the_pace_applies() {
-        let pacer = Pacer::new(20.0).with_first_burst(20.0);
-        let start = Instant::now();
-        for _ in 0..20 {
-            pacer.slot(Provider::JdCloud, "create").await;
-        }
-        assert_eq!(Instant::now() - start, Duration::ZERO, "the first 20 go at once");
-        for _ in 0..10 {
-            pacer.slot(Provider::JdCloud, "create").await;
-        }
-        let spent = Instant::now() - start;
-        assert!(spent >= Duration::from_millis(490) && spent <= Duration::from_millis(510), "{spent:?}");
-
-        // A throttle before the head start is spent: no more calls at once.
-        pacer.slot(Provider::Tencent, "create").await;
-        pacer.throttled(Provider::Tencent, "create");
-        let before = Instant::now();
-        pacer.slot(Provider::Tencent, "create").await;
-        assert!(Instant::now() - before >= Duration::from_millis(100), "{:?}", Instant::now() - before);
     }
 
     /// A throttled answer halves the API's pace (not below the floor) and delays its next slot; answers
