@@ -9,6 +9,18 @@ use serde_json::Value;
 
 const QUICK: &str = "seed = 5\n[knobs]\nboot_seconds = 1\n";
 
+/// Provisions `deployment`: one pool `work` of one instance, `pool` its remaining lines (billing,
+/// term, placement); answers the instance's id.
+fn provision_one(sim: &SimProcess, dir: &std::path::Path, deployment: &str, pool: &str) -> String {
+    let spec = dir.join("spec.toml");
+    let text = format!(
+        "deployment = \"{deployment}\"\nhours = 4\n[budget]\ntotal_cny = 1000000\n[[pool]]\nname = \"work\"\ncount = 1\n{pool}"
+    );
+    std::fs::write(&spec, text).unwrap();
+    let report = e2e::ok_json(&sim.url, dir, &["provision", spec.to_str().unwrap(), "--yes", "--json"]);
+    report["units"][0]["instance_id"].as_str().unwrap().to_string()
+}
+
 fn instances(sim: &SimProcess, provider: &str) -> Vec<Value> {
     sim.state()["providers"][provider]["instances"].as_array().cloned().unwrap_or_default()
 }
@@ -17,16 +29,7 @@ fn instances(sim: &SimProcess, provider: &str) -> Vec<Value> {
 fn alibaba_weekly_release_converts_to_pay_as_you_go_then_deletes() {
     let dir = tempfile::tempdir().unwrap();
     let sim = SimProcess::start(dir.path(), QUICK, &[]);
-    let spec = dir.path().join("spec.toml");
-    std::fs::write(
-        &spec,
-        "deployment = \"e2e-prepaid-alibaba\"\nhours = 4\n[budget]\ntotal_cny = 1000000\n[[pool]]\nname = \"work\"\ncount = 1\nbilling = \"weekly\"\nterm = 1\nprovider = \"alibaba\"\nregion = \"cn-hangzhou\"\nzone = \"cn-hangzhou-i\"\ninstance_type = \"ecs.gn7i-c8g1.2xlarge\"\nimage = \"ubuntu_22_04_x64_20G_alibase_20240926.vhd\"\n",
-    )
-    .unwrap();
-    let spec_s = spec.to_str().unwrap();
-
-    let report = e2e::ok_json(&sim.url, dir.path(), &["provision", spec_s, "--yes", "--json"]);
-    let id = report["units"][0]["instance_id"].as_str().unwrap().to_string();
+    let id = provision_one(&sim, dir.path(), "e2e-prepaid-alibaba", "billing = \"weekly\"\nterm = 1\nprovider = \"alibaba\"\nregion = \"cn-hangzhou\"\nzone = \"cn-hangzhou-i\"\ninstance_type = \"ecs.gn7i-c8g1.2xlarge\"\nimage = \"ubuntu_22_04_x64_20G_alibase_20240926.vhd\"\n");
     let held = instances(&sim, "alibaba");
     assert_eq!(held.len(), 1, "{held:?}");
     assert_eq!(held[0]["InstanceChargeType"], "PrePaid", "{held:?}");
@@ -48,18 +51,12 @@ fn alibaba_weekly_release_converts_to_pay_as_you_go_then_deletes() {
 fn jd_monthly_release_bills_until_the_term_ends_then_sweep_finishes_it() {
     let dir = tempfile::tempdir().unwrap();
     let sim = SimProcess::start(dir.path(), QUICK, &[]);
-    let spec = dir.path().join("spec.toml");
-    std::fs::write(
-        &spec,
-        format!(
-            "deployment = \"e2e-prepaid-jd\"\nhours = 4\n[budget]\ntotal_cny = 1000000\n[[pool]]\nname = \"work\"\ncount = 1\nbilling = \"monthly\"\nterm = 1\n{}",
-            e2e::placement("jdcloud")
-        ),
-    )
-    .unwrap();
-    let spec_s = spec.to_str().unwrap();
-    let report = e2e::ok_json(&sim.url, dir.path(), &["provision", spec_s, "--yes", "--json"]);
-    let id = report["units"][0]["instance_id"].as_str().unwrap().to_string();
+    let id = provision_one(
+        &sim,
+        dir.path(),
+        "e2e-prepaid-jd",
+        &format!("billing = \"monthly\"\nterm = 1\n{}", e2e::placement("jdcloud")),
+    );
     let held = instances(&sim, "jdcloud");
     assert_eq!(held.len(), 1, "{held:?}");
     assert_eq!(held[0]["charge"]["chargeMode"], "prepaid_by_duration", "{held:?}");
@@ -111,18 +108,12 @@ fn jd_monthly_release_bills_until_the_term_ends_then_sweep_finishes_it() {
 fn tencent_monthly_release_moves_it_to_the_recycle_bin() {
     let dir = tempfile::tempdir().unwrap();
     let sim = SimProcess::start(dir.path(), QUICK, &[]);
-    let spec = dir.path().join("spec.toml");
-    std::fs::write(
-        &spec,
-        format!(
-            "deployment = \"e2e-prepaid-tencent\"\nhours = 4\n[budget]\ntotal_cny = 1000000\n[[pool]]\nname = \"work\"\ncount = 1\nbilling = \"monthly\"\nterm = 1\n{}",
-            e2e::placement("tencent")
-        ),
-    )
-    .unwrap();
-    let spec_s = spec.to_str().unwrap();
-    let report = e2e::ok_json(&sim.url, dir.path(), &["provision", spec_s, "--yes", "--json"]);
-    let id = report["units"][0]["instance_id"].as_str().unwrap().to_string();
+    let id = provision_one(
+        &sim,
+        dir.path(),
+        "e2e-prepaid-tencent",
+        &format!("billing = \"monthly\"\nterm = 1\n{}", e2e::placement("tencent")),
+    );
     let held = instances(&sim, "tencent");
     assert_eq!((held.len(), held[0]["InstanceChargeType"].as_str()), (1, Some("PREPAID")), "{held:?}");
 
