@@ -27,7 +27,8 @@ fn clouds(sim: &BackgroundSim) -> Vec<Arc<dyn Cloud>> {
     let http = Http::new(Duration::from_secs(5)).unwrap();
     let ep = Some(Endpoint::parse(&sim.url()).unwrap());
     let key = |p: &str| {
-        let (_, ak, sk) = gpuctl_simkit::creds::TEST_KEY_PAIRS.iter().find(|(n, _, _)| *n == p).unwrap();
+        let (_, ak, sk) =
+            gpuctl_simkit::creds::TEST_KEY_PAIRS.iter().find(|(n, _, _)| n.as_str() == p).unwrap();
         gpuctl_sign::Credentials::new(*ak, *sk)
     };
     vec![
@@ -246,7 +247,7 @@ async fn jdcloud_lifecycle_create_snapshot_release() {
 async fn stock_out_falls_back_to_the_next_candidate() {
     let knobs = Knobs {
         stock_outs: vec![StockOut {
-            provider: Some("alibaba".into()),
+            provider: Some(gpuctl_simkit::Provider::Alibaba),
             instance_type: None,
             zone: Some("cn-hangzhou-i".into()),
             available: None,
@@ -277,13 +278,18 @@ async fn stock_out_falls_back_to_the_next_candidate() {
 async fn throttled_and_dropped_calls_are_retried_without_duplicates() {
     let knobs = Knobs {
         rate_limits: vec![RateLimit {
-            provider: Some("alibaba".into()),
+            provider: Some(gpuctl_simkit::Provider::Alibaba),
             action: Some("RunInstances".into()),
             per_second: 2.0,
             burst: Some(1.0),
         }],
         // The first create succeeds on the cloud but its answer never arrives: the retry must adopt it.
-        faults: vec![FaultRule::next(Some("alibaba"), Some("RunInstances"), FaultKind::SuccessThenDrop, 1)],
+        faults: vec![FaultRule::next(
+            Some(gpuctl_simkit::Provider::Alibaba),
+            Some("RunInstances"),
+            FaultKind::SuccessThenDrop,
+            1,
+        )],
         ..quick_knobs()
     };
     let sim = sim(knobs);

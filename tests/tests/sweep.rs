@@ -39,7 +39,8 @@ fn provision(sim: &SimProcess, dir: &Path, provider: &str, dep: &str, count: u32
 fn foreign_instance(sim: &SimProcess, provider: &str) -> String {
     let http = Http::new(Duration::from_secs(10)).unwrap();
     let ep = Some(Endpoint::parse(&sim.url).unwrap());
-    let (_, ak, sk) = gpuctl_simkit::creds::TEST_KEY_PAIRS.iter().find(|(n, _, _)| *n == provider).unwrap();
+    let (_, ak, sk) =
+        gpuctl_simkit::creds::TEST_KEY_PAIRS.iter().find(|(n, _, _)| n.as_str() == provider).unwrap();
     let creds = gpuctl_sign::Credentials::new(*ak, *sk);
     let (cloud, region, zone, itype, image, network): (Arc<dyn Cloud>, _, _, _, _, _) = match provider {
         "tencent" => (

@@ -6,8 +6,8 @@
 
 use gpuctl_core::{
     cost_of, input, parse_count, preset, rank, stages, tco, Assumption, BillingMode, Catalog, Date,
-    FitReport, Infeasible, InputError, Job, Method, ModelShape, Offer, Precision, PriceAge, Provider,
-    Question, StagePlan, TcoInput, TcoReport, UnknownName, Usage, Warning,
+    FitReport, Infeasible, InputError, Job, Method, ModelShape, Offer, Precision, PriceAge, Question,
+    StagePlan, TcoInput, TcoReport, UnknownName, Usage, Warning,
 };
 
 use crate::i18n::{self, Lang};
@@ -211,7 +211,7 @@ pub fn question(inputs: &Inputs, today: Date) -> Result<Question, Vec<FieldError
     let budget = budget.and_then(|b| check("budget", input::budget_cny(b)));
     let mut providers = Vec::new();
     for p in &inputs.providers {
-        match Provider::parse(p) {
+        match gpuctl_core::parse_provider(p) {
             Ok(p) => providers.push(p),
             Err(e) => errors.push(FieldError::unknown("providers", &e)),
         }
@@ -398,7 +398,7 @@ pub fn memory_parts(f: &FitReport) -> Vec<(&'static str, f64)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use gpuctl_core::parse_date;
+    use gpuctl_core::{parse_date, Provider};
 
     fn today() -> Date {
         parse_date("2026-11-30").unwrap()

@@ -69,7 +69,7 @@ pub fn endpoint_override(
         let (name, url) = f.split_once('=').ok_or_else(|| {
             format!("--endpoint `{f}` must be PROVIDER=URL, e.g. tencent=http://127.0.0.1:8080")
         })?;
-        let p = Provider::parse(name).map_err(|e| format!("--endpoint `{f}`: {e}"))?;
+        let p = gpuctl_core::parse_provider(name).map_err(|e| format!("--endpoint `{f}`: {e}"))?;
         if p == provider {
             return Endpoint::parse(url).map(Some);
         }

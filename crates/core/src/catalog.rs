@@ -41,32 +41,9 @@ const SHIPPED_BINARY: [(&str, &[u8]); 3] = [
     ("prices.toml", include_bytes!(concat!(env!("OUT_DIR"), "/prices.borsh"))),
 ];
 
-impl Provider {
-    pub const ALL: [Provider; 3] = [Provider::Tencent, Provider::Alibaba, Provider::JdCloud];
-
-    /// The name used in files, flags and `--json`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Provider::Tencent => "tencent",
-            Provider::Alibaba => "alibaba",
-            Provider::JdCloud => "jdcloud",
-        }
-    }
-
-    pub fn parse(s: &str) -> Result<Provider, UnknownName> {
-        match s.to_ascii_lowercase().as_str() {
-            "tencent" | "tencentcloud" | "qcloud" | "tc" => Ok(Provider::Tencent),
-            "alibaba" | "aliyun" | "alibabacloud" | "ali" => Ok(Provider::Alibaba),
-            "jdcloud" | "jd" | "jdcloudcom" => Ok(Provider::JdCloud),
-            _ => Err(UnknownName::new("provider", s, Provider::ALL.iter().map(|p| p.as_str()))),
-        }
-    }
-}
-
-impl fmt::Display for Provider {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
+/// A provider by name or alias (`aliyun`, `qcloud`…); an unknown name comes back with the closest names.
+pub fn parse_provider(s: &str) -> Result<Provider, UnknownName> {
+    Provider::from_name(s).ok_or_else(|| UnknownName::new("provider", s, Provider::NAMES))
 }
 
 impl BillingMode {

@@ -65,15 +65,8 @@ macro_rules! borsh_unit_enum {
 /// The schema version the data files and overlays must declare.
 pub const SCHEMA_VERSION: u32 = 1;
 
-/// A cloud gpuctl knows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Provider {
-    Tencent,
-    Alibaba,
-    #[serde(rename = "jdcloud")]
-    JdCloud,
-}
+/// A cloud gpuctl knows: named once, in gpuctl-clouds, for every crate (its borsh form is written there).
+pub use gpuctl_clouds::Provider;
 
 /// How an instance is billed. Prices for each mode are per that mode's term (see [`BillingMode::term_hours`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -276,7 +269,6 @@ pub struct DataFile {
     pub mode_ratio: Vec<ModeRatio>,
 }
 
-borsh_unit_enum!(Provider { Tencent, Alibaba, JdCloud });
 borsh_unit_enum!(BillingMode { Hourly, Spot, Weekly, Monthly, Year1, Year3 });
 borsh_unit_enum!(Confidence { A, B, C, Brief, Estimate, User });
 borsh_unit_enum!(Stack { Cuda, Ascend });

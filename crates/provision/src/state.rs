@@ -487,7 +487,7 @@ impl Store {
                 "snapshot" => "snapshot",
                 _ => return Err(self.corrupt("operations.kind", kind)),
             };
-            let provider = Provider::parse(&provider)
+            let provider = gpuctl_core::parse_provider(&provider)
                 .ok()
                 .ok_or_else(|| self.corrupt("operations.provider", provider.clone()))?;
             out.push(Operation {
@@ -617,7 +617,7 @@ impl Store {
                 deployment: r.get(1).map_err(g)?,
                 pool: r.get(2).map_err(g)?,
                 index: r.get(3).map_err(g)?,
-                provider: Provider::parse(&provider)
+                provider: gpuctl_core::parse_provider(&provider)
                     .ok()
                     .ok_or_else(|| self.corrupt("resources.provider", provider.clone()))?,
                 region: r.get(5).map_err(g)?,
@@ -710,7 +710,7 @@ impl Store {
                 state,
                 created_at,
             ) = row.map_err(|e| self.err(e))?;
-            let provider = Provider::parse(&provider)
+            let provider = gpuctl_core::parse_provider(&provider)
                 .ok()
                 .ok_or_else(|| self.corrupt("snapshots.provider", provider.clone()))?;
             out.push(SnapshotRecord {

@@ -23,44 +23,23 @@ use serde::Deserialize;
 
 use crate::secret::{Credentials, Secret};
 
-/// The three clouds.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Cloud {
-    Tencent,
-    Alibaba,
-    JdCloud,
-}
+/// The clouds are named once, in gpuctl-clouds; credentials are looked up per [`Provider`].
+pub use gpuctl_clouds::Provider;
 
-impl Cloud {
-    /// The name used in gpuctl's config and CLI (`tencent`, `alibaba`, `jdcloud`).
-    pub fn name(self) -> &'static str {
-        match self {
-            Cloud::Tencent => "tencent",
-            Cloud::Alibaba => "alibaba",
-            Cloud::JdCloud => "jdcloud",
+/// (key id, secret, session token) environment variables of a cloud. Token names: Alibaba's from its
+/// credentials SDK; Tencent's is the one its Terraform provider reads (the Python SDK reads no token
+/// variable); JD has none.
+fn env_names(cloud: Provider) -> (&'static str, &'static str, Option<&'static str>) {
+    match cloud {
+        Provider::Tencent => {
+            ("TENCENTCLOUD_SECRET_ID", "TENCENTCLOUD_SECRET_KEY", Some("TENCENTCLOUD_SECURITY_TOKEN"))
         }
-    }
-
-    /// (key id, secret, session token). Token names: Alibaba's from its credentials SDK; Tencent's
-    /// is the one its Terraform provider reads (the Python SDK reads no token variable); JD has none.
-    fn env_names(self) -> (&'static str, &'static str, Option<&'static str>) {
-        match self {
-            Cloud::Tencent => {
-                ("TENCENTCLOUD_SECRET_ID", "TENCENTCLOUD_SECRET_KEY", Some("TENCENTCLOUD_SECURITY_TOKEN"))
-            }
-            Cloud::Alibaba => (
-                "ALIBABA_CLOUD_ACCESS_KEY_ID",
-                "ALIBABA_CLOUD_ACCESS_KEY_SECRET",
-                Some("ALIBABA_CLOUD_SECURITY_TOKEN"),
-            ),
-            Cloud::JdCloud => ("JDCLOUD_ACCESS_KEY", "JDCLOUD_SECRET_KEY", None),
-        }
-    }
-}
-
-impl fmt::Display for Cloud {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
+        Provider::Alibaba => (
+            "ALIBABA_CLOUD_ACCESS_KEY_ID",
+            "ALIBABA_CLOUD_ACCESS_KEY_SECRET",
+            Some("ALIBABA_CLOUD_SECURITY_TOKEN"),
+        ),
+        Provider::JdCloud => ("JDCLOUD_ACCESS_KEY", "JDCLOUD_SECRET_KEY", None),
     }
 }
 
@@ -127,8 +106,8 @@ pub struct Loaded {
 /// Why credentials could not be loaded. Messages name files and fields, never values.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum CredentialsError {
-    #[error("no {cloud} credentials found; looked in: {}. Set {} and {}, or add a [{profile}.{cloud}] table to gpuctl's credentials.toml", looked.join(", "), cloud.env_names().0, cloud.env_names().1)]
-    NotFound { cloud: Cloud, profile: String, looked: Vec<String> },
+    #[error("no {cloud} credentials found; looked in: {}. Set {} and {}, or add a [{profile}.{cloud}] table to gpuctl's credentials.toml", looked.join(", "), env_names(*cloud).0, env_names(*cloud).1)]
+    NotFound { cloud: Provider, profile: String, looked: Vec<String> },
     #[error("{path}:{line}:{column}: {message}")]
     Parse { path: String, line: usize, column: usize, message: String },
     #[error("{path}: {message}")]
@@ -140,10 +119,10 @@ pub enum CredentialsError {
 /// Load `cloud`'s credentials. `profile` = None means: the cloud's own current/default profile,
 /// and environment variables first. An explicit profile skips the environment variables (they
 /// have no profile) and is looked up in the CLI file, then in gpuctl's file.
-pub fn load(cloud: Cloud, profile: Option<&str>, env: &Env) -> Result<Loaded, CredentialsError> {
+pub fn load(cloud: Provider, profile: Option<&str>, env: &Env) -> Result<Loaded, CredentialsError> {
     let mut looked = Vec::new();
     if profile.is_none() {
-        let (id_var, secret_var, token_var) = cloud.env_names();
+        let (id_var, secret_var, token_var) = env_names(cloud);
         looked.push(format!("${id_var}/${secret_var}"));
         if let (Some(id), Some(secret)) = (env.var(id_var), env.var(secret_var)) {
             let mut credentials = Credentials::new(id, secret);
@@ -157,9 +136,9 @@ pub fn load(cloud: Cloud, profile: Option<&str>, env: &Env) -> Result<Loaded, Cr
         }
     }
     let from_cli = match cloud {
-        Cloud::Tencent => tccli(profile, env, &mut looked)?,
-        Cloud::Alibaba => aliyun(profile, env, &mut looked)?,
-        Cloud::JdCloud => jdc(profile, env, &mut looked)?,
+        Provider::Tencent => tccli(profile, env, &mut looked)?,
+        Provider::Alibaba => aliyun(profile, env, &mut looked)?,
+        Provider::JdCloud => jdc(profile, env, &mut looked)?,
     };
     if let Some(found) = from_cli {
         return Ok(found);
@@ -396,7 +375,7 @@ fn parse_ini(text: &str) -> Result<BTreeMap<String, BTreeMap<String, String>>, (
 }
 
 fn gpuctl_file(
-    cloud: Cloud,
+    cloud: Provider,
     profile: &str,
     env: &Env,
     looked: &mut Vec<String>,
@@ -413,7 +392,7 @@ fn gpuctl_file(
     let mut warnings = Vec::new();
     let Some(text) = read_secret_file(&path, looked, &mut warnings)? else { return Ok(None) };
     let doc: toml::Table = toml::from_str(&text).map_err(|e| toml_error(&path, &text, &e))?;
-    let Some(entry) = doc.get(profile).and_then(|p| p.get(cloud.name())) else { return Ok(None) };
+    let Some(entry) = doc.get(profile).and_then(|p| p.get(cloud.as_str())) else { return Ok(None) };
     let entry: Entry = entry.clone().try_into().map_err(|e: toml::de::Error| CredentialsError::Invalid {
         path: path.display().to_string(),
         message: format!("[{profile}.{cloud}]: {}", without_value(e.message())),

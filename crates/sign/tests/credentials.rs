@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 use std::fs;
 use std::path::Path;
 
-use gpuctl_sign::credentials::{load, Cloud, CredentialsError, Env, Source};
+use gpuctl_sign::credentials::{load, CredentialsError, Env, Provider, Source};
 
 fn env(home: &Path, vars: &[(&str, &str)]) -> Env {
     Env {
@@ -38,19 +38,19 @@ fn environment_variables_come_first() {
             ("TENCENTCLOUD_SECURITY_TOKEN", "TOK"),
         ],
     );
-    let l = load(Cloud::Tencent, None, &e).unwrap();
+    let l = load(Provider::Tencent, None, &e).unwrap();
     assert_eq!(l.credentials.access_key_id, "ENVID");
     assert_eq!(l.credentials.secret.expose(), "ENVKEY");
     assert_eq!(l.credentials.security_token.as_ref().unwrap().expose(), "TOK");
     assert!(matches!(l.source, Source::EnvVars { id_var: "TENCENTCLOUD_SECRET_ID", .. }));
 
     // An explicit profile skips the environment.
-    let l = load(Cloud::Tencent, Some("default"), &e).unwrap();
+    let l = load(Provider::Tencent, Some("default"), &e).unwrap();
     assert_eq!(l.credentials.access_key_id, "FILEID");
 
     for (cloud, id, secret) in [
-        (Cloud::Alibaba, "ALIBABA_CLOUD_ACCESS_KEY_ID", "ALIBABA_CLOUD_ACCESS_KEY_SECRET"),
-        (Cloud::JdCloud, "JDCLOUD_ACCESS_KEY", "JDCLOUD_SECRET_KEY"),
+        (Provider::Alibaba, "ALIBABA_CLOUD_ACCESS_KEY_ID", "ALIBABA_CLOUD_ACCESS_KEY_SECRET"),
+        (Provider::JdCloud, "JDCLOUD_ACCESS_KEY", "JDCLOUD_SECRET_KEY"),
     ] {
         let l = load(cloud, None, &env(home.path(), &[(id, "I"), (secret, "S")])).unwrap();
         assert_eq!(
@@ -71,7 +71,7 @@ fn tccli_file_with_region_and_permission_warning() {
         0o644,
     );
     write(home.path(), ".tccli/work.configure", r#"{"region":"ap-shanghai","output":"json"}"#, 0o644);
-    let l = load(Cloud::Tencent, Some("work"), &env(home.path(), &[])).unwrap();
+    let l = load(Provider::Tencent, Some("work"), &env(home.path(), &[])).unwrap();
     assert_eq!(l.credentials.access_key_id, "AKIDW");
     assert_eq!(l.region.as_deref(), Some("ap-shanghai"));
     assert!(l.credentials.security_token.is_none());
@@ -80,7 +80,7 @@ fn tccli_file_with_region_and_permission_warning() {
         assert_eq!(l.warnings.len(), 1, "{:?}", l.warnings);
         assert!(l.warnings[0].contains("chmod 600"), "{}", l.warnings[0]);
         write(home.path(), ".tccli/work.credential", r#"{"secretId":"AKIDW","secretKey":"KEYW"}"#, 0o600);
-        assert!(load(Cloud::Tencent, Some("work"), &env(home.path(), &[])).unwrap().warnings.is_empty());
+        assert!(load(Provider::Tencent, Some("work"), &env(home.path(), &[])).unwrap().warnings.is_empty());
     }
 }
 
@@ -97,15 +97,16 @@ const ALIYUN: &str = r#"{
 fn aliyun_profiles() {
     let home = tempfile::tempdir().unwrap();
     write(home.path(), ".aliyun/config.json", ALIYUN, 0o600);
-    let l = load(Cloud::Alibaba, None, &env(home.path(), &[])).unwrap();
+    let l = load(Provider::Alibaba, None, &env(home.path(), &[])).unwrap();
     assert_eq!(l.credentials.access_key_id, "STS.prod");
     assert_eq!(l.credentials.security_token.unwrap().expose(), "tokprod");
     assert_eq!(l.region.as_deref(), Some("cn-beijing"));
 
-    let l = load(Cloud::Alibaba, None, &env(home.path(), &[("ALIBABA_CLOUD_PROFILE", "default")])).unwrap();
+    let l =
+        load(Provider::Alibaba, None, &env(home.path(), &[("ALIBABA_CLOUD_PROFILE", "default")])).unwrap();
     assert_eq!(l.credentials.access_key_id, "LTAIdef");
 
-    let err = load(Cloud::Alibaba, Some("role"), &env(home.path(), &[])).unwrap_err();
+    let err = load(Provider::Alibaba, Some("role"), &env(home.path(), &[])).unwrap_err();
     let text = err.to_string();
     assert!(text.contains("RamRoleArn"), "{text}");
     assert!(!text.contains("secrole"), "{text}");
@@ -121,9 +122,9 @@ fn jdc_config_and_current() {
         0o600,
     );
     let e = env(home.path(), &[]);
-    assert_eq!(load(Cloud::JdCloud, None, &e).unwrap().credentials.access_key_id, "AKdef");
+    assert_eq!(load(Provider::JdCloud, None, &e).unwrap().credentials.access_key_id, "AKdef");
     write(home.path(), ".jdc/current", "east\n", 0o644);
-    let l = load(Cloud::JdCloud, None, &e).unwrap();
+    let l = load(Provider::JdCloud, None, &e).unwrap();
     assert_eq!(l.credentials.access_key_id, "AKeast");
     assert_eq!(l.region.as_deref(), Some("cn-east-2"));
 }
@@ -138,21 +139,21 @@ fn gpuctl_file_is_the_fallback() {
         0o600,
     );
     let e = env(home.path(), &[]);
-    assert_eq!(load(Cloud::JdCloud, None, &e).unwrap().credentials.access_key_id, "AKg");
-    let l = load(Cloud::Tencent, Some("lab"), &e).unwrap();
+    assert_eq!(load(Provider::JdCloud, None, &e).unwrap().credentials.access_key_id, "AKg");
+    let l = load(Provider::Tencent, Some("lab"), &e).unwrap();
     assert_eq!(l.credentials.access_key_id, "AKIDlab");
     assert_eq!(l.region.as_deref(), Some("ap-beijing"));
 
     // XDG_CONFIG_HOME moves it.
     let xdg = tempfile::tempdir().unwrap();
     let e2 = env(home.path(), &[("XDG_CONFIG_HOME", xdg.path().to_str().unwrap())]);
-    assert!(matches!(load(Cloud::JdCloud, None, &e2), Err(CredentialsError::NotFound { .. })));
+    assert!(matches!(load(Provider::JdCloud, None, &e2), Err(CredentialsError::NotFound { .. })));
 }
 
 #[test]
 fn not_found_lists_where_it_looked() {
     let home = tempfile::tempdir().unwrap();
-    let err = load(Cloud::Alibaba, None, &env(home.path(), &[])).unwrap_err();
+    let err = load(Provider::Alibaba, None, &env(home.path(), &[])).unwrap_err();
     let text = err.to_string();
     for needle in [
         "$ALIBABA_CLOUD_ACCESS_KEY_ID",
@@ -173,7 +174,7 @@ fn parse_errors_give_a_position_and_never_the_secret() {
         "[default.tencent]\naccess_key_id = \"AKID\"\naccess_key_secret = \"TOPSECRET-123\n",
         0o600,
     );
-    let err = load(Cloud::Tencent, None, &env(home.path(), &[])).unwrap_err();
+    let err = load(Provider::Tencent, None, &env(home.path(), &[])).unwrap_err();
     let text = err.to_string();
     assert!(matches!(err, CredentialsError::Parse { line: 3, .. }), "{text}");
     assert!(!text.contains("TOPSECRET"), "{text}");
@@ -185,12 +186,12 @@ fn parse_errors_give_a_position_and_never_the_secret() {
         "{\"secretId\": \"A\",\n \"secretKey\": \"TOPSECRET-9\" oops}",
         0o600,
     );
-    let err = load(Cloud::Tencent, None, &env(home.path(), &[])).unwrap_err();
+    let err = load(Provider::Tencent, None, &env(home.path(), &[])).unwrap_err();
     assert!(matches!(err, CredentialsError::Parse { line: 2, .. }), "{err}");
     assert!(!err.to_string().contains("TOPSECRET"));
 
     write(home.path(), ".jdc/config", "[default]\naccess_key AKX TOPSECRET\n", 0o600);
-    let err = load(Cloud::JdCloud, None, &env(home.path(), &[])).unwrap_err();
+    let err = load(Provider::JdCloud, None, &env(home.path(), &[])).unwrap_err();
     assert!(matches!(err, CredentialsError::Parse { line: 2, .. }), "{err}");
     assert!(!err.to_string().contains("TOPSECRET"));
 }
@@ -204,7 +205,7 @@ fn a_secret_of_the_wrong_type_is_not_quoted_back() {
         "[default.tencent]\naccess_key_id = \"AKID\"\naccess_key_secret = 73509824611\n",
         0o600,
     );
-    let err = load(Cloud::Tencent, None, &env(home.path(), &[])).unwrap_err();
+    let err = load(Provider::Tencent, None, &env(home.path(), &[])).unwrap_err();
     let text = err.to_string();
     assert!(text.ends_with("[default.tencent]: invalid type: integer, expected a string"), "{text}");
     assert!(!text.contains("73509824611") && !format!("{err:?}").contains("73509824611"), "{text}");

@@ -23,7 +23,12 @@ fn ok(sim: &Sim, req: &SimRequest) -> usize {
 
 fn bench(c: &mut Criterion) {
     let sim = Sim::new(SimConfig::default());
-    let offer = sim.ctx().offers("tencent").find(|o| o.prices.hourly.is_some()).unwrap().clone();
+    let offer = sim
+        .ctx()
+        .offers(gpuctl_simkit::Provider::Tencent)
+        .find(|o| o.prices.hourly.is_some())
+        .unwrap()
+        .clone();
     let launch = json!({"Placement": {"Zone": offer.zones[0]}, "InstanceType": offer.instance_type, "ImageId": "img-487zeit5", "InstanceCount": 100});
     ok(&sim, &signed("RunInstances", &offer.region, &launch));
 

@@ -80,7 +80,7 @@ impl Sim {
         self.tick();
         let mut providers = serde_json::Map::new();
         for e in &self.emulators {
-            providers.insert(e.name().to_string(), e.state(&self.ctx));
+            providers.insert(e.provider().to_string(), e.state(&self.ctx));
         }
         serde_json::json!({ "now": self.ctx.now().to_string(), "providers": providers })
     }
@@ -111,7 +111,7 @@ impl Sim {
                 outcome: Outcome::Respond(SimResponse::json(404, &body)),
             };
         };
-        let provider = emu.name();
+        let provider = emu.provider();
         let action = emu.action(req);
         let latency = self.ctx.latency(provider, &action);
         emu.tick(&self.ctx);
@@ -128,7 +128,7 @@ impl Sim {
                 Outcome::Drop { reset: false, after: Duration::ZERO }
             }
         };
-        tracing::debug!(provider, action, "sim call");
+        tracing::debug!(provider = provider.as_str(), action, "sim call");
         Call { latency, outcome }
     }
 }

@@ -4,7 +4,7 @@
 //! and families are sold under the API's spelling (`Catalog::api_type`: Alibaba's `ecs.`), as the
 //! clouds name them on the wire; the emulators keep no spelling rule of their own.
 
-use gpuctl_core::catalog::{BillingMode, Catalog, Provider};
+use gpuctl_core::catalog::{BillingMode, Catalog};
 use gpuctl_simkit::{Offer, Prices};
 
 pub fn from_catalog(catalog: &Catalog) -> Vec<Offer> {
@@ -19,7 +19,7 @@ pub fn from_catalog(catalog: &Catalog) -> Vec<Offer> {
             let hourly = price(BillingMode::Hourly);
             let sourced = BillingMode::ALL.iter().filter_map(|m| price(*m)).next();
             out.push(Offer {
-                provider: provider_name(it.provider).to_string(),
+                provider: it.provider,
                 region: region.clone(),
                 zones,
                 instance_type: catalog.api_type(it.provider, &it.id),
@@ -48,10 +48,6 @@ pub fn from_catalog(catalog: &Catalog) -> Vec<Offer> {
     out
 }
 
-fn provider_name(p: Provider) -> &'static str {
-    p.as_str()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -59,7 +55,7 @@ mod tests {
     #[test]
     fn every_provider_has_priced_offers_with_zones() {
         let offers = from_catalog(Catalog::shipped());
-        for provider in ["tencent", "alibaba", "jdcloud"] {
+        for provider in gpuctl_core::Provider::ALL {
             let mine: Vec<_> = offers.iter().filter(|o| o.provider == provider).collect();
             assert!(!mine.is_empty(), "{provider} has no offers");
             assert!(mine.iter().any(|o| o.prices.hourly.is_some()), "{provider} has no hourly price");

@@ -92,7 +92,7 @@ fn success_then_drop_creates_the_instance_and_loses_the_answer() {
     let offer = sim
         .sim()
         .ctx()
-        .offers("tencent")
+        .offers(gpuctl_simkit::Provider::Tencent)
         .find(|o| o.prices.hourly.is_some())
         .expect("the catalog sells something pay-as-you-go at Tencent")
         .clone();

@@ -5,6 +5,8 @@
 
 use jiff::{SignedDuration, Timestamp};
 
+use crate::Provider;
+
 use crate::ctx::SimCtx;
 use crate::request::SimRequest;
 
@@ -62,7 +64,7 @@ pub fn verify(
     scheme: Scheme,
     req: &SimRequest,
     ctx: &SimCtx,
-    provider: &str,
+    provider: Provider,
     max_skew: SignedDuration,
 ) -> Result<Verified, AuthError> {
     let incoming = gpuctl_sign::IncomingRequest {
@@ -156,30 +158,33 @@ mod tests {
         let now = Timestamp::now().as_second();
         let skew = SignedDuration::from_mins(5);
         ctx.clock().advance(SignedDuration::from_hours(3)); // the sim clock does not affect skew
-        let ok = verify(Scheme::Tc3, &signed(ak, sk, now), &ctx, "tencent", skew).unwrap();
+        let ok = verify(Scheme::Tc3, &signed(ak, sk, now), &ctx, Provider::Tencent, skew).unwrap();
         assert_eq!((ok.access_key.as_str(), ok.service.as_deref()), (ak, Some("cvm")));
-        let check = |req: SimRequest, scheme: Scheme, provider: &str| {
+        let check = |req: SimRequest, scheme: Scheme, provider: Provider| {
             verify(scheme, &req, &ctx, provider, skew).unwrap_err()
         };
-        assert_eq!(check(signed(ak, "wrong", now), Scheme::Tc3, "tencent"), AuthError::Mismatch);
+        assert_eq!(check(signed(ak, "wrong", now), Scheme::Tc3, Provider::Tencent), AuthError::Mismatch);
         assert_eq!(
-            check(signed("AKIDnobody", sk, now), Scheme::Tc3, "tencent"),
+            check(signed("AKIDnobody", sk, now), Scheme::Tc3, Provider::Tencent),
             AuthError::UnknownKey("AKIDnobody".into())
         );
         assert_eq!(
-            check(signed(ak, sk, now), Scheme::Tc3, "alibaba"),
+            check(signed(ak, sk, now), Scheme::Tc3, Provider::Alibaba),
             AuthError::UnknownKey(ak.into()),
             "keys are per provider"
         );
         // Skew is judged on the wall clock, which may tick into the next second between `now` and the
         // check (a loaded machine made it 601 once): 600 s old, give or take that tick.
-        match check(signed(ak, sk, now - 600), Scheme::Tc3, "tencent") {
+        match check(signed(ak, sk, now - 600), Scheme::Tc3, Provider::Tencent) {
             AuthError::Expired { skew_seconds } => {
                 assert!((600..=602).contains(&skew_seconds), "{skew_seconds}")
             }
             other => panic!("want Expired, got {other:?}"),
         }
-        assert_eq!(check(SimRequest::new("POST", "/"), Scheme::Tc3, "tencent"), AuthError::Missing);
-        assert_eq!(check(signed(ak, sk, now), Scheme::Acs3, "tencent"), AuthError::Unsupported(Scheme::Acs3));
+        assert_eq!(check(SimRequest::new("POST", "/"), Scheme::Tc3, Provider::Tencent), AuthError::Missing);
+        assert_eq!(
+            check(signed(ak, sk, now), Scheme::Acs3, Provider::Tencent),
+            AuthError::Unsupported(Scheme::Acs3)
+        );
     }
 }

@@ -73,13 +73,14 @@ impl SimConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Provider;
 
     #[test]
     fn a_discount_must_be_a_percentage_off() {
         let c = SimConfig::parse("[[knobs.discounts]]\nprovider = \"jdcloud\"\npercent = 20\n", "s.toml")
             .unwrap();
-        assert_eq!(c.knobs.price_factor("jdcloud", "g.n2.xlarge"), 0.8);
-        assert_eq!(c.knobs.price_factor("tencent", "GN7.2XLARGE32"), 1.0);
+        assert_eq!(c.knobs.price_factor(Provider::JdCloud, "g.n2.xlarge"), 0.8);
+        assert_eq!(c.knobs.price_factor(Provider::Tencent, "GN7.2XLARGE32"), 1.0);
         let e = SimConfig::parse("[[knobs.discounts]]\npercent = 120\n", "s.toml").unwrap_err().to_string();
         assert!(e.starts_with("s.toml:2:") && e.contains("between 0 and 100"), "{e}");
     }
@@ -90,6 +91,23 @@ mod tests {
         assert!(err.to_string().starts_with("sim.toml:3:16: "), "{err}");
         let err = SimConfig::parse("sede = 1\n", "sim.toml").unwrap_err();
         assert!(err.to_string().contains("sede"), "{err}");
+    }
+
+    #[test]
+    fn a_misspelled_provider_is_refused_with_the_allowed_names_not_left_to_match_nothing() {
+        // Before the clouds were one enum, `provider = "tencnet"` parsed and the knob silently never fired.
+        let e = SimConfig::parse("[[knobs.stock_outs]]\nprovider = \"tencnet\"\n", "s.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("s.toml:2:"), "{e}");
+        assert!(e.contains("tencnet") && e.contains("tencent") && e.contains("jdcloud"), "{e}");
+        let e = SimConfig::parse(
+            "[[credentials]]\nprovider = \"aws\"\naccess_key = \"A\"\nsecret = \"S\"\n",
+            "s.toml",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.starts_with("s.toml:2:") && e.contains("alibaba"), "{e}");
     }
 
     #[test]

@@ -3,6 +3,8 @@
 
 use serde::Deserialize;
 
+use crate::Provider;
+
 /// A secret key: gpuctl-sign's `Secret` (prints as `******`). Deserialised from a plain string.
 pub type SecretKey = gpuctl_sign::Secret;
 
@@ -10,10 +12,11 @@ fn secret_from_str<'de, D: serde::Deserializer<'de>>(d: D) -> Result<SecretKey, 
     String::deserialize(d).map(SecretKey::new)
 }
 
-/// One accepted key pair. `provider` is "tencent", "alibaba" or "jdcloud".
+/// One accepted key pair. A config file names its `provider` as users do (`tencent`, `alibaba`,
+/// `jdcloud`); any other name is refused when the file is read, with the allowed ones.
 #[derive(Clone, Debug, Deserialize)]
 pub struct KeyPair {
-    pub provider: String,
+    pub provider: Provider,
     pub access_key: String,
     #[serde(deserialize_with = "secret_from_str")]
     pub secret: SecretKey,
@@ -21,10 +24,10 @@ pub struct KeyPair {
 
 /// The documented test pairs: (provider, access key, secret). Public on purpose — they only open
 /// the local cloud. Real clouds reject them.
-pub const TEST_KEY_PAIRS: &[(&str, &str, &str)] = &[
-    ("tencent", "AKIDgpuctlSimTencentTestKey000000000", "gpuctlSimTencentTestSecret000000"),
-    ("alibaba", "LTAI5gpuctlSimAlibabaTest", "gpuctlSimAlibabaTestSecret0000"),
-    ("jdcloud", "JDCgpuctlSimJdcloudTestKey000000", "gpuctlSimJdcloudTestSecret000000"),
+pub const TEST_KEY_PAIRS: &[(Provider, &str, &str)] = &[
+    (Provider::Tencent, "AKIDgpuctlSimTencentTestKey000000000", "gpuctlSimTencentTestSecret000000"),
+    (Provider::Alibaba, "LTAI5gpuctlSimAlibabaTest", "gpuctlSimAlibabaTestSecret0000"),
+    (Provider::JdCloud, "JDCgpuctlSimJdcloudTestKey000000", "gpuctlSimJdcloudTestSecret000000"),
 ];
 
 #[derive(Clone, Debug)]
@@ -39,7 +42,7 @@ impl Default for Credentials {
             pairs: TEST_KEY_PAIRS
                 .iter()
                 .map(|(p, ak, sk)| KeyPair {
-                    provider: (*p).into(),
+                    provider: *p,
                     access_key: (*ak).into(),
                     secret: SecretKey::new(*sk),
                 })
@@ -54,7 +57,7 @@ impl Credentials {
     }
 
     /// The secret for `access_key` at `provider`, if the sim accepts that key there.
-    pub fn secret(&self, provider: &str, access_key: &str) -> Option<&SecretKey> {
+    pub fn secret(&self, provider: Provider, access_key: &str) -> Option<&SecretKey> {
         self.pairs.iter().find(|p| p.provider == provider && p.access_key == access_key).map(|p| &p.secret)
     }
 
@@ -77,7 +80,7 @@ mod tests {
             assert!(!shown.contains(sk), "secret leaked in Debug: {shown}");
         }
         assert!(shown.contains("******"));
-        assert!(creds.secret("tencent", TEST_KEY_PAIRS[0].1).is_some());
-        assert!(creds.secret("alibaba", TEST_KEY_PAIRS[0].1).is_none());
+        assert!(creds.secret(Provider::Tencent, TEST_KEY_PAIRS[0].1).is_some());
+        assert!(creds.secret(Provider::Alibaba, TEST_KEY_PAIRS[0].1).is_none());
     }
 }

@@ -14,6 +14,7 @@ use crate::config::SimConfig;
 use crate::creds::{Credentials, SecretKey};
 use crate::knobs::{matches, Fault, Knobs};
 use crate::offers::Offer;
+use crate::Provider;
 
 /// (rate-limit rule index, provider, action) → (tokens left, last refill on the sim clock).
 type Buckets = HashMap<(usize, String, String), (f64, Timestamp)>;
@@ -72,7 +73,7 @@ impl SimCtx {
         &self.credentials
     }
 
-    pub fn secret(&self, provider: &str, access_key: &str) -> Option<&SecretKey> {
+    pub fn secret(&self, provider: Provider, access_key: &str) -> Option<&SecretKey> {
         self.credentials.secret(provider, access_key)
     }
 
@@ -95,25 +96,25 @@ impl SimCtx {
     }
 
     /// The latency to add to this call.
-    pub fn latency(&self, provider: &str, action: &str) -> Duration {
+    pub fn latency(&self, provider: Provider, action: &str) -> Duration {
         let k = lock(&self.knobs);
         let ms = k
             .latency
             .iter()
-            .find(|l| matches(&l.provider, provider) && matches(&l.action, action))
+            .find(|l| matches(&l.provider, &provider) && matches(&l.action, action))
             .map_or(k.latency_ms, |l| l.ms);
         Duration::from_millis(ms)
     }
 
     /// Take one token from every bucket this call falls under. `false` → throttle the call.
     /// Buckets refill on the sim clock, so advancing the clock also refills them.
-    pub fn admit(&self, provider: &str, action: &str) -> bool {
+    pub fn admit(&self, provider: Provider, action: &str) -> bool {
         let knobs = lock(&self.knobs);
         let now = self.now();
         let mut buckets = lock(&self.buckets);
         let mut admitted = true;
         for (i, rule) in knobs.rate_limits.iter().enumerate() {
-            if !(matches(&rule.provider, provider) && matches(&rule.action, action)) {
+            if !(matches(&rule.provider, &provider) && matches(&rule.action, action)) {
                 continue;
             }
             let cap = rule.capacity();
@@ -131,11 +132,11 @@ impl SimCtx {
     }
 
     /// The fault to inject into this call, if any; spends one use of a counted rule.
-    pub fn take_fault(&self, provider: &str, action: &str) -> Option<Fault> {
+    pub fn take_fault(&self, provider: Provider, action: &str) -> Option<Fault> {
         let mut knobs = lock(&self.knobs);
         let mut fired = None;
         for rule in knobs.faults.iter_mut() {
-            if !(matches(&rule.provider, provider) && matches(&rule.action, action)) {
+            if !(matches(&rule.provider, &provider) && matches(&rule.action, action)) {
                 continue;
             }
             if rule.count == Some(0) {
@@ -159,17 +160,17 @@ impl SimCtx {
     /// Whether a stock-out knob closes this type in this zone now: a plain one, or one whose
     /// `available` count has run out.
     /// Whether the account has a default network in this zone (no `no_default_network` knob matches).
-    pub fn has_default_network(&self, provider: &str, zone: &str) -> bool {
+    pub fn has_default_network(&self, provider: Provider, zone: &str) -> bool {
         !lock(&self.knobs).no_default_network.iter().any(|r| r.matches(provider, zone))
     }
 
-    pub fn is_sold_out(&self, provider: &str, instance_type: &str, zone: &str) -> bool {
+    pub fn is_sold_out(&self, provider: Provider, instance_type: &str, zone: &str) -> bool {
         self.stock_left(provider, &[instance_type], zone) == Some(0)
     }
 
     /// How many more instances of this type (under any of its names) the knobs allow in this zone:
     /// `None` without a matching knob, 0 when sold out.
-    pub fn stock_left(&self, provider: &str, instance_types: &[&str], zone: &str) -> Option<u32> {
+    pub fn stock_left(&self, provider: Provider, instance_types: &[&str], zone: &str) -> Option<u32> {
         let knobs = lock(&self.knobs);
         let matching =
             knobs.stock_outs.iter().filter(|s| instance_types.iter().any(|t| s.matches(provider, t, zone)));
@@ -181,7 +182,7 @@ impl SimCtx {
     /// what is granted and lets the rest fail.
     pub fn take_stock(
         &self,
-        provider: &str,
+        provider: Provider,
         instance_types: &[&str],
         zone: &str,
         n: u32,
@@ -229,19 +230,19 @@ impl SimCtx {
     // --- offers -----------------------------------------------------------------------------
 
     /// Every offer of one provider.
-    pub fn offers<'a>(&'a self, provider: &'a str) -> impl Iterator<Item = &'a Offer> + 'a {
+    pub fn offers(&self, provider: Provider) -> impl Iterator<Item = &Offer> + '_ {
         self.offers.iter().filter(move |o| o.provider == provider)
     }
 
     /// The offer for this type in this region, if it is sold there.
-    pub fn offer(&self, provider: &str, region: &str, instance_type: &str) -> Option<&Offer> {
+    pub fn offer(&self, provider: Provider, region: &str, instance_type: &str) -> Option<&Offer> {
         self.offers
             .iter()
             .find(|o| o.provider == provider && o.region == region && o.instance_type == instance_type)
     }
 
     /// The regions a provider sells in (sorted, unique).
-    pub fn regions(&self, provider: &str) -> Vec<String> {
+    pub fn regions(&self, provider: Provider) -> Vec<String> {
         let mut r: Vec<String> = self.offers(provider).map(|o| o.region.clone()).collect();
         r.sort();
         r.dedup();
@@ -262,20 +263,20 @@ mod tests {
     fn rate_limit_throttles_then_refills_on_the_sim_clock() {
         let c = ctx(Knobs {
             rate_limits: vec![RateLimit {
-                provider: Some("tencent".into()),
+                provider: Some(Provider::Tencent),
                 action: Some("RunInstances".into()),
                 per_second: 1.0,
                 burst: Some(2.0),
             }],
             ..Knobs::default()
         });
-        assert!(c.admit("tencent", "RunInstances"));
-        assert!(c.admit("tencent", "RunInstances"));
-        assert!(!c.admit("tencent", "RunInstances"), "third call within the burst must be throttled");
-        assert!(c.admit("tencent", "DescribeInstances"), "other APIs are not limited by this rule");
-        assert!(c.admit("alibaba", "RunInstances"), "other providers are not limited by this rule");
+        assert!(c.admit(Provider::Tencent, "RunInstances"));
+        assert!(c.admit(Provider::Tencent, "RunInstances"));
+        assert!(!c.admit(Provider::Tencent, "RunInstances"), "third call within the burst must be throttled");
+        assert!(c.admit(Provider::Tencent, "DescribeInstances"), "other APIs are not limited by this rule");
+        assert!(c.admit(Provider::Alibaba, "RunInstances"), "other providers are not limited by this rule");
         c.clock().advance(SignedDuration::from_secs(1));
-        assert!(c.admit("tencent", "RunInstances"), "one second refills one token");
+        assert!(c.admit(Provider::Tencent, "RunInstances"), "one second refills one token");
     }
 
     #[test]
@@ -284,10 +285,10 @@ mod tests {
             faults: vec![FaultRule::next(None, Some("RunInstances"), FaultKind::Reset, 2)],
             ..Knobs::default()
         });
-        assert_eq!(c.take_fault("tencent", "DescribeInstances"), None);
-        assert_eq!(c.take_fault("tencent", "RunInstances"), Some(Fault::Reset));
-        assert_eq!(c.take_fault("alibaba", "RunInstances"), Some(Fault::Reset));
-        assert_eq!(c.take_fault("tencent", "RunInstances"), None);
+        assert_eq!(c.take_fault(Provider::Tencent, "DescribeInstances"), None);
+        assert_eq!(c.take_fault(Provider::Tencent, "RunInstances"), Some(Fault::Reset));
+        assert_eq!(c.take_fault(Provider::Alibaba, "RunInstances"), Some(Fault::Reset));
+        assert_eq!(c.take_fault(Provider::Tencent, "RunInstances"), None);
         assert!(c.knobs().faults.is_empty());
     }
 
@@ -299,7 +300,7 @@ mod tests {
             status: Some(500),
             ..FaultRule::next(None, None, FaultKind::ServerError, 0)
         };
-        let fired = |c: &SimCtx| (0..1000).filter(|_| c.take_fault("jdcloud", "x").is_some()).count();
+        let fired = |c: &SimCtx| (0..1000).filter(|_| c.take_fault(Provider::JdCloud, "x").is_some()).count();
         let a = fired(&ctx(Knobs { faults: vec![rule.clone()], ..Knobs::default() }));
         let b = fired(&ctx(Knobs { faults: vec![rule], ..Knobs::default() }));
         assert_eq!(a, b, "same seed, same draws");
@@ -310,41 +311,45 @@ mod tests {
     fn stock_outs_match_by_type_and_zone() {
         let c = ctx(Knobs {
             stock_outs: vec![StockOut {
-                provider: Some("tencent".into()),
+                provider: Some(Provider::Tencent),
                 instance_type: Some("GN7.2XLARGE32".into()),
                 zone: None,
                 available: None,
             }],
             ..Knobs::default()
         });
-        assert!(c.is_sold_out("tencent", "GN7.2XLARGE32", "ap-guangzhou-3"));
-        assert!(!c.is_sold_out("tencent", "GN7.5XLARGE80", "ap-guangzhou-3"));
-        assert!(!c.is_sold_out("alibaba", "GN7.2XLARGE32", "ap-guangzhou-3"));
-        assert_eq!(c.take_stock("tencent", &["GN7.2XLARGE32"], "z", 1, true), 0);
-        assert_eq!(c.take_stock("tencent", &["GN7.5XLARGE80"], "z", 3, true), 3, "no knob, no limit");
+        assert!(c.is_sold_out(Provider::Tencent, "GN7.2XLARGE32", "ap-guangzhou-3"));
+        assert!(!c.is_sold_out(Provider::Tencent, "GN7.5XLARGE80", "ap-guangzhou-3"));
+        assert!(!c.is_sold_out(Provider::Alibaba, "GN7.2XLARGE32", "ap-guangzhou-3"));
+        assert_eq!(c.take_stock(Provider::Tencent, &["GN7.2XLARGE32"], "z", 1, true), 0);
+        assert_eq!(c.take_stock(Provider::Tencent, &["GN7.5XLARGE80"], "z", 3, true), 3, "no knob, no limit");
     }
 
     #[test]
     fn available_stock_counts_down_all_or_none_or_partly() {
         let limited = |n| StockOut {
-            provider: Some("jdcloud".into()),
+            provider: Some(Provider::JdCloud),
             instance_type: None,
             zone: Some("cn-north-1a".into()),
             available: Some(n),
         };
         let c = ctx(Knobs { stock_outs: vec![limited(3)], ..Knobs::default() });
-        assert!(!c.is_sold_out("jdcloud", "p.n1v100.2xlarge", "cn-north-1a"));
-        assert_eq!(c.stock_left("jdcloud", &["p.n1v100.2xlarge"], "cn-north-1a"), Some(3));
+        assert!(!c.is_sold_out(Provider::JdCloud, "p.n1v100.2xlarge", "cn-north-1a"));
+        assert_eq!(c.stock_left(Provider::JdCloud, &["p.n1v100.2xlarge"], "cn-north-1a"), Some(3));
         assert_eq!(
-            c.take_stock("jdcloud", &["t"], "cn-north-1a", 4, true),
+            c.take_stock(Provider::JdCloud, &["t"], "cn-north-1a", 4, true),
             0,
             "all or none: 4 > 3, nothing taken"
         );
-        assert_eq!(c.take_stock("jdcloud", &["t"], "cn-north-1a", 2, true), 2);
-        assert_eq!(c.take_stock("jdcloud", &["t"], "cn-north-1a", 5, false), 1, "partly: what is left");
-        assert!(c.is_sold_out("jdcloud", "t", "cn-north-1a"));
+        assert_eq!(c.take_stock(Provider::JdCloud, &["t"], "cn-north-1a", 2, true), 2);
+        assert_eq!(
+            c.take_stock(Provider::JdCloud, &["t"], "cn-north-1a", 5, false),
+            1,
+            "partly: what is left"
+        );
+        assert!(c.is_sold_out(Provider::JdCloud, "t", "cn-north-1a"));
         assert_eq!(c.knobs().stock_outs[0].available, Some(0), "the knob shows what is left");
-        assert_eq!(c.take_stock("jdcloud", &["t"], "cn-north-1b", 5, false), 5);
+        assert_eq!(c.take_stock(Provider::JdCloud, &["t"], "cn-north-1b", 5, false), 5);
     }
 
     #[test]

@@ -9,6 +9,8 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use crate::Provider;
+
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct Knobs {
@@ -43,13 +45,13 @@ pub struct Knobs {
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct ZoneRule {
-    pub provider: Option<String>,
+    pub provider: Option<Provider>,
     pub zone: Option<String>,
 }
 
 impl ZoneRule {
-    pub fn matches(&self, provider: &str, zone: &str) -> bool {
-        matches(&self.provider, provider) && matches(&self.zone, zone)
+    pub fn matches(&self, provider: Provider, zone: &str) -> bool {
+        matches(&self.provider, &provider) && matches(&self.zone, zone)
     }
 }
 
@@ -57,7 +59,7 @@ impl ZoneRule {
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct Discount {
-    pub provider: Option<String>,
+    pub provider: Option<Provider>,
     pub instance_type: Option<String>,
     #[serde(deserialize_with = "percent_off")]
     pub percent: f64,
@@ -78,10 +80,10 @@ fn percent_off<'de, D: serde::Deserializer<'de>>(d: D) -> Result<f64, D::Error> 
 
 impl Knobs {
     /// The fraction of the list price an account pays for `instance_type` (1.0 without a discount).
-    pub fn price_factor(&self, provider: &str, instance_type: &str) -> f64 {
+    pub fn price_factor(&self, provider: Provider, instance_type: &str) -> f64 {
         self.discounts
             .iter()
-            .find(|d| matches(&d.provider, provider) && matches(&d.instance_type, instance_type))
+            .find(|d| matches(&d.provider, &provider) && matches(&d.instance_type, instance_type))
             .map(|d| 1.0 - d.percent / 100.0)
             .unwrap_or(1.0)
     }
@@ -109,7 +111,7 @@ impl Default for Knobs {
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct Latency {
-    pub provider: Option<String>,
+    pub provider: Option<Provider>,
     pub action: Option<String>,
     pub ms: u64,
 }
@@ -118,7 +120,7 @@ pub struct Latency {
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct RateLimit {
-    pub provider: Option<String>,
+    pub provider: Option<Provider>,
     pub action: Option<String>,
     /// Sustained calls per second.
     pub per_second: f64,
@@ -140,7 +142,7 @@ impl RateLimit {
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct StockOut {
-    pub provider: Option<String>,
+    pub provider: Option<Provider>,
     pub instance_type: Option<String>,
     pub zone: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -153,7 +155,7 @@ pub struct StockOut {
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct FaultRule {
-    pub provider: Option<String>,
+    pub provider: Option<Provider>,
     pub action: Option<String>,
     pub kind: FaultKind,
     /// HTTP status of a `server_error` (default 503).
@@ -166,9 +168,9 @@ pub struct FaultRule {
 
 impl FaultRule {
     /// A rule that fires on the next `count` calls of `action` at `provider`.
-    pub fn next(provider: Option<&str>, action: Option<&str>, kind: FaultKind, count: u32) -> Self {
+    pub fn next(provider: Option<Provider>, action: Option<&str>, kind: FaultKind, count: u32) -> Self {
         Self {
-            provider: provider.map(str::to_string),
+            provider,
             action: action.map(str::to_string),
             kind,
             status: None,
@@ -211,13 +213,16 @@ pub enum Fault {
     SuccessThenDrop,
 }
 
-pub(crate) fn matches(pattern: &Option<String>, value: &str) -> bool {
-    pattern.as_deref().is_none_or(|p| p == value)
+pub(crate) fn matches<T: PartialEq + ?Sized>(
+    pattern: &Option<impl std::borrow::Borrow<T>>,
+    value: &T,
+) -> bool {
+    pattern.as_ref().is_none_or(|p| p.borrow() == value)
 }
 
 impl StockOut {
-    pub fn matches(&self, provider: &str, instance_type: &str, zone: &str) -> bool {
-        matches(&self.provider, provider)
+    pub fn matches(&self, provider: Provider, instance_type: &str, zone: &str) -> bool {
+        matches(&self.provider, &provider)
             && matches(&self.instance_type, instance_type)
             && matches(&self.zone, zone)
     }

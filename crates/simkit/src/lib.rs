@@ -40,6 +40,9 @@ pub use page::Window;
 pub use reader::{ParamErrors, Params};
 pub use request::{SimRequest, SimResponse};
 
+/// The clouds, named once (gpuctl-clouds): knobs, credentials and offers say which one they mean.
+pub use gpuctl_clouds::Provider;
+
 /// One cloud's emulator, hosted by the sim server.
 ///
 /// The server calls, for each request: [`claims`](Emulator::claims) on every emulator (the first that
@@ -49,8 +52,8 @@ pub use request::{SimRequest, SimResponse};
 /// [`handle`](Emulator::handle). Emulators keep their own state behind interior mutability; they never
 /// sleep or read the wall clock (the time is `ctx.now()`).
 pub trait Emulator: Send + Sync {
-    /// The provider name as used in knobs and credentials: "tencent", "alibaba", "jdcloud".
-    fn name(&self) -> &'static str;
+    /// The cloud this emulator is: what knobs, credentials and offers are matched against.
+    fn provider(&self) -> Provider;
 
     /// Whether this request is for this cloud, judged by the cloud's own protocol markers
     /// (Tencent: `X-TC-Action` + TC3 scope service; Alibaba: `x-acs-action` or `Action`;

@@ -4,10 +4,11 @@
 
 use serde::Serialize;
 
+use crate::Provider;
+
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct Offer {
-    /// "tencent", "alibaba", "jdcloud".
-    pub provider: String,
+    pub provider: Provider,
     pub region: String,
     /// Zones where the type is sold; stock-out knobs can still close one.
     pub zones: Vec<String>,

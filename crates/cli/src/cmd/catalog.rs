@@ -71,7 +71,7 @@ pub fn run(args: CatalogArgs) -> Result<ExitCode, CliError> {
     let providers = args
         .providers
         .iter()
-        .map(|p| Provider::parse(p).map_err(output::unknown))
+        .map(|p| gpuctl_core::parse_provider(p).map_err(output::unknown))
         .collect::<Result<Vec<_>, _>>()?;
     let gpus = args
         .gpus

@@ -9,7 +9,6 @@ use std::process::ExitCode;
 
 use clap::Args;
 use gpuctl_provision::workflow::{CloneOptions, CloneSource};
-use gpuctl_provision::Provider;
 
 use super::plan::print_plan;
 use super::provision::{exit_for, print_report};
@@ -58,7 +57,7 @@ pub fn run(args: CloneArgs) -> Result<ExitCode, CliError> {
     // Where the source is: from the state, or from --provider/--region for instances gpuctl did not create.
     let source = match (&target, &args.provider, &args.region) {
         (Target::Instance(id), Some(p), Some(r)) => CloneSource::Foreign {
-            provider: Provider::parse(p).map_err(|e| CliError::usage(e.to_string()))?,
+            provider: gpuctl_core::parse_provider(p).map_err(|e| CliError::usage(e.to_string()))?,
             region: r.clone(),
             instance_id: id.clone(),
         },

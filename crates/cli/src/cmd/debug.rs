@@ -8,7 +8,7 @@ use std::io::Read;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use gpuctl_sign::credentials::{self, Cloud, Env};
+use gpuctl_sign::credentials::{self, Env, Provider};
 use gpuctl_sign::{sign, Algorithm, Credentials, SignableRequest, SigningParams};
 use serde::Deserialize;
 
@@ -105,11 +105,11 @@ fn run_sign(args: SignArgs) -> Result<ExitCode, CliError> {
     })?;
 
     let (algorithm, cloud) = match input.provider.as_str() {
-        "tencent" => (Algorithm::Tc3, Cloud::Tencent),
-        "alibaba" => (Algorithm::Acs3, Cloud::Alibaba),
-        "alibaba-rpc" => (Algorithm::AlibabaRpcV2, Cloud::Alibaba),
-        "jdcloud" => (Algorithm::JdCloud3, Cloud::JdCloud),
-        "jdcloud2" => (Algorithm::JdCloud2, Cloud::JdCloud),
+        "tencent" => (Algorithm::Tc3, Provider::Tencent),
+        "alibaba" => (Algorithm::Acs3, Provider::Alibaba),
+        "alibaba-rpc" => (Algorithm::AlibabaRpcV2, Provider::Alibaba),
+        "jdcloud" => (Algorithm::JdCloud3, Provider::JdCloud),
+        "jdcloud2" => (Algorithm::JdCloud2, Provider::JdCloud),
         other => {
             let closest = PROVIDERS
                 .iter()

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use gpuctl_core::{
     input, parse_count, parse_hours, preset, price_job, rank, stages, BillingMode, Catalog, Date, InputError,
-    Job, JobPrice, Method, ModelShape, Precision, Provider, Question, Ranking, StagePlan, Usage,
+    Job, JobPrice, Method, ModelShape, Precision, Question, Ranking, StagePlan, Usage,
 };
 use serde::Serialize;
 
@@ -170,7 +170,7 @@ pub fn question(args: &EstimateArgs, cat: &Catalog, today: Date) -> Result<Quest
     q.providers = args
         .providers
         .iter()
-        .map(|p| Provider::parse(p).map_err(output::unknown))
+        .map(|p| gpuctl_core::parse_provider(p).map_err(output::unknown))
         .collect::<Result<_, _>>()?;
     q.gpus = args
         .gpu_filter

@@ -125,10 +125,10 @@ impl Session {
             state_path = dir.path().join("state.db");
             let ep = Endpoint::parse(&bg.url()).map_err(CliError::failed)?;
             for p in Provider::ALL {
-                let (_, ak, sk) = gpuctl_simkit::creds::TEST_KEY_PAIRS
+                let (ak, sk) = gpuctl_simkit::creds::TEST_KEY_PAIRS
                     .iter()
-                    .find(|(n, _, _)| *n == p.as_str())
-                    .copied()
+                    .find(|(n, _, _)| *n == p)
+                    .map(|&(_, ak, sk)| (ak, sk))
                     .unwrap_or_default();
                 clouds.push(client(p, gpuctl_sign::Credentials::new(ak, sk), Some(ep.clone()), http.clone()));
             }
@@ -139,12 +139,7 @@ impl Session {
             let mut warned: Vec<String> = Vec::new();
             for p in Provider::ALL {
                 let ep = endpoint_override(p, &args.endpoints, |k| var(&env, k)).map_err(CliError::usage)?;
-                let cloud = match p {
-                    Provider::Tencent => credentials::Cloud::Tencent,
-                    Provider::Alibaba => credentials::Cloud::Alibaba,
-                    Provider::JdCloud => credentials::Cloud::JdCloud,
-                };
-                match credentials::load(cloud, args.profile.as_deref(), &env) {
+                match credentials::load(p, args.profile.as_deref(), &env) {
                     Ok(loaded) => {
                         // The warning text starts with "warning: "; one file serving several clouds
                         // (gpuctl's credentials.toml) is warned about once.

@@ -234,7 +234,7 @@ fn asks(cat: &Catalog, args: &RefreshArgs) -> Result<Vec<Ask>, CliError> {
     let providers = args
         .providers
         .iter()
-        .map(|p| Provider::parse(p).map_err(output::unknown))
+        .map(|p| gpuctl_core::parse_provider(p).map_err(output::unknown))
         .collect::<Result<Vec<_>, _>>()?;
     let gpus = args
         .gpus

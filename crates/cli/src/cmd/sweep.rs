@@ -112,7 +112,7 @@ fn places(
 ) -> Result<Vec<Place>, CliError> {
     let mut providers = Vec::new();
     for p in &args.providers {
-        let p = Provider::parse(p).map_err(|e| CliError::usage(e.to_string()))?;
+        let p = gpuctl_core::parse_provider(p).map_err(|e| CliError::usage(e.to_string()))?;
         if !providers.contains(&p) {
             providers.push(p);
         }
@@ -208,7 +208,8 @@ fn price_text(p: Option<&PriceFact>) -> String {
 
 pub fn run(args: SweepArgs) -> Result<ExitCode, CliError> {
     let catalog = load_catalog(None)?;
-    let need: Vec<Provider> = args.providers.iter().filter_map(|p| Provider::parse(p).ok()).collect();
+    let need: Vec<Provider> =
+        args.providers.iter().filter_map(|p| gpuctl_core::parse_provider(p).ok()).collect();
     let session = Session::open(&args.cloud, &need)?;
     let places = places(&args, &catalog, |p| session.engine.has_cloud(p))?;
     let found: Found = session

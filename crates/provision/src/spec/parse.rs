@@ -73,7 +73,7 @@ const REQUIRE_KEYS: &[&str] = &["gpu", "gpus", "min_vram_gb", "providers", "regi
 const DISK_KEYS: &[&str] = &["category", "size_gb", "snapshot_id"];
 const NETWORK_KEYS: &[&str] = &["vpc", "subnet", "security_groups"];
 const SNAPSHOT_KEYS: &[&str] = &["before_release"];
-const PROVIDER_NAMES: &[&str] = &["tencent", "alibaba", "jdcloud"];
+const PROVIDER_NAMES: &[&str] = &Provider::NAMES;
 
 /// Reads a spec file. `user_data_file` paths are relative to the spec's folder.
 pub fn parse_file(path: &Path, limits: &Limits) -> Result<Spec, SpecErrors> {
@@ -438,7 +438,7 @@ impl Parser<'_> {
     }
 
     fn provider(&self, r: &mut Reader<'_>, s: &Spanned<String>) -> Option<Provider> {
-        match Provider::parse(&s.value) {
+        match gpuctl_core::parse_provider(&s.value) {
             Ok(p) => Some(p),
             Err(_) => {
                 let near = gpuctl_core::suggest(&s.value, PROVIDER_NAMES.iter().copied());

@@ -15,7 +15,7 @@ use std::sync::Mutex;
 
 use gpuctl_simkit::auth::{self, Scheme};
 use gpuctl_simkit::params::unflatten;
-use gpuctl_simkit::{lock, Emulator, NonceStore, SimCtx, SimRequest, SimResponse};
+use gpuctl_simkit::{lock, Emulator, NonceStore, Provider, SimCtx, SimRequest, SimResponse};
 use jiff::SignedDuration;
 use serde_json::{json, Value};
 
@@ -25,7 +25,7 @@ use error::{auth_error, render_error};
 use ops::{disks, images, instances, policies, prices, snapshots, vpc};
 use state::{EcsState, Timings};
 
-pub(crate) const PROVIDER: &str = "alibaba";
+pub(crate) const PROVIDER: Provider = Provider::Alibaba;
 
 /// ECS refuses requests signed more than 15 minutes away from its clock.
 const MAX_SKEW: SignedDuration = SignedDuration::from_mins(15);
@@ -171,7 +171,7 @@ fn product(req: &SimRequest, params: &Value) -> Result<Product, EcsError> {
 }
 
 impl Emulator for Ecs {
-    fn name(&self) -> &'static str {
+    fn provider(&self) -> Provider {
         PROVIDER
     }
 

@@ -14,7 +14,7 @@ const TYPE: &str = "ecs.gn7i-c8g1.2xlarge";
 /// One catalogued offer (figures from shared/reference/catalog-facts.md, Alibaba rows).
 fn offers() -> Vec<Offer> {
     vec![Offer {
-        provider: "alibaba".into(),
+        provider: gpuctl_simkit::Provider::Alibaba,
         region: "cn-hangzhou".into(),
         zones: vec!["cn-hangzhou-i".into(), "cn-hangzhou-j".into()],
         // The API's spelling, as the local cloud's offers carry it (crates/sim/src/offers.rs).
@@ -328,7 +328,7 @@ fn delete_needs_stopped_or_force() {
 fn stock_outs_answer_no_stock_and_show_in_available_resource() {
     let knobs = Knobs {
         stock_outs: vec![StockOut {
-            provider: Some("alibaba".into()),
+            provider: Some(gpuctl_simkit::Provider::Alibaba),
             instance_type: Some(TYPE.into()),
             zone: Some("cn-hangzhou-i".into()),
             available: None,
@@ -551,8 +551,11 @@ fn signed_for(
 fn signed_requests_pass_in_v3_and_rpc_mode_and_auth_failures_use_ecs_codes() {
     use gpuctl_sign::Algorithm::{Acs3, AlibabaRpcV2};
     let (ecs, ctx) = (Ecs::new(), ctx());
-    let (_, ak, sk) =
-        gpuctl_simkit::creds::TEST_KEY_PAIRS.iter().find(|(p, _, _)| *p == "alibaba").copied().unwrap();
+    let (_, ak, sk) = gpuctl_simkit::creds::TEST_KEY_PAIRS
+        .iter()
+        .find(|(p, _, _)| *p == gpuctl_simkit::Provider::Alibaba)
+        .copied()
+        .unwrap();
     let q = [
         ("RegionId", "cn-hangzhou"),
         ("InstanceType", TYPE),
@@ -909,7 +912,7 @@ fn vswitches_page_by_page_number_up_to_fifty() {
 fn an_account_without_a_default_vswitch_in_a_zone_lists_none_there() {
     let knobs = Knobs {
         no_default_network: vec![gpuctl_simkit::ZoneRule {
-            provider: Some("alibaba".into()),
+            provider: Some(gpuctl_simkit::Provider::Alibaba),
             zone: Some("cn-hangzhou-j".into()),
         }],
         ..Knobs::default()

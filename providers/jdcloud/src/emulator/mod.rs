@@ -17,7 +17,7 @@ use std::sync::Mutex;
 
 use gpuctl_simkit::auth::{self, AuthError, Scheme};
 use gpuctl_simkit::params::unflatten;
-use gpuctl_simkit::{lock, Emulator, NonceStore, SimCtx, SimRequest, SimResponse};
+use gpuctl_simkit::{lock, Emulator, NonceStore, Provider, SimCtx, SimRequest, SimResponse};
 use jiff::SignedDuration;
 use serde_json::Value;
 
@@ -28,7 +28,7 @@ use ops::{billing, disk, renewal, vm};
 pub use route::{route, Route};
 use state::JdState;
 
-pub(crate) const PROVIDER: &str = "jdcloud";
+pub(crate) const PROVIDER: Provider = Provider::JdCloud;
 
 /// *unverified*: JD does not publish its signing-time window; 5 minutes, as Tencent's.
 const MAX_SKEW: SignedDuration = SignedDuration::from_mins(5);
@@ -148,7 +148,7 @@ impl JdCloud {
 }
 
 impl Emulator for JdCloud {
-    fn name(&self) -> &'static str {
+    fn provider(&self) -> Provider {
         PROVIDER
     }
 

@@ -17,7 +17,7 @@ const AZ: &str = "cn-north-1a";
 /// is a test figure, its source says so).
 fn offers() -> Vec<Offer> {
     vec![Offer {
-        provider: "jdcloud".into(),
+        provider: gpuctl_simkit::Provider::JdCloud,
         region: "cn-north-1".into(),
         zones: vec![AZ.into(), "cn-north-1b".into()],
         instance_type: TYPE.into(),
@@ -170,7 +170,7 @@ fn limited_stock_gives_partial_success_and_failed_instances_disappear() {
 fn stock_out_knob_refuses_the_create_and_shows_in_instance_types() {
     let knobs = Knobs {
         stock_outs: vec![StockOut {
-            provider: Some("jdcloud".into()),
+            provider: Some(gpuctl_simkit::Provider::JdCloud),
             instance_type: None,
             zone: Some(AZ.into()),
             available: None,
@@ -334,7 +334,11 @@ fn calculate_total_price_uses_the_catalog_and_names_its_source() {
 #[test]
 fn a_configured_discount_is_what_discounted_total_price_charges() {
     let knobs = Knobs {
-        discounts: vec![Discount { provider: Some("jdcloud".into()), instance_type: None, percent: 20.0 }],
+        discounts: vec![Discount {
+            provider: Some(gpuctl_simkit::Provider::JdCloud),
+            instance_type: None,
+            percent: 20.0,
+        }],
         ..Knobs::default()
     };
     let (jd, ctx) = (JdCloud::new(), ctx_with(knobs));
@@ -421,7 +425,8 @@ fn signed(
     body: &str,
     nonce: &str,
 ) -> SimRequest {
-    let (_, ak, sk) = TEST_KEY_PAIRS.iter().find(|(p, _, _)| *p == "jdcloud").copied().unwrap();
+    let (_, ak, sk) =
+        TEST_KEY_PAIRS.iter().find(|(p, _, _)| *p == gpuctl_simkit::Provider::JdCloud).copied().unwrap();
     let req = gpuctl_sign::SignableRequest {
         method: method.into(),
         scheme: "http".into(),

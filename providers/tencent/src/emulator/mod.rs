@@ -15,7 +15,7 @@ use std::sync::{Mutex, MutexGuard};
 
 use gpuctl_simkit::auth::{self, Scheme};
 use gpuctl_simkit::params::unflatten;
-use gpuctl_simkit::{lock, Emulator, SimCtx, SimRequest, SimResponse};
+use gpuctl_simkit::{lock, Emulator, Provider, SimCtx, SimRequest, SimResponse};
 use jiff::SignedDuration;
 use serde_json::Value;
 
@@ -26,7 +26,7 @@ use ops::{cbs, cvm};
 use p::P;
 use state::State;
 
-const PROVIDER: &str = "tencent";
+const PROVIDER: Provider = Provider::Tencent;
 
 /// One call, after auth: what the operation sees.
 pub(crate) struct Call<'a> {
@@ -182,7 +182,7 @@ fn scope_service(req: &SimRequest) -> Option<String> {
 }
 
 impl Emulator for Tencent {
-    fn name(&self) -> &'static str {
+    fn provider(&self) -> Provider {
         PROVIDER
     }
 

@@ -12,7 +12,7 @@ const ZONE: &str = "ap-guangzhou-3";
 
 fn offer() -> Offer {
     Offer {
-        provider: "tencent".into(),
+        provider: gpuctl_simkit::Provider::Tencent,
         region: "ap-guangzhou".into(),
         zones: vec![ZONE.into(), "ap-guangzhou-4".into()],
         instance_type: TYPE.into(),
@@ -184,7 +184,7 @@ fn action_timer_releases_on_the_sim_clock() {
 fn stock_outs_refuse_creates_and_show_in_zone_configs() {
     let knobs = Knobs {
         stock_outs: vec![StockOut {
-            provider: Some("tencent".into()),
+            provider: Some(gpuctl_simkit::Provider::Tencent),
             instance_type: Some(TYPE.into()),
             zone: Some(ZONE.into()),
             available: None,
