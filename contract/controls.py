@@ -264,7 +264,9 @@ def decoded(rec, schema):
     if cloud == "jdcloud":
         rx = "^" + check.re.sub(r"\\\{(\w+)\\\}", r"(?P<\1>[^/:]+)", check.re.escape(spec["path"])) + "$"
         path_params = [(k, urllib.parse.unquote(v)) for k, v in check.re.match(rx, rec["path"]).groupdict().items()]
-    if rec["method"] == "POST" and rec["body"].strip().startswith("{"):
+    # A body is JSON for every method that has one, as check.py and the emulators read it (JD's
+    # setRenewal is a PUT: jdcloud_sdk 1.6.354 services/renewal/apis/SetRenewalRequest.py).
+    if rec["method"] in ("POST", "PUT", "PATCH") and rec["body"].strip().startswith("{"):
         tree = json.loads(rec["body"])
         for k, v in path_params:
             tree.setdefault(k, v)
