@@ -9,6 +9,10 @@ official SDKs send and fail what they would refuse.
    pass check.py with no problem line.
 2. Planted wrong requests (per cloud: an unknown parameter, a missing required one, an out-of-range
    value, a wrong type) must each fail with exactly the expected line.
+3. The same requests, decoded the way the emulators decode them, with check.py's verdict, must equal
+   the committed `contract/planted.json`: the fixture the Rust validator (crates/simkit/src/validate.rs,
+   crates/simkit/tests/planted.rs) is held to, so the Python and Rust checkers agree.
+   `controls.py --write-fixture` regenerates it.
 
 Run with .venv-contract's python (the SDKs). Ends with `N passed, N failed`; exit 1 on any failure.
 """
@@ -251,6 +255,41 @@ def problems(rec, schema):
     return (cloud, action), probs.lines
 
 
+def decoded(rec, schema):
+    """What the validator gets from an emulator: a JSON tree, or flattened pairs (with the index base);
+    JD's path parameters join the parameters as check.py joins them."""
+    cloud, action, spec, _, _ = check.identify(rec, schema)
+    query = check.form_pairs(rec.get("query", ""))
+    path_params = []
+    if cloud == "jdcloud":
+        rx = "^" + check.re.sub(r"\\\{(\w+)\\\}", r"(?P<\1>[^/:]+)", check.re.escape(spec["path"])) + "$"
+        path_params = [(k, urllib.parse.unquote(v)) for k, v in check.re.match(rx, rec["path"]).groupdict().items()]
+    # A body is JSON for every method that has one, as check.py and the emulators read it (JD's
+    # setRenewal is a PUT: jdcloud_sdk 1.6.354 services/renewal/apis/SetRenewalRequest.py).
+    if rec["method"] in ("POST", "PUT", "PATCH") and rec["body"].strip().startswith("{"):
+        tree = json.loads(rec["body"])
+        for k, v in path_params:
+            tree.setdefault(k, v)
+        return {"cloud": cloud, "action": action, "json": tree}
+    pairs = query + (check.form_pairs(rec["body"]) if "x-www-form-urlencoded" in
+                     rec["headers"].get("content-type", "") else [])
+    if cloud == "alibaba":
+        pairs = [(k, v) for k, v in pairs if k not in check.ALI_COMMON]
+    base = 0 if cloud == "tencent" else 1
+    return {"cloud": cloud, "action": action, "flat": [list(p) for p in pairs + path_params], "base": base}
+
+
+def fixture(cases, schema):
+    out = []
+    for name, rec in cases:
+        case = dict(name=name, **decoded(rec, schema))
+        case["lines"] = sorted(problems(rec, schema)[1])
+        out.append(case)
+    return json.dumps({"why": "written by contract/controls.py --write-fixture: requests as the emulators "
+                              "decode them and check.py's verdict; crates/simkit/tests/planted.rs must agree",
+                       "cases": out}, indent=1, ensure_ascii=False, sort_keys=True) + "\n"
+
+
 def main():
     schema = check.load_schema(os.path.join(HERE, "schema"))
     built = [(("tencent", a), tencent(a, s, b)) for a, s, b in TC]
@@ -297,6 +336,20 @@ def main():
     else:
         print("FAIL planted response fields: expected\n  " + "\n  ".join(expected) + "\ngot\n  " + "\n  ".join(got))
         failed += 1
+    cases = [(f"sdk {k[0]} {k[1]}", r) for k, r in built]
+    cases += [(f"planted {name}", rec) for name, rec, _ in planted(sdk)]
+    text = fixture(cases, schema)
+    fixture_path = os.path.join(HERE, "planted.json")
+    if "--write-fixture" in sys.argv[1:]:
+        with open(fixture_path, "w", encoding="utf-8") as f:
+            f.write(text)
+    with open(fixture_path, encoding="utf-8") as f:
+        if f.read() == text:
+            passed += 1
+        else:
+            print("FAIL contract/planted.json is not what controls.py derives: run "
+                  ".venv-contract/bin/python contract/controls.py --write-fixture and commit it")
+            failed += 1
     print(f"{passed} passed, {failed} failed")
     return 1 if failed else 0
 

@@ -49,7 +49,7 @@ ALIBABA = ["RunInstances", "DescribeInstances", "DescribeInstanceStatus", "Delet
 ALIBABA_VPC = ["DescribeVSwitches"]
 JDCLOUD = {
     "vm": ["createInstances", "describeInstances", "describeInstance", "deleteInstance", "describeInstanceTypes",
-           "modifyInstanceReleaseTime", "createImage"],
+           "modifyInstanceReleaseTime", "createImage", "describeInstancesCustomData"],
     "disk": ["createSnapshot", "describeSnapshots", "deleteSnapshot", "createSnapshotPolicy",
              "applySnapshotPolicies"],
     "billing": ["calculateTotalPrice"],

@@ -17,6 +17,8 @@ from alibabacloud_ecs20140526 import models as m
 from alibabacloud_ecs20140526.client import Client
 from alibabacloud_tea_openapi.exceptions import ClientException, ThrottlingException
 from alibabacloud_tea_openapi.models import Config
+from alibabacloud_vpc20160428 import models as vm
+from alibabacloud_vpc20160428.client import Client as VpcClient
 
 # The documented test key pair the sim accepts without a config file (README "Local cloud").
 AK = "LTAI5gpuctlSimAlibabaTest"
@@ -76,8 +78,29 @@ def in_an_hour():
     return (sim_now() + dt.timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+def default_vswitch(ecs, zone=None):
+    """(zone, vSwitch id) to launch TYPE into, found as a user of the SDKs finds them: the first zone
+    DescribeAvailableResource offers TYPE in (unless the caller names one), and the account's default
+    vSwitch there through VPC DescribeVSwitches (alibabacloud-vpc20160428 7.2.2,
+    models/_describe_vswitches_request.py: ZoneId, IsDefault). RunInstances must name a vSwitch: every
+    GPU family is VPC-only (alibabacloud-ecs20140526 7.11.8, models/_run_instances_request.py
+    v_switch_id: "If you create a VPC-type ECS instance, you must specify a vSwitch ID"), and the sim
+    refuses a create without one with MissingParameter, as ECS does."""
+    if zone is None:
+        zone = ecs.describe_available_resource(m.DescribeAvailableResourceRequest(
+            region_id=REGION, destination_resource="InstanceType", instance_type=TYPE)).body.available_zones.available_zone[0].zone_id
+    host = SIM["sim"].url.split("://", 1)[1]
+    vpc = VpcClient(Config(access_key_id=AK, access_key_secret=SK, endpoint=host, protocol="http", region_id=REGION))
+    found = vpc.describe_vswitches(vm.DescribeVSwitchesRequest(region_id=REGION, zone_id=zone, is_default=True)).body
+    switches = found.v_switches.v_switch
+    assert len(switches) == 1 and switches[0].zone_id == zone, found.to_map()
+    return zone, switches[0].v_switch_id
+
+
 def run(ecs, amount=1, **kw):
-    req = m.RunInstancesRequest(region_id=REGION, instance_type=TYPE, image_id=IMAGE, amount=amount, **kw)
+    zone, vsw = default_vswitch(ecs, kw.pop("zone_id", None))
+    req = m.RunInstancesRequest(region_id=REGION, instance_type=TYPE, image_id=IMAGE, amount=amount,
+                                zone_id=zone, v_switch_id=vsw, **kw)
     return ecs.run_instances(req).body
 
 
@@ -161,7 +184,8 @@ def test_dry_run_weekly_term_and_bad_parameters(ecs):
     assert converted.order_id
     ecs.delete_instance(m.DeleteInstanceRequest(instance_id=wid, force=True))
     assert error_code(lambda: run(ecs, instance_charge_type="PrePaid", period=5, period_unit="Week")) == "InvalidPeriod"
-    assert error_code(lambda: ecs.run_instances(m.RunInstancesRequest(region_id=REGION, instance_type="ecs.nope", image_id=IMAGE))) \
+    assert error_code(lambda: ecs.run_instances(m.RunInstancesRequest(
+        region_id=REGION, instance_type="ecs.nope", image_id=IMAGE, v_switch_id=default_vswitch(ecs)[1]))) \
         == "InvalidInstanceType.ValueNotSupported"
     soon = (sim_now() + dt.timedelta(minutes=5)).strftime("%Y-%m-%dT%H:%M:%SZ")
     assert error_code(lambda: run(ecs, auto_release_time=soon)).startswith("InvalidAutoReleaseTime")

@@ -1,4 +1,5 @@
-//! Prepaid terms on release (issue 12 item 5), through the `gpuctl` binary against `gpuctl sim`:
+//! What bills and what stops billing on release (issue 12 items 1 and 5), through the `gpuctl` binary
+//! against `gpuctl sim`: a spot Tencent pool without `spot_max_price`, and prepaid terms —
 //! a subscription Alibaba instance cannot be released by DeleteInstances while its term runs
 //! (alibabacloud_ecs20140526 7.11.8, models/_delete_instances_request.py: TerminateSubscription
 //! releases *expired* subscriptions only), so `release` leaves the term the documented way —
@@ -135,4 +136,58 @@ fn tencent_monthly_release_moves_it_to_the_recycle_bin() {
         (serde_json::json!([]), serde_json::json!(1))
     );
     assert_eq!(swept["billing_until"], serde_json::json!([]), "{swept}");
+}
+
+/// The spot Tencent pool without `spot_max_price` of issue 12's "Done when". Tencent requires a bid
+/// for SPOTPAID (tccli 3.1.189.1, services/cvm/v20170312/api.json objects.SpotMarketOptions: MaxPrice
+/// `required`), and the sim refuses a spot create without one (MissingParameter), so the plan bids the
+/// pay-as-you-go price and says so, and the instance the sim holds is a SPOTPAID one. `status` shows
+/// it live at the recorded spot price, which is at most the bid (the sim refuses a bid below the spot
+/// price); `sweep` owns it and finds nothing billing past a term. Released, the cloud terminates it
+/// (a spot instance has no term to run out, so no recycle bin either), and nothing is left billing.
+/// The sim has no knob that reclaims a spot instance, so a reclaim is not covered here.
+#[test]
+fn tencent_spot_without_max_price_bids_pay_as_you_go_and_stops_billing_on_release() {
+    let dir = tempfile::tempdir().unwrap();
+    let sim = SimProcess::start(dir.path(), QUICK, &[]);
+    let pool = format!("billing = \"spot\"\n{}", e2e::placement("tencent"));
+    let id = provision_one(&sim, dir.path(), "e2e-spot-tencent", &pool);
+    let held = instances(&sim, "tencent");
+    assert_eq!((held.len(), held[0]["InstanceChargeType"].as_str()), (1, Some("SPOTPAID")), "{held:?}");
+    assert_eq!(held[0]["InstanceId"], id.as_str(), "{held:?}");
+
+    // The bid the plan makes for this pool (the spec provision_one wrote): the pay-as-you-go price.
+    let spec = dir.path().join("spec.toml");
+    let plan = e2e::ok_json(&sim.url, dir.path(), &["plan", spec.to_str().unwrap(), "--json"]);
+    let bid = plan["pools"][0]["choices"][0]["spot_bid"].as_f64().unwrap_or_else(|| panic!("no bid: {plan}"));
+    assert!(plan["warnings"].to_string().contains("the pay-as-you-go price"), "{plan}");
+
+    let status = e2e::ok_json(&sim.url, dir.path(), &["status", "--json"]);
+    assert_eq!(status.as_array().map(Vec::len), Some(1), "{status}");
+    assert_eq!((status[0]["billing"].as_str(), status[0]["state"].as_str()), (Some("spot"), Some("running")));
+    let rate = status[0]["price_cny_per_hour"].as_f64().unwrap_or_else(|| panic!("no price: {status}"));
+    assert!(rate > 0.0 && rate <= bid, "spot rate {rate} vs bid {bid}: {status}");
+    let sweep_args = ["sweep", "--provider", "tencent", "--region", "ap-guangzhou", "--json"];
+    let swept = e2e::ok_json(&sim.url, dir.path(), &sweep_args);
+    assert_eq!(
+        (swept["orphans"].clone(), swept["owned"].clone()),
+        (serde_json::json!([]), serde_json::json!(1))
+    );
+    assert_eq!(swept["billing_until"], serde_json::json!([]), "no term to bill to: {swept}");
+
+    let out = e2e::ok_json(&sim.url, dir.path(), &["release", &id, "--yes", "--json"]);
+    assert_eq!(out["released"], serde_json::json!([id]), "{out}");
+    assert_eq!(out["billed_until"], serde_json::json!([]), "{out}");
+    // On its way out at the cloud, not parked in the recycle bin as a prepaid one is.
+    let held = instances(&sim, "tencent");
+    assert!(held.iter().all(|i| i["Terminating"] == true && i["Shutdown"] == false), "{held:?}");
+    let status = e2e::ok_json(&sim.url, dir.path(), &["status", "--json"]);
+    assert_eq!(status, serde_json::json!([]), "nothing live is recorded");
+    let swept = e2e::ok_json(&sim.url, dir.path(), &sweep_args);
+    assert_eq!(
+        (swept["orphans"].clone(), swept["owned"].clone()),
+        (serde_json::json!([]), serde_json::json!(0))
+    );
+    assert_eq!(swept["billing_until"], serde_json::json!([]), "{swept}");
+    assert_eq!(swept["total_cny_per_hour"], serde_json::json!(0.0), "{swept}");
 }

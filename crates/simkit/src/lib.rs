@@ -26,6 +26,7 @@ pub mod params;
 pub mod reader;
 pub mod request;
 pub mod testing;
+pub mod validate;
 
 pub use auth::{AuthError, Scheme, Verified};
 pub use clock::SimClock;

@@ -4,6 +4,7 @@
 
 use gpuctl_simkit::auth::AuthError;
 use gpuctl_simkit::params::as_string;
+use gpuctl_simkit::validate::{Kind, Violation};
 use gpuctl_simkit::{ParamErrors, SimCtx, SimRequest, SimResponse};
 use serde_json::Value;
 
@@ -57,6 +58,34 @@ pub(crate) fn render_error(req: &SimRequest, ctx: &SimCtx, e: &EcsError) -> SimR
         recommend: format!("https://api.aliyun.com/troubleshoot?q={}&product=Ecs", e.code),
     };
     SimResponse::json(e.status, &serde_json::to_value(body).unwrap_or(Value::Null))
+}
+
+/// A request that breaks its action's request model (simkit's validator, issue 12), in ECS's codes:
+/// HTTP 400 `MissingParameter` for a missing required parameter and `InvalidParameter` for anything
+/// else the model forbids (an undefined name, a wrong type, a value not allowed, out of range, a bad
+/// format), the two generic parameter codes of ECS's error center (https://api.aliyun.com/document/Ecs/2014-05-26/errorCode,
+/// also the `MissingParameter`/`InvalidParameter` entries the ECS API docs list per action).
+pub(crate) fn violation(v: &Violation) -> EcsError {
+    let name = if v.path.is_empty() { "-" } else { v.path.as_str() };
+    match v.kind {
+        Kind::Missing => EcsError::new(
+            400,
+            codes::MISSING_PARAMETER,
+            format!("The input parameter \"{name}\" that is mandatory for processing this request is not supplied."),
+        ),
+        // A term the Period/PeriodUnit rule does not allow keeps the code the operation's own check
+        // (ops/instances.rs `prepaid_term`) has always answered, and the SDK conformance test expects.
+        Kind::NotAllowed | Kind::OutOfRange if v.path == "Period" => EcsError::new(
+            400,
+            codes::INVALID_PERIOD,
+            format!("The specified parameter \"Period\" is not valid: {} ({}).", v.what, v.source),
+        ),
+        _ => EcsError::new(
+            400,
+            codes::INVALID_PARAMETER,
+            format!("The specified parameter \"{name}\" is not valid: {} ({}).", v.what, v.source),
+        ),
+    }
 }
 
 pub(crate) fn auth_error(e: AuthError) -> EcsError {

@@ -560,6 +560,9 @@ fn signed_requests_pass_in_v3_and_rpc_mode_and_auth_failures_use_ecs_codes() {
         ("RegionId", "cn-hangzhou"),
         ("InstanceType", TYPE),
         ("ImageId", "img"),
+        // Required by the schema's rule (every GPU family is VPC-only): the request must be valid
+        // for the signing modes to be what the test sees.
+        ("VSwitchId", "vsw-1"),
         ("Tag.1.Key", "team"),
         ("Tag.1.Value", "ml ops*"),
     ];
@@ -960,4 +963,112 @@ fn the_signed_version_picks_the_product() {
     assert_eq!(product(&req, &with("2016-04-28")).unwrap(), Product::Vpc);
     assert_eq!(product(&req, &serde_json::json!({})).unwrap(), Product::Ecs);
     assert_eq!(err_code(product(&req, &with("2099-01-01"))), (400, "InvalidVersion".into()));
+}
+
+/// Issue 12: `handle` refuses what the ECS request models forbid, after auth and before the
+/// operation runs, with ECS's `MissingParameter`/`InvalidParameter` (HTTP 400).
+#[test]
+fn requests_that_break_the_request_model_are_refused_with_ecs_codes() {
+    use gpuctl_sign::Algorithm::{Acs3, AlibabaRpcV2};
+    let (ecs, ctx) = (Ecs::new(), ctx());
+    let (_, ak, sk) = gpuctl_simkit::creds::TEST_KEY_PAIRS
+        .iter()
+        .find(|(p, _, _)| *p == gpuctl_simkit::Provider::Alibaba)
+        .copied()
+        .unwrap();
+    let base =
+        [("RegionId", "cn-hangzhou"), ("InstanceType", TYPE), ("ImageId", "img"), ("VSwitchId", "vsw-1")];
+    // (action, parameters beyond `base` for RunInstances, the code ECS answers)
+    type Case<'a> = (&'a str, Vec<(&'a str, &'a str)>, &'a str);
+    let cases: [Case; 7] = [
+        ("RunInstances", vec![("Bogus", "1")], codes::INVALID_PARAMETER),
+        ("RunInstances", vec![("Tag.1.Bogus", "1")], codes::INVALID_PARAMETER),
+        ("RunInstances", vec![("Amount", "one")], codes::INVALID_PARAMETER),
+        (
+            "RunInstances",
+            vec![("InstanceChargeType", "PrePaid"), ("PeriodUnit", "Week"), ("Period", "5")],
+            codes::INVALID_PERIOD,
+        ),
+        (
+            "RunInstances",
+            vec![
+                ("InstanceChargeType", "PrePaid"),
+                ("Period", "1"),
+                ("AutoReleaseTime", "2026-12-01T10:00:00Z"),
+            ],
+            codes::INVALID_PARAMETER,
+        ),
+        ("RunInstances", vec![("Tag.0.Key", "k")], codes::INVALID_PARAMETER),
+        ("CreateSnapshot", vec![], codes::MISSING_PARAMETER),
+    ];
+    for (i, (action, extra, want)) in cases.iter().enumerate() {
+        let q: Vec<(&str, &str)> = if *action == "RunInstances" {
+            base.iter().copied().chain(extra.iter().copied()).collect()
+        } else {
+            extra.clone()
+        };
+        for alg in [Acs3, AlibabaRpcV2] {
+            let nonce = format!("n-{i}-{alg:?}");
+            let r = ecs.handle(&signed(alg, ak, sk, action, &q, &nonce, SignedDuration::ZERO), &ctx);
+            let body = r.json_body();
+            assert_eq!(
+                (r.status, body["Code"].as_str().unwrap_or("")),
+                (400, *want),
+                "{action} {q:?} {alg:?}: {body}"
+            );
+        }
+    }
+    // Nothing ran: no instance was created by the refused requests.
+    let v = call(&ecs, &ctx, "DescribeInstances", &[("RegionId", "cn-hangzhou")]).unwrap();
+    assert_eq!(v["TotalCount"], json!(0), "{v}");
+    // Auth comes first: the same unknown parameter, unsigned, is refused as unsigned.
+    let mut req = signed(Acs3, ak, sk, "RunInstances", &[("Bogus", "1")], "n-unsigned", SignedDuration::ZERO);
+    req.headers.retain(|(k, _)| k != "authorization");
+    assert_eq!(ecs.handle(&req, &ctx).json_body()["Code"], json!("MissingSignature"));
+}
+
+#[test]
+fn every_action_served_has_a_definition() {
+    let src = include_str!("mod.rs");
+    let served: Vec<&str> = src
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix('"')?.split_once("\" => ").map(|(a, _)| a))
+        .collect();
+    assert!(served.len() >= 15, "{served:?}");
+    for a in served {
+        assert!(super::SCHEMA.has(a), "{a} is served but not in contract/schema/alibaba.json");
+    }
+}
+
+/// The VPC product is held to its own definition (alibabacloud-vpc20160428 7.2.2,
+/// models/_describe_vswitches_request.py): a parameter DescribeVSwitchesRequest does not have, or a
+/// `PageSize` that is not an integer, is refused with `InvalidParameter` before the listing runs; the
+/// same request is served when it keeps to the model; and an ECS action sent with VPC's version is
+/// not held to ECS's model but answered as an action VPC does not serve.
+#[test]
+fn vpc_requests_are_held_to_the_vpc_request_model() {
+    use gpuctl_sign::Algorithm::Acs3;
+    let (ecs, ctx) = (Ecs::new(), ctx());
+    let (_, ak, sk) = gpuctl_simkit::creds::TEST_KEY_PAIRS
+        .iter()
+        .find(|(p, _, _)| *p == gpuctl_simkit::Provider::Alibaba)
+        .copied()
+        .unwrap();
+    let vpc = crate::api::vpc::VPC_API_VERSION;
+    let send = |action: &str, q: &[(&str, &str)], nonce: &str| {
+        let r = ecs.handle(&signed_for(vpc, Acs3, ak, sk, action, q, nonce, SignedDuration::ZERO), &ctx);
+        (r.status, r.json_body())
+    };
+    let region = ("RegionId", "cn-hangzhou");
+    for (i, bad) in [("Bogus", "1"), ("PageSize", "ten"), ("IsDefault", "maybe")].into_iter().enumerate() {
+        let (status, body) = send("DescribeVSwitches", &[region, bad], &format!("vpc-bad-{i}"));
+        assert_eq!((status, body["Code"].as_str()), (400, Some(codes::INVALID_PARAMETER)), "{bad:?}: {body}");
+    }
+    let (status, body) =
+        send("DescribeVSwitches", &[region, ("PageSize", "10"), ("IsDefault", "true")], "vpc-ok");
+    assert_eq!(status, 200, "{body}");
+    assert!(!body["VSwitches"]["VSwitch"].as_array().unwrap().is_empty(), "{body}");
+    // CreateSnapshot without its required DiskId would be MissingParameter at ECS; VPC has no such action.
+    let (status, body) = send("CreateSnapshot", &[region], "vpc-ecs-action");
+    assert_eq!((status, body["Code"].as_str()), (404, Some(codes::ACTION_NOT_FOUND)), "{body}");
 }

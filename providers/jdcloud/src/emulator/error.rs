@@ -1,6 +1,7 @@
 //! JD's error: an HTTP status code with its status word (`crate::api::status`), rendered as
 //! `{"requestId", "error": {code, status, message}}`; successes as `{"requestId", "result"}`.
 
+use gpuctl_simkit::validate::Violation;
 use gpuctl_simkit::{ParamErrors, SimCtx, SimResponse};
 use serde_json::{json, Value};
 
@@ -29,6 +30,14 @@ impl ParamErrors for JdError {
     fn invalid(name: &str, want: &str, got: &Value) -> Self {
         JdError::new(status::INVALID_ARGUMENT, format!("{name} must be {want}, got {got}"))
     }
+}
+
+/// A request that breaks its request class (simkit's validator, issue 12): JD answers every bad
+/// parameter with HTTP 400 `INVALID_ARGUMENT` (JD Cloud's common error codes,
+/// https://docs.jdcloud.com/cn/common-declaration/error-code), naming the field and what is wrong.
+pub(crate) fn violation(v: &Violation) -> JdError {
+    let name = if v.path.is_empty() { "request" } else { v.path.as_str() };
+    JdError::new(status::INVALID_ARGUMENT, format!("{name}: {} ({})", v.what, v.source))
 }
 
 pub(crate) fn render(ctx: &SimCtx, result: Result<Value, JdError>) -> SimResponse {

@@ -47,6 +47,7 @@ pub mod codes {
     pub const NO_SUCH_VERSION: &str = "NoSuchVersion";
     pub const UNSUPPORTED_REGION: &str = "UnsupportedRegion";
     pub const MISSING_PARAMETER: &str = "MissingParameter";
+    pub const UNKNOWN_PARAMETER: &str = "UnknownParameter";
     pub const INVALID_PARAMETER: &str = "InvalidParameter";
     pub const INVALID_PARAMETER_VALUE: &str = "InvalidParameterValue";
     pub const INVALID_FILTER: &str = "InvalidFilter";

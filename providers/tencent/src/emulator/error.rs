@@ -4,6 +4,7 @@
 //! map onto its codes.
 
 use gpuctl_simkit::auth::AuthError;
+use gpuctl_simkit::validate::{Kind, Violation};
 use gpuctl_simkit::{ParamErrors, SimCtx, SimResponse};
 use serde_json::{json, Value};
 
@@ -45,6 +46,27 @@ impl ParamErrors for TcError {
         };
         TcError::new(codes::VALUE_RANGE, message)
     }
+}
+
+/// A request that breaks its action's definition (simkit's validator, issue 12), in Tencent's common
+/// error codes (https://www.tencentcloud.com/document/api/213/33281; the same codes are in
+/// tencentcloud-sdk-python-cvm 3.1.178 `tencentcloud/cvm/v20170312/errorcodes.py`: `UNKNOWNPARAMETER`,
+/// `MISSINGPARAMETER`, `INVALIDPARAMETER`, `INVALIDPARAMETERVALUE`, `INVALIDPARAMETERVALUE_RANGE`,
+/// `INVALIDPARAMETERVALUE_INVALIDTIMEFORMAT`): an undefined name is `UnknownParameter`, a missing one
+/// `MissingParameter`, a malformed one (wrong type, bad flattened index) `InvalidParameter`, a value not
+/// allowed `InvalidParameterValue`, out of range `InvalidParameterValue.Range`, a time in the wrong
+/// format `InvalidParameterValue.InvalidTimeFormat` (the schema's formats are all times).
+pub(crate) fn violation(v: &Violation) -> TcError {
+    let code = match v.kind {
+        Kind::Unknown => codes::UNKNOWN_PARAMETER,
+        Kind::Missing => codes::MISSING_PARAMETER,
+        Kind::WrongType | Kind::BadIndex => codes::INVALID_PARAMETER,
+        Kind::NotAllowed | Kind::Deprecated => codes::INVALID_PARAMETER_VALUE,
+        Kind::OutOfRange => codes::VALUE_RANGE,
+        Kind::BadFormat => codes::INVALID_TIME_FORMAT,
+    };
+    let name = if v.path.is_empty() { "the request" } else { v.path.as_str() };
+    TcError::new(code, format!("The parameter `{name}` {}.", v.what))
 }
 
 pub(crate) fn auth_error(e: AuthError) -> TcError {

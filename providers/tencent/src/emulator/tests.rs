@@ -387,3 +387,72 @@ fn describe_by_tag_key_matches_any_value_and_pages() {
     );
     assert_eq!(both["TotalCount"], 1);
 }
+
+/// Issue 12: the emulator refuses what tccli's definitions forbid, before the operation runs, in
+/// Tencent's common codes; an unsigned request still gets the auth error first.
+#[test]
+fn requests_that_break_the_definition_are_refused_with_tencents_codes() {
+    let (emu, ctx) = setup(Knobs::default());
+    let cases = [
+        ("RunInstances", run(json!({"Bogus": 1})), "UnknownParameter"),
+        ("RunInstances", run(json!({"Placement": {"Zone": ZONE, "Bogus": 1}})), "UnknownParameter"),
+        ("TerminateInstances", json!({}), "MissingParameter"),
+        (
+            "RunInstances",
+            run(json!({"InstanceChargeType": "SPOTPAID", "InstanceMarketOptions": {"SpotOptions": {}}})),
+            "MissingParameter",
+        ),
+        ("RunInstances", run(json!({"InstanceChargeType": "PREPAID"})), "MissingParameter"),
+        ("RunInstances", run(json!({"InstanceCount": "1"})), "InvalidParameter"),
+        ("RunInstances", run(json!({"InstanceChargeType": "MONTHLY"})), "InvalidParameterValue"),
+        (
+            "InquiryPriceRunInstances",
+            run(json!({"InstanceChargeType": "PREPAID", "InstanceChargePrepaid": {"Period": 13}})),
+            "InvalidParameterValue",
+        ),
+    ];
+    for (action, body, want) in cases {
+        let r = call(&emu, &ctx, action, body.clone());
+        assert_eq!(code(&r), want, "{action} {body}: {r}");
+    }
+    // Nothing ran: the refused creates left no instance.
+    assert!(states(&emu, &ctx).is_empty());
+    // Auth comes first: an unsigned request with an unknown parameter is an auth failure.
+    let mut req = signed("cvm", "RunInstances", &run(json!({"Bogus": 1})));
+    req.headers.retain(|(k, _)| k != "authorization");
+    assert!(code(&emu.handle(&req, &ctx).json_body()["Response"]).starts_with("AuthFailure"));
+}
+
+#[test]
+fn flattened_requests_are_held_to_the_definition_too() {
+    // The form/GET style's pairs, as `params` hands them to the validator (0-based indices).
+    let refusal = |q: &str| {
+        let pairs = gpuctl_simkit::params::form_decode(q);
+        super::SCHEMA
+            .refusal("DescribeInstances", gpuctl_simkit::validate::Input::Flat { pairs: &pairs, base: 0 })
+            .map(|v| super::error::violation(&v).code)
+    };
+    assert_eq!(refusal("Limit=5&Filters.0.Name=zone&Filters.0.Values.0=x"), None);
+    assert_eq!(refusal("Limit=five"), Some("InvalidParameter"));
+    assert_eq!(refusal("Limitt=5"), Some("UnknownParameter"));
+    assert_eq!(refusal("Limit=500"), Some("InvalidParameterValue.Range"));
+    assert_eq!(refusal("Filters.x.Name=zone"), Some("InvalidParameter"));
+    let (emu, ctx) = setup(Knobs::default());
+    let r = call(&emu, &ctx, "DescribeInstances", json!({"Limit": 101}));
+    assert_eq!(code(&r), "InvalidParameterValue.Range", "{r}");
+    let r = call(
+        &emu,
+        &ctx,
+        "RunInstances",
+        run(json!({"ActionTimer": {"TimerAction": "TerminateInstances",
+        "ActionTime": "2026-12-01 10:00:00"}})),
+    );
+    assert_eq!(code(&r), "InvalidParameterValue.InvalidTimeFormat", "{r}");
+}
+
+#[test]
+fn every_action_served_has_a_definition() {
+    for a in super::api::CVM_ACTIONS.iter().chain(super::api::CBS_ACTIONS) {
+        assert!(super::SCHEMA.has(a), "{a} is served but not in contract/schema/tencent.json");
+    }
+}
