@@ -4,6 +4,11 @@
 //! the CLI does not parse 57 KB of TOML at every start (issue 11); the TOML reader (`toml-files`)
 //! is left for users' overlays. A native test checks that both routes give the same catalog, bit
 //! for bit. A data file that does not parse fails the build here, with the file named.
+//!
+//! Built without `toml-files` (the browser calculator), the free-text `notes` of every row and the
+//! instance types' `source` are left out of the binary form: the page shows neither (it shows each
+//! price's source, date, confidence and derivation, which stay), and with the evidence-sized catalog of
+//! issue 18 they would cost ~5 KB of the bundle's 300 KB budget. The CLI keeps every text.
 
 use std::path::Path;
 
@@ -18,9 +23,26 @@ fn main() {
         let src = format!("data/{name}.toml");
         println!("cargo:rerun-if-changed={src}");
         let text = std::fs::read_to_string(&src).unwrap_or_else(|e| panic!("{src}: {e}"));
-        let file: schema::DataFile = toml::from_str(&text).unwrap_or_else(|e| panic!("{src}: {e}"));
+        let mut file: schema::DataFile = toml::from_str(&text).unwrap_or_else(|e| panic!("{src}: {e}"));
+        if std::env::var_os("CARGO_FEATURE_TOML_FILES").is_none() {
+            lean(&mut file);
+        }
         let bytes = borsh::to_vec(&file).unwrap_or_else(|e| panic!("{src}: {e}"));
         std::fs::write(Path::new(&out).join(format!("{name}.borsh")), bytes)
             .unwrap_or_else(|e| panic!("{out}/{name}.borsh: {e}"));
+    }
+}
+
+/// The browser's form: the texts the page never shows dropped (see the header).
+fn lean(file: &mut schema::DataFile) {
+    for g in &mut file.gpu {
+        g.notes.clear();
+    }
+    for i in &mut file.instance {
+        i.notes.clear();
+        i.source.clear();
+    }
+    for r in &mut file.price {
+        r.notes.clear();
     }
 }

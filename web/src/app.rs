@@ -139,6 +139,7 @@ fn App() -> impl IntoView {
     // Memos over parts of the state, so an edit rebuilds only what shows that part.
     let tab = Memo::new(move |_| inputs.with(|i| i.tab));
     let price_age = Memo::new(move |_| eval.with(|e| e.price_age.clone()));
+    let evidence = Memo::new(move |_| eval.with(|e| e.evidence));
     let assumptions = Memo::new(move |_| eval.with(|e| e.assumptions.clone()));
 
     // The URL is the state: replace (not push) so typing does not flood the history, and only once
@@ -225,6 +226,7 @@ fn App() -> impl IntoView {
         </main>
         <footer class="foot">
             <p data-testid="price-age">{move || price_age.with(|p| p.as_ref().map(|p| i18n::price_age(p, lang.get())))}</p>
+            <p data-testid="evidence-mix">{move || evidence.with(|m| m.as_ref().map(|m| i18n::evidence_mix(m, today, lang.get())))}</p>
             <details>
                 <summary>{move || ctx.t(i18n::ASSUMPTIONS)}</summary>
                 <ul data-testid="assumptions">
