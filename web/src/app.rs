@@ -46,7 +46,36 @@ impl Ctx {
 #[wasm_bindgen(start)]
 pub fn start() {
     console_error_panic_hook::set_once();
-    leptos::mount::mount_to_body(App);
+}
+
+/// Called by index.html with the bytes of `catalog.bin`, fetched beside this module (issue 18: the
+/// catalog is its own static file, so the code bundle keeps its budget and a catalog refresh leaves
+/// the cached code alone). Renders the calculator, or the error page if the bytes are not a catalog.
+#[wasm_bindgen]
+pub fn mount(catalog: &[u8]) {
+    match Catalog::install_shipped(catalog) {
+        Ok(_) => leptos::mount::mount_to_body(App),
+        Err(e) => catalog_unavailable(&format!("catalog.bin: {e}")),
+    }
+}
+
+/// The page when there is no catalog (index.html calls it when the fetch fails, offline with no
+/// cached copy or a server error): a clear message instead of an empty page, with the reason.
+#[wasm_bindgen]
+pub fn catalog_unavailable(reason: &str) {
+    let search = window().location().search().unwrap_or_default();
+    let lang = Inputs::from_query(&search).lang.unwrap_or_else(browser_lang);
+    let reason = reason.to_string();
+    leptos::mount::mount_to_body(move || {
+        view! {
+            <main role="alert" data-testid="catalog-error">
+                <h1>{i18n::TITLE.get(lang)}</h1>
+                <p>{i18n::CATALOG_UNAVAILABLE.get(lang)}</p>
+                <p><code>{reason}</code></p>
+                <p>{i18n::CATALOG_RETRY.get(lang)}</p>
+            </main>
+        }
+    });
 }
 
 fn window() -> web_sys::Window {

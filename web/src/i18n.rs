@@ -65,6 +65,10 @@ texts! {
     SUBTITLE: "Which GPU instance, billed how, for how long, at what cost — Tencent Cloud, Alibaba Cloud, JD Cloud. The same engine as the gpuctl CLI, running in your browser.",
         "选哪种 GPU 实例、怎么计费、要多久、花多少钱 —— 腾讯云、阿里云、京东云。与 gpuctl 命令行同一个引擎，在浏览器里运行。";
     LANGUAGE: "Language", "语言";
+    CATALOG_UNAVAILABLE: "The price catalog could not be loaded, so there is nothing to rank.",
+        "无法加载价格目录，暂无可排名的方案。";
+    CATALOG_RETRY: "Reload the page when the connection is back; once loaded, the page also works offline.",
+        "网络恢复后请刷新页面；加载成功一次后，本页离线也能使用。";
     TAB_OFFERS: "Offers", "方案排名";
     TAB_PLAN: "Staged plan", "阶梯式部署";
     TAB_TCO: "Self-build vs cloud (TCO)", "自建 vs 上云 (TCO)";

@@ -30,16 +30,21 @@ const SHIPPED_TOML: [(&str, &str); 3] = [
     ("prices.toml", include_str!("../data/prices.toml")),
 ];
 
-/// The same files as build.rs read them into the schema types and wrote them in borsh's binary
-/// form: every build (CLI and browser alike) starts from these. Decoding them takes no text parser
-/// (no TOML, no JSON deserializer in the browser bundle) and a fraction of the TOML reader's time at
-/// every CLI start (issue 11); the same merge and checks then run on them. The TOML reader is only
-/// for a user's overlay. Names stay `*.toml` for error messages.
-const SHIPPED_BINARY: [(&str, &[u8]); 3] = [
-    ("gpus.toml", include_bytes!(concat!(env!("OUT_DIR"), "/gpus.borsh"))),
-    ("instances.toml", include_bytes!(concat!(env!("OUT_DIR"), "/instances.borsh"))),
-    ("prices.toml", include_bytes!(concat!(env!("OUT_DIR"), "/prices.borsh"))),
-];
+/// The same files as build.rs read them into the schema types and wrote them, each with its name, in
+/// borsh's binary form: every build (CLI and browser alike) starts from these bytes. Decoding them
+/// takes no text parser (no TOML, no JSON deserializer in the browser bundle) and a fraction of the
+/// TOML reader's time at every CLI start (issue 11); the same merge and checks then run on them. The
+/// TOML reader is only for a user's overlay. Names stay `*.toml` for error messages.
+///
+/// Embedded in the CLI (feature `embedded-catalog`, and in core's own tests). The browser calculator
+/// leaves it out of its code bundle and fetches the same bytes as `catalog.bin` instead, handing them
+/// to [`Catalog::install_shipped`] (issue 18: the catalog would push the bundle past its 300 KB budget,
+/// and a refreshed catalog should not invalidate the cached code).
+#[cfg(any(test, feature = "embedded-catalog"))]
+const SHIPPED_BINARY: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/catalog.borsh"));
+
+/// The shipped catalog, once decoded (or installed by the browser).
+static SHIPPED: OnceLock<Catalog> = OnceLock::new();
 
 impl Provider {
     pub const ALL: [Provider; 3] = [Provider::Tencent, Provider::Alibaba, Provider::JdCloud];
@@ -322,18 +327,38 @@ impl Serialize for Catalog {
 }
 
 impl Catalog {
-    /// The catalog shipped inside the binary, decoded once (from build.rs's binary form).
+    /// The shipped catalog, decoded once: from the bytes embedded in the binary (`embedded-catalog`),
+    /// or, in the browser, from the `catalog.bin` the page fetched and gave to
+    /// [`Catalog::install_shipped`] before it rendered anything.
     pub fn shipped() -> &'static Catalog {
-        static SHIPPED: OnceLock<Catalog> = OnceLock::new();
-        SHIPPED
-            .get_or_init(|| Catalog::decode_shipped().expect("shipped catalog is valid (checked by tests)"))
+        #[cfg(any(test, feature = "embedded-catalog"))]
+        {
+            SHIPPED.get_or_init(|| {
+                Catalog::decode_shipped().expect("shipped catalog is valid (checked by tests)")
+            })
+        }
+        #[cfg(not(any(test, feature = "embedded-catalog")))]
+        {
+            // A programming error, not bad input: the page mounts only after a successful install.
+            SHIPPED.get().expect("Catalog::install_shipped ran before the catalog was used")
+        }
+    }
+
+    /// Decodes `bytes` (build.rs's binary form, as the browser fetched it) and makes it the catalog
+    /// [`Catalog::shipped`] returns from now on. A catalog already in place (embedded and used, or
+    /// installed before) stays: the first one wins, so every caller sees one catalog. Damaged or
+    /// foreign bytes are refused with a message.
+    pub fn install_shipped(bytes: &[u8]) -> Result<&'static Catalog, CatalogError> {
+        let cat = Catalog::from_binary(bytes)?;
+        Ok(SHIPPED.get_or_init(|| cat))
     }
 
     /// A fresh copy of the shipped catalog, decoded now (not the cached [`Catalog::shipped`]); for
     /// measuring start-up (`benches/catalog.rs`).
     #[doc(hidden)]
+    #[cfg(any(test, feature = "embedded-catalog"))]
     pub fn decode_shipped() -> Result<Catalog, CatalogError> {
-        Catalog::from_binary(&SHIPPED_BINARY)
+        Catalog::from_binary(SHIPPED_BINARY)
     }
 
     /// Build from data files (TOML, or JSON when the text starts with `{`); `(name, text)` pairs.
@@ -341,26 +366,28 @@ impl Catalog {
         Catalog::from_data(files.iter().map(|(name, text)| Ok((*name, parse_file(name, text)?))))
     }
 
-    /// Build from data files in build.rs's binary form (see [`SHIPPED_BINARY`]).
-    fn from_binary(files: &[(&str, &[u8])]) -> Result<Catalog, CatalogError> {
-        Catalog::from_data(files.iter().map(|(name, bytes)| {
-            // A fixed message: formatting borsh's error would pull io::Error's text into the bundle,
-            // and the shipped files are checked at build time anyway.
-            let file = borsh::from_slice::<DataFile>(bytes).map_err(|_| CatalogError::Invalid {
-                file: name.to_string(),
+    /// Build from build.rs's binary form (see [`SHIPPED_BINARY`]): the named data files in one blob.
+    fn from_binary(bytes: &[u8]) -> Result<Catalog, CatalogError> {
+        // A fixed message: formatting borsh's error would pull io::Error's text into the bundle,
+        // and the shipped files are checked at build time anyway.
+        let files =
+            borsh::from_slice::<Vec<(String, DataFile)>>(bytes).map_err(|_| CatalogError::Invalid {
+                file: "the shipped catalog".into(),
                 message: "not a catalog in build.rs's binary form".into(),
             })?;
-            Ok((*name, check_schema(name, file)?))
+        Catalog::from_data(files.into_iter().map(|(name, file)| {
+            let file = check_schema(&name, file)?;
+            Ok((name, file))
         }))
     }
 
-    fn from_data<'a>(
-        files: impl Iterator<Item = Result<(&'a str, DataFile), CatalogError>>,
+    fn from_data<N: AsRef<str>>(
+        files: impl Iterator<Item = Result<(N, DataFile), CatalogError>>,
     ) -> Result<Catalog, CatalogError> {
         let mut cat = Catalog::empty();
         for file in files {
             let (name, file) = file?;
-            cat.merge(name, file, PriceOrigin::Shipped)?;
+            cat.merge(name.as_ref(), file, PriceOrigin::Shipped)?;
         }
         cat.check().map_err(|message| CatalogError::Invalid { file: "catalog".into(), message })?;
         Ok(cat)
@@ -1017,16 +1044,19 @@ mod tests {
     #[cfg(feature = "toml-files")]
     fn prebuilt_binary_catalog_equals_the_toml_one() {
         let from_toml = Catalog::from_files(&SHIPPED_TOML).unwrap();
-        let from_binary = Catalog::from_binary(&SHIPPED_BINARY).unwrap();
+        let from_binary = Catalog::from_binary(SHIPPED_BINARY).unwrap();
         // Resolve both first, so that `Debug` compares the prices too.
         assert!(!from_toml.prices().is_empty());
         assert_eq!(from_binary.prices().len(), from_toml.prices().len());
         assert_eq!(format!("{from_binary:?}"), format!("{from_toml:?}"));
         assert_eq!(serde_json::to_string(&from_binary).unwrap(), serde_json::to_string(&from_toml).unwrap());
         // A damaged file is refused with a message, not a panic.
-        let damaged = [("gpus.toml", &SHIPPED_BINARY[0].1[..20])];
-        let e = Catalog::from_binary(&damaged).unwrap_err().to_string();
-        assert_eq!(e, "gpus.toml: not a catalog in build.rs's binary form");
+        let e = Catalog::from_binary(&SHIPPED_BINARY[..20]).unwrap_err().to_string();
+        assert_eq!(e, "the shipped catalog: not a catalog in build.rs's binary form");
+        // So is the whole file with anything after it (not what build.rs wrote).
+        let mut longer = SHIPPED_BINARY.to_vec();
+        longer.push(0);
+        assert_eq!(Catalog::from_binary(&longer).unwrap_err().to_string(), e);
     }
 
     #[test]
