@@ -258,6 +258,12 @@ test("a catalog that cannot load gives a clear error, not an empty page", async 
   ]) {
     const page = await openPage(browser);
     await page.route("**/catalog.bin", (route) => route.fulfill(answer));
+    // The WASM late, so the catalog's failure comes first: the page must still hold it for the answer
+    // (once an unhandled rejection, seen as a page error only when the timing fell that way).
+    await page.route("**/gpuctl_web_bg.wasm", async (route) => {
+      await new Promise((r) => setTimeout(r, 500));
+      await route.continue();
+    });
     await page.goto(server.url + "?lang=zh");
     const error = page.getByTestId("catalog-error");
     await error.waitFor();
