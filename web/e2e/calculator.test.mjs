@@ -248,3 +248,67 @@ test("screenshot of the default view (CI artifact)", async () => {
   await page.screenshot({ path: path.join(ARTIFACTS, "calculator.png"), fullPage: false });
   assert.deepEqual(page.errors, []);
 });
+
+// The catalog is its own static file (issue 18). Without it the page says so, in the page's language,
+// with the reason, rather than showing an empty calculator.
+test("a catalog that cannot load gives a clear error, not an empty page", async () => {
+  for (const [answer, reason] of [
+    [{ status: 503, body: "down" }, "catalog.bin: HTTP 503"],
+    [{ status: 200, body: "not a catalog", contentType: "application/octet-stream" }, "not a catalog in build.rs's binary form"],
+  ]) {
+    const page = await openPage(browser);
+    await page.route("**/catalog.bin", (route) => route.fulfill(answer));
+    // The WASM late, so the catalog's failure comes first: the page must still hold it for the answer
+    // (once an unhandled rejection, seen as a page error only when the timing fell that way).
+    await page.route("**/gpuctl_web_bg.wasm", async (route) => {
+      await new Promise((r) => setTimeout(r, 500));
+      await route.continue();
+    });
+    await page.goto(server.url + "?lang=zh");
+    const error = page.getByTestId("catalog-error");
+    await error.waitFor();
+    const text = await error.innerText();
+    assert.match(text, /无法加载价格目录/);
+    assert.ok(text.includes(reason), `${text} names the reason (${reason})`);
+    assert.equal(await page.getByTestId("offer-row").count(), 0);
+    // The only error logged is the browser's own line about the failed response.
+    assert.deepEqual(page.errors.filter((e) => !/status of 503/.test(e)), []);
+    await page.context().close();
+  }
+});
+
+// Once loaded, the service worker keeps the code and the catalog: with the server gone, a reload still
+// ranks offers. A server of its own, so stopping it leaves the other tests theirs.
+test("offline after the first visit: the cached code and catalog still rank", async () => {
+  const own = await serve();
+  const page = await openPage(browser);
+  await page.goto(own.url);
+  await page.getByTestId("offer-row").first().waitFor();
+  // Installed (its install step cached the files) and controlling this page.
+  await page.evaluate(async () => {
+    await navigator.serviceWorker.ready;
+    if (!navigator.serviceWorker.controller) {
+      await new Promise((res) => navigator.serviceWorker.addEventListener("controllerchange", res, { once: true }));
+    }
+  });
+  // The catalog is in the worker's cache itself, not only in the browser's HTTP cache (which could
+  // also answer the reload below for a while).
+  const cached = await page.evaluate(async () => {
+    const res = await caches.match(new URL("catalog.bin", location.href).href);
+    return res ? (await res.arrayBuffer()).byteLength : 0;
+  });
+  assert.ok(cached > 1000, `catalog.bin cached by the service worker (${cached} bytes)`);
+  const online = await page.getByTestId("offer-count").innerText();
+  own.stop();
+  for (let i = 0; ; i++) {
+    try { await fetch(own.url); } catch { break; }
+    if (i > 100) assert.fail("the server did not stop");
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  await page.reload();
+  await page.getByTestId("offer-row").first().waitFor();
+  assert.equal(await page.getByTestId("offer-count").innerText(), online);
+  assert.equal(await page.getByTestId("catalog-error").count(), 0);
+  assert.deepEqual(page.errors, []);
+  await page.context().close();
+});

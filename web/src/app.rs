@@ -46,7 +46,36 @@ impl Ctx {
 #[wasm_bindgen(start)]
 pub fn start() {
     console_error_panic_hook::set_once();
-    leptos::mount::mount_to_body(App);
+}
+
+/// Called by index.html with the bytes of `catalog.bin`, fetched beside this module (issue 18: the
+/// catalog is its own static file, so the code bundle keeps its budget and a catalog refresh leaves
+/// the cached code alone). Renders the calculator, or the error page if the bytes are not a catalog.
+#[wasm_bindgen]
+pub fn mount(catalog: &[u8]) {
+    match Catalog::install_shipped(catalog) {
+        Ok(_) => leptos::mount::mount_to_body(App),
+        Err(e) => catalog_unavailable(&format!("catalog.bin: {e}")),
+    }
+}
+
+/// The page when there is no catalog (index.html calls it when the fetch fails, offline with no
+/// cached copy or a server error): a clear message instead of an empty page, with the reason.
+#[wasm_bindgen]
+pub fn catalog_unavailable(reason: &str) {
+    let search = window().location().search().unwrap_or_default();
+    let lang = Inputs::from_query(&search).lang.unwrap_or_else(browser_lang);
+    let reason = reason.to_string();
+    leptos::mount::mount_to_body(move || {
+        view! {
+            <main role="alert" data-testid="catalog-error">
+                <h1>{i18n::TITLE.get(lang)}</h1>
+                <p>{i18n::CATALOG_UNAVAILABLE.get(lang)}</p>
+                <p><code>{reason}</code></p>
+                <p>{i18n::CATALOG_RETRY.get(lang)}</p>
+            </main>
+        }
+    });
 }
 
 fn window() -> web_sys::Window {
@@ -139,6 +168,7 @@ fn App() -> impl IntoView {
     // Memos over parts of the state, so an edit rebuilds only what shows that part.
     let tab = Memo::new(move |_| inputs.with(|i| i.tab));
     let price_age = Memo::new(move |_| eval.with(|e| e.price_age.clone()));
+    let evidence = Memo::new(move |_| eval.with(|e| e.evidence));
     let assumptions = Memo::new(move |_| eval.with(|e| e.assumptions.clone()));
 
     // The URL is the state: replace (not push) so typing does not flood the history, and only once
@@ -225,6 +255,7 @@ fn App() -> impl IntoView {
         </main>
         <footer class="foot">
             <p data-testid="price-age">{move || price_age.with(|p| p.as_ref().map(|p| i18n::price_age(p, lang.get())))}</p>
+            <p data-testid="evidence-mix">{move || evidence.with(|m| m.as_ref().map(|m| i18n::evidence_mix(m, today, lang.get())))}</p>
             <details>
                 <summary>{move || ctx.t(i18n::ASSUMPTIONS)}</summary>
                 <ul data-testid="assumptions">

@@ -88,6 +88,9 @@ pub struct Evaluation {
     /// Assumptions and price age as codes: the page words them in its language.
     pub assumptions: Vec<Assumption>,
     pub price_age: Option<PriceAge>,
+    /// How the ranked offers' prices split between observed and derived, and the observed ones'
+    /// dates (issue 18: what the user bets on).
+    pub evidence: Option<gpuctl_core::EvidenceMix>,
     /// The parsed question (absent when an input is wrong).
     pub question: Option<Question>,
 }
@@ -248,6 +251,7 @@ pub fn evaluate(catalog: &Catalog, inputs: &Inputs, today: Date) -> Evaluation {
         Err(errors) => return Evaluation { errors, ..Evaluation::default() },
     };
     let ranking = rank(catalog, &q);
+    let evidence = Catalog::evidence_mix(ranking.offers.iter().map(|o| &o.price));
     let mut rows: Vec<Row> = Vec::new();
     // Offers arrive cheapest first, so the first offer of an instance type is its cheapest mode; it is
     // moved into its row, not cloned (offers are large, and this runs on every keystroke).
@@ -287,6 +291,7 @@ pub fn evaluate(catalog: &Catalog, inputs: &Inputs, today: Date) -> Evaluation {
         warnings: ranking.warning_codes,
         assumptions: ranking.assumption_codes,
         price_age: Some(ranking.price_age_code),
+        evidence: Some(evidence),
         question: Some(q),
     }
 }

@@ -65,6 +65,10 @@ texts! {
     SUBTITLE: "Which GPU instance, billed how, for how long, at what cost — Tencent Cloud, Alibaba Cloud, JD Cloud. The same engine as the gpuctl CLI, running in your browser.",
         "选哪种 GPU 实例、怎么计费、要多久、花多少钱 —— 腾讯云、阿里云、京东云。与 gpuctl 命令行同一个引擎，在浏览器里运行。";
     LANGUAGE: "Language", "语言";
+    CATALOG_UNAVAILABLE: "The price catalog could not be loaded, so there is nothing to rank.",
+        "无法加载价格目录，暂无可排名的方案。";
+    CATALOG_RETRY: "Reload the page when the connection is back; once loaded, the page also works offline.",
+        "网络恢复后请刷新页面；加载成功一次后，本页离线也能使用。";
     TAB_OFFERS: "Offers", "方案排名";
     TAB_PLAN: "Staged plan", "阶梯式部署";
     TAB_TCO: "Self-build vs cloud (TCO)", "自建 vs 上云 (TCO)";
@@ -442,6 +446,29 @@ pub fn price_age(p: &gpuctl_core::PriceAge, lang: Lang) -> String {
     }
 }
 
+/// How many of the ranked prices are observed vs derived and how old the observed ones are, in the
+/// page's language; `catalog refresh` is the way to today's prices.
+pub fn evidence_mix(m: &gpuctl_core::EvidenceMix, today: gpuctl_core::Date, lang: Lang) -> String {
+    match lang {
+        Lang::En => m.line(today),
+        Lang::Zh => {
+            let observed = match (m.observed_oldest, m.observed_newest) {
+                (Some(o), Some(n)) => format!(
+                    "{} 个为实测（{o} … {n}，到 {today} 已有 {}–{} 天）",
+                    m.observed,
+                    today.duration_since(n).as_secs() / 86_400,
+                    today.duration_since(o).as_secs() / 86_400
+                ),
+                _ => "0 个为实测".to_string(),
+            };
+            format!(
+                "所列价格：{observed}，{} 个为推算，{} 个引自需求说明（未核实）；`gpuctl catalog refresh` 向各云取今日价格",
+                m.derived, m.brief
+            )
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -630,5 +657,19 @@ mod tests {
         );
         assert_eq!(price_age(&age, Lang::En), age.to_string());
         assert_chinese(&price_age(&PriceAge::NoPrices, Lang::Zh));
+        // The evidence mix (issue 18): both languages carry the same counts and dates.
+        let mix = gpuctl_core::EvidenceMix {
+            observed: 3,
+            brief: 1,
+            derived: 9,
+            observed_oldest: Some(Date::constant(2019, 1, 1)),
+            observed_newest: Some(Date::constant(2026, 9, 24)),
+        };
+        let today = Date::constant(2026, 11, 30);
+        assert_eq!(evidence_mix(&mix, today, Lang::En), mix.line(today));
+        let zh = evidence_mix(&mix, today, Lang::Zh);
+        assert!(zh.contains("3 个为实测（2019-01-01 … 2026-09-24，到 2026-11-30 已有 67–2890 天）"), "{zh}");
+        assert!(zh.contains("9 个为推算") && zh.contains("1 个引自需求说明"), "{zh}");
+        assert_chinese(&zh);
     }
 }

@@ -41,7 +41,7 @@ fn estimate_table_ranks_offers_with_breakdown_and_price_age() {
     let out = stdout(&o);
     for want in [
         "qwen2.5-7b (7.61B params) · qlora4 · 50M tokens × 3 epochs",
-        "prices as of 2026-06-15 … 2026-11-01 (29–168 days old on 2026-11-30)",
+        "prices as of 2019-01-01 … 2026-11-01 (29–2890 days old on 2026-11-30)",
         "Memory per GPU on the cheapest offer",
         "│ 1  ┆",
         "Billing modes for",

@@ -6,7 +6,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::catalog::{Gpu, Stack};
+use crate::catalog::{Catalog, Gpu, Provider, Stack};
 
 /// What to check. Every field is optional; only given ones are checked.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -176,6 +176,46 @@ pub fn check(gpu: &Gpu, q: &CompatQuery) -> Vec<CompatIssue> {
     out
 }
 
+/// Where Ascend is and is not sold, for a job that needs it (MindSpore, torch_npu): the catalog's own
+/// Ascend types if any (e.g. from an overlay), and the evidence that the three clouds sell none. `None`
+/// when no framework asks for Ascend. The answer to the brief's "阿里云昇腾910实例" claim, which the
+/// evidence refutes (price-evidence.md §4).
+pub fn ascend_availability(catalog: &Catalog, q: &CompatQuery) -> Option<String> {
+    let wants = q.frameworks.iter().any(|f| {
+        let (name, _) = framework_version(f);
+        matches!(name.as_str(), "mindspore" | "torch_npu" | "torch-npu")
+    });
+    if !wants {
+        return None;
+    }
+    let sold: Vec<String> = catalog
+        .instance_types()
+        .iter()
+        .filter(|i| catalog.gpu(&i.gpu).is_some_and(|g| g.stack == Stack::Ascend))
+        .map(|i| format!("{} {}", i.provider, i.id))
+        .collect();
+    let mut text = if sold.is_empty() {
+        "Ascend (MindSpore / torch_npu): none of the three clouds gpuctl prices sells an Ascend family."
+            .to_string()
+    } else {
+        format!("Ascend (MindSpore / torch_npu): sold in this catalog as {}.", sold.join(", "))
+    };
+    if !sold.iter().any(|s| s.starts_with(Provider::Alibaba.as_str())) {
+        text.push_str(
+            " Alibaba ECS sells no Ascend family: its GPU family doc (GPU计算型实例规格族, 2025 or later) lists NVIDIA \
+             families only (gn6i … gn9gc), its naming page defines gn/vgn/sgn (NVIDIA), gi (Intel GPU) and f (FPGA) \
+             with no Ascend body, and the 2021 AlibabaCloudDocs/ecs docs hold no 昇腾/Ascend; the brief's \
+             \"阿里云昇腾910实例\" is refuted (price-evidence.md §4). Tencent and JD list no Ascend family either \
+             (§1.1, §3.1).",
+        );
+    }
+    text.push_str(
+        " Ascend 910B cloud instances were found only at Huawei Cloud (ModelArts flavors such as \
+         1*ascend-snt9b1, catalog-facts.md §2.4), which gpuctl neither prices nor provisions.",
+    );
+    Some(text)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -206,6 +246,21 @@ mod tests {
         assert!(errors("ascend-910b", &["pytorch 2.1"], None, None)[0].contains("torch_npu"));
         assert!(errors("ascend-910b", &["mindspore 2.3"], None, None).is_empty());
         assert!(errors("a100-sxm4-80g", &["mindspore"], None, None)[0].contains("Ascend"));
+    }
+
+    #[test]
+    fn an_ascend_job_is_told_where_ascend_is_sold() {
+        let q = |f: &str| CompatQuery { frameworks: vec![f.into()], ..CompatQuery::default() };
+        let c = Catalog::shipped();
+        assert_eq!(ascend_availability(c, &q("pytorch 2.1")), None);
+        let a = ascend_availability(c, &q("mindspore 2.3")).unwrap();
+        assert!(a.contains("none of the three clouds"), "{a}");
+        assert!(
+            a.contains("Alibaba ECS sells no Ascend family") && a.contains("price-evidence.md §4"),
+            "{a}"
+        );
+        assert!(a.contains("Huawei Cloud"), "{a}");
+        assert!(ascend_availability(c, &q("torch_npu")).is_some());
         assert!(errors("b200", &["pytorch 2.4"], Some("12.4"), None).len() == 2);
     }
 }

@@ -39,10 +39,11 @@ pub mod units;
 pub mod warning;
 
 pub use catalog::{
-    parse_date, parse_provider, Anchor, BillingMode, Catalog, CatalogError, Confidence, Gpu, InstanceType,
-    ModeRatio, Price, PriceOrigin, PriceRow, Provider, ProviderInfo, Region, Stack, SCHEMA_VERSION,
+    parse_date, parse_provider, Anchor, BillingMode, Catalog, CatalogError, Confidence, EvidenceMix, Gpu,
+    InstanceType, ModeRatio, Price, PriceOrigin, PriceRow, Provider, ProviderInfo, Region, Stack,
+    SCHEMA_VERSION,
 };
-pub use compat::{check as check_compat, CompatIssue, CompatQuery, Severity};
+pub use compat::{ascend_availability, check as check_compat, CompatIssue, CompatQuery, Severity};
 pub use explain::{Assumption, PriceAge, Reason, Verdict};
 pub use fit::{fit, FitReport, Hardware, Job, MemoryBreakdown};
 pub use input::InputError;

@@ -51,6 +51,10 @@ pub struct Question {
     /// Software the job needs (frameworks, CUDA, driver): GPUs it cannot run on are infeasible.
     #[serde(default)]
     pub compat: CompatQuery,
+    /// Also rank types the evidence marks invite-only or "contact sales" ([`InstanceType::restricted`]);
+    /// by default they are left out, since nobody can simply buy them.
+    #[serde(default)]
+    pub include_restricted: bool,
 }
 
 impl Question {
@@ -68,6 +72,7 @@ impl Question {
             today,
             no_spot: false,
             compat: CompatQuery::default(),
+            include_restricted: false,
         }
     }
 
@@ -196,6 +201,9 @@ pub fn rank(catalog: &Catalog, q: &Question) -> Ranking {
 
     for inst in catalog.instance_types() {
         if !q.providers.is_empty() && !q.providers.contains(&inst.provider) {
+            continue;
+        }
+        if inst.restricted.is_some() && !q.include_restricted {
             continue;
         }
         if !q.gpus.is_empty() && !q.gpus.iter().any(|g| g.eq_ignore_ascii_case(&inst.gpu)) {

@@ -203,10 +203,28 @@ pub struct InstanceType {
     pub source: String,
     #[serde(default)]
     pub notes: String,
+    /// Private-network (intranet) bandwidth of the whole instance, Gbit/s, as the source prints it
+    /// (Tencent 内网带宽, Alibaba 网络基础带宽). `None` where no source publishes one: unknown is
+    /// shown as "—", never guessed, since the multi-node planner reads it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub net_gbps: Option<f64>,
+    /// The RDMA fabric the source states for this type (e.g. "RoCE v2 2×25 Gbit/s", "eRDMA"),
+    /// `None` when it states none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rdma: Option<String>,
+    /// Zones the source names for this type (empty = not stated; the provider's zones apply).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub zones: Vec<String>,
+    /// Why this type cannot simply be bought (invite-only, "contact sales", by ticket), when the
+    /// source says so. Such types are ranked only when asked for (`--include-restricted`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub restricted: Option<String>,
 }
 
 /// A price row as written in a data file or overlay. `cny` is per the mode's term
-/// (hour, week, month, year, or the whole 3 years).
+/// (hour, week, month, year, or the whole 3 years). Two shipped rows may share (provider, instance,
+/// region, mode) when their sources differ: conflicting sources are kept apart, never averaged, and
+/// the resolver says which one it used and why.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PriceRow {
@@ -245,6 +263,9 @@ pub struct Anchor {
 #[serde(deny_unknown_fields)]
 pub struct ModeRatio {
     pub mode: BillingMode,
+    /// The cloud whose documented rule this is; `None` = the fallback for every cloud without one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provider: Option<Provider>,
     /// Price of one term of `mode` = monthly × `of_monthly`.
     pub of_monthly: f64,
     pub derivation: String,
@@ -306,6 +327,10 @@ borsh_struct!(InstanceType {
     confidence,
     source,
     notes,
+    net_gbps,
+    rdma,
+    zones,
+    restricted,
 });
 borsh_struct!(PriceRow {
     provider,
@@ -320,5 +345,5 @@ borsh_struct!(PriceRow {
     notes
 });
 borsh_struct!(Anchor { gpu, monthly_cny_per_gpu, as_of, source, confidence, derivation });
-borsh_struct!(ModeRatio { mode, of_monthly, derivation });
+borsh_struct!(ModeRatio { mode, provider, of_monthly, derivation });
 borsh_struct!(DataFile { schema_version, gpu, provider, instance, price, anchor, mode_ratio });

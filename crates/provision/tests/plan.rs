@@ -134,10 +134,10 @@ fn staged_specs_plan_with_known_prices() {
         }
     }
     expect![[r#"
-        stage1.toml validate: 1 × tencent GN7.2XLARGE32 hourly in ap-guangzhou-3; ¥/h Some(3.69); total Some(59.0); over budget: false
+        stage1.toml validate: 1 × tencent GN7.2XLARGE32 hourly in ap-guangzhou-3; ¥/h Some(8.68); total Some(139.0); over budget: false
         stage2.toml tune: 2 × alibaba ecs.gn7i-c8g1.2xlarge weekly in cn-hangzhou-i; ¥/h Some(16.7); total Some(2805.0); over budget: false
         stage3.toml serve: 2 × tencent GN7.2XLARGE32 year3 in ap-shanghai-4; ¥/h Some(0.61); total Some(15987.0); over budget: false
-        stage3.toml train: 1 × tencent PNV4.7XLARGE116 year1 in ap-beijing-3; ¥/h Some(5.44); total Some(47692.0); over budget: false
+        stage3.toml train: 1 × alibaba ecs.gn7i-c32g1.8xlarge year1 in cn-beijing-g; ¥/h Some(3.73); total Some(32681.0); over budget: false
     "#]].assert_eq(&out);
 }
 

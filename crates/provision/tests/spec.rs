@@ -331,7 +331,7 @@ fn unknown_instance_type_suggests_catalog_names() {
     let src = format!("deployment = \"d\"\n{}", POOL.replace("GN7.2XLARGE32", "GN7.2XLARG32"));
     let s = spec::parse("s.toml", &src, None, &Limits::default()).unwrap();
     let e = spec::check_catalog(&s, Catalog::shipped()).unwrap_err().to_string();
-    expect!["s.toml:8:17: unknown tencent instance type `GN7.2XLARG32`; did you mean GN7.2XLARGE32, GN7.20XLARGE320 or GN7.2XLARGE40?"].assert_eq(&e);
+    expect!["s.toml:8:17: unknown tencent instance type `GN7.2XLARG32`; did you mean GN7.2XLARGE32, GN7.20XLARGE320 or GN7vw.2XLARGE32?"].assert_eq(&e);
     let ok = spec::parse("s.toml", &format!("deployment = \"d\"\n{POOL}"), None, &Limits::default()).unwrap();
     spec::check_catalog(&ok, Catalog::shipped()).unwrap();
     // Alibaba's API writes `ecs.` before the catalog's id.

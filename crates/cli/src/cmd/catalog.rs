@@ -59,6 +59,8 @@ struct Out<'a> {
     schema_version: u32,
     today: gpuctl_core::Date,
     price_age: String,
+    /// How the listed prices split between observed and derived, and the observed ones' dates.
+    evidence_mix: gpuctl_core::EvidenceMix,
     instance_types: Vec<Row<'a>>,
 }
 
@@ -126,10 +128,12 @@ fn instances(
         .collect();
     let age = cat.price_age_line(today);
     if args.json {
+        let mix = Catalog::evidence_mix(rows.iter().flat_map(|r| r.prices.iter().copied()));
         output::print_json(&Out {
             schema_version: gpuctl_core::SCHEMA_VERSION,
             today,
             price_age: age,
+            evidence_mix: mix,
             instance_types: rows,
         })?;
         return Ok(ExitCode::SUCCESS);
@@ -146,6 +150,7 @@ fn instances(
         "VRAM",
         "vCPU",
         "RAM",
+        "net Gbit/s",
         "¥/hour",
         "spot ¥/h",
         "¥/week",
@@ -153,31 +158,60 @@ fn instances(
         "¥/year",
         "¥/3 years",
     ]);
+    // The prices the table shows, for the evidence-mix line under it.
+    let mut shown: Vec<&Price> = Vec::new();
+    let mut restricted = 0;
     for r in &rows {
         let i = r.instance;
         let regions: Vec<String> = args.region.iter().cloned().collect();
-        let cell =
-            |m: BillingMode| cat.best_price(i.provider, &i.id, m, &regions).map_or("—".to_string(), mark);
-        t.add_row(vec![
-            i.provider.to_string(),
-            i.id.clone(),
-            i.gpu.clone(),
-            format!("{}", i.gpu_count),
-            format!("{:.0} GB", r.vram_gb_per_gpu),
-            if i.vcpu == 0 { "?".into() } else { i.vcpu.to_string() },
-            if i.ram_gb == 0.0 { "?".into() } else { format!("{:.0} GB", i.ram_gb) },
+        let mut cell = |m: BillingMode| match cat.best_price(i.provider, &i.id, m, &regions) {
+            Some(p) => {
+                shown.push(p);
+                mark(p)
+            }
+            None => "—".to_string(),
+        };
+        let cells = [
             cell(BillingMode::Hourly),
             cell(BillingMode::Spot),
             cell(BillingMode::Weekly),
             cell(BillingMode::Monthly),
             cell(BillingMode::Year1),
             cell(BillingMode::Year3),
+        ];
+        restricted += usize::from(i.restricted.is_some());
+        let net = match (i.net_gbps, &i.rdma) {
+            (Some(n), Some(_)) => format!("{n} +RDMA"),
+            (Some(n), None) => format!("{n}"),
+            (None, Some(_)) => "RDMA".to_string(),
+            (None, None) => "—".to_string(),
+        };
+        let [hourly, spot, weekly, monthly, year1, year3] = cells;
+        t.add_row(vec![
+            i.provider.to_string(),
+            if i.restricted.is_some() { format!("{} †", i.id) } else { i.id.clone() },
+            i.gpu.clone(),
+            format!("{}", i.gpu_count),
+            format!("{:.0} GB", r.vram_gb_per_gpu),
+            if i.vcpu == 0 { "?".into() } else { i.vcpu.to_string() },
+            if i.ram_gb == 0.0 { "?".into() } else { format!("{:.0} GB", i.ram_gb) },
+            net,
+            hourly,
+            spot,
+            weekly,
+            monthly,
+            year1,
+            year3,
         ]);
     }
     println!("{t}");
     println!("{} instance types; per mode the cheapest region with an observed price, else the cheapest estimate{}", rows.len(), args.region.as_ref().map_or(String::new(), |r| format!(" in {r}")));
     println!("{age}");
-    println!("marks: ~ estimate (derived, see --json derivation)  ? brief-quoted, unverified  ! your overlay  (none) third-party capture");
+    println!("{}", Catalog::evidence_mix(shown).line(today));
+    println!("marks: ~ estimate (derived, see --json derivation)  ? brief-quoted, unverified  ! your overlay  (none) observed (source, date, confidence in --json)");
+    if restricted > 0 {
+        println!("† invite-only or contact sales ({restricted} listed): ranked by `estimate` only with --include-restricted");
+    }
     Ok(ExitCode::SUCCESS)
 }
 

@@ -74,6 +74,10 @@ pub struct EstimateArgs {
     /// Leave out spot offers.
     #[arg(long)]
     pub no_spot: bool,
+    /// Also rank instance types the clouds sell only by invitation or through sales (marked † in
+    /// `gpuctl catalog`); left out by default.
+    #[arg(long)]
+    pub include_restricted: bool,
     /// Software the job needs, e.g. "pytorch 2.1", vllm, flash-attn, mindspore; repeatable.
     /// GPUs that cannot run it are listed as infeasible.
     #[arg(long = "framework")]
@@ -112,6 +116,9 @@ struct Out<'a> {
     best_instance_modes: Option<JobPrice>,
     #[serde(skip_serializing_if = "Option::is_none")]
     stages: Option<&'a StagePlan>,
+    /// Where Ascend is and is not sold, when a framework needs it (`--framework mindspore`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    ascend: Option<String>,
 }
 
 /// A flag's value that core's bounds refuse (`gpuctl_core::input`, the page's too): `--FLAG VALUE:
@@ -204,6 +211,7 @@ pub fn question(args: &EstimateArgs, cat: &Catalog, today: Date) -> Result<Quest
     };
     q.budget_cny = args.budget.map(|b| bound("budget", b, input::budget_cny(b))).transpose()?;
     q.no_spot = args.no_spot;
+    q.include_restricted = args.include_restricted;
     q.compat = gpuctl_core::CompatQuery {
         frameworks: args.frameworks.clone(),
         cuda: args.cuda.clone(),
@@ -226,6 +234,7 @@ pub fn run(args: EstimateArgs) -> Result<ExitCode, CliError> {
         price_job(&prices, (o.hours_low, o.hours_high), &q.usage, q.job.total_tokens())
     });
     let plan = args.stages.then(|| stages(&cat, &q));
+    let ascend = gpuctl_core::ascend_availability(&cat, &q.compat);
     let exit = if ranking.offers.is_empty() { ExitCode::from(1) } else { ExitCode::SUCCESS };
 
     if args.json {
@@ -239,8 +248,13 @@ pub fn run(args: EstimateArgs) -> Result<ExitCode, CliError> {
             ranking: &ranking,
             best_instance_modes: best_modes,
             stages: plan.as_ref(),
+            ascend,
         })?;
         return Ok(exit);
+    }
+    if let Some(a) = &ascend {
+        println!("{a}");
+        println!();
     }
     print_human(&args, &q, &ranking, best_modes.as_ref(), plan.as_ref());
     Ok(exit)
