@@ -43,7 +43,9 @@ fn run_bounded(args: &[&str], home: &Path) -> (Output, Duration) {
     (child.wait_with_output().unwrap(), elapsed)
 }
 
-fn assert_refused(out: &Output, elapsed: Duration, wanted: &[&str]) {
+/// Runs gpuctl with `args` and asserts a prompt usage error whose message holds every `wanted`.
+fn assert_refused(args: &[&str], home: &Path, wanted: &[&str]) {
+    let (out, elapsed) = run_bounded(args, home);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "usage error expected; stderr: {stderr}");
     for w in wanted {
@@ -53,13 +55,19 @@ fn assert_refused(out: &Output, elapsed: Duration, wanted: &[&str]) {
     assert!(elapsed < DEADLINE, "took {elapsed:?}");
 }
 
+/// `plan` with an empty spec and `overlay`: the overlay is read first, so it is what gets refused.
+fn assert_overlay_refused(overlay: &str, home: &Path, wanted: &[&str]) {
+    let spec = home.join("spec.toml");
+    std::fs::write(&spec, "").unwrap();
+    assert_refused(&["plan", spec.to_str().unwrap(), "--overlay", overlay], home, wanted);
+}
+
 #[test]
 fn plan_dev_zero_is_refused_not_read_forever() {
     let home = tempfile::tempdir().unwrap();
-    let (out, elapsed) = run_bounded(&["plan", "/dev/zero"], home.path());
     assert_refused(
-        &out,
-        elapsed,
+        &["plan", "/dev/zero"],
+        home.path(),
         &["/dev/zero", "cannot read the spec", "character device, not a regular file"],
     );
 }
@@ -71,10 +79,9 @@ fn plan_a_fifo_nobody_writes_is_refused_not_waited_on() {
     let fifo = home.path().join("spec.toml");
     let made = Command::new("mkfifo").arg(&fifo).status().expect("mkfifo (coreutils) runs");
     assert!(made.success());
-    let (out, elapsed) = run_bounded(&["plan", fifo.to_str().unwrap()], home.path());
     assert_refused(
-        &out,
-        elapsed,
+        &["plan", fifo.to_str().unwrap()],
+        home.path(),
         &["spec.toml", "cannot read the spec", "FIFO (named pipe), not a regular file"],
     );
 }
@@ -87,13 +94,9 @@ fn an_oversized_overlay_is_refused_with_its_path_and_the_limit() {
     let f = std::fs::File::create(&overlay).unwrap();
     f.set_len((16 << 20) + 1).unwrap();
     drop(f);
-    let spec = home.path().join("spec.toml");
-    std::fs::write(&spec, "").unwrap();
-    let (out, elapsed) =
-        run_bounded(&["plan", spec.to_str().unwrap(), "--overlay", overlay.to_str().unwrap()], home.path());
-    assert_refused(
-        &out,
-        elapsed,
+    assert_overlay_refused(
+        overlay.to_str().unwrap(),
+        home.path(),
         &["cannot read price overlay", "prices.toml", "16777217 bytes; at most 16777216 are accepted"],
     );
 }
@@ -101,9 +104,9 @@ fn an_oversized_overlay_is_refused_with_its_path_and_the_limit() {
 #[test]
 fn an_overlay_that_is_a_device_is_refused_too() {
     let home = tempfile::tempdir().unwrap();
-    let spec = home.path().join("spec.toml");
-    std::fs::write(&spec, "").unwrap();
-    let (out, elapsed) =
-        run_bounded(&["plan", spec.to_str().unwrap(), "--overlay", "/dev/zero"], home.path());
-    assert_refused(&out, elapsed, &["cannot read price overlay /dev/zero", "character device"]);
+    assert_overlay_refused(
+        "/dev/zero",
+        home.path(),
+        &["cannot read price overlay /dev/zero", "character device"],
+    );
 }
