@@ -86,6 +86,10 @@ pub fn overlay_path() -> Option<PathBuf> {
     })
 }
 
+/// The most a price overlay may hold. The shipped catalog's data is ~60 KiB; 16 MiB leaves room for
+/// any overlay `refresh` or a person writes and keeps `/dev/zero` from being read forever.
+pub const MAX_OVERLAY_BYTES: u64 = 16 << 20;
+
 /// The catalog, with the overlay from `--overlay` or `GPUCTL_PRICE_OVERLAY` applied when given, else
 /// the default overlay file when it exists. Without an overlay it is the shipped catalog itself,
 /// borrowed rather than copied (a command's start-up, issue 11).
@@ -100,8 +104,9 @@ pub fn load_catalog(overlay: Option<&Path>) -> Result<Cow<'static, Catalog>, Cli
             None => return Ok(Cow::Borrowed(Catalog::shipped())),
         },
     };
-    let text = std::fs::read_to_string(&path)
-        .map_err(|e| CliError::usage(format!("cannot read price overlay {}: {e}", path.display())))?;
+    let text = gpuctl_sign::file::read_string_bounded(&path, MAX_OVERLAY_BYTES).map_err(|e| {
+        CliError::usage(format!("cannot read price overlay {}: {}", path.display(), e.reason()))
+    })?;
     Catalog::shipped()
         .with_overlay(&path.display().to_string(), &text)
         .map(Cow::Owned)

@@ -5,6 +5,7 @@
 //! - [`retry`]: pacing per provider API and bounded retries with backoff and jitter.
 //! - [`plan`]: spec + catalog + state → creates, keeps, releases, ¥/hour, totals per billing mode, budget.
 //! - [`token`]: deterministic client tokens.
+//! - [`pubkey`]: the user's SSH public key (never a private one): fingerprint and key-pair name.
 //! - [`workflow`]: provision, destroy, release and clone as engine operations, each under its lock.
 //! - [`name`]: the deployment/pool name rule, and the names gpuctl makes (a clone's deployment).
 //! - [`state`]: the SQLite store: intent log, resources, snapshots, apply lock.
@@ -15,6 +16,7 @@
 pub mod apply;
 pub mod name;
 pub mod plan;
+pub mod pubkey;
 pub mod retry;
 pub mod spec;
 pub mod state;

@@ -21,6 +21,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
+use crate::file::{read_string_bounded, ReadError};
 use crate::secret::{Credentials, Secret};
 
 /// The clouds are named once, in gpuctl-clouds; credentials are looked up per [`Provider`].
@@ -149,6 +150,10 @@ pub fn load(cloud: Provider, profile: Option<&str>, env: &Env) -> Result<Loaded,
     Err(CredentialsError::NotFound { cloud, profile: profile.unwrap_or("default").to_owned(), looked })
 }
 
+/// The most a credentials or CLI config file may hold (a handful of profiles is a few KiB); the bound
+/// keeps `/dev/zero` or a FIFO given as HOME's file from hanging a command.
+pub const MAX_FILE_BYTES: u64 = 256 * 1024;
+
 /// A readable file, or None when it does not exist. Adds a warning when group/others can read it.
 fn read_secret_file(
     path: &Path,
@@ -156,18 +161,25 @@ fn read_secret_file(
     warnings: &mut Vec<String>,
 ) -> Result<Option<String>, CredentialsError> {
     looked.push(path.display().to_string());
-    match std::fs::read_to_string(path) {
+    match read_string_bounded(path, MAX_FILE_BYTES) {
         Ok(text) => {
             if let Some(w) = permission_warning(path) {
                 warnings.push(w);
             }
             Ok(Some(text))
         }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => {
-            Err(CredentialsError::Io { path: path.display().to_string(), message: e.kind().to_string() })
+        Err(e) if e.is_not_found() => Ok(None),
+        // Only the error's kind: an OS message is harmless, but the reason never quotes content.
+        Err(ReadError::Io { source, .. }) => {
+            Err(CredentialsError::Io { path: path.display().to_string(), message: source.kind().to_string() })
         }
+        Err(e) => Err(CredentialsError::Io { path: path.display().to_string(), message: e.reason() }),
     }
+}
+
+/// A side file (a region, a current-profile name): its absence or any trouble reading it is "not set".
+fn read_side_file(path: &Path) -> Option<String> {
+    read_string_bounded(path, MAX_FILE_BYTES).ok()
 }
 
 /// "…is readable by others" when a file holding secrets has any group/other permission bits.
@@ -236,7 +248,7 @@ fn tccli(
     };
     let region = env
         .home_file(&format!(".tccli/{name}.configure"))
-        .and_then(|p| std::fs::read_to_string(p).ok())
+        .and_then(|p| read_side_file(&p))
         .and_then(|t| serde_json::from_str::<Configure>(&t).ok())
         .and_then(|c| c.region);
     let mut credentials = Credentials::new(id, key);
@@ -319,7 +331,7 @@ fn jdc(
         Some(p) => p.to_owned(),
         None => env
             .home_file(".jdc/current")
-            .and_then(|p| std::fs::read_to_string(p).ok())
+            .and_then(|p| read_side_file(&p))
             .map(|s| s.trim().to_owned())
             .filter(|s| !s.is_empty())
             .unwrap_or_else(|| "default".to_owned()),

@@ -3,11 +3,13 @@
 //! in both directions: `sign` for clients, `verify` for the local cloud's emulators.
 //!
 //! The signer is pure (clock and nonce are injected, no I/O); loading credentials from the
-//! environment and the clouds' CLI files lives apart in `credentials`.
+//! environment and the clouds' CLI files lives apart in `credentials`, and every read of a
+//! user-given file goes through `file`'s bounded reads.
 
 mod canonical;
 pub mod credentials;
 mod encode;
+pub mod file;
 mod request;
 mod schemes;
 mod secret;

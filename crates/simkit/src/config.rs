@@ -63,9 +63,14 @@ impl SimConfig {
         })
     }
 
+    /// The most a sim config file may hold: knobs and seeded accounts are a few KiB; the bound keeps
+    /// `--config /dev/zero` (or a FIFO) from hanging the sim at start-up.
+    pub const MAX_CONFIG_BYTES: u64 = 1 << 20;
+
     pub fn load(path: &Path) -> Result<Self, ConfigError> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| ConfigError(format!("{}: cannot read sim config: {e}", path.display())))?;
+        let text = gpuctl_sign::file::read_string_bounded(path, Self::MAX_CONFIG_BYTES).map_err(|e| {
+            ConfigError(format!("{}: cannot read sim config: {}", path.display(), e.reason()))
+        })?;
         Self::parse(&text, &path.display().to_string())
     }
 }

@@ -84,15 +84,27 @@ pub fn run(args: DebugArgs) -> Result<ExitCode, CliError> {
     }
 }
 
+/// The most one request to sign may hold (a request's JSON is a few KiB; bodies are what grows).
+const MAX_REQUEST_BYTES: u64 = 1 << 20;
+
 fn run_sign(args: SignArgs) -> Result<ExitCode, CliError> {
     let (name, text) = if args.request.as_os_str() == "-" {
+        // Bounded like a file: `< /dev/zero` must end in an error, not in memory exhaustion.
         let mut s = String::new();
-        std::io::stdin().read_to_string(&mut s).map_err(|e| CliError::usage(format!("stdin: {e}")))?;
+        std::io::stdin()
+            .take(MAX_REQUEST_BYTES + 1)
+            .read_to_string(&mut s)
+            .map_err(|e| CliError::usage(format!("stdin: {e}")))?;
+        if s.len() as u64 > MAX_REQUEST_BYTES {
+            return Err(CliError::usage(format!(
+                "stdin: more than {MAX_REQUEST_BYTES} bytes; at most {MAX_REQUEST_BYTES} are accepted"
+            )));
+        }
         ("<stdin>".to_owned(), s)
     } else {
         let name = args.request.display().to_string();
-        let s =
-            std::fs::read_to_string(&args.request).map_err(|e| CliError::usage(format!("{name}: {e}")))?;
+        let s = gpuctl_sign::file::read_string_bounded(&args.request, MAX_REQUEST_BYTES)
+            .map_err(|e| CliError::usage(format!("{name}: {}", e.reason())))?;
         (name, s)
     };
     // serde_json's messages name fields and positions; a wrong-typed value ("invalid type: integer

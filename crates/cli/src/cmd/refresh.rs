@@ -444,10 +444,10 @@ fn write_overlay(
     today: gpuctl_core::Date,
 ) -> Result<(), CliError> {
     use toml_edit::{value, ArrayOfTables, DocumentMut, Item, Table};
-    let existing = match std::fs::read_to_string(path) {
+    let existing = match gpuctl_sign::file::read_string_bounded(path, crate::output::MAX_OVERLAY_BYTES) {
         Ok(t) => Some(t),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-        Err(e) => return Err(CliError::failed(format!("cannot read {}: {e}", path.display()))),
+        Err(e) if e.is_not_found() => None,
+        Err(e) => return Err(CliError::failed(format!("cannot read {}: {}", path.display(), e.reason()))),
     };
     let mut doc = match &existing {
         Some(t) if t.trim_start().starts_with('{') => {

@@ -4,6 +4,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
+use gpuctl_sign::file::{read_bounded, read_string_bounded, ReadError};
 use toml_edit::{ImDocument, Item, Value};
 
 use super::read::{type_name, Reader, Spanned, Table};
@@ -81,15 +82,15 @@ pub fn parse_file(path: &Path, limits: &Limits) -> Result<Spec, SpecErrors> {
     let one = |line, column, message: String| {
         SpecErrors(vec![SpecError { file: file.clone(), line, column, message }])
     };
-    let meta = std::fs::metadata(path).map_err(|e| one(0, 0, format!("cannot read the spec: {e}")))?;
-    if meta.len() > limits.max_file_bytes as u64 {
-        return Err(one(
-            1,
-            1,
-            format!("the spec is {} bytes; at most {} are accepted", meta.len(), limits.max_file_bytes),
-        ));
-    }
-    let bytes = std::fs::read(path).map_err(|e| one(0, 0, format!("cannot read the spec: {e}")))?;
+    // Bounded by the read itself, not by metadata: `/dev/zero` or a FIFO must not hang `plan`.
+    let bytes = match read_bounded(path, limits.max_file_bytes as u64) {
+        Ok(b) => b,
+        Err(ReadError::TooLarge { len, limit, .. }) => {
+            let size = len.map_or_else(|| format!("more than {limit}"), |n| n.to_string());
+            return Err(one(1, 1, format!("the spec is {size} bytes; at most {limit} are accepted")));
+        }
+        Err(e) => return Err(one(0, 0, format!("cannot read the spec: {}", e.reason()))),
+    };
     let text = match std::str::from_utf8(&bytes) {
         Ok(t) => t,
         Err(e) => {
@@ -957,20 +958,18 @@ impl Parser<'_> {
                     return None;
                 };
                 let path = dir.join(&f.value);
-                match std::fs::metadata(&path).and_then(|m| {
-                    if m.len() as usize > self.limits.max_user_data {
-                        Ok(Err(m.len()))
-                    } else {
-                        std::fs::read_to_string(&path).map(Ok)
-                    }
-                }) {
-                    Ok(Ok(s)) => (s, f.loc),
-                    Ok(Err(len)) => {
-                        r.error_at(f.loc, format!("user data file {} is {len} bytes; at most {} are accepted (16 KiB once base64-encoded, Tencent's limit)", path.display(), self.limits.max_user_data));
+                match read_string_bounded(&path, self.limits.max_user_data as u64) {
+                    Ok(s) => (s, f.loc),
+                    Err(ReadError::TooLarge { len, limit, .. }) => {
+                        let size = len.map_or_else(|| format!("more than {limit}"), |n| n.to_string());
+                        r.error_at(f.loc, format!("user data file {} is {size} bytes; at most {limit} are accepted (16 KiB once base64-encoded, Tencent's limit)", path.display()));
                         return None;
                     }
                     Err(e) => {
-                        r.error_at(f.loc, format!("cannot read user data file {}: {e}", path.display()));
+                        r.error_at(
+                            f.loc,
+                            format!("cannot read user data file {}: {}", path.display(), e.reason()),
+                        );
                         return None;
                     }
                 }
