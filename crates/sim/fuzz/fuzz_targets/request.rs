@@ -197,7 +197,7 @@ struct Harness {
 impl Harness {
     fn new() -> Self {
         let sim = Sim::new(SimConfig::default());
-        let regions = ["tencent", "alibaba", "jdcloud"].map(|p| sim.ctx().regions(p));
+        let regions = gpuctl_simkit::Provider::ALL.map(|p| sim.ctx().regions(p));
         Self { sim, regions }
     }
 
