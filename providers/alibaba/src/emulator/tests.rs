@@ -547,15 +547,21 @@ fn signed_for(
     out
 }
 
-#[test]
-fn signed_requests_pass_in_v3_and_rpc_mode_and_auth_failures_use_ecs_codes() {
-    use gpuctl_sign::Algorithm::{Acs3, AlibabaRpcV2};
-    let (ecs, ctx) = (Ecs::new(), ctx());
+/// The sim's documented Alibaba test key pair (access key, secret).
+fn test_keys() -> (&'static str, &'static str) {
     let (_, ak, sk) = gpuctl_simkit::creds::TEST_KEY_PAIRS
         .iter()
         .find(|(p, _, _)| *p == gpuctl_simkit::Provider::Alibaba)
         .copied()
-        .unwrap();
+        .expect("simkit documents an Alibaba test pair");
+    (ak, sk)
+}
+
+#[test]
+fn signed_requests_pass_in_v3_and_rpc_mode_and_auth_failures_use_ecs_codes() {
+    use gpuctl_sign::Algorithm::{Acs3, AlibabaRpcV2};
+    let (ecs, ctx) = (Ecs::new(), ctx());
+    let (ak, sk) = test_keys();
     let q = [
         ("RegionId", "cn-hangzhou"),
         ("InstanceType", TYPE),
@@ -971,11 +977,7 @@ fn the_signed_version_picks_the_product() {
 fn requests_that_break_the_request_model_are_refused_with_ecs_codes() {
     use gpuctl_sign::Algorithm::{Acs3, AlibabaRpcV2};
     let (ecs, ctx) = (Ecs::new(), ctx());
-    let (_, ak, sk) = gpuctl_simkit::creds::TEST_KEY_PAIRS
-        .iter()
-        .find(|(p, _, _)| *p == gpuctl_simkit::Provider::Alibaba)
-        .copied()
-        .unwrap();
+    let (ak, sk) = test_keys();
     let base =
         [("RegionId", "cn-hangzhou"), ("InstanceType", TYPE), ("ImageId", "img"), ("VSwitchId", "vsw-1")];
     // (action, parameters beyond `base` for RunInstances, the code ECS answers)
@@ -1049,11 +1051,7 @@ fn every_action_served_has_a_definition() {
 fn vpc_requests_are_held_to_the_vpc_request_model() {
     use gpuctl_sign::Algorithm::Acs3;
     let (ecs, ctx) = (Ecs::new(), ctx());
-    let (_, ak, sk) = gpuctl_simkit::creds::TEST_KEY_PAIRS
-        .iter()
-        .find(|(p, _, _)| *p == gpuctl_simkit::Provider::Alibaba)
-        .copied()
-        .unwrap();
+    let (ak, sk) = test_keys();
     let vpc = crate::api::vpc::VPC_API_VERSION;
     let send = |action: &str, q: &[(&str, &str)], nonce: &str| {
         let r = ecs.handle(&signed_for(vpc, Acs3, ak, sk, action, q, nonce, SignedDuration::ZERO), &ctx);
