@@ -56,11 +56,8 @@ impl ReadError {
     pub fn reason(&self) -> String {
         match self {
             ReadError::NotRegular { what, .. } => format!("it is {what}, not a regular file"),
-            ReadError::TooLarge { len: Some(len), limit, .. } => {
-                format!("it is {len} bytes; at most {limit} are accepted")
-            }
-            ReadError::TooLarge { len: None, limit, .. } => {
-                format!("it is more than {limit} bytes; at most {limit} are accepted")
+            ReadError::TooLarge { len, limit, .. } => {
+                format!("it is {} bytes; at most {limit} are accepted", size_words(*len, *limit))
             }
             ReadError::NotUtf8 { valid_up_to, .. } => {
                 format!("it is not valid UTF-8 (the first bad byte is at offset {valid_up_to})")
@@ -83,6 +80,12 @@ impl std::error::Error for ReadError {
             _ => None,
         }
     }
+}
+
+/// A too-large file's size for "… bytes" messages: what metadata said, or "more than <limit>" when the
+/// file only showed it while being read ([`ReadError::TooLarge`]'s `len`).
+pub fn size_words(len: Option<u64>, limit: u64) -> String {
+    len.map_or_else(|| format!("more than {limit}"), |n| n.to_string())
 }
 
 /// The kind of a non-regular file, in words, for the refusal.
@@ -138,21 +141,34 @@ pub fn read_bounded(path: &Path, limit: u64) -> Result<Vec<u8>, ReadError> {
     let file = open_nonblocking(path).map_err(io_err)?;
     // The opened file itself: the path may have been replaced since the check above.
     refuse(&file.metadata().map_err(io_err)?)?;
+    read_all_bounded(file, path, limit)
+}
+
+/// At most `limit` bytes from a stream that is already open (a file checked above, or stdin), read
+/// as `limit + 1` so that one byte more is a refusal; `name` is what errors call it.
+pub fn read_all_bounded(reader: impl Read, name: &Path, limit: u64) -> Result<Vec<u8>, ReadError> {
     let mut bytes = Vec::new();
-    file.take(limit.saturating_add(1)).read_to_end(&mut bytes).map_err(io_err)?;
+    reader
+        .take(limit.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(|source| ReadError::Io { path: name.to_path_buf(), source })?;
     if bytes.len() as u64 > limit {
-        return Err(ReadError::TooLarge { path: path.to_path_buf(), len: None, limit });
+        return Err(ReadError::TooLarge { path: name.to_path_buf(), len: None, limit });
     }
     Ok(bytes)
 }
 
-/// [`read_bounded`], as UTF-8 text.
-pub fn read_string_bounded(path: &Path, limit: u64) -> Result<String, ReadError> {
-    let bytes = read_bounded(path, limit)?;
+/// Bytes read by the functions above, as UTF-8 text.
+pub fn into_text(bytes: Vec<u8>, name: &Path) -> Result<String, ReadError> {
     String::from_utf8(bytes).map_err(|e| ReadError::NotUtf8 {
-        path: path.to_path_buf(),
+        path: name.to_path_buf(),
         valid_up_to: e.utf8_error().valid_up_to(),
     })
+}
+
+/// [`read_bounded`], as UTF-8 text.
+pub fn read_string_bounded(path: &Path, limit: u64) -> Result<String, ReadError> {
+    into_text(read_bounded(path, limit)?, path)
 }
 
 #[cfg(test)]

@@ -4,11 +4,11 @@
 //! carry the secret or leave it to the usual credential lookup; the secret is never printed.
 
 use std::collections::BTreeMap;
-use std::io::Read;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use gpuctl_sign::credentials::{self, Env, Provider};
+use gpuctl_sign::file;
 use gpuctl_sign::{sign, Algorithm, Credentials, SignableRequest, SigningParams};
 use serde::Deserialize;
 
@@ -90,20 +90,14 @@ const MAX_REQUEST_BYTES: u64 = 1 << 20;
 fn run_sign(args: SignArgs) -> Result<ExitCode, CliError> {
     let (name, text) = if args.request.as_os_str() == "-" {
         // Bounded like a file: `< /dev/zero` must end in an error, not in memory exhaustion.
-        let mut s = String::new();
-        std::io::stdin()
-            .take(MAX_REQUEST_BYTES + 1)
-            .read_to_string(&mut s)
-            .map_err(|e| CliError::usage(format!("stdin: {e}")))?;
-        if s.len() as u64 > MAX_REQUEST_BYTES {
-            return Err(CliError::usage(format!(
-                "stdin: more than {MAX_REQUEST_BYTES} bytes; at most {MAX_REQUEST_BYTES} are accepted"
-            )));
-        }
+        let stdin = Path::new("stdin");
+        let s = file::read_all_bounded(std::io::stdin(), stdin, MAX_REQUEST_BYTES)
+            .and_then(|bytes| file::into_text(bytes, stdin))
+            .map_err(|e| CliError::usage(format!("stdin: {}", e.reason())))?;
         ("<stdin>".to_owned(), s)
     } else {
         let name = args.request.display().to_string();
-        let s = gpuctl_sign::file::read_string_bounded(&args.request, MAX_REQUEST_BYTES)
+        let s = file::read_string_bounded(&args.request, MAX_REQUEST_BYTES)
             .map_err(|e| CliError::usage(format!("{name}: {}", e.reason())))?;
         (name, s)
     };

@@ -4,7 +4,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
-use gpuctl_sign::file::{read_bounded, read_string_bounded, ReadError};
+use gpuctl_sign::file::{read_bounded, read_string_bounded, size_words, ReadError};
 use toml_edit::{ImDocument, Item, Value};
 
 use super::read::{type_name, Reader, Spanned, Table};
@@ -86,7 +86,7 @@ pub fn parse_file(path: &Path, limits: &Limits) -> Result<Spec, SpecErrors> {
     let bytes = match read_bounded(path, limits.max_file_bytes as u64) {
         Ok(b) => b,
         Err(ReadError::TooLarge { len, limit, .. }) => {
-            let size = len.map_or_else(|| format!("more than {limit}"), |n| n.to_string());
+            let size = size_words(len, limit);
             return Err(one(1, 1, format!("the spec is {size} bytes; at most {limit} are accepted")));
         }
         Err(e) => return Err(one(0, 0, format!("cannot read the spec: {}", e.reason()))),
@@ -961,7 +961,7 @@ impl Parser<'_> {
                 match read_string_bounded(&path, self.limits.max_user_data as u64) {
                     Ok(s) => (s, f.loc),
                     Err(ReadError::TooLarge { len, limit, .. }) => {
-                        let size = len.map_or_else(|| format!("more than {limit}"), |n| n.to_string());
+                        let size = size_words(len, limit);
                         r.error_at(f.loc, format!("user data file {} is {size} bytes; at most {limit} are accepted (16 KiB once base64-encoded, Tencent's limit)", path.display()));
                         return None;
                     }
