@@ -191,6 +191,24 @@ impl Price {
     }
 }
 
+/// [`Catalog::best_price`] over one instance type's prices (`Catalog::prices_of`): ranking looks the
+/// instance up once and picks every mode from the slice. One pass keeps the cheapest observed and the
+/// cheapest of all; ties go to the first region by name.
+pub(crate) fn best_of<'a>(prices: &'a [Price], mode: BillingMode, regions: &[String]) -> Option<&'a Price> {
+    let cheaper =
+        |a: &Price, b: &Price| a.cny.total_cmp(&b.cny).then_with(|| a.region.cmp(&b.region)).is_lt();
+    let (mut observed, mut any): (Option<&Price>, Option<&Price>) = (None, None);
+    for p in prices.iter().filter(|p| p.mode == mode && (regions.is_empty() || regions.contains(&p.region))) {
+        if any.is_none_or(|b| cheaper(p, b)) {
+            any = Some(p);
+        }
+        if p.origin != PriceOrigin::Derived && observed.is_none_or(|b| cheaper(p, b)) {
+            observed = Some(p);
+        }
+    }
+    observed.or(any)
+}
+
 // ---- files ---------------------------------------------------------------------------------
 
 /// Why a catalog or overlay file was refused. Carries line:column where known.
@@ -846,16 +864,7 @@ impl Catalog {
         mode: BillingMode,
         regions: &[String],
     ) -> Option<&Price> {
-        let cands = || {
-            self.prices_of(provider, instance_id)
-                .iter()
-                .filter(move |p| p.mode == mode && (regions.is_empty() || regions.contains(&p.region)))
-        };
-        let cheapest = |a: &&Price, b: &&Price| a.cny.total_cmp(&b.cny).then_with(|| a.region.cmp(&b.region));
-        cands()
-            .filter(|p| p.origin != PriceOrigin::Derived)
-            .min_by(cheapest)
-            .or_else(|| cands().min_by(cheapest))
+        best_of(self.prices_of(provider, instance_id), mode, regions)
     }
 
     /// The price rows as written (shipped and overlay), with where each came from.
@@ -1001,6 +1010,42 @@ pub fn parse_date(s: &str) -> Result<Date, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `best_of`'s one pass picks what the rule says, written the obvious way (two passes, the
+    /// observed first): every instance type × mode of the shipped catalog, all regions and each one.
+    #[test]
+    fn best_of_picks_the_cheapest_observed_price_else_the_cheapest_estimate() {
+        let c = Catalog::shipped();
+        let obvious = |ps: &[Price], mode: BillingMode, regions: &[String]| -> Option<Price> {
+            let cands: Vec<&Price> = ps
+                .iter()
+                .filter(|p| p.mode == mode && (regions.is_empty() || regions.contains(&p.region)))
+                .collect();
+            let key = |p: &&&Price| (p.cny, p.region.clone());
+            let min = |v: Vec<&&Price>| {
+                v.into_iter()
+                    .min_by(|a, b| key(a).partial_cmp(&key(b)).expect("prices are numbers"))
+                    .map(|p| (*p).clone())
+            };
+            min(cands.iter().filter(|p| p.origin != PriceOrigin::Derived).collect())
+                .or_else(|| min(cands.iter().collect()))
+        };
+        let (mut checked, mut derived_only) = (0, 0);
+        for inst in c.instance_types() {
+            let ps = c.prices_of(inst.provider, &inst.id);
+            let mut regions: Vec<Vec<String>> = vec![vec![]];
+            regions.extend(ps.iter().map(|p| vec![p.region.clone()]));
+            for mode in BillingMode::ALL {
+                for r in &regions {
+                    let got = best_of(ps, mode, r).cloned();
+                    assert_eq!(got, obvious(ps, mode, r), "{} {mode:?} {r:?}", inst.id);
+                    checked += 1;
+                    derived_only += usize::from(got.is_some_and(|p| p.origin == PriceOrigin::Derived));
+                }
+            }
+        }
+        assert!(checked > 1000 && derived_only > 0, "{checked} checked, {derived_only} derived-only");
+    }
 
     #[test]
     fn instance_types_map_between_the_catalog_and_api_spellings() {

@@ -4,14 +4,14 @@
 use serde::{Deserialize, Serialize};
 
 use crate::catalog::{
-    BillingMode, Catalog, Confidence, Gpu, InstanceType, Price, PriceOrigin, Provider, Stack,
+    best_of, BillingMode, Catalog, Confidence, Gpu, InstanceType, Price, PriceOrigin, Provider, Stack,
 };
 use crate::compat::{check as check_compat, CompatQuery, Severity};
 use crate::explain::{self, Assumption, PriceAge, Reason};
 use crate::fit::{fit_explained, FitReport, Hardware, Job, Method};
 use crate::price::{cost_of, Usage};
 use crate::time::{estimate_time_explained, TimeEstimate};
-use crate::warning::{self, Warning};
+use crate::warning::Warning;
 use jiff::civil::Date;
 
 /// Prices older than this many days get a warning.
@@ -163,6 +163,16 @@ pub fn hardware(inst: &InstanceType, gpu: &Gpu) -> Hardware {
     }
 }
 
+/// `code`'s English text, worded once per ranking (see `worded` in [`rank`]).
+fn word(worded: &mut Vec<(Warning, String)>, code: &Warning) -> String {
+    if let Some((_, text)) = worded.iter().find(|(c, _)| c == code) {
+        return text.clone();
+    }
+    let text = code.to_string();
+    worded.push((code.clone(), text.clone()));
+    text
+}
+
 /// Rank every offer in `catalog` for `q`.
 pub fn rank(catalog: &Catalog, q: &Question) -> Ranking {
     let mut offers = Vec::new();
@@ -175,6 +185,9 @@ pub fn rank(catalog: &Catalog, q: &Question) -> Ranking {
         }
     };
     let mut warnings: Vec<Warning> = Vec::new();
+    // Offers share a handful of warnings (spot, a price's age, an estimate): each distinct one is
+    // worded once per ranking and copied, instead of formatted again for every offer.
+    let mut worded: Vec<(Warning, String)> = Vec::new();
 
     if q.job.tokens <= 0.0 && q.usage.total_hours.is_none() {
         warnings.push(Warning::NoTokensOrHours);
@@ -263,11 +276,12 @@ pub fn rank(catalog: &Catalog, q: &Question) -> Ranking {
             }
         }
         // One price per billing mode: observed before estimated, then the cheapest region.
+        let all_prices = catalog.prices_of(inst.provider, &inst.id);
         let prices: Vec<&Price> = BillingMode::ALL
             .iter()
             .filter(|m| q.modes.is_empty() || q.modes.contains(m))
             .filter(|m| !(q.no_spot && **m == BillingMode::Spot))
-            .filter_map(|&m| catalog.best_price(inst.provider, &inst.id, m, &q.regions))
+            .filter_map(|&m| best_of(all_prices, m, &q.regions))
             .collect();
         if prices.is_empty() {
             reasons.push(Reason::NoPrice);
@@ -353,7 +367,7 @@ pub fn rank(catalog: &Catalog, q: &Question) -> Ranking {
                 cny_per_1m_tokens_low: c.cny_per_1m_tokens_low,
                 cny_per_1m_tokens_high: c.cny_per_1m_tokens_high,
                 price_age_days: age,
-                warnings: warning::texts(&w),
+                warnings: w.iter().map(|c| word(&mut worded, c)).collect(),
                 warning_codes: w,
             });
         }
@@ -387,7 +401,7 @@ pub fn rank(catalog: &Catalog, q: &Question) -> Ranking {
     Ranking {
         offers,
         infeasible,
-        warnings: warning::texts(&warnings),
+        warnings: explain::texts(&warnings),
         warning_codes: warnings,
         assumptions: explain::texts(&assumptions),
         assumption_codes: assumptions,

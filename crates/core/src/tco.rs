@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::catalog::{BillingMode, Catalog, Price};
 use crate::explain::{self, Assumption};
-use crate::warning::{self, Warning};
+use crate::warning::Warning;
 
 /// Inputs for a self-built cluster. Money in CNY.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -241,7 +241,7 @@ pub fn tco(catalog: &Catalog, input: &TcoInput) -> TcoReport {
         curve,
         assumptions: explain::texts(&assumptions),
         assumption_codes: assumptions,
-        warnings: warning::texts(&warnings),
+        warnings: explain::texts(&warnings),
         warning_codes: warnings,
     }
 }

@@ -110,11 +110,6 @@ impl fmt::Display for Warning {
     }
 }
 
-/// The English texts of `codes`, in order (what `warnings` holds beside `warning_codes`).
-pub fn texts(codes: &[Warning]) -> Vec<String> {
-    codes.iter().map(ToString::to_string).collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
