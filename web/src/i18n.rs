@@ -367,6 +367,11 @@ pub fn assumption(a: &gpuctl_core::Assumption, lang: Lang) -> String {
             "模型结构由 {:.2}B 参数推断（类 Llama：{layers} 层，隐藏维度 {hidden}）；选择预设模型可得到准确的激活/KV 显存",
             params / 1e9
         ),
+        Moe { experts, experts_per_token, params, active_params } => format!(
+            "混合专家模型（{experts} 个专家，每个 token 用 {experts_per_token} 个）：显存按全部 {:.1}B 参数计，耗时按每个 token 实际计算的 {:.1}B 参数计；未建模专家并行，Hugging Face transformers 逐个运行专家，MoE 训练常低于稠密模型的 MFU 区间",
+            params / 1e9,
+            active_params / 1e9
+        ),
         MfuBands => "MFU 区间（占稠密 16 位峰值的比例；catalog-facts §5）：全量微调在单卡或 NVLink 上 35–50 %，仅 PCIe 互联的多卡 20–35 %；LoRA 25–35 %；QLoRA 15–25 %；没有 FlashAttention-2 的 Ampere 之前 GPU 10–25 %（QLoRA 10–20 %）；每个方案的区间见 time.mfu".into(),
         InferenceTime => "推理耗时：解码受显存带宽限制，每步以峰值显存带宽的 40–70 % 读取一遍权重；不计提示词处理".into(),
         TermBilling => "包周期计费按任务跨越的日历时间（工作小时 ÷ 每天使用小时数）计整期；按量和竞价按工作小时计费".into(),
@@ -589,6 +594,7 @@ mod tests {
             Flops4,
             AscendMfu,
             ShapeInferred { params: 7e9, layers: 32, hidden: 4096 },
+            Moe { experts: 128, experts_per_token: 8, params: 30.5e9, active_params: 3.3e9 },
             MfuBands,
             InferenceTime,
             TermBilling,

@@ -50,6 +50,8 @@ pub enum Assumption {
     AscendMfu,
     /// The model's shape was inferred from its parameter count.
     ShapeInferred { params: f64, layers: u32, hidden: u32 },
+    /// A mixture-of-experts model: memory for every parameter, compute for the active ones.
+    Moe { experts: u32, experts_per_token: u32, params: f64, active_params: f64 },
     /// The MFU bands of every method (training rankings).
     MfuBands,
     /// Inference time is decode-bound (inference rankings).
@@ -154,6 +156,12 @@ impl fmt::Display for Assumption {
                 f,
                 "model shape inferred from {:.2}B parameters (Llama-like: {layers} layers, hidden {hidden}); use a preset for exact activation/KV memory",
                 params / 1e9
+            ),
+            Moe { experts, experts_per_token, params, active_params } => write!(
+                f,
+                "mixture of experts ({experts} experts, {experts_per_token} per token): memory holds all {:.1}B parameters, time counts the {:.1}B each token is computed with; expert parallelism is not modelled, and Hugging Face transformers runs the experts one after another, so MoE training often runs below the dense MFU band",
+                params / 1e9,
+                active_params / 1e9
             ),
             MfuBands => f.write_str("MFU bands (share of dense 16-bit peak; catalog-facts §5): full fine-tune 35–50 % on one GPU or over NVLink, 20–35 % across PCIe-only GPUs; LoRA 25–35 %; QLoRA 15–25 %; pre-Ampere GPUs without FlashAttention-2 10–25 % (QLoRA 10–20 %); each offer's band is in time.mfu"),
             InferenceTime => f.write_str("inference time: decode is memory-bound, each step reads the weights once at 40–70 % of peak memory bandwidth; prompt processing not counted"),
@@ -330,6 +338,11 @@ mod tests {
             ShapeInferred { params: 7e9, layers: 32, hidden: 4096 },
             "model shape inferred from 7.00B parameters (Llama-like: 32 layers, hidden 4096); use a preset for exact activation/KV memory",
             r#"{"code":"shape-inferred","params":7000000000.0,"layers":32,"hidden":4096}"#,
+        );
+        check(
+            Moe { experts: 128, experts_per_token: 8, params: 30.5e9, active_params: 3.3e9 },
+            "mixture of experts (128 experts, 8 per token): memory holds all 30.5B parameters, time counts the 3.3B each token is computed with; expert parallelism is not modelled, and Hugging Face transformers runs the experts one after another, so MoE training often runs below the dense MFU band",
+            r#"{"code":"moe","experts":128,"experts_per_token":8,"params":30500000000.0,"active_params":3300000000.0}"#,
         );
         check(
             ProduceDays { days: 30.0 },

@@ -58,15 +58,19 @@ impl Job {
         self.tokens * self.epochs
     }
 
-    /// Parameters of the LoRA adapters: rank × (in + out) on q, k, v, o and the three MLP projections.
+    /// Parameters of the LoRA adapters: rank × (in + out) on q, k, v, o and the three MLP projections
+    /// — of every expert, in an MoE model's expert layers (PEFT's `all-linear`, LlamaFactory's
+    /// `lora_target = all`, wrap each expert's projections; the router is left alone).
     pub fn adapter_params(&self) -> f64 {
         let m = &self.model;
         let h = m.hidden as f64;
-        let kv = m.kv_heads as f64 * m.head_dim();
+        let (q, kv) = (m.heads as f64 * m.head_dim(), m.kv_heads as f64 * m.head_dim());
         let r = self.lora_rank as f64;
-        let attn = r * ((h + h) + (h + kv) * 2.0 + (h + h));
-        let mlp = r * 3.0 * (h + m.ffn as f64);
-        m.layers as f64 * (attn + mlp)
+        let attn = r * ((h + q) + (h + kv) * 2.0 + (q + h));
+        let mlp = |ffn: u32| r * 3.0 * (h + ffn as f64);
+        let moe_layers = m.moe_layers() as f64;
+        let experts = m.moe.map_or(0.0, |e| (e.experts + e.shared_experts) as f64 * mlp(e.expert_ffn));
+        m.layers as f64 * attn + (m.layers as f64 - moe_layers) * mlp(m.ffn) + moe_layers * experts
     }
 }
 
@@ -369,5 +373,39 @@ mod tests {
         // 2 (K,V) × 32 layers × 4096 dims × 4096 tokens × 8 seqs × 2 bytes = 17.2 GB.
         assert!((r.breakdown.kv_cache_gb - 17.18).abs() < 0.1, "{:?}", r.breakdown);
         assert!((r.breakdown.weights_gb - 13.48).abs() < 0.01);
+    }
+
+    /// An MoE model is sized by all of its parameters and timed by its active ones: Qwen3-30B-A3B
+    /// needs more memory than the dense 8B, trains faster than the dense 4B, and its LoRA wraps every
+    /// expert (128 per layer), so its adapters outweigh a dense model's many times over.
+    #[test]
+    fn moe_memory_counts_every_expert_and_time_counts_the_active_ones() {
+        let catalog = crate::catalog::Catalog::shipped();
+        let a100 = catalog.gpu("a100-sxm4-80g").unwrap();
+        let job = |m: &str| {
+            let mut j = Job::new(preset(m).unwrap(), Method::Qlora4);
+            j.tokens = 10e6;
+            j
+        };
+        let (moe, d8, d4) = (job("qwen3-30b-a3b"), job("qwen3-8b"), job("qwen3-4b"));
+        let fit_of = |j: &Job| fit(j, &single(80.0));
+        assert!(
+            fit_of(&moe).need_gb > fit_of(&d8).need_gb,
+            "{:?} vs {:?}",
+            fit_of(&moe).breakdown,
+            fit_of(&d8).breakdown
+        );
+        // 4-bit weights of 30.5B parameters (less the 16-bit embeddings) are about 15 GB on their own.
+        assert!(fit_of(&moe).breakdown.weights_gb > 15.0, "{:?}", fit_of(&moe).breakdown);
+        let t = |j: &Job| crate::time::estimate_time(j, a100, 1.0);
+        let ratio = t(&moe).hours_high / t(&d4).hours_high;
+        assert!((ratio - 3.3 / 4.0).abs() < 1e-9, "time ratio {ratio}");
+        assert!(t(&moe)
+            .assumptions
+            .iter()
+            .any(|a| a.contains("mixture of experts (128 experts, 8 per token)")));
+        // 48 layers × (128 experts × 3 × 8 × (2048 + 768) + attention) ≈ 0.42B adapter parameters.
+        let (a_moe, a_dense) = (moe.adapter_params(), d8.adapter_params());
+        assert!((a_moe / 1e9 - 0.42).abs() < 0.02 && a_moe > 10.0 * a_dense, "{a_moe} vs {a_dense}");
     }
 }

@@ -49,7 +49,7 @@ pub use fit::{fit, FitReport, Hardware, Job, MemoryBreakdown};
 pub use input::InputError;
 pub use jiff::civil::Date;
 pub use method::{Method, Precision};
-pub use model::{preset, preset_names, presets, ModelShape};
+pub use model::{preset, preset_names, presets, ModelShape, Moe};
 pub use price::{
     break_even, cost_of, money, price_job, terms_bought, terms_for, BreakEven, JobPrice, ModeCost, Usage,
     SPOT_WARNING,

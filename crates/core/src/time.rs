@@ -95,8 +95,18 @@ pub(crate) fn estimate_time_explained(
     explain: bool,
 ) -> (TimeEstimate, Vec<Assumption>) {
     let tokens = job.total_tokens();
-    let n = job.model.params;
+    // Compute follows the parameters each token goes through: all of a dense model's, an MoE
+    // model's active ones (decode too reads only the experts a token is routed to, at batch 1).
+    let n = job.model.active_params();
     let mut assumptions = Vec::new();
+    if let (true, Some(m)) = (explain, job.model.moe) {
+        assumptions.push(Assumption::Moe {
+            experts: m.experts,
+            experts_per_token: m.experts_per_token,
+            params: job.model.params,
+            active_params: n,
+        });
+    }
     let band = mfu_band(job.method, gpu, gpus);
     let unsuitable = if job.method.is_training() && !gpu.fp16_training {
         Some(

@@ -275,11 +275,19 @@ fn list_models(args: &CatalogArgs) -> Result<ExitCode, CliError> {
         output::print_json(&list)?;
         return Ok(ExitCode::SUCCESS);
     }
-    let mut t = table(["model", "params", "layers", "hidden", "heads", "KV heads", "vocab"]);
+    let mut t = table(["model", "params", "active", "layers", "hidden", "heads", "KV heads", "vocab"]);
     for m in list {
+        // An MoE model computes with fewer parameters than it holds: both decide the estimate.
+        let active = match m.moe {
+            Some(e) => {
+                format!("{:.1}B ({} of {} experts)", m.active_params() / 1e9, e.experts_per_token, e.experts)
+            }
+            None => "all".into(),
+        };
         t.add_row(vec![
             m.name.clone(),
             format!("{:.2}B", m.params / 1e9),
+            active,
             m.layers.to_string(),
             m.hidden.to_string(),
             m.heads.to_string(),
