@@ -95,11 +95,19 @@ fn init_logging() {
 fn main() -> ExitCode {
     init_logging();
     let cli = Cli::parse();
-    match run(cli) {
+    let code = match run(cli) {
         Ok(code) => code,
         Err(e) => {
             eprintln!("error: {e}");
             e.exit_code()
         }
+    };
+    // Output that could not be written is a failure the caller must see, once the work is done.
+    match output::stdout_error() {
+        Some(why) if code == ExitCode::SUCCESS => {
+            eprintln!("error: {why}");
+            ExitCode::FAILURE
+        }
+        _ => code,
     }
 }

@@ -3,7 +3,9 @@
 //! plus the user's price overlay file) and today's date (the engine reads no clock).
 
 use std::borrow::Cow;
+use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
 use comfy_table::{presets::UTF8_FULL_CONDENSED, ContentArrangement, Table};
 use gpuctl_core::{Catalog, Date};
@@ -15,6 +17,48 @@ use crate::cmd::CliError;
 pub const OVERLAY_ENV: &str = "GPUCTL_PRICE_OVERLAY";
 /// Environment variable pinning "today" (YYYY-MM-DD) for reproducible output in scripts and tests.
 pub const TODAY_ENV: &str = "GPUCTL_TODAY";
+
+/// The first error writing stdout, if any: set by [`write_out`], read by `main` at exit.
+static STDOUT_ERROR: Mutex<Option<std::io::Error>> = Mutex::new(None);
+
+/// Writes to stdout for [`outln!`] and [`out!`] — never panics, as `println!` does when stdout is
+/// gone. A reader that went away (`gpuctl catalog models | head`) is no reason to stop a command
+/// half way: a provision or destroy that was printing its progress goes on to the end, and records
+/// what it did; nothing more is printed after the first failed write. Any other failure (a full
+/// disk under `> out.json`) makes the command exit non-zero once its work is done ([`stdout_error`]).
+pub fn write_out(args: std::fmt::Arguments<'_>) {
+    let mut failed = STDOUT_ERROR.lock().unwrap_or_else(|e| e.into_inner());
+    if failed.is_some() {
+        return;
+    }
+    let mut out = std::io::stdout().lock();
+    if let Err(e) = out.write_fmt(args).and_then(|()| out.flush()) {
+        *failed = Some(e);
+    }
+}
+
+/// Why stdout could not be written, unless it was only that its reader closed the pipe early
+/// (the usual `| head`: not an error, as with any Unix tool).
+pub fn stdout_error() -> Option<String> {
+    let failed = STDOUT_ERROR.lock().unwrap_or_else(|e| e.into_inner());
+    failed
+        .as_ref()
+        .filter(|e| e.kind() != std::io::ErrorKind::BrokenPipe)
+        .map(|e| format!("writing the output: {e}"))
+}
+
+/// `println!` for command output, through [`write_out`].
+#[macro_export]
+macro_rules! outln {
+    () => { $crate::output::write_out(format_args!("\n")) };
+    ($($arg:tt)*) => { $crate::output::write_out(format_args!("{}\n", format_args!($($arg)*))) };
+}
+
+/// `print!` for command output, through [`write_out`].
+#[macro_export]
+macro_rules! out {
+    ($($arg:tt)*) => { $crate::output::write_out(format_args!($($arg)*)) };
+}
 
 /// A table with the project's look; columns wrap to the terminal.
 pub fn table<I, S>(header: I) -> Table
@@ -33,7 +77,7 @@ where
 pub fn print_json<T: Serialize>(value: &T) -> Result<(), CliError> {
     let s = serde_json::to_string_pretty(value)
         .map_err(|e| CliError::failed(format!("could not write JSON: {e}")))?;
-    println!("{s}");
+    crate::outln!("{s}");
     Ok(())
 }
 

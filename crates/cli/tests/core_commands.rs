@@ -350,3 +350,45 @@ fn software_needs_rule_out_gpus() {
     assert_eq!(o.status.code(), Some(1));
     assert!(stdout(&o).contains("PyTorch 2.1 ships wheels for CUDA 11.8 / 12.1, not 11.7"), "{}", stdout(&o));
 }
+
+/// A reader that goes away early (`gpuctl catalog models | head -1`) ends the output, not the
+/// command: no panic, success; a stdout that cannot be written for another reason (a full disk)
+/// is an error the caller sees in the exit code.
+#[test]
+fn output_to_a_closed_pipe_or_a_full_disk_never_panics() {
+    let (reader, writer) = std::io::pipe().expect("a pipe");
+    drop(reader);
+    let o = Command::new(env!("CARGO_BIN_EXE_gpuctl"))
+        .args(["estimate", "--model", "qwen2.5-7b", "--method", "qlora4", "--tokens", "50M"])
+        .env("GPUCTL_TODAY", "2026-11-30")
+        .stdout(writer)
+        .stderr(std::process::Stdio::piped())
+        .output()
+        .expect("gpuctl runs");
+    assert!(o.status.success() && !stderr(&o).contains("panicked"), "{:?}: {}", o.status, stderr(&o));
+
+    if std::path::Path::new("/dev/full").exists() {
+        let full = std::fs::OpenOptions::new().write(true).open("/dev/full").expect("/dev/full opens");
+        let o = Command::new(env!("CARGO_BIN_EXE_gpuctl"))
+            .args(["catalog", "models", "--json"])
+            .stdout(full)
+            .stderr(std::process::Stdio::piped())
+            .output()
+            .expect("gpuctl runs");
+        assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+        assert!(stderr(&o).contains("error: writing the output: No space left on device"), "{}", stderr(&o));
+        assert!(!stderr(&o).contains("panicked"), "{}", stderr(&o));
+    }
+}
+
+/// An MoE preset is ranked with memory for every expert and time for the active parameters, and
+/// says so; `catalog models` shows both counts.
+#[test]
+fn moe_presets_are_estimated_on_their_active_parameters() {
+    let v =
+        json(&["estimate", "--model", "qwen3-30b-a3b", "--method", "qlora4", "--tokens", "10M", "--json"]);
+    let said = v["ranking"]["assumptions"].to_string();
+    assert!(said.contains("mixture of experts (128 experts, 8 per token)"), "{said}");
+    let models = gpuctl(&["catalog", "models"], &[]);
+    assert!(stdout(&models).contains("3.3B (8 of 128 experts)"), "{}", stdout(&models));
+}

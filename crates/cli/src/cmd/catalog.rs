@@ -139,7 +139,7 @@ fn instances(
         return Ok(ExitCode::SUCCESS);
     }
     if rows.is_empty() {
-        println!("no instance types match these filters");
+        crate::outln!("no instance types match these filters");
         return Ok(ExitCode::SUCCESS);
     }
     let mut t = table([
@@ -204,13 +204,13 @@ fn instances(
             year3,
         ]);
     }
-    println!("{t}");
-    println!("{} instance types; per mode the cheapest region with an observed price, else the cheapest estimate{}", rows.len(), args.region.as_ref().map_or(String::new(), |r| format!(" in {r}")));
-    println!("{age}");
-    println!("{}", Catalog::evidence_mix(shown).line(today));
-    println!("marks: ~ estimate (derived, see --json derivation)  ? brief-quoted, unverified  ! your overlay  (none) observed (source, date, confidence in --json)");
+    crate::outln!("{t}");
+    crate::outln!("{} instance types; per mode the cheapest region with an observed price, else the cheapest estimate{}", rows.len(), args.region.as_ref().map_or(String::new(), |r| format!(" in {r}")));
+    crate::outln!("{age}");
+    crate::outln!("{}", Catalog::evidence_mix(shown).line(today));
+    crate::outln!("marks: ~ estimate (derived, see --json derivation)  ? brief-quoted, unverified  ! your overlay  (none) observed (source, date, confidence in --json)");
     if restricted > 0 {
-        println!("† invite-only or contact sales ({restricted} listed): ranked by `estimate` only with --include-restricted");
+        crate::outln!("† invite-only or contact sales ({restricted} listed): ranked by `estimate` only with --include-restricted");
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -265,7 +265,7 @@ fn list_gpus(cat: &Catalog, args: &CatalogArgs, gpus: &[String]) -> Result<ExitC
             g.confidence.as_str().into(),
         ]);
     }
-    println!("{t}");
+    crate::outln!("{t}");
     Ok(ExitCode::SUCCESS)
 }
 
@@ -295,6 +295,6 @@ fn list_models(args: &CatalogArgs) -> Result<ExitCode, CliError> {
             m.vocab.to_string(),
         ]);
     }
-    println!("{t}");
+    crate::outln!("{t}");
     Ok(ExitCode::SUCCESS)
 }

@@ -85,7 +85,7 @@ pub fn run(args: CloneArgs) -> Result<ExitCode, CliError> {
         if args.cloud.json {
             print_json(&serde_json::json!({ "spec": text, "plan": plan }))?;
         } else {
-            print!("{text}");
+            crate::out!("{text}");
             print_plan(plan);
         }
         return Ok(ExitCode::SUCCESS);

@@ -187,7 +187,7 @@ fn run_sign(args: SignArgs) -> Result<ExitCode, CliError> {
         "url": signed.url,
         "headers": headers,
     });
-    println!("{}", serde_json::to_string_pretty(&out).expect("JSON values always serialise"));
+    crate::outln!("{}", serde_json::to_string_pretty(&out).expect("JSON values always serialise"));
     Ok(ExitCode::SUCCESS)
 }
 

@@ -34,7 +34,7 @@ pub fn run(args: DestroyArgs) -> Result<ExitCode, CliError> {
         if args.cloud.json {
             print_json(&Released { released: vec![], billed_until: vec![], errors: vec![] })?;
         } else {
-            println!("gpuctl holds no live instance of {deployment}; nothing to do");
+            crate::outln!("gpuctl holds no live instance of {deployment}; nothing to do");
         }
         return Ok(ExitCode::SUCCESS);
     }
@@ -45,10 +45,10 @@ pub fn run(args: DestroyArgs) -> Result<ExitCode, CliError> {
     if args.cloud.json {
         print_json(&out)?;
     } else {
-        println!("released {} instance(s) of {deployment}", out.released.len());
+        crate::outln!("released {} instance(s) of {deployment}", out.released.len());
         print_billed_until(&out.billed_until);
         for e in &out.errors {
-            println!("error: {e}");
+            crate::outln!("error: {e}");
         }
     }
     Ok(if out.errors.is_empty() { ExitCode::SUCCESS } else { ExitCode::FAILURE })

@@ -253,8 +253,8 @@ pub fn run(args: EstimateArgs) -> Result<ExitCode, CliError> {
         return Ok(exit);
     }
     if let Some(a) = &ascend {
-        println!("{a}");
-        println!();
+        crate::outln!("{a}");
+        crate::outln!();
     }
     print_human(&args, &q, &ranking, best_modes.as_ref(), plan.as_ref());
     Ok(exit)
@@ -276,7 +276,7 @@ fn print_human(
             None => "no tokens given".into(),
         }
     };
-    println!(
+    crate::outln!(
         "{} ({:.2}B params) · {} · {} · seq {} · {} {}{}",
         j.model.name,
         j.model.params / 1e9,
@@ -291,8 +291,8 @@ fn print_human(
             (_, false) => " · checkpointing off",
         }
     );
-    println!("{}", r.price_age);
-    println!();
+    crate::outln!("{}", r.price_age);
+    crate::outln!();
 
     if let Some(o) = r.offers.first() {
         let b = &o.fit.breakdown;
@@ -301,12 +301,12 @@ fn print_human(
             (Method::Inference, d) => format!(", tensor parallel over {d}"),
             (_, _) => format!(", ZeRO stage {}", o.fit.zero_stage),
         };
-        println!(
+        crate::outln!(
             "Memory per GPU on the cheapest offer ({} × {}{sharding}): weights {:.1} + grads {:.1} + optimizer {:.1} + adapters {:.1} + activations {:.1} + KV cache {:.1} + overhead {:.1} = {:.1} GB of {:.0} GB",
             o.gpu_count, o.gpu_name, b.weights_gb, b.gradients_gb, b.optimizer_gb, b.adapters_gb,
             b.activations_gb, b.kv_cache_gb, b.overhead_gb, o.fit.need_gb, o.fit.vram_gb
         );
-        println!();
+        crate::outln!();
         let mut t = table([
             "#",
             "provider",
@@ -373,19 +373,19 @@ fn print_human(
                 notes.join(", "),
             ]);
         }
-        println!("{t}");
+        crate::outln!("{t}");
         if rows.len() > n {
-            println!("… {} more rows (--top 0 shows all; --json lists every offer)", rows.len() - n);
+            crate::outln!("… {} more rows (--top 0 shows all; --json lists every offer)", rows.len() - n);
         }
     } else {
-        println!("No offer can run this job.");
+        crate::outln!("No offer can run this job.");
     }
 
     if let (Some(o), Some(jp)) = (r.offers.first(), best) {
-        println!();
-        println!("Billing modes for {} {} in {}:", o.provider, o.instance, o.region);
+        crate::outln!();
+        crate::outln!("Billing modes for {} {} in {}:", o.provider, o.instance, o.region);
         for m in &jp.modes {
-            println!(
+            crate::outln!(
                 "  {:<8} {:>14}/{:<7} → {}{}",
                 m.mode.as_str(),
                 cny(m.price.cny),
@@ -400,17 +400,17 @@ fn print_human(
             );
         }
         for b in &jp.break_even {
-            println!("  break-even: {}", b.text);
+            crate::outln!("  break-even: {}", b.text);
         }
     }
 
     if !r.infeasible.is_empty() {
-        println!();
+        crate::outln!();
         if args.infeasible {
-            println!("Cannot run this job:");
+            crate::outln!("Cannot run this job:");
             for i in &r.infeasible {
                 let mode = i.mode.map_or(String::new(), |m| format!(" ({m})"));
-                println!(
+                crate::outln!(
                     "  {} {}{} ({}×{}): {}",
                     i.provider,
                     i.instance,
@@ -429,40 +429,40 @@ fn print_human(
                     seen.push((key, i.reasons.join("; ")));
                 }
             }
-            println!(
+            crate::outln!(
                 "Cannot run it ({} instance types or offers; --infeasible lists each):",
                 r.infeasible.len()
             );
             for (k, why) in seen.iter().take(8) {
-                println!("  {k}: {why}");
+                crate::outln!("  {k}: {why}");
             }
             if seen.len() > 8 {
-                println!("  … {} more GPU configurations", seen.len() - 8);
+                crate::outln!("  … {} more GPU configurations", seen.len() - 8);
             }
         }
     }
 
     if let Some(plan) = plan {
-        println!();
-        println!("Staged plan:");
+        crate::outln!();
+        crate::outln!("Staged plan:");
         for s in &plan.stages {
-            println!("  {:<9} {}", s.name, s.why);
-            println!("            {}", s.purpose);
+            crate::outln!("  {:<9} {}", s.name, s.why);
+            crate::outln!("            {}", s.purpose);
         }
-        println!("  total (high estimate): {}", cny(plan.total_cost_high));
+        crate::outln!("  total (high estimate): {}", cny(plan.total_cost_high));
     }
 
     if !r.warnings.is_empty() {
-        println!();
-        println!("Warnings:");
+        crate::outln!();
+        crate::outln!("Warnings:");
         for w in &r.warnings {
-            println!("  - {w}");
+            crate::outln!("  - {w}");
         }
     }
-    println!();
-    println!("Assumptions:");
+    crate::outln!();
+    crate::outln!("Assumptions:");
     for a in &r.assumptions {
-        println!("  - {a}");
+        crate::outln!("  - {a}");
     }
 }
 

@@ -23,7 +23,11 @@ pub struct PlanArgs {
 }
 
 pub fn print_plan(p: &Plan) {
-    println!("deployment {}{}", p.deployment, p.hours.map(|h| format!(", {h} hours")).unwrap_or_default());
+    crate::outln!(
+        "deployment {}{}",
+        p.deployment,
+        p.hours.map(|h| format!(", {h} hours")).unwrap_or_default()
+    );
     let mut t = table([
         "pool",
         "create",
@@ -58,7 +62,7 @@ pub fn print_plan(p: &Plan) {
             source,
         ]);
     }
-    println!("{t}");
+    crate::outln!("{t}");
     for pool in &p.pools {
         let modes: Vec<String> = pool
             .by_mode
@@ -66,11 +70,11 @@ pub fn print_plan(p: &Plan) {
             .map(|m| format!("{} {}{}", m.mode, cny(m.total_cny), if m.offered { "" } else { " (not sold)" }))
             .collect();
         if !modes.is_empty() {
-            println!("{} under each billing mode: {}", pool.name, modes.join(", "));
+            crate::outln!("{} under each billing mode: {}", pool.name, modes.join(", "));
         }
     }
     for r in &p.release {
-        println!(
+        crate::outln!(
             "release: {}/{} #{} {} ({})",
             r.deployment,
             r.pool,
@@ -79,7 +83,7 @@ pub fn print_plan(p: &Plan) {
             r.provider
         );
     }
-    println!(
+    crate::outln!(
         "in all: {} to create, {} to release; {}/hour, {} in total",
         p.creates(),
         p.release.len(),
@@ -87,10 +91,10 @@ pub fn print_plan(p: &Plan) {
         p.total_cny.map(cny).unwrap_or_else(|| "unknown".into())
     );
     for w in &p.warnings {
-        println!("warning: {w}");
+        crate::outln!("warning: {w}");
     }
     for o in &p.over_budget {
-        println!("over budget: {o}");
+        crate::outln!("over budget: {o}");
     }
 }
 

@@ -58,20 +58,20 @@ pub fn print_report(r: &Report) {
             note.join("; "),
         ]);
     }
-    println!("{t}");
+    crate::outln!("{t}");
     if !r.released.is_empty() {
-        println!("released: {}", r.released.join(", "));
+        crate::outln!("released: {}", r.released.join(", "));
     }
     super::provisioning::print_billed_until(&r.billed_until);
     if r.retries > 0 {
-        println!(
+        crate::outln!(
             "retried {} throttled/transient calls, waiting {:.1} s in all",
             r.retries,
             r.retry_wait_ms as f64 / 1000.0
         );
     }
     for e in &r.errors {
-        println!("error: {e}");
+        crate::outln!("error: {e}");
     }
 }
 
@@ -109,7 +109,7 @@ pub fn run(args: ProvisionArgs) -> Result<ExitCode, CliError> {
     }
     if plan.creates() == 0 && plan.release.is_empty() {
         if !args.cloud.json {
-            println!("nothing to do: every instance the spec asks for is recorded as running");
+            crate::outln!("nothing to do: every instance the spec asks for is recorded as running");
         }
     } else {
         confirm(
@@ -148,7 +148,7 @@ fn dry_run(session: &Session, job: &Provisioning<'_>, json: bool) -> Result<Exit
         print_json(&results)?;
     } else {
         for r in &results {
-            println!(
+            crate::outln!(
                 "dry run {} ({} {} {}): {}",
                 r["pool"].as_str().unwrap_or(""),
                 r["provider"].as_str().unwrap_or(""),

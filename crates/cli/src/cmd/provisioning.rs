@@ -257,7 +257,7 @@ impl Bars {
 /// their prepaid term ends: never "released".
 pub fn print_billed_until(billed: &[gpuctl_provision::apply::BilledTerm]) {
     for b in billed {
-        println!(
+        crate::outln!(
             "not released: {} {} bills until {} — {} has no early end to a prepaid term; renewal is off, and \
              `gpuctl release` after that time deletes it",
             b.provider, b.instance_id, b.until, b.provider

@@ -185,11 +185,11 @@ pub fn run(args: RefreshArgs) -> Result<ExitCode, CliError> {
                 q.request_id.clone().unwrap_or_default(),
             ]);
         }
-        println!("{t}");
+        crate::outln!("{t}");
     }
     for n in &not_quoted {
         let rid = n.request_id.as_ref().map(|r| format!(" (request id {r})")).unwrap_or_default();
-        println!(
+        crate::outln!(
             "not quoted: {} {} {} {} in {}: {}: {}: {}{rid}",
             n.provider,
             n.instance,
@@ -204,21 +204,23 @@ pub fn run(args: RefreshArgs) -> Result<ExitCode, CliError> {
     for s in &stock {
         let rid = s.request_id.as_ref().map(|r| format!(" (request id {r})")).unwrap_or_default();
         match (s.in_stock, &s.error) {
-            (Some(false), _) => println!("sold out: {} {} in {}{rid}", s.provider, s.instance, s.zone),
-            (None, Some(e)) => println!("stock unknown: {} {} in {}: {e}", s.provider, s.instance, s.zone),
+            (Some(false), _) => crate::outln!("sold out: {} {} in {}{rid}", s.provider, s.instance, s.zone),
+            (None, Some(e)) => {
+                crate::outln!("stock unknown: {} {} in {}: {e}", s.provider, s.instance, s.zone)
+            }
             _ => {}
         }
     }
     if retries > 0 {
-        println!(
+        crate::outln!(
             "retried {retries} throttled/transient calls, waiting {:.1} s in all",
             retry_wait_ms as f64 / 1000.0
         );
     }
     if quoted.is_empty() {
-        println!("no prices quoted; {} left unchanged", out_path.display());
+        crate::outln!("no prices quoted; {} left unchanged", out_path.display());
     } else {
-        println!(
+        crate::outln!(
             "{} price(s) as of {today} written to {}; {} not quoted",
             quoted.len(),
             out_path.display(),

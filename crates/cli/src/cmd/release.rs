@@ -40,11 +40,11 @@ pub fn run(args: ReleaseArgs) -> Result<ExitCode, CliError> {
         print_json(&out)?;
     } else {
         for id in &out.released {
-            println!("released {id}");
+            crate::outln!("released {id}");
         }
         print_billed_until(&out.billed_until);
         for e in &out.errors {
-            println!("error: {e}");
+            crate::outln!("error: {e}");
         }
     }
     Ok(if out.errors.is_empty() { ExitCode::SUCCESS } else { ExitCode::FAILURE })

@@ -38,7 +38,7 @@ pub fn run(args: SnapshotArgs) -> Result<ExitCode, CliError> {
                 s.state.clone(),
             ]);
         }
-        println!("{t}");
+        crate::outln!("{t}");
     }
     Ok(ExitCode::SUCCESS)
 }

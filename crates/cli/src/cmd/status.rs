@@ -55,7 +55,7 @@ pub fn run(args: StatusArgs) -> Result<ExitCode, CliError> {
         return Ok(ExitCode::SUCCESS);
     }
     if rows.is_empty() {
-        println!(
+        crate::outln!(
             "gpuctl holds no {}instances{}",
             if args.all { "" } else { "live " },
             args.deployment.as_ref().map(|d| format!(" in {d}")).unwrap_or_default()
@@ -94,12 +94,15 @@ pub fn run(args: StatusArgs) -> Result<ExitCode, CliError> {
             r.auto_release_at.map(|t| t.to_string()).unwrap_or_else(|| "none".into()),
         ]);
     }
-    println!("{t}");
+    crate::outln!("{t}");
     let per_hour: f64 = rows
         .iter()
         .filter(|r| r.resource.state.is_live())
         .filter_map(|r| r.resource.price_cny_per_hour)
         .sum();
-    println!("live: {}/hour (recorded catalog prices; the cloud's bill is authoritative)", cny(per_hour));
+    crate::outln!(
+        "live: {}/hour (recorded catalog prices; the cloud's bill is authoritative)",
+        cny(per_hour)
+    );
     Ok(ExitCode::SUCCESS)
 }

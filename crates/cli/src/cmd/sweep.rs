@@ -233,7 +233,7 @@ pub fn run(args: SweepArgs) -> Result<ExitCode, CliError> {
         let done = session.runtime.block_on(session.engine.finish_terms());
         if !args.cloud.json {
             for id in &done.released {
-                println!("released {} (its prepaid term is over)", printable(id));
+                crate::outln!("released {} (its prepaid term is over)", printable(id));
             }
         }
         released.get_or_insert_with(Vec::new).extend(done.released);
@@ -264,10 +264,10 @@ pub fn run(args: SweepArgs) -> Result<ExitCode, CliError> {
         let (done, errors) = session.runtime.block_on(session.engine.release_orphans(&found.orphans));
         if !args.cloud.json {
             for id in &done {
-                println!("released {}", printable(id));
+                crate::outln!("released {}", printable(id));
             }
             for e in &errors {
-                println!("error: {}", printable(e));
+                crate::outln!("error: {}", printable(e));
             }
         }
         released.get_or_insert_with(Vec::new).extend(done);
@@ -300,7 +300,7 @@ pub fn run(args: SweepArgs) -> Result<ExitCode, CliError> {
 /// The instances still billed until their term ends, in words.
 fn print_billing_until(billed: &[StillBilled]) {
     for b in billed {
-        println!(
+        crate::outln!(
             "still billing: {} {} ({}/{}) until {}{} — released as far as {} allows, renewal off",
             b.provider,
             printable(b.instance_id.as_deref().unwrap_or("—")),
@@ -335,7 +335,7 @@ fn printable(s: &str) -> String {
 fn print_found(found: &Found, rows: &[Row], total: f64, unpriced: usize) {
     let regions = found.searched.len() + found.errors.len();
     if rows.is_empty() {
-        println!("no leaks: every instance tagged {} in {} region(s) is owned by a recorded deployment ({} owned, {} terminating)", gpuctl_cloud::cloud::TAG_DEPLOYMENT, found.searched.len(), found.owned, found.leaving);
+        crate::outln!("no leaks: every instance tagged {} in {} region(s) is owned by a recorded deployment ({} owned, {} terminating)", gpuctl_cloud::cloud::TAG_DEPLOYMENT, found.searched.len(), found.owned, found.leaving);
     } else {
         let mut t =
             table(["where", "instance", "name", "type", "state", "deployment/pool", "launched", "¥/hour"]);
@@ -357,10 +357,10 @@ fn print_found(found: &Found, rows: &[Row], total: f64, unpriced: usize) {
                 price_text(r.price.as_ref()),
             ]);
         }
-        println!("{t}");
+        crate::outln!("{t}");
         let unknown =
             if unpriced > 0 { format!(" + {unpriced} instance(s) of unknown price") } else { String::new() };
-        println!(
+        crate::outln!(
             "{} instance(s) tagged by gpuctl that no recorded deployment owns: {}/hour{unknown} (catalog prices; the cloud's bill is authoritative). {} owned, {} terminating, {regions} region(s) searched.",
             rows.len(),
             cny(total),
@@ -369,9 +369,11 @@ fn print_found(found: &Found, rows: &[Row], total: f64, unpriced: usize) {
         );
     }
     for e in &found.errors {
-        println!(
+        crate::outln!(
             "error: {} {}: {} — the search is incomplete there",
-            e.place.provider, e.place.region, e.error
+            e.place.provider,
+            e.place.region,
+            e.error
         );
     }
 }

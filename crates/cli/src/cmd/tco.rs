@@ -121,28 +121,28 @@ pub fn run(args: TcoArgs) -> Result<ExitCode, CliError> {
         return Ok(ExitCode::SUCCESS);
     }
     let s = &r.self_built;
-    println!(
+    crate::outln!(
         "Self-built: {} × {} in {} server(s), {:.0} % utilization",
         input.gpus,
         gpu.name,
         (input.gpus as f64 / input.gpus_per_server as f64).ceil(),
         utilization * 100.0
     );
-    println!(
+    crate::outln!(
         "  capex {} → depreciation {}/yr over {} years",
         cny(s.capex_cny),
         cny(s.depreciation_per_year),
         input.depreciation_years
     );
-    println!("  power {}/yr, ops {}/yr", cny(s.power_per_year), cny(s.ops_per_year));
-    println!(
+    crate::outln!("  power {}/yr, ops {}/yr", cny(s.power_per_year), cny(s.ops_per_year));
+    crate::outln!(
         "  total {}/yr = {} per GPU-hour of useful work",
         cny(s.total_per_year),
         cny(s.cny_per_gpu_hour_used)
     );
-    println!();
+    crate::outln!();
     if r.cloud.is_empty() {
-        println!("Cloud: no price for {} in the catalog.", gpu.id);
+        crate::outln!("Cloud: no price for {} in the catalog.", gpu.id);
     } else {
         let mut t = table([
             "cloud mode",
@@ -162,18 +162,18 @@ pub fn run(args: TcoArgs) -> Result<ExitCode, CliError> {
                 format!("{} ({})", c.price.confidence.as_str(), c.price.as_of),
             ]);
         }
-        println!("{t}");
+        crate::outln!("{t}");
     }
     match r.break_even_utilization_vs_hourly {
-        Some(u) => println!(
+        Some(u) => crate::outln!(
             "Break-even vs pay-as-you-go: self-built is cheaper above {:.0} % utilization.",
             u * 100.0
         ),
-        None => println!(
+        None => crate::outln!(
             "Break-even vs pay-as-you-go: self-built is never cheaper at any utilization with these inputs."
         ),
     }
-    println!(
+    crate::outln!(
         "At {:.0} % utilization: {} is cheaper.",
         utilization * 100.0,
         if r.self_built_cheaper {
@@ -182,14 +182,14 @@ pub fn run(args: TcoArgs) -> Result<ExitCode, CliError> {
             format!("cloud ({})", r.cloud.first().map_or("—".into(), |c| c.mode.to_string()))
         }
     );
-    println!("{}", cat.price_age_line(today));
+    crate::outln!("{}", cat.price_age_line(today));
     for w in &r.warnings {
-        println!("warning: {w}");
+        crate::outln!("warning: {w}");
     }
-    println!();
-    println!("Assumptions:");
+    crate::outln!();
+    crate::outln!("Assumptions:");
     for a in &r.assumptions {
-        println!("  - {a}");
+        crate::outln!("  - {a}");
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -47,7 +47,7 @@ async fn serve(args: WebArgs) -> Result<ExitCode, CliError> {
         .local_addr()
         .map_err(|e| CliError::failed(format!("cannot read the listening address: {e}")))?;
     // Scripts (and the browser tests) read this line to learn the port when --addr asked for 0.
-    println!("serving {} at http://{addr}/ (Ctrl-C stops)", args.dir.display());
+    crate::outln!("serving {} at http://{addr}/ (Ctrl-C stops)", args.dir.display());
     let _ = std::io::stdout().flush();
     let app = Router::new().fallback_service(ServeDir::new(&args.dir));
     axum::serve(listener, app)
