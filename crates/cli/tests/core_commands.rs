@@ -392,3 +392,66 @@ fn moe_presets_are_estimated_on_their_active_parameters() {
     let models = gpuctl(&["catalog", "models"], &[]);
     assert!(stdout(&models).contains("3.3B (8 of 128 experts)"), "{}", stdout(&models));
 }
+
+/// `--model` takes a Hugging Face config.json (a file, or the folder holding one), dense or MoE;
+/// a broken or partial config is refused at its line:column or with the missing field's names.
+#[test]
+fn estimate_takes_a_hugging_face_config() {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("Qwen3-30B-A3B");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("config.json"),
+        r#"{"architectures": ["Qwen3MoeForCausalLM"], "model_type": "qwen3_moe", "head_dim": 128,
+            "hidden_size": 2048, "intermediate_size": 6144, "moe_intermediate_size": 768,
+            "num_attention_heads": 32, "num_hidden_layers": 48, "num_key_value_heads": 4,
+            "num_experts": 128, "num_experts_per_tok": 8, "tie_word_embeddings": false, "vocab_size": 151936}"#,
+    )
+    .unwrap();
+    let dense = overlay_file(
+        "qwen3-8b-config.json",
+        r#"{"model_type": "qwen3", "head_dim": 128, "hidden_size": 4096, "intermediate_size": 12288,
+            "num_attention_heads": 32, "num_hidden_layers": 36, "num_key_value_heads": 8,
+            "tie_word_embeddings": false, "vocab_size": 151936}"#,
+    );
+    let v = json(&[
+        "estimate",
+        "--model",
+        dense.to_str().unwrap(),
+        "--method",
+        "lora",
+        "--tokens",
+        "10M",
+        "--json",
+    ]);
+    let params = v["question"]["job"]["model"]["params"].as_f64().unwrap();
+    assert!((params / 8.2e9 - 1.0).abs() < 0.01, "{params}");
+    assert_eq!(v["question"]["job"]["model"]["name"], "qwen3-8b-config.json");
+    let v = json(&[
+        "estimate",
+        "--model",
+        dir.to_str().unwrap(),
+        "--method",
+        "qlora4",
+        "--tokens",
+        "10M",
+        "--json",
+    ]);
+    assert_eq!(v["question"]["job"]["model"]["name"], "Qwen3-30B-A3B");
+    assert_eq!(v["question"]["job"]["model"]["moe"]["experts"], 128);
+    assert!(v["ranking"]["assumptions"].to_string().contains("mixture of experts"));
+
+    let broken = overlay_file("broken-config.json", "{\n  \"hidden_size\": 4096,,\n}");
+    let o = gpuctl(&["estimate", "--model", broken.to_str().unwrap(), "--tokens", "1M"], &[]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("broken-config.json:2:23: not a JSON config"), "{}", stderr(&o));
+    let partial = overlay_file("partial-config.json", r#"{"hidden_size": 4096, "num_hidden_layers": 32}"#);
+    let o = gpuctl(&["estimate", "--model", partial.to_str().unwrap(), "--tokens", "1M"], &[]);
+    assert!(
+        stderr(&o).contains("missing `num_attention_heads` (or `n_head`): the number of attention heads"),
+        "{}",
+        stderr(&o)
+    );
+    let o = gpuctl(&["estimate", "--model", "/dev/zero", "--tokens", "1M"], &[]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("not a regular file"), "{}", stderr(&o));
+}

@@ -25,6 +25,7 @@ pub mod catalog;
 pub mod compat;
 pub mod explain;
 pub mod fit;
+pub mod hf_config;
 pub mod input;
 pub mod method;
 pub mod model;
@@ -46,6 +47,7 @@ pub use catalog::{
 pub use compat::{ascend_availability, check as check_compat, CompatIssue, CompatQuery, Severity};
 pub use explain::{Assumption, PriceAge, Reason, Verdict};
 pub use fit::{fit, FitReport, Hardware, Job, MemoryBreakdown};
+pub use hf_config::{from_hf_config, ConfigError};
 pub use input::InputError;
 pub use jiff::civil::Date;
 pub use method::{Method, Precision};

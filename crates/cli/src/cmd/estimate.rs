@@ -15,7 +15,8 @@ use crate::output::{self, cny, hours, range, table};
 
 #[derive(clap::Args)]
 pub struct EstimateArgs {
-    /// Model preset, e.g. qwen2.5-7b, llama-2-13b (see `gpuctl catalog models`).
+    /// Model preset, e.g. qwen2.5-7b, qwen3-30b-a3b (see `gpuctl catalog models`), or a Hugging Face
+    /// config.json (a path: ./config.json), dense or mixture of experts.
     #[arg(long)]
     pub model: Option<String>,
     /// Parameter count instead of a preset, e.g. 7b, 1.5B, 350M.
@@ -131,11 +132,42 @@ fn bound<T>(
     checked.map_err(|e| CliError::usage(format!("--{flag} {given}: {e}")))
 }
 
+/// Largest config.json read: published ones are a few KB; a multimodal one with its processor
+/// settings stays far below this.
+const MAX_CONFIG_BYTES: u64 = 1 << 20;
+
+/// `--model`: a preset by name, or a path to a Hugging Face config.json (anything that ends in
+/// `.json`, names a folder, or is a file that exists: a preset name never does).
+fn model_arg(m: &str) -> Result<ModelShape, CliError> {
+    let path = std::path::Path::new(m);
+    let looks_like_path = m.ends_with(".json") || m.contains(std::path::MAIN_SEPARATOR) || m.contains('/');
+    if !looks_like_path && !path.is_file() {
+        return preset(m).map_err(|e| {
+            CliError::usage(format!("{e} (or give a Hugging Face config.json: --model ./config.json)"))
+        });
+    }
+    // A folder such as a downloaded model's: its config.json.
+    let file = if path.is_dir() { path.join("config.json") } else { path.to_path_buf() };
+    let text = gpuctl_sign::file::read_string_bounded(&file, MAX_CONFIG_BYTES)
+        .map_err(|e| CliError::usage(format!("--model {}: {}", file.display(), e.reason())))?;
+    let name = match file.parent().and_then(|d| d.file_name()) {
+        // `…/Qwen3-8B/config.json` is better called Qwen3-8B than config.json.
+        Some(dir) if file.file_name().is_some_and(|f| f == "config.json") => {
+            dir.to_string_lossy().into_owned()
+        }
+        _ => file.file_name().map_or_else(|| m.to_string(), |f| f.to_string_lossy().into_owned()),
+    };
+    gpuctl_core::from_hf_config(&name, &text).map_err(|e| match e.at {
+        Some(_) => CliError::usage(format!("{}:{e}", file.display())),
+        None => CliError::usage(format!("{}: {e}", file.display())),
+    })
+}
+
 /// Build the engine question from the flags (errors name the flag and suggest).
 pub fn question(args: &EstimateArgs, cat: &Catalog, today: Date) -> Result<Question, CliError> {
     let model: ModelShape = match (&args.model, &args.params) {
         (Some(_), Some(_)) => return Err(CliError::usage("give --model or --params, not both")),
-        (Some(m), None) => preset(m).map_err(output::unknown)?,
+        (Some(m), None) => model_arg(m)?,
         (None, Some(p)) => {
             let n = parse_count(p).map_err(|e| CliError::usage(format!("--params: {e}")))?;
             ModelShape::from_params(bound("params", p, input::params(n))?)
