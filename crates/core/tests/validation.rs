@@ -1,0 +1,255 @@
+//! The engine held against published measurements (issue 16): every row of
+//! `data/validation.toml` — peak memory per GPU and tokens/s of real fine-tuning and inference runs,
+//! each with its source — next to the engine's figure for the same settings.
+//!
+//! `cargo test -p gpuctl-core --test validation -- --nocapture` prints the whole table; the test
+//! fails when the share of rows within bounds drops below the figures README.md's estimate section
+//! states ([`MEMORY_SHARE_FLOOR`], [`THROUGHPUT_SHARE_FLOOR`]), so accuracy can only get better.
+
+use gpuctl_core::catalog::Catalog;
+use gpuctl_core::fit::{fit, Hardware, Job, Method};
+use gpuctl_core::model::{preset, ModelShape};
+use gpuctl_core::time::estimate_time;
+use serde::Deserialize;
+
+/// Memory rows whose engine figure is within ±20 % of the measurement: at least this share.
+/// README.md's "Measured accuracy" paragraph states the same figure.
+const MEMORY_SHARE_FLOOR: f64 = 0.55;
+/// Throughput rows whose measurement lies inside the engine's tokens/s band: at least this share.
+/// Today none is (README.md says so and why); the floor is what it is, and rises with each fix.
+const THROUGHPUT_SHARE_FLOOR: f64 = 0.0;
+/// "Within bounds" for memory: the engine's need / measured peak within 1 ± this.
+const MEMORY_TOLERANCE: f64 = 0.20;
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Table {
+    row: Vec<Row>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Row {
+    source: String,
+    #[serde(rename = "where")]
+    location: String,
+    read: String,
+    model: Option<String>,
+    shape: Option<ModelShape>,
+    method: String,
+    precision: String,
+    quant: String,
+    seq_len: u32,
+    micro_batch: u32,
+    grad_checkpointing: String,
+    attention: String,
+    lora_rank: Option<u32>,
+    gpu: Option<String>,
+    gpu_name: Option<String>,
+    vram_gb: Option<f64>,
+    gpus: u32,
+    memory: Option<f64>,
+    memory_unit: Option<String>,
+    tokens_per_s: Option<f64>,
+    note: Option<String>,
+}
+
+/// Bytes in one unit as the sources print them. "GB"/"G"/"MB" are read as powers of ten (the
+/// sources do not say which base they use; the difference is 5–7 %, noted in the table's header).
+fn unit_bytes(unit: &str) -> Result<f64, String> {
+    Ok(match unit {
+        "GiB" => 1024f64.powi(3),
+        "GB" => 1e9,
+        "MiB" => 1024f64.powi(2),
+        "MB" => 1e6,
+        other => return Err(format!("unknown memory unit {other:?}")),
+    })
+}
+
+fn method(name: &str) -> Result<Method, String> {
+    Method::ALL.into_iter().find(|m| m.as_str() == name).ok_or_else(|| format!("unknown method {name:?}"))
+}
+
+/// Yes/no/unknown settings: `None` when the source does not state it (the engine default is used).
+fn tri(v: &str, field: &str) -> Result<Option<bool>, String> {
+    match v {
+        "on" | "flash-attn-2" => Ok(Some(true)),
+        "off" | "eager" => Ok(Some(false)),
+        "unknown" => Ok(None),
+        other => Err(format!("{field}: {other:?} is not on/off/unknown")),
+    }
+}
+
+fn load() -> Vec<Row> {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/data/validation.toml");
+    let text = std::fs::read_to_string(path).expect("data/validation.toml is readable");
+    let table: Table = toml::from_str(&text).unwrap_or_else(|e| panic!("{path}: {e}"));
+    table.row
+}
+
+struct Outcome {
+    line: String,
+    memory_ok: Option<bool>,
+    memory_ratio: Option<f64>,
+    throughput_ok: Option<bool>,
+}
+
+fn evaluate(r: &Row, catalog: &Catalog) -> Result<Outcome, String> {
+    let shape = match (&r.model, &r.shape) {
+        (Some(name), None) => preset(name).map_err(|e| e.to_string())?,
+        (None, Some(shape)) => shape.clone(),
+        _ => return Err("give exactly one of `model` or `shape`".into()),
+    };
+    let method = method(&r.method)?;
+    let gpu = match &r.gpu {
+        Some(id) => Some(catalog.gpu(id).ok_or_else(|| format!("gpu {id:?} is not in the catalog"))?),
+        None => None,
+    };
+    let vram_gb = match (gpu, r.vram_gb) {
+        (Some(g), None) => g.vram_gb,
+        (None, Some(v)) => v,
+        _ => return Err("give exactly one of `gpu` or `gpu_name` + `vram_gb`".into()),
+    };
+    if gpu.is_none() && r.gpu_name.is_none() {
+        return Err("a card outside the catalog needs `gpu_name`".into());
+    }
+    let mut job = Job::new(shape, method);
+    job.seq_len = r.seq_len;
+    job.micro_batch = r.micro_batch;
+    let mut defaults = Vec::new();
+    match tri(&r.grad_checkpointing, "grad_checkpointing")? {
+        Some(on) => job.grad_checkpointing = on,
+        None => defaults.push("ckpt"),
+    }
+    if let Some(rank) = r.lora_rank {
+        job.lora_rank = rank;
+    }
+    let flash = match tri(&r.attention, "attention")? {
+        Some(fa) => fa,
+        None => {
+            defaults.push("attn");
+            gpu.is_none_or(|g| g.flash_attention2)
+        }
+    };
+    let hw = Hardware { vram_gb, devices: r.gpus, flash_attention: flash, bf16: true };
+
+    let (mut memory_ok, mut memory_ratio, mut mem_text) = (None, None, String::from("—"));
+    if let Some(measured) = r.memory {
+        let unit = r.memory_unit.as_deref().ok_or("`memory` needs `memory_unit`")?;
+        let measured_gb = measured * unit_bytes(unit)? / 1e9;
+        let need = fit(&job, &hw).need_gb;
+        let ratio = need / measured_gb;
+        memory_ok = Some((ratio - 1.0).abs() <= MEMORY_TOLERANCE);
+        memory_ratio = Some(ratio);
+        mem_text = format!(
+            "{need:>6.1} vs {measured_gb:>6.1} GB ×{ratio:.2} {}",
+            if memory_ok == Some(true) { "ok " } else { "OFF" }
+        );
+    }
+    let (mut throughput_ok, mut tps_text) = (None, String::from("—"));
+    if let Some(measured) = r.tokens_per_s {
+        match gpu {
+            Some(g) if r.gpus == 1 => {
+                job.tokens = 1e9;
+                let t = estimate_time(&job, g, 1.0);
+                let (lo, hi) = (t.tokens_per_second_low, t.tokens_per_second_high);
+                let ok = (lo..=hi).contains(&measured);
+                throughput_ok = Some(ok);
+                tps_text = format!(
+                    "{measured:>7.0} in [{lo:>6.0}, {hi:>6.0}] ×{:.2} {}",
+                    measured / ((lo + hi) / 2.0),
+                    if ok { "ok " } else { "OFF" }
+                );
+            }
+            _ => tps_text = "(card not in catalog or multi-GPU: not compared)".into(),
+        }
+    }
+    let model = r.model.clone().unwrap_or_else(|| job.model.name.clone());
+    let card = r.gpu.clone().or_else(|| r.gpu_name.clone()).unwrap_or_default();
+    let line = format!(
+        "{model:<16} {:<9} {:>6} b{:<2} {}×{card:<14} {:<9} | mem {mem_text:<34} | tok/s {tps_text:<36} | {}{}",
+        r.method,
+        r.seq_len,
+        r.micro_batch,
+        r.gpus,
+        r.quant,
+        r.source,
+        if defaults.is_empty() { String::new() } else { format!(" [engine default: {}]", defaults.join(",")) },
+    );
+    Ok(Outcome { line, memory_ok, memory_ratio, throughput_ok })
+}
+
+#[test]
+fn engine_agrees_with_published_measurements() {
+    let rows = load();
+    let catalog = Catalog::shipped();
+    let mut out = String::new();
+    let (mut mem, mut mem_ok, mut tps, mut tps_ok) = (0usize, 0usize, 0usize, 0usize);
+    let mut worst: Vec<(f64, String)> = Vec::new();
+    for (i, r) in rows.iter().enumerate() {
+        assert!(
+            !r.source.is_empty() && !r.location.is_empty() && r.read.len() == 10,
+            "row {}: every row cites its source, where it was read and the date",
+            i + 1
+        );
+        assert!(!r.precision.is_empty());
+        let o = evaluate(r, catalog).unwrap_or_else(|e| panic!("row {} ({}): {e}", i + 1, r.location));
+        if let Some(ok) = o.memory_ok {
+            mem += 1;
+            mem_ok += ok as usize;
+        }
+        if let Some(ratio) = o.memory_ratio {
+            worst.push((ratio, o.line.clone()));
+        }
+        if let Some(ok) = o.throughput_ok {
+            tps += 1;
+            tps_ok += ok as usize;
+        }
+        let _ = &r.note;
+        out.push_str(&format!("{:>3} {}\n", i + 1, o.line));
+    }
+    let share = |ok: usize, n: usize| if n == 0 { 0.0 } else { ok as f64 / n as f64 };
+    let (mem_share, tps_share) = (share(mem_ok, mem), share(tps_ok, tps));
+    worst.sort_by(|a, b| (a.0 - 1.0).abs().total_cmp(&(b.0 - 1.0).abs()).reverse());
+    out.push_str(&format!(
+        "\nmemory within ±{:.0} %: {mem_ok}/{mem} = {:.0} % (floor {:.0} %)\n\
+         throughput inside the band: {tps_ok}/{tps} = {:.0} % (floor {:.0} %)\nworst memory rows:\n",
+        MEMORY_TOLERANCE * 100.0,
+        mem_share * 100.0,
+        MEMORY_SHARE_FLOOR * 100.0,
+        tps_share * 100.0,
+        THROUGHPUT_SHARE_FLOOR * 100.0
+    ));
+    for (_, line) in worst.iter().take(5) {
+        out.push_str(&format!("    {line}\n"));
+    }
+    println!("{out}");
+    assert!(mem_share + 1e-9 >= MEMORY_SHARE_FLOOR, "memory accuracy fell below the README's figure\n{out}");
+    assert!(
+        tps_share + 1e-9 >= THROUGHPUT_SHARE_FLOOR,
+        "throughput accuracy fell below the README's figure\n{out}"
+    );
+}
+
+/// The table meets issue 16's coverage: ≥ 25 rows, ≥ 4 sources, ≥ 3 GPU kinds with a consumer card,
+/// and every method family.
+#[test]
+fn table_covers_sources_gpus_and_methods() {
+    let rows = load();
+    assert!(rows.len() >= 25, "{} rows", rows.len());
+    let distinct = |f: &dyn Fn(&Row) -> String| {
+        let mut v: Vec<String> = rows.iter().map(f).collect();
+        v.sort();
+        v.dedup();
+        v
+    };
+    let sources = distinct(&|r| r.source.clone());
+    assert!(sources.len() >= 4, "{sources:?}");
+    let gpus = distinct(&|r| r.gpu.clone().or_else(|| r.gpu_name.clone()).unwrap_or_default());
+    assert!(gpus.len() >= 3, "{gpus:?}");
+    assert!(gpus.iter().any(|g| g == "rtx4090"), "a consumer card: {gpus:?}");
+    let methods = distinct(&|r| r.method.clone());
+    for family in [&["full", "full16"][..], &["lora"], &["qlora4", "qlora8"], &["inference"]] {
+        assert!(methods.iter().any(|m| family.contains(&m.as_str())), "no {family:?} row: {methods:?}");
+    }
+}
