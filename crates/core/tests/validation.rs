@@ -184,6 +184,10 @@ fn evaluate(r: &Row, catalog: &Catalog) -> Result<Outcome, String> {
         r.source,
         if defaults.is_empty() { String::new() } else { format!(" [engine default: {}]", defaults.join(",")) },
     );
+    let line = match &r.note {
+        Some(note) => format!("{line} ({note})"),
+        None => line,
+    };
     Ok(Outcome { line, memory_ok, memory_ratio, throughput_ok })
 }
 
@@ -213,7 +217,6 @@ fn engine_agrees_with_published_measurements() {
             tps += 1;
             tps_ok += ok as usize;
         }
-        let _ = &r.note;
         out.push_str(&format!("{:>3} {}\n", i + 1, o.line));
     }
     let share = |ok: usize, n: usize| if n == 0 { 0.0 } else { ok as f64 / n as f64 };
