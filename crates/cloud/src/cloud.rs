@@ -139,6 +139,13 @@ pub struct KeyPair {
     pub name: String,
 }
 
+impl KeyPair {
+    /// A key pair of a cloud that names key pairs by their name (Alibaba, JD): the name is the id.
+    pub fn named(name: &str) -> KeyPair {
+        KeyPair { id: name.to_owned(), name: name.to_owned() }
+    }
+}
+
 /// Which instances to describe.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Filter {

@@ -403,7 +403,7 @@ impl KeyPairs for Client {
         let a = self.call(region, "DescribeKeyPairs", vec![kv("KeyPairName", name)]).await?;
         let listed =
             a.get("KeyPairs").get("KeyPair").items().iter().any(|k| k.get("KeyPairName").text() == name);
-        Ok(listed.then(|| KeyPair { id: name.to_owned(), name: name.to_owned() }))
+        Ok(listed.then(|| KeyPair::named(name)))
     }
 
     async fn import_key_pair(
@@ -414,7 +414,7 @@ impl KeyPairs for Client {
     ) -> Result<KeyPair, CloudError> {
         let p = vec![kv("KeyPairName", name), kv("PublicKeyBody", public_key)];
         self.call(region, "ImportKeyPair", p).await?;
-        Ok(KeyPair { id: name.to_owned(), name: name.to_owned() })
+        Ok(KeyPair::named(name))
     }
 }
 

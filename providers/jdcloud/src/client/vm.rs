@@ -289,7 +289,7 @@ impl KeyPairs for Client {
         let q = filter_query(&[("keyNames", vec![name.to_owned()])]);
         let a = self.call(vm("describeKeypairs", "GET", "keypairs"), region, q, None).await?;
         let listed = a.get("keypairs").items().iter().any(|k| k.get("keyName").text() == name);
-        Ok(listed.then(|| KeyPair { id: name.to_owned(), name: name.to_owned() }))
+        Ok(listed.then(|| KeyPair::named(name)))
     }
 
     async fn import_key_pair(
@@ -300,7 +300,7 @@ impl KeyPairs for Client {
     ) -> Result<KeyPair, CloudError> {
         let body = json!({ "keyName": name, "publicKey": public_key });
         self.call(vm("importKeypair", "POST", "keypairs:import"), region, vec![], Some(body)).await?;
-        Ok(KeyPair { id: name.to_owned(), name: name.to_owned() })
+        Ok(KeyPair::named(name))
     }
 }
 
