@@ -64,6 +64,11 @@ TC = [
     ("DescribeDisks", "cbs", {"Filters": [{"Name": "instance-id", "Values": ["ins-1"]}]}),
     ("DescribeSnapshots", "cbs", {"SnapshotIds": ["snap-1"]}),
     ("CreateSnapshot", "cbs", {"DiskId": "disk-1", "SnapshotName": "s"}),
+    # login_key = { public_key = ... }: look the key up by its name, import it when absent.
+    ("DescribeKeyPairs", "cvm", {"Filters": [{"Name": "key-name", "Values": ["gpuctl_0123456789abcdef"]}],
+                                 "Limit": 100}),
+    ("ImportKeyPair", "cvm", {"KeyName": "gpuctl_0123456789abcdef", "ProjectId": 0,
+                              "PublicKey": "ssh-rsa AAAAB3NzaC1yc2EAAAADAQABAAABAQDy"}),
 ]
 
 
@@ -115,6 +120,9 @@ ALI = [
                            "PageNumber": 1, "PageSize": 50}),
     ("DescribeSecurityGroups", {"RegionId": "cn-hangzhou", "VpcId": "vpc-1", "NetworkType": "vpc",
                                 "MaxResults": 10}),
+    ("DescribeKeyPairs", {"RegionId": "cn-hangzhou", "KeyPairName": "gpuctl_0123456789abcdef"}),
+    ("ImportKeyPair", {"RegionId": "cn-hangzhou", "KeyPairName": "gpuctl_0123456789abcdef",
+                       "PublicKeyBody": "ecdsa-sha2-nistp256 AAAAE2VjZHNhLXNoYTItbmlzdHAyNTYAAAA"}),
 ]
 
 
@@ -176,6 +184,12 @@ def jd_cases():
             "regionId": "cn-north-1",
             "setRenewalParam": jd_model("renewal.SetRenewalParam", appCode="jcloud", serviceCode="vm",
                                         instanceIds="i-1", autoRenewStatus="CLOSE")})),
+        ("describeKeypairs", jdcloud("vm", "describeKeypairs", {"regionId": "cn-north-1"},
+                                     {"filters": [jd_model("common.Filter", name="keyNames",
+                                                           values=["gpuctl_0123456789abcdef"])]})),
+        ("importKeypair", jdcloud("vm", "importKeypair", {"regionId": "cn-north-1",
+                                                          "keyName": "gpuctl_0123456789abcdef",
+                                                          "publicKey": "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAA"})),
         ("calculateTotalPrice", jdcloud("billing", "calculateTotalPrice",
                                         {"regionId": "cn-north-1", "cmd": 1, "packageCount": 1},
                                         {"orderList": [order]})),

@@ -35,7 +35,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 # What gpuctl sends (providers/*/src/client.rs) and serves (providers/*/src/emulator/), per cloud.
 TENCENT = {
     "cvm": ["RunInstances", "DescribeInstances", "DescribeInstancesStatus", "TerminateInstances",
-            "InquiryPriceRunInstances", "DescribeZoneInstanceConfigInfos", "CreateImage", "DescribeImages"],
+            "InquiryPriceRunInstances", "DescribeZoneInstanceConfigInfos", "CreateImage", "DescribeImages",
+            "ImportKeyPair", "DescribeKeyPairs"],
     "cbs": ["CreateSnapshot", "DescribeSnapshots", "DeleteSnapshots", "DescribeDisks",
             "CreateAutoSnapshotPolicy", "BindAutoSnapshotPolicy"],
 }
@@ -44,12 +45,13 @@ ALIBABA = ["RunInstances", "DescribeInstances", "DescribeInstanceStatus", "Delet
            "StopInstances", "StopInstance", "DescribePrice", "DescribeAvailableResource", "DescribeDisks",
            "CreateSnapshot", "DescribeSnapshots", "DeleteSnapshot", "CreateImage",
            "ModifyInstanceAutoReleaseTime", "ModifyInstanceChargeType", "CreateAutoSnapshotPolicy",
-           "ApplyAutoSnapshotPolicy", "DescribeSecurityGroups"]
+           "ApplyAutoSnapshotPolicy", "DescribeSecurityGroups", "ImportKeyPair", "DescribeKeyPairs"]
 # The VPC API (its own host and version 2016-04-28): the zone's default vSwitch for network = "default".
 ALIBABA_VPC = ["DescribeVSwitches"]
 JDCLOUD = {
     "vm": ["createInstances", "describeInstances", "describeInstance", "deleteInstance", "describeInstanceTypes",
-           "modifyInstanceReleaseTime", "createImage", "describeInstancesCustomData"],
+           "modifyInstanceReleaseTime", "createImage", "describeInstancesCustomData", "importKeypair",
+           "describeKeypairs"],
     "disk": ["createSnapshot", "describeSnapshots", "deleteSnapshot", "createSnapshotPolicy",
              "applySnapshotPolicies"],
     "billing": ["calculateTotalPrice"],
@@ -58,13 +60,14 @@ JDCLOUD = {
 # Which actions each client sends today (the README's table and the "never appeared" list).
 CLIENT_ACTIONS = {
     "tencent": ["RunInstances", "DescribeInstances", "TerminateInstances", "InquiryPriceRunInstances",
-                "DescribeZoneInstanceConfigInfos", "DescribeDisks", "DescribeSnapshots", "CreateSnapshot"],
+                "DescribeZoneInstanceConfigInfos", "DescribeDisks", "DescribeSnapshots", "CreateSnapshot",
+                "ImportKeyPair", "DescribeKeyPairs"],
     "alibaba": ["RunInstances", "DescribeInstances", "DescribeDisks", "DeleteInstances", "CreateSnapshot",
                 "DescribeSnapshots", "DescribePrice", "DescribeAvailableResource", "ModifyInstanceChargeType",
-                "DescribeVSwitches", "DescribeSecurityGroups"],
+                "DescribeVSwitches", "DescribeSecurityGroups", "ImportKeyPair", "DescribeKeyPairs"],
     "jdcloud": ["describeInstanceTypes", "createInstances", "modifyInstanceReleaseTime", "describeInstances",
                 "describeInstance", "deleteInstance", "createSnapshot", "describeSnapshots",
-                "calculateTotalPrice", "setRenewal"],
+                "calculateTotalPrice", "setRenewal", "importKeypair", "describeKeypairs"],
 }
 
 

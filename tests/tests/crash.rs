@@ -5,6 +5,9 @@
 //! waiting for boot. After every re-run: the cloud holds exactly what was asked for, none twice, none
 //! untracked, and the state store opens and agrees with the cloud.
 //!
+//! Each trial logs in with a public key of its own (`login_key = { public_key = … }`), so kills land in
+//! its import too: after every re-run the cloud holds that key pair once, and `destroy` keeps it.
+//!
 //! `GPUCTL_CRASH_TRIALS` (default 17 per provider, 51 in all) and `GPUCTL_CRASH_SEED` scale and vary it.
 
 use std::collections::BTreeSet;
@@ -64,6 +67,29 @@ fn check_consistent(sim: &SimProcess, dir: &Path, provider: &str, dep: &str, wan
     }
 }
 
+/// A public key line unique to `seed`, of a type `provider` imports (Tencent and Alibaba RSA, JD
+/// Ed25519). gpuctl's parser and the emulators check the blob's own type string, not the key material,
+/// so a seeded body stands in for ssh-keygen's and each trial imports a key of its own (issue 13).
+fn public_key(provider: &str, seed: u64) -> String {
+    use base64::Engine as _;
+    let key_type = if provider == "jdcloud" { "ssh-ed25519" } else { "ssh-rsa" };
+    let mut rng = Rng(seed);
+    let body: Vec<u8> = (0..32).map(|_| rng.next_u64() as u8).collect();
+    let mut blob = Vec::new();
+    for part in [key_type.as_bytes(), &body] {
+        blob.extend_from_slice(&(part.len() as u32).to_be_bytes());
+        blob.extend_from_slice(part);
+    }
+    format!("{key_type} {} crash@test\n", base64::engine::general_purpose::STANDARD.encode(blob))
+}
+
+/// The key pairs named `name` on `provider` (`/_sim/state`): a killed import re-run must leave one.
+fn key_pairs_named(sim: &SimProcess, provider: &str, name: &str) -> usize {
+    let state = sim.state();
+    let keys = state["providers"][provider]["key_pairs"].as_array().cloned().unwrap_or_default();
+    keys.iter().filter(|k| k["name"] == name).count()
+}
+
 fn trials(provider: &str, n: u32, seed: u64) -> Tally {
     let dir = tempfile::tempdir().unwrap();
     let sim = SimProcess::start(dir.path(), SIM, &[]);
@@ -74,7 +100,18 @@ fn trials(provider: &str, n: u32, seed: u64) -> Tally {
         let d = trial.path();
         let dep = format!("crash-{provider}-{t}");
         let spec = d.join("spec.toml");
-        std::fs::write(&spec, spec_text(provider, &dep, COUNT)).unwrap();
+        // Each trial logs in with a key of its own, imported by its provision (issue 13).
+        let key_file = d.join("id.pub");
+        let key = public_key(provider, seed ^ u64::from(t).wrapping_mul(0x9E37_79B9));
+        std::fs::write(&key_file, &key).unwrap();
+        let key_name = gpuctl_provision::pubkey::PublicKey::parse(&key, "id.pub").unwrap().import_name();
+        let disks = "data_disks = [{ size_gb = 50 }]\n";
+        let text = spec_text(provider, &dep, COUNT).replacen(
+            disks,
+            &format!("{disks}login_key = {{ public_key = \"{}\" }}\n", key_file.display()),
+            1,
+        );
+        std::fs::write(&spec, text).unwrap();
         let spec_s = spec.to_str().unwrap();
 
         // provision: kill somewhere in its ~1.5 s, re-run to completion.
@@ -89,6 +126,11 @@ fn trials(provider: &str, n: u32, seed: u64) -> Tally {
             &dep,
             COUNT as usize,
             &format!("{provider} trial {t} provision killed at {at} ms"),
+        );
+        assert_eq!(
+            key_pairs_named(&sim, provider, &key_name),
+            1,
+            "{provider} trial {t} provision killed at {at} ms: key pair {key_name} imported once"
         );
         tally.trials += 1;
 
@@ -141,6 +183,11 @@ fn trials(provider: &str, n: u32, seed: u64) -> Tally {
             &dep,
             0,
             &format!("{provider} trial {t} destroy killed at {at} ms"),
+        );
+        assert_eq!(
+            key_pairs_named(&sim, provider, &key_name),
+            1,
+            "{provider} trial {t}: destroy keeps the key pair"
         );
         tally.trials += 1;
     }

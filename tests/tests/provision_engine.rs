@@ -302,3 +302,90 @@ async fn throttled_and_dropped_calls_are_retried_without_duplicates() {
     assert_eq!(report.units.iter().filter(|u| u.state == ResourceState::Running).count(), 4);
     assert_eq!(instances(&sim, "alibaba").len(), 4, "the dropped answer must not cost a second instance");
 }
+
+// Issue 13: `login_key = { public_key = … }`. `ssh-keygen -t rsa -b 2048` / `-t ed25519` public halves
+// (the private halves were deleted): Tencent and Alibaba import RSA, JD any OpenSSH key.
+const RSA_PUB: &str = "ssh-rsa AAAAB3NzaC1yc2EAAAADAQABAAABAQDyUSzFRX6BlPCXVwGlPJ2aq4JIrBHpWO6v/+qdK5Mt4W4BqBF/GJjht1oz0d2eLH/oAonZsIA9xLlS8mDO167cWL0xevJP/LlhUlNNvf4SfPOa0Ml8vK3v9LT26xDHlvmbVx3fCuKCyr6dIN5rrK0AEn0sa6GP58rwYHIZV9DDwH2ZOTVBgu2IV8tcHN7MGz7YP8NKJNPYFG4Q07aarKCUU89mo/X5cZv+bwXMXqyZhOVeqloJqLwbKMInrVIqIKYwc5bo4y52RpA89mM1IRC6XyEb79S9wB5ogirgLvT662REkhOVn0dZnTLEJepDAga83XLbjtgYkh+ymt51HKaV me@laptop\n";
+const ED_PUB: &str =
+    "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIO2a1L/E68n+5sZjP5Zzs6Dz+RnIt9VGaEXKK/EgZZKW me@laptop\n";
+
+fn key_pairs(sim: &BackgroundSim, provider: &str) -> Vec<serde_json::Value> {
+    sim.sim().state()["providers"][provider]["key_pairs"].as_array().cloned().unwrap_or_default()
+}
+
+/// The key id (or name) an instance on the cloud was created with (`/_sim/state`).
+fn instance_key(provider: &str, i: &serde_json::Value) -> serde_json::Value {
+    match provider {
+        "tencent" => i["KeyIds"][0].clone(),
+        "alibaba" => i["KeyPairName"].clone(),
+        _ => i["keyNames"][0].clone(),
+    }
+}
+
+/// Provision with a public key: imported once under its fingerprint's name, every instance created
+/// with it; a re-run imports nothing. With `preimported`, the key pair is already on the cloud under
+/// that name (a run killed after the import, before anything recorded it): it is adopted, not
+/// imported twice.
+async fn key_import(provider: &str, src: &str, public_key: &str, region: &str, preimported: bool) {
+    let sim = sim(quick_knobs());
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("id.pub");
+    std::fs::write(&path, public_key).unwrap();
+    let key = gpuctl_provision::pubkey::PublicKey::read(&path).unwrap();
+    let name = key.import_name();
+    // In the pool's own table (the Alibaba spec ends in candidate tables).
+    let disks = "data_disks = [{ size_gb = 100 }]\n";
+    let src =
+        src.replacen(disks, &format!("{disks}login_key = {{ public_key = \"{}\" }}\n", path.display()), 1);
+    let p = gpuctl_provision::plan::plan(
+        &spec::parse("e2e.toml", &src, None, &Limits::default()).unwrap(),
+        Catalog::shipped(),
+        &[],
+        jiff::civil::date(2026, 11, 30),
+    );
+    let imports: Vec<_> =
+        p.key_imports.iter().map(|k| (k.provider.as_str(), k.region.as_str(), k.name.as_str())).collect();
+    assert_eq!(imports, [(provider, region, name.as_str())], "the plan shows the import");
+    if preimported {
+        let cloud = clouds(&sim).into_iter().find(|c| c.provider().as_str() == provider).unwrap();
+        cloud.import_key_pair(region, &name, &key.openssh_line()).await.unwrap();
+    }
+
+    let (_, report) = provision(&sim, &dir, &src).await;
+    assert!(report.errors.is_empty(), "{provider}: {:?}", report.errors);
+    let keys = key_pairs(&sim, provider);
+    assert_eq!(keys.len(), 1, "{provider}: one key pair: {keys:?}");
+    assert_eq!(keys[0]["name"], name.as_str());
+    assert_eq!(keys[0]["key_type"], key.key_type.as_str());
+    let key_id = keys[0]["id"].clone();
+    let cloud = instances(&sim, provider);
+    assert_eq!(cloud.len(), 2, "{cloud:?}");
+    for i in &cloud {
+        assert_eq!(instance_key(provider, i), key_id, "{provider}: the instance carries the key: {i}");
+    }
+
+    // A re-run (a new engine, as a new `gpuctl provision`) adopts the instances and finds the key.
+    let (e, again) = provision(&sim, &dir, &src).await;
+    assert!(again.errors.is_empty(), "{:?}", again.errors);
+    assert!(again.units.iter().all(|u| u.adopted), "{:?}", again.units);
+    assert_eq!(key_pairs(&sim, provider).len(), 1, "{provider}: no second import");
+    assert!(e.store(|s| s.open_operations(None)).unwrap().is_empty(), "every intent is closed");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tencent_imports_the_public_key_once() {
+    key_import("tencent", TENCENT, RSA_PUB, "ap-guangzhou", false).await;
+    key_import("tencent", TENCENT, RSA_PUB, "ap-guangzhou", true).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn alibaba_imports_the_public_key_once() {
+    key_import("alibaba", ALIBABA, RSA_PUB, "cn-hangzhou", false).await;
+    key_import("alibaba", ALIBABA, RSA_PUB, "cn-hangzhou", true).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn jdcloud_imports_the_public_key_once() {
+    key_import("jdcloud", JDCLOUD, ED_PUB, "cn-north-1", false).await;
+    key_import("jdcloud", JDCLOUD, ED_PUB, "cn-north-1", true).await;
+}

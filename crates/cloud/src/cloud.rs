@@ -130,6 +130,22 @@ pub struct Instance {
     pub tags: BTreeMap<String, String>,
 }
 
+/// A key pair as the cloud lists it (issue 13: `login_key = { public_key = … }`). gpuctl only imports
+/// public keys; a cloud's private half is never asked for or kept.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct KeyPair {
+    /// What the create call names the key by: Tencent's `skey-…` id, Alibaba's and JD's key name.
+    pub id: String,
+    pub name: String,
+}
+
+impl KeyPair {
+    /// A key pair of a cloud that names key pairs by their name (Alibaba, JD): the name is the id.
+    pub fn named(name: &str) -> KeyPair {
+        KeyPair { id: name.to_owned(), name: name.to_owned() }
+    }
+}
+
 /// Which instances to describe.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Filter {
@@ -318,6 +334,24 @@ pub trait Cloud: Send + Sync {
     ) -> BoxFuture<'a, Result<(), CloudError>> {
         Box::pin(async move { Err(no_renewal_api(self.provider(), instance_id)) })
     }
+
+    /// The account's key pair called `name` in `region`, or `None` (Tencent DescribeKeyPairs, Alibaba
+    /// DescribeKeyPairs, JD describeKeypairs). The engine looks a key up by its name before importing
+    /// it, so a re-run, or a run after a crash between the import and its record, adopts it.
+    fn find_key_pair<'a>(
+        &'a self,
+        region: &'a str,
+        name: &'a str,
+    ) -> BoxFuture<'a, Result<Option<KeyPair>, CloudError>>;
+
+    /// Imports an OpenSSH public key line (`type base64`) as the key pair `name` (Tencent/Alibaba
+    /// ImportKeyPair, JD importKeypair).
+    fn import_key_pair<'a>(
+        &'a self,
+        region: &'a str,
+        name: &'a str,
+        public_key: &'a str,
+    ) -> BoxFuture<'a, Result<KeyPair, CloudError>>;
 }
 
 /// The refusal of a cloud client that has no renewal call of its own (see [`Cloud::renewal_off`]).

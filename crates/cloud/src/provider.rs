@@ -31,6 +31,30 @@ pub fn has_default_network(provider: Provider) -> bool {
     !matches!(provider, Provider::JdCloud)
 }
 
+/// Whether the cloud's key-pair import takes an OpenSSH public key of this type (`ssh-ed25519`,
+/// `ssh-rsa`, `ecdsa-sha2-nistp256`, …), and if not, why — so a spec is refused at plan time rather
+/// than by the import.
+/// - Tencent: "密钥对的公钥内容，`OpenSSH RSA` 格式" (tccli 3.1.189.1, services/cvm/v20170312/api.json
+///   ImportKeyPairRequest.PublicKey): RSA only.
+/// - Alibaba: "rsa, dsa, ssh-rsa, ssh-dss, ecdsa" and their certificate forms (ImportKeyPair's usage
+///   notes, help.aliyun.com/document_detail/51774): no Ed25519.
+/// - JD: importKeypair states no type (jdcloud_sdk 1.6.354 services/vm/apis/ImportKeypairRequest.py).
+pub fn imports_key_type(provider: Provider, key_type: &str) -> Result<(), String> {
+    let (ok, takes) = match provider {
+        Provider::Tencent => (key_type == "ssh-rsa", "only OpenSSH RSA public keys"),
+        Provider::Alibaba => (
+            key_type == "ssh-rsa" || key_type == "ssh-dss" || key_type.starts_with("ecdsa-sha2-"),
+            "RSA, DSA and ECDSA public keys, not Ed25519",
+        ),
+        Provider::JdCloud => (true, ""),
+    };
+    if ok {
+        Ok(())
+    } else {
+        Err(format!("{provider}'s key-pair import takes {takes}; this key is {key_type}"))
+    }
+}
+
 /// How a prepaid (subscription) instance can stop billing before its term ends, per cloud.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum EarlyEnd {

@@ -6,8 +6,8 @@
 use std::future::Future;
 
 use crate::cloud::{
-    BoxFuture, Cloud, CloudError, CreateRequest, Created, DiskInfo, DiskKind, Filter, Instance, Quote,
-    SnapshotState, Stock,
+    BoxFuture, Cloud, CloudError, CreateRequest, Created, DiskInfo, DiskKind, Filter, Instance, KeyPair,
+    Quote, SnapshotState, Stock,
 };
 use crate::provider::Provider;
 
@@ -88,7 +88,23 @@ pub trait Prices: Send + Sync {
     }
 }
 
-impl<T: Instances + Disks + Prices> Cloud for T {
+/// The account's SSH key pairs (public keys only).
+pub trait KeyPairs: Send + Sync {
+    fn find_key_pair(
+        &self,
+        region: &str,
+        name: &str,
+    ) -> impl Future<Output = Result<Option<KeyPair>, CloudError>> + Send;
+
+    fn import_key_pair(
+        &self,
+        region: &str,
+        name: &str,
+        public_key: &str,
+    ) -> impl Future<Output = Result<KeyPair, CloudError>> + Send;
+}
+
+impl<T: Instances + Disks + Prices + KeyPairs> Cloud for T {
     fn provider(&self) -> Provider {
         T::PROVIDER
     }
@@ -167,5 +183,22 @@ impl<T: Instances + Disks + Prices> Cloud for T {
         instance_id: &'a str,
     ) -> BoxFuture<'a, Result<(), CloudError>> {
         Box::pin(Instances::renewal_off(self, region, instance_id))
+    }
+
+    fn find_key_pair<'a>(
+        &'a self,
+        region: &'a str,
+        name: &'a str,
+    ) -> BoxFuture<'a, Result<Option<KeyPair>, CloudError>> {
+        Box::pin(KeyPairs::find_key_pair(self, region, name))
+    }
+
+    fn import_key_pair<'a>(
+        &'a self,
+        region: &'a str,
+        name: &'a str,
+        public_key: &'a str,
+    ) -> BoxFuture<'a, Result<KeyPair, CloudError>> {
+        Box::pin(KeyPairs::import_key_pair(self, region, name, public_key))
     }
 }

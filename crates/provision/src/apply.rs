@@ -18,8 +18,9 @@ use crate::cloud::{
 };
 use crate::plan::{Choice, Plan};
 use crate::provider::Provider;
+use crate::pubkey::PublicKey;
 use crate::retry::{with_retry, Calls, Deadline, Pacer, RetryPolicy, RetryStats};
-use crate::spec::{AutoRelease, Network, Pool};
+use crate::spec::{AutoRelease, LoginKey, Network, Pool};
 use crate::state::{Intent, Resource, ResourceState, SnapshotRecord, StateError, Store};
 
 /// Whether `r` buys a term its cloud cannot end early, so a release may have to wait for its end.
@@ -107,6 +108,16 @@ pub enum Event {
     Snapshotting {
         instance_id: String,
         disk_id: String,
+    },
+    /// The pool's public key is on `provider`/`region` as key pair `name`: imported now, or found
+    /// there from an earlier run (`imported: false`).
+    KeyReady {
+        pool: String,
+        provider: Provider,
+        region: String,
+        name: String,
+        fingerprint: String,
+        imported: bool,
     },
 }
 
@@ -217,6 +228,9 @@ struct Inner {
     progress: Progress,
     /// When retrying stops for the whole run (`Options::run_retry_deadline` after the engine started).
     run_deadline: Deadline,
+    /// Imported key pairs' ids by (provider, region, name), for this run. An async lock held across
+    /// the lookup and the import, so the units of a pool, which start together, import a key once.
+    keys: tokio::sync::Mutex<BTreeMap<(Provider, String, String), String>>,
 }
 
 /// Cheap to clone; clones share the store, the pacing and the poller.
@@ -247,6 +261,7 @@ impl Engine {
                 at: tokio::time::Instant::now() + opts_deadline,
                 what: format!("the run's retry deadline of {} s", opts_deadline.as_secs()),
             },
+            keys: tokio::sync::Mutex::new(BTreeMap::new()),
         }))
     }
 
@@ -419,7 +434,11 @@ impl Engine {
             system_disk: pool.system_disk.clone(),
             data_disks: pool.data_disks.clone(),
             network,
-            login_key: pool.login_key.as_ref().and_then(|k| k.for_provider(c.provider)).cloned(),
+            // An imported key's id is filled in by `create_at` once the key is on the cloud.
+            login_key: match pool.login_key.as_ref().and_then(|k| k.for_provider(c.provider)) {
+                Some(LoginKey::Id(id)) => Some(id.clone()),
+                Some(LoginKey::Import { .. }) | None => None,
+            },
             auto_release_at,
             tags,
             user_data: pool.user_data.clone(),
@@ -493,6 +512,12 @@ impl Engine {
     ) -> Result<(), ApplyError> {
         let cloud = self.cloud(c.provider)?;
         let mut req = Self::request(deployment, pool, index, c, now)?;
+        if let Some(LoginKey::Import { key, .. }) =
+            pool.login_key.as_ref().and_then(|k| k.for_provider(c.provider))
+        {
+            req.login_key =
+                Some(self.ensure_key(deployment, &pool.name.value, c.provider, &c.region, key).await?);
+        }
         // A token whose record has ended (released, or failed for good) belongs to an instance that no
         // longer exists: re-using it would make the cloud answer with that old instance (or adopt it from
         // the record and wait forever for it to run). Such a unit is created anew, under the next
@@ -664,6 +689,88 @@ impl Engine {
 
     /// The live instance carrying `token` in its `gpuctl-token` tag, if the cloud answers (within a
     /// short deadline of its own: this runs when the unit's retry deadline may already have passed).
+    /// The id of `key` as a key pair on `provider`/`region`, importing it if the cloud has none of
+    /// its name. The name is derived from the key ([`PublicKey::import_name`]), so it is looked up
+    /// first: a re-run, or a run after one was killed between the import and its record, adopts the
+    /// key pair already there instead of importing a second. The import itself is an operation in
+    /// the intent log (written before the call, closed with its outcome). Free on every cloud, so
+    /// nothing bills while it waits; `destroy` leaves it (other deployments may log in with it).
+    async fn ensure_key(
+        &self,
+        deployment: &str,
+        pool: &str,
+        provider: Provider,
+        region: &str,
+        key: &PublicKey,
+    ) -> Result<String, ApplyError> {
+        let name = key.import_name();
+        let slot = (provider, region.to_owned(), name.clone());
+        let mut known = self.0.keys.lock().await;
+        if let Some(id) = known.get(&slot) {
+            return Ok(id.clone());
+        }
+        let cloud = self.cloud(provider)?;
+        let find =
+            || async { self.call(provider, "find-key", &name, || cloud.find_key_pair(region, &name)).await };
+        let ready = |imported| Event::KeyReady {
+            pool: pool.to_owned(),
+            provider,
+            region: region.to_owned(),
+            name: name.clone(),
+            fingerprint: key.fingerprint.clone(),
+            imported,
+        };
+        let id = match find().await? {
+            Some(found) => {
+                self.emit(ready(false));
+                found.id
+            }
+            None => {
+                let intent = Intent {
+                    deployment: Some(deployment.into()),
+                    kind: "import-key",
+                    provider,
+                    region: region.to_owned(),
+                    client_token: name.clone(),
+                    target: None,
+                    // The public half's type and fingerprint only: the key itself is on the user's disk.
+                    params: serde_json::json!({ "name": name, "key_type": key.key_type, "fingerprint": key.fingerprint })
+                        .to_string(),
+                };
+                let op = self.store(|s| s.record_intent(&intent))?;
+                let line = key.openssh_line();
+                match self
+                    .call(provider, "import-key", &name, || cloud.import_key_pair(region, &name, &line))
+                    .await
+                {
+                    Ok(k) => {
+                        self.store(|s| s.finish_operation(op, "done", None, None))?;
+                        self.emit(ready(true));
+                        k.id
+                    }
+                    // A retried import the cloud had carried out is refused as a duplicate name:
+                    // the key is there, and is adopted.
+                    Err(e) => match find().await? {
+                        Some(found) => {
+                            self.store(|s| s.finish_operation(op, "done", e.request_id.as_deref(), None))?;
+                            self.emit(ready(true));
+                            found.id
+                        }
+                        None => {
+                            let msg = e.to_string();
+                            self.store(|s| {
+                                s.finish_operation(op, "failed", e.request_id.as_deref(), Some(&msg))
+                            })?;
+                            return Err(e.into());
+                        }
+                    },
+                }
+            }
+        };
+        known.insert(slot, id.clone());
+        Ok(id)
+    }
+
     async fn find_by_token(&self, provider: Provider, region: &str, token: &str) -> Option<String> {
         let cloud = self.cloud(provider).ok()?;
         let filter = Filter::Tag { key: TAG_TOKEN.into(), value: token.to_string() };

@@ -97,6 +97,42 @@ pub struct Plan {
     /// Why the plan exceeds the spec's budget (empty = within budget, or no budget).
     pub over_budget: Vec<String>,
     pub warnings: Vec<String>,
+    /// The public keys `login_key = { public_key = … }` imports before creating, one per key, cloud
+    /// and region a create may land on (fallbacks included): imported only where the cloud has no key
+    /// pair of that name yet. Free, and never deleted by `destroy`.
+    pub key_imports: Vec<KeyImport>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
+pub struct KeyImport {
+    pub provider: Provider,
+    pub region: String,
+    /// `gpuctl_<16 hex>`, from the key's fingerprint.
+    pub name: String,
+    pub key_type: String,
+    /// SHA-256, as `ssh-keygen -lf` prints it.
+    pub fingerprint: String,
+}
+
+/// The key imports of pools that create something (see [`Plan::key_imports`]).
+fn key_imports(pools: &[PoolPlan]) -> Vec<KeyImport> {
+    let mut out = std::collections::BTreeSet::new();
+    for p in pools.iter().filter(|p| !p.create.is_empty()) {
+        for c in &p.choices {
+            if let Some(crate::spec::LoginKey::Import { key, .. }) =
+                p.pool.login_key.as_ref().and_then(|k| k.for_provider(c.provider))
+            {
+                out.insert(KeyImport {
+                    provider: c.provider,
+                    region: c.region.clone(),
+                    name: key.import_name(),
+                    key_type: key.key_type.clone(),
+                    fingerprint: key.fingerprint.clone(),
+                });
+            }
+        }
+    }
+    out.into_iter().collect()
 }
 
 impl Plan {
@@ -171,6 +207,7 @@ pub fn plan(spec: &Spec, catalog: &Catalog, recorded: &[Resource], today: gpuctl
             warnings.push("a total budget with pay-as-you-go pools needs `hours` to be checked; without it one hour is counted".into());
         }
     }
+    let key_imports = key_imports(&pools);
     Plan {
         deployment: spec.deployment.value.clone(),
         hours,
@@ -180,6 +217,7 @@ pub fn plan(spec: &Spec, catalog: &Catalog, recorded: &[Resource], today: gpuctl
         total_cny,
         over_budget,
         warnings,
+        key_imports,
     }
 }
 

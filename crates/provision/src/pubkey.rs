@@ -7,8 +7,8 @@
 //! machine), its SHA-256 fingerprint as `ssh-keygen -l` prints it, and the key-pair name derived from
 //! that fingerprint, the same on every cloud so a re-run finds the key it imported before.
 //!
-//! Not yet wired into the spec or the engine; the clients and emulators (`ImportKeyPair`,
-//! `importKeypair`) are the rest of issue 13's key-pair slice.
+//! The spec holds it as `spec::LoginKey::Import`; apply's `ensure_key` looks the name up on the cloud
+//! and imports it (Tencent/Alibaba `ImportKeyPair`, JD `importKeypair`) only when it is absent.
 
 use std::path::{Path, PathBuf};
 

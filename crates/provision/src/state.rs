@@ -207,7 +207,7 @@ pub struct SnapshotRecord {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Intent {
     pub deployment: Option<String>,
-    /// "create", "terminate", "snapshot".
+    /// "create", "terminate", "snapshot", "import-key".
     pub kind: &'static str,
     pub provider: Provider,
     pub region: String,
@@ -485,6 +485,7 @@ impl Store {
                 "create" => "create",
                 "terminate" => "terminate",
                 "snapshot" => "snapshot",
+                "import-key" => "import-key",
                 _ => return Err(self.corrupt("operations.kind", kind)),
             };
             let provider = gpuctl_core::parse_provider(&provider)

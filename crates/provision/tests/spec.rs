@@ -343,3 +343,56 @@ fn unknown_instance_type_suggests_catalog_names() {
         }
     }
 }
+
+/// Issue 13: `login_key = { public_key = … }` reads the public key (never a private one), refuses at
+/// plan time a key type the pool's cloud does not import, and ids keep working.
+#[test]
+fn login_keys_from_a_public_key_file() {
+    use gpuctl_provision::spec::{LoginKey, PerProvider};
+    // `ssh-keygen -t ed25519` / `-t rsa -b 2048` public halves (the private halves were deleted).
+    const ED: &str =
+        "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIO2a1L/E68n+5sZjP5Zzs6Dz+RnIt9VGaEXKK/EgZZKW me@laptop\n";
+    const RSA: &str = "ssh-rsa AAAAB3NzaC1yc2EAAAADAQABAAABAQDyUSzFRX6BlPCXVwGlPJ2aq4JIrBHpWO6v/+qdK5Mt4W4BqBF/GJjht1oz0d2eLH/oAonZsIA9xLlS8mDO167cWL0xevJP/LlhUlNNvf4SfPOa0Ml8vK3v9LT26xDHlvmbVx3fCuKCyr6dIN5rrK0AEn0sa6GP58rwYHIZV9DDwH2ZOTVBgu2IV8tcHN7MGz7YP8NKJNPYFG4Q07aarKCUU89mo/X5cZv+bwXMXqyZhOVeqloJqLwbKMInrVIqIKYwc5bo4y52RpA89mM1IRC6XyEb79S9wB5ogirgLvT662REkhOVn0dZnTLEJepDAga83XLbjtgYkh+ymt51HKaV me@laptop\n";
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("ed.pub"), ED).unwrap();
+    std::fs::write(dir.path().join("rsa.pub"), RSA).unwrap();
+    std::fs::write(
+        dir.path().join("id_rsa"),
+        "-----BEGIN OPENSSH PRIVATE KEY-----\nsecret\n-----END OPENSSH PRIVATE KEY-----\n",
+    )
+    .unwrap();
+    let parse = |extra: &str| {
+        let src = format!("deployment = \"d\"\n{POOL}{extra}\n");
+        spec::parse("s.toml", &src, Some(dir.path()), &Limits::default())
+    };
+    let errs = |extra: &str| parse(extra).map(|_| "ok".to_string()).unwrap_or_else(|e| e.to_string());
+
+    let s = parse("login_key = { public_key = \"rsa.pub\" }").unwrap();
+    let Some(PerProvider::All(LoginKey::Import { key, .. })) = &s.pools[0].login_key else {
+        panic!("an import")
+    };
+    assert_eq!(key.fingerprint, "SHA256:fbbh1i7K0N7OE1cg1dQfvH0neAcUC7iAhcOCvUP7QlI");
+    assert!(key.import_name().starts_with("gpuctl_"));
+    // Tencent imports only OpenSSH RSA keys: refused where the spec names the file.
+    expect![[r#"s.toml:11:28: pool `a` login key: tencent's key-pair import takes only OpenSSH RSA public keys; this key is ssh-ed25519; use an RSA key (ssh-keygen -t rsa -b 4096) or an existing key pair's id for tencent"#]]
+        .assert_eq(&errs("login_key = { public_key = \"ed.pub\" }"));
+    let e = errs("login_key = { public_key = \"id_rsa\" }");
+    assert!(
+        e.starts_with("s.toml:11:28: ") && e.contains("holds a private key") && !e.contains("secret"),
+        "{e}"
+    );
+    let e = errs("login_key = { public_key = \"missing.pub\" }");
+    assert!(e.contains("cannot read public key") && e.contains("missing.pub"), "{e}");
+    expect![[r#"
+        s.toml:11:13: `login_key` of pool `a` is missing `public_key` (the path of your public key, e.g. "~/.ssh/id_ed25519.pub")
+        s.toml:11:15: unknown key `path` in `login_key` of pool `a`; allowed keys: public_key"#]]
+        .assert_eq(&errs("login_key = { path = \"rsa.pub\" }"));
+    // Ids keep working, alone or per provider, next to an import for another cloud.
+    let s = parse("login_key = \"skey-12345678\"").unwrap();
+    assert_eq!(s.pools[0].login_key, Some(PerProvider::All(LoginKey::Id("skey-12345678".into()))));
+    let s =
+        parse("login_key = { tencent = \"skey-12345678\", jdcloud = { public_key = \"ed.pub\" } }").unwrap();
+    let Some(PerProvider::Each(m)) = &s.pools[0].login_key else { panic!("per provider") };
+    assert_eq!(m[&Provider::Tencent], LoginKey::Id("skey-12345678".into()));
+    assert!(matches!(&m[&Provider::JdCloud], LoginKey::Import { key, .. } if key.key_type == "ssh-ed25519"));
+}

@@ -25,6 +25,7 @@ pub mod page;
 pub mod params;
 pub mod reader;
 pub mod request;
+pub mod sshkey;
 pub mod testing;
 pub mod validate;
 

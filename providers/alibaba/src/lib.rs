@@ -4,6 +4,10 @@
 //! `emulator` is the local cloud's ECS: it verifies signatures, keeps instances, disks, snapshots,
 //! images and automatic snapshot policies, and answers as ECS does.
 
+// serde_json's `json!` recurses once per token: an instance as DescribeInstances renders it is deeper
+// than the default limit allows.
+#![recursion_limit = "256"]
+
 pub mod api;
 pub mod client;
 pub mod emulator;

@@ -25,6 +25,28 @@ pub struct DestroyArgs {
     pub cloud: CloudArgs,
 }
 
+/// Key pairs gpuctl imported for the spec stay: they cost nothing, and other deployments may log in
+/// with the same key (the name is the key's, not the deployment's).
+fn print_kept_keys(spec: &gpuctl_provision::spec::Spec) {
+    use gpuctl_provision::spec::{LoginKey, PerProvider};
+    let mut names = std::collections::BTreeSet::new();
+    for pool in &spec.pools {
+        let keys: Vec<&LoginKey> = match &pool.login_key {
+            Some(PerProvider::All(k)) => vec![k],
+            Some(PerProvider::Each(m)) => m.values().collect(),
+            None => vec![],
+        };
+        for k in keys {
+            if let LoginKey::Import { key, .. } = k {
+                names.insert(key.import_name());
+            }
+        }
+    }
+    for n in names {
+        println!("kept: key pair {n} (imported key pairs are free and may serve other deployments; delete it in the console if you no longer want it)");
+    }
+}
+
 pub fn run(args: DestroyArgs) -> Result<ExitCode, CliError> {
     let spec = load_spec(&args.spec, &*load_catalog(None)?)?;
     let session = Session::open(&args.cloud, &[])?;
@@ -47,6 +69,7 @@ pub fn run(args: DestroyArgs) -> Result<ExitCode, CliError> {
     } else {
         crate::outln!("released {} instance(s) of {deployment}", out.released.len());
         print_billed_until(&out.billed_until);
+        print_kept_keys(&spec);
         for e in &out.errors {
             crate::outln!("error: {e}");
         }

@@ -73,6 +73,16 @@ pub fn print_plan(p: &Plan) {
             crate::outln!("{} under each billing mode: {}", pool.name, modes.join(", "));
         }
     }
+    for k in &p.key_imports {
+        println!(
+            "imports key {} ({} {}) into {} {}, unless it is there already (free; destroy leaves it: other deployments may log in with it)",
+            k.name,
+            k.key_type.strip_prefix("ssh-").unwrap_or(&k.key_type),
+            k.fingerprint,
+            k.provider,
+            k.region
+        );
+    }
     for r in &p.release {
         crate::outln!(
             "release: {}/{} #{} {} ({})",

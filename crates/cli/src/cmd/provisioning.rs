@@ -242,6 +242,10 @@ impl Bars {
                 b.set_message(format!("{instance_id} bills until {until}"));
             }),
             Event::Begin { group, total, verb } => self.pool(group, *total, verb),
+            Event::KeyReady { pool, provider, region, name, fingerprint, imported } => self.with(pool, |b| {
+                let how = if *imported { "imported" } else { "found" };
+                b.println(format!("{pool}: key pair {name} ({fingerprint}) {how} on {provider} {region}"))
+            }),
             Event::Releasing { .. } | Event::Snapshotting { .. } => {}
         }
     }

@@ -131,14 +131,27 @@ pub struct Pool {
     pub system_disk: Disk,
     pub data_disks: Vec<Disk>,
     pub network: Network,
-    /// Key pair id to log in with (per provider when the pool spans clouds). No passwords: a spec is not a secret store.
-    pub login_key: Option<PerProvider<String>>,
+    /// The key pair to log in with (per provider when the pool spans clouds): an existing key pair's
+    /// id, or the user's public key to import. No passwords and no private keys: a spec is not a
+    /// secret store.
+    pub login_key: Option<PerProvider<LoginKey>>,
     pub auto_release: AutoRelease,
     pub snapshot: SnapshotPolicy,
     /// User tags; gpuctl adds its own `gpuctl-*` tags (reserved) to find its resources without state.
     pub tags: BTreeMap<String, String>,
     /// cloud-init user data (inline, or the contents of `user_data_file`).
     pub user_data: Option<String>,
+}
+
+/// `login_key = "<id>"` or `login_key = { public_key = "~/.ssh/id_ed25519.pub" }` (issue 13).
+#[derive(Debug, Clone, PartialEq)]
+pub enum LoginKey {
+    /// A key pair the account already has: Tencent's `skey-…` id, Alibaba's or JD's key name.
+    Id(String),
+    /// The user's public key, imported once per cloud and region under [`PublicKey::import_name`]
+    /// (looked up by that name first, so a re-run imports nothing). `loc` is the `public_key`
+    /// value's place in the spec, for errors about it.
+    Import { key: crate::pubkey::PublicKey, path: std::path::PathBuf, loc: Loc },
 }
 
 /// Where a pool's instances come from.

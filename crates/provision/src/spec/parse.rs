@@ -10,7 +10,9 @@ use toml_edit::{ImDocument, Item, Value};
 use super::read::{type_name, Reader, Spanned, Table};
 use super::*;
 use crate::name;
-use crate::provider::{allowed_terms, api_offers, boot_script_runs, has_default_network, terms_list};
+use crate::provider::{
+    allowed_terms, api_offers, boot_script_runs, has_default_network, imports_key_type, terms_list,
+};
 
 /// Bounds that keep a hostile or mistaken spec from costing memory, time or money.
 #[derive(Debug, Clone, Copy)]
@@ -335,7 +337,7 @@ impl Parser<'_> {
         };
         let data_disks = self.data_disks(r, &t);
         let network = self.network(r, &t);
-        let login_key = self.per_provider_str(r, &t, "login_key");
+        let login_key = self.login_key(r, &t);
         let auto_release = self.auto_release(r, &t, billing.value, hours);
         let snapshot = match t.get("snapshot") {
             Some(item) => Table::open(r, item, format!("`snapshot` of {}", t.what), SNAPSHOT_KEYS).map(|s| {
@@ -383,6 +385,13 @@ impl Parser<'_> {
             if let Some(Some(u)) = &user_data {
                 if let Err(why) = boot_script_runs(*p, &u.value) {
                     r.error_at(u.loc, format!("{} user data: {why}", t.what));
+                }
+            }
+            if let Some(LoginKey::Import { key, loc, .. }) =
+                login_key.as_ref().and_then(|k| k.for_provider(*p))
+            {
+                if let Err(why) = imports_key_type(*p, &key.key_type) {
+                    r.error_at(*loc, format!("{} login key: {why}; use an RSA key (ssh-keygen -t rsa -b 4096) or an existing key pair's id for {p}", t.what));
                 }
             }
             match &network {
@@ -665,6 +674,69 @@ impl Parser<'_> {
             }
         }
         ok.then_some(PerProvider::Each(map))
+    }
+
+    /// `login_key`: an id, `{ public_key = "…" }`, or a table of either per provider.
+    fn login_key(&self, r: &mut Reader<'_>, t: &Table<'_>) -> Option<PerProvider<LoginKey>> {
+        let item = t.get("login_key")?;
+        let what = format!("`login_key` of {}", t.what);
+        let per_provider = item
+            .as_table_like()
+            .is_some_and(|tl| !tl.is_empty() && tl.iter().all(|(k, _)| PROVIDER_NAMES.contains(&k)));
+        if !per_provider {
+            return self.one_login_key(r, t, "login_key", &what).map(PerProvider::All);
+        }
+        let pt = Table::open(r, item, what.clone(), PROVIDER_NAMES)?;
+        let mut map = BTreeMap::new();
+        let mut ok = true;
+        for p in Provider::ALL {
+            if pt.get(p.as_str()).is_some() {
+                match self.one_login_key(r, &pt, p.as_str(), &format!("`login_key.{p}` of {}", t.what)) {
+                    Some(k) => drop(map.insert(p, k)),
+                    None => ok = false,
+                }
+            }
+        }
+        ok.then_some(PerProvider::Each(map))
+    }
+
+    fn one_login_key(&self, r: &mut Reader<'_>, t: &Table<'_>, key: &str, what: &str) -> Option<LoginKey> {
+        let item = t.get(key)?;
+        if item.is_str() {
+            let v = t.str(r, key)?;
+            return self.id(r, key, v).map(|v| LoginKey::Id(v.value));
+        }
+        let kt = Table::open(r, item, what, &["public_key"])?;
+        let Some(v) = kt.str(r, "public_key") else {
+            if kt.get("public_key").is_none() {
+                kt.missing(r, "public_key", " (the path of your public key, e.g. \"~/.ssh/id_ed25519.pub\")");
+            }
+            return None;
+        };
+        let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+        // A relative path is relative to the spec's folder, like `user_data_file`.
+        let dir = match (self.base_dir, v.value.starts_with('/') || v.value.starts_with('~')) {
+            (Some(d), _) => d,
+            (None, true) => Path::new("/"),
+            (None, false) => {
+                r.error_at(v.loc, "a relative `public_key` path needs the spec to be read from a file");
+                return None;
+            }
+        };
+        let path = match crate::pubkey::resolve_path(&v.value, dir, home.as_deref()) {
+            Ok(p) => p,
+            Err(why) => {
+                r.error_at(v.loc, format!("{what}: {why}"));
+                return None;
+            }
+        };
+        match crate::pubkey::PublicKey::read(&path) {
+            Ok(k) => Some(LoginKey::Import { key: k, path, loc: v.loc }),
+            Err(why) => {
+                r.error_at(v.loc, why);
+                None
+            }
+        }
     }
 
     fn disk(&self, r: &mut Reader<'_>, item: &Item, what: String, min: i64, max: i64) -> Option<Disk> {

@@ -54,6 +54,11 @@ pub mod codes {
     pub const POLICY_NOT_FOUND: &str = "InvalidAutoSnapshotPolicyId.NotFound";
     /// *unverified*: no catalogued price for the asked billing mode.
     pub const PRICE_NOT_FOUND: &str = "PriceNotFound";
+    /// Key pairs: a name taken in the region (ImportKeyPair), a name RunInstances does not know.
+    pub const KEY_PAIR_EXISTS: &str = "KeyPair.AlreadyExist";
+    pub const KEY_PAIR_NOT_FOUND: &str = "InvalidKeyPairName.NotFound";
+    /// *unverified*: a PublicKeyBody that is not a public key of a supported type.
+    pub const PUBLIC_KEY_MALFORMED: &str = "InvalidPublicKeyBody.Malformed";
     pub const INTERNAL_ERROR: &str = "InternalError";
     pub const SERVICE_UNAVAILABLE: &str = "ServiceUnavailable";
 }

@@ -6,11 +6,11 @@ use std::collections::BTreeMap;
 use base64::Engine as _;
 use gpuctl_cloud::cloud::{
     system_disk_first, CloudError, CreateRequest, Created, DiskInfo, DiskKind, Filter, Instance,
-    InstanceState, Quote, SnapshotState, Stock,
+    InstanceState, KeyPair, Quote, SnapshotState, Stock,
 };
 use gpuctl_cloud::json::Field;
 use gpuctl_cloud::page::{self, Page, Style};
-use gpuctl_cloud::services::{Disks, Instances, Prices};
+use gpuctl_cloud::services::{Disks, Instances, KeyPairs, Prices};
 use gpuctl_cloud::{BillingMode, Disk, DiskCategory, NetworkIds, Provider};
 
 use super::Client;
@@ -391,6 +391,30 @@ impl Prices for Client {
             .flat_map(|r| r.get("SupportedResources").get("SupportedResource").items())
             .any(|s| s.get("Value").value() == instance_type && s.get("Status").value() == "Available");
         Ok(Some((sells, a.request_id)))
+    }
+}
+
+/// ECS key pairs, named by `KeyPairName` (alibabacloud_ecs20140526 7.11.8
+/// `models/_import_key_pair_request.py`, `models/_describe_key_pairs_request.py`): RunInstances takes
+/// the name, so the name is the id.
+impl KeyPairs for Client {
+    async fn find_key_pair(&self, region: &str, name: &str) -> Result<Option<KeyPair>, CloudError> {
+        // A name without `*` is an exact match ("`SshKey`: exact match of SshKey").
+        let a = self.call(region, "DescribeKeyPairs", vec![kv("KeyPairName", name)]).await?;
+        let listed =
+            a.get("KeyPairs").get("KeyPair").items().iter().any(|k| k.get("KeyPairName").text() == name);
+        Ok(listed.then(|| KeyPair::named(name)))
+    }
+
+    async fn import_key_pair(
+        &self,
+        region: &str,
+        name: &str,
+        public_key: &str,
+    ) -> Result<KeyPair, CloudError> {
+        let p = vec![kv("KeyPairName", name), kv("PublicKeyBody", public_key)];
+        self.call(region, "ImportKeyPair", p).await?;
+        Ok(KeyPair::named(name))
     }
 }
 

@@ -23,7 +23,7 @@ use serde_json::{json, Value};
 use crate::api::codes;
 pub use error::EcsError;
 use error::{auth_error, render_error};
-use ops::{disks, images, instances, policies, prices, snapshots, vpc};
+use ops::{disks, images, instances, keypairs, policies, prices, snapshots, vpc};
 use state::{EcsState, Timings};
 
 pub(crate) const PROVIDER: Provider = Provider::Alibaba;
@@ -133,6 +133,8 @@ impl Ecs {
             "CreateAutoSnapshotPolicy" => policies::create_auto_snapshot_policy(&c, &mut st),
             "ApplyAutoSnapshotPolicy" => policies::apply_auto_snapshot_policy(&c, &mut st),
             "DescribeSecurityGroups" => vpc::describe_security_groups(&c),
+            "ImportKeyPair" => keypairs::import_key_pair(&c, &mut st),
+            "DescribeKeyPairs" => keypairs::describe_key_pairs(&c, &st),
             other => Err(EcsError::new(
                 404,
                 codes::ACTION_NOT_FOUND,

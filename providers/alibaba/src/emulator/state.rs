@@ -82,6 +82,8 @@ pub struct Instance {
     pub vswitch_id: String,
     pub private_ip: String,
     pub internet_max_bandwidth_out: i64,
+    /// RunInstances' `KeyPairName`, checked against the region's key pairs; empty for none.
+    pub key_pair_name: String,
     pub deletion_protection: bool,
     /// Set by StopInstance(s); absent means the instance follows its boot schedule.
     pub stopped_at: Option<Timestamp>,
@@ -191,6 +193,9 @@ pub struct EcsState {
     /// ClientToken → the first call's answer, per action ("RunInstances:token").
     #[serde(skip)]
     pub tokens: TokenGate<serde_json::Value>,
+    /// Imported SSH key pairs (ImportKeyPair); ECS names them by `KeyPairName`.
+    #[serde(skip)]
+    pub key_pairs: gpuctl_simkit::sshkey::KeyStore,
 }
 
 /// Beijing time, which ECS automatic-snapshot time points are written in.

@@ -1070,3 +1070,62 @@ fn vpc_requests_are_held_to_the_vpc_request_model() {
     let (status, body) = send("CreateSnapshot", &[region], "vpc-ecs-action");
     assert_eq!((status, body["Code"].as_str()), (404, Some(codes::ACTION_NOT_FOUND)), "{body}");
 }
+
+// `ssh-keygen -t rsa -b 2048` and `-t ed25519` public halves (the private halves were deleted).
+const RSA_PUB: &str = "ssh-rsa AAAAB3NzaC1yc2EAAAADAQABAAABAQDyUSzFRX6BlPCXVwGlPJ2aq4JIrBHpWO6v/+qdK5Mt4W4BqBF/GJjht1oz0d2eLH/oAonZsIA9xLlS8mDO167cWL0xevJP/LlhUlNNvf4SfPOa0Ml8vK3v9LT26xDHlvmbVx3fCuKCyr6dIN5rrK0AEn0sa6GP58rwYHIZV9DDwH2ZOTVBgu2IV8tcHN7MGz7YP8NKJNPYFG4Q07aarKCUU89mo/X5cZv+bwXMXqyZhOVeqloJqLwbKMInrVIqIKYwc5bo4y52RpA89mM1IRC6XyEb79S9wB5ogirgLvT662REkhOVn0dZnTLEJepDAga83XLbjtgYkh+ymt51HKaV me@laptop";
+const ED_PUB: &str =
+    "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIO2a1L/E68n+5sZjP5Zzs6Dz+RnIt9VGaEXKK/EgZZKW me@laptop";
+
+#[test]
+fn key_pairs_import_once_list_by_name_and_gate_run_instances() {
+    let (ecs, ctx) = (Ecs::new(), ctx());
+    let import = |name: &str, key: &str| {
+        call(
+            &ecs,
+            &ctx,
+            "ImportKeyPair",
+            &[("RegionId", "cn-hangzhou"), ("KeyPairName", name), ("PublicKeyBody", key)],
+        )
+    };
+    let r = import("gpuctl_0123456789abcdef", RSA_PUB).unwrap();
+    assert_eq!(r["KeyPairName"], "gpuctl_0123456789abcdef");
+    let fp = r["KeyPairFingerPrint"].as_str().unwrap().to_string();
+    assert_eq!(fp.split(':').count(), 16, "RFC 4716 MD5 fingerprint: {fp}");
+    assert_eq!(err_code(import("gpuctl_0123456789abcdef", RSA_PUB)), (400, "KeyPair.AlreadyExist".into()));
+    assert_eq!(err_code(import("ed", ED_PUB)), (400, "InvalidPublicKeyBody.Malformed".into()));
+    assert_eq!(err_code(import("junk", "ssh-rsa AAAA")), (400, "InvalidPublicKeyBody.Malformed".into()));
+    assert_eq!(err_code(import("1starts-with-a-digit", RSA_PUB)).1, "InvalidParameter");
+
+    let list = |pairs: &[(&str, &str)]| {
+        let mut p = vec![("RegionId", "cn-hangzhou")];
+        p.extend_from_slice(pairs);
+        call(&ecs, &ctx, "DescribeKeyPairs", &p).unwrap()
+    };
+    let r = list(&[("KeyPairName", "gpuctl_0123456789abcdef")]);
+    assert_eq!(r["TotalCount"], 1, "{r}");
+    assert_eq!(r["KeyPairs"]["KeyPair"][0]["KeyPairFingerPrint"], fp.as_str());
+    assert!(r["KeyPairs"]["KeyPair"][0].get("PublicKey").is_none(), "only with IncludePublicKey");
+    assert_eq!(list(&[("KeyPairName", "gpuctl_*")])["TotalCount"], 1);
+    assert_eq!(list(&[("KeyPairName", "gpuctl_")])["TotalCount"], 0);
+    let r = list(&[("KeyPairFingerPrint", &fp), ("IncludePublicKey", "true")]);
+    assert_eq!(r["KeyPairs"]["KeyPair"][0]["PublicKey"], RSA_PUB.trim_end_matches(" me@laptop"));
+    // Another region has none of them.
+    let r = call(&ecs, &ctx, "DescribeKeyPairs", &[("RegionId", "cn-beijing")]);
+    if let Ok(r) = r {
+        assert_eq!(r["TotalCount"], 0);
+    }
+
+    assert_eq!(
+        err_code(run(&ecs, &ctx, &[("KeyPairName", "made-up")])),
+        (404, "InvalidKeyPairName.NotFound".into())
+    );
+    let ids = run(&ecs, &ctx, &[("KeyPairName", "gpuctl_0123456789abcdef")]).unwrap();
+    let r = call(
+        &ecs,
+        &ctx,
+        "DescribeInstances",
+        &[("RegionId", "cn-hangzhou"), ("InstanceIds", &format!("[\"{}\"]", ids[0]))],
+    )
+    .unwrap();
+    assert_eq!(r["Instances"]["Instance"][0]["KeyPairName"], "gpuctl_0123456789abcdef", "{r}");
+}

@@ -5,11 +5,11 @@ use std::collections::BTreeMap;
 
 use base64::Engine as _;
 use gpuctl_cloud::cloud::{
-    CloudError, CreateRequest, Created, DiskInfo, ErrorKind, Filter, Instance, InstanceState,
+    CloudError, CreateRequest, Created, DiskInfo, ErrorKind, Filter, Instance, InstanceState, KeyPair,
 };
 use gpuctl_cloud::json::Field;
 use gpuctl_cloud::page::{self, Page, Style};
-use gpuctl_cloud::services::Instances;
+use gpuctl_cloud::services::{Instances, KeyPairs};
 use gpuctl_cloud::{BillingMode, Disk, DiskCategory, NetworkIds, Provider};
 use serde_json::{json, Value};
 
@@ -277,6 +277,30 @@ impl Instances for Client {
             self.call(vm("deleteInstance", "DELETE", &path), region, vec![], None).await?;
         }
         Ok(())
+    }
+}
+
+/// vm's key pairs, named by `keyName` (jdcloud_sdk 1.6.354 `jdcloud_sdk/services/vm/apis/
+/// ImportKeypairRequest.py`, `DescribeKeypairsRequest.py`): createInstances' `keyNames` takes the
+/// name, so the name is the id.
+impl KeyPairs for Client {
+    async fn find_key_pair(&self, region: &str, name: &str) -> Result<Option<KeyPair>, CloudError> {
+        // The `keyNames` filter matches exactly ("精确匹配").
+        let q = filter_query(&[("keyNames", vec![name.to_owned()])]);
+        let a = self.call(vm("describeKeypairs", "GET", "keypairs"), region, q, None).await?;
+        let listed = a.get("keypairs").items().iter().any(|k| k.get("keyName").text() == name);
+        Ok(listed.then(|| KeyPair::named(name)))
+    }
+
+    async fn import_key_pair(
+        &self,
+        region: &str,
+        name: &str,
+        public_key: &str,
+    ) -> Result<KeyPair, CloudError> {
+        let body = json!({ "keyName": name, "publicKey": public_key });
+        self.call(vm("importKeypair", "POST", "keypairs:import"), region, vec![], Some(body)).await?;
+        Ok(KeyPair::named(name))
     }
 }
 

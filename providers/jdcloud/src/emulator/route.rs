@@ -38,6 +38,8 @@ pub fn route(method: &str, path: &str) -> Option<Route> {
         ("POST", ["instances", id]) if id.ends_with(":createImage") => {
             ("createImage", "vm", Some(id.trim_end_matches(":createImage")))
         }
+        ("POST", ["keypairs:import"]) => ("importKeypair", "vm", None),
+        ("GET", ["keypairs"]) => ("describeKeypairs", "vm", None),
         ("POST", ["snapshots"]) => ("createSnapshot", "disk", None),
         ("GET", ["snapshots"]) => ("describeSnapshots", "disk", None),
         ("DELETE", ["snapshots", id]) => ("deleteSnapshot", "disk", Some(*id)),

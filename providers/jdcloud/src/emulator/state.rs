@@ -159,6 +159,9 @@ pub struct JdState {
     /// Where the policies were last evaluated up to.
     #[serde(skip)]
     pub policies_evaluated: Option<Timestamp>,
+    /// Imported SSH key pairs (importKeypair); JD names them by `keyName`.
+    #[serde(skip)]
+    pub key_pairs: gpuctl_simkit::sshkey::KeyStore,
 }
 
 impl JdState {

@@ -769,3 +769,52 @@ fn every_route_has_a_definition() {
         assert!(super::SCHEMA.has(a), "{a} is routed but not in contract/schema/jdcloud.json");
     }
 }
+
+#[test]
+fn key_pairs_import_once_list_by_name_and_gate_create_instances() {
+    // `ssh-keygen -t ed25519`'s public half (the private half was deleted): JD takes any OpenSSH key.
+    const ED_PUB: &str =
+        "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIO2a1L/E68n+5sZjP5Zzs6Dz+RnIt9VGaEXKK/EgZZKW me@laptop";
+    let (jd, ctx) = (JdCloud::new(), ctx());
+    let import = |name: &str, key: &str| {
+        call(
+            &jd,
+            &ctx,
+            "POST",
+            "keypairs:import",
+            json!({"regionId": "cn-north-1", "keyName": name, "publicKey": key}),
+        )
+    };
+    let r = import("gpuctl_0123456789abcdef", ED_PUB).unwrap();
+    assert_eq!(r["keyName"], "gpuctl_0123456789abcdef");
+    assert_eq!(r["keyFingerprint"], "01:28:cb:15:16:91:ee:27:35:33:d7:b4:29:86:86:fe", "ssh-keygen -E md5");
+    let e = import("gpuctl_0123456789abcdef", ED_PUB).unwrap_err();
+    assert_eq!((e.code, e.status), (409, "ALREADY_EXISTS"));
+    assert_eq!(import("bad", "ssh-ed25519 AAAA").unwrap_err().status, "INVALID_ARGUMENT");
+    assert_eq!(import("no spaces", ED_PUB).unwrap_err().status, "INVALID_ARGUMENT");
+
+    let list = |names: &[&str]| {
+        call(
+            &jd,
+            &ctx,
+            "GET",
+            "keypairs",
+            json!({"regionId": "cn-north-1", "filters": [{"name": "keyNames", "values": names}]}),
+        )
+        .unwrap()
+    };
+    assert_eq!(list(&["gpuctl_0123456789abcdef"])["totalCount"], 1);
+    assert_eq!(list(&["gpuctl_0123456789abcde"])["totalCount"], 0, "names match exactly");
+
+    let create_with = |keys: Value| {
+        let body = json!({"regionId": "cn-north-1", "instanceSpec": {"az": AZ, "instanceType": TYPE, "imageId": "img-ubuntu", "name": "train", "keyNames": keys}});
+        call(&jd, &ctx, "POST", "instances", body)
+    };
+    assert_eq!(create_with(json!(["made-up"])).unwrap_err().status, "NOT_FOUND");
+    assert_eq!(create_with(json!(["gpuctl_0123456789abcdef", "x"])).unwrap_err().status, "INVALID_ARGUMENT");
+    let r = create_with(json!(["gpuctl_0123456789abcdef"])).unwrap();
+    let id = r["instanceIds"][0].as_str().unwrap().to_string();
+    let v = call(&jd, &ctx, "GET", &format!("instances/{id}"), json!({})).unwrap();
+    assert_eq!(v["instance"]["keyNames"], json!(["gpuctl_0123456789abcdef"]));
+    assert_eq!(list(&["gpuctl_0123456789abcdef"])["keypairs"][0]["instanceIds"], json!([id]));
+}

@@ -11,6 +11,8 @@ pub const CVM_ACTIONS: &[&str] = &[
     "DescribeZoneInstanceConfigInfos",
     "CreateImage",
     "DescribeImages",
+    "ImportKeyPair",
+    "DescribeKeyPairs",
 ];
 
 /// Instance states (`Instance.InstanceState`).

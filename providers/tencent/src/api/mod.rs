@@ -69,6 +69,16 @@ pub mod codes {
     pub const ZONE_SOLD_OUT_FOR_SPECIFIED_INSTANCE: &str =
         "ResourceInsufficient.ZoneSoldOutForSpecifiedInstance";
     pub const INSTANCE_STATE_TERMINATING: &str = "UnsupportedOperation.InstanceStateTerminating";
+    // CVM key pairs (tencentcloud-sdk-python-cvm 3.1.178, `tencentcloud/cvm/v20170312/errorcodes.py`).
+    pub const INVALID_KEY_PAIR_ID_MALFORMED: &str = "InvalidKeyPairId.Malformed";
+    pub const INVALID_KEY_PAIR_ID_NOT_FOUND: &str = "InvalidKeyPairId.NotFound";
+    pub const INVALID_KEY_PAIR_NAME_DUPLICATE: &str = "InvalidKeyPairName.Duplicate";
+    pub const INVALID_KEY_PAIR_NAME_EMPTY: &str = "InvalidKeyPairNameEmpty";
+    pub const INVALID_KEY_PAIR_NAME_ILLEGAL_CHAR: &str = "InvalidKeyPairNameIncludeIllegalChar";
+    pub const INVALID_KEY_PAIR_NAME_TOO_LONG: &str = "InvalidKeyPairNameTooLong";
+    pub const INVALID_PROJECT_ID_NOT_FOUND: &str = "InvalidProjectId.NotFound";
+    pub const INVALID_PUBLIC_KEY_DUPLICATE: &str = "InvalidPublicKey.Duplicate";
+    pub const INVALID_PUBLIC_KEY_MALFORMED: &str = "InvalidPublicKey.Malformed";
     // CBS.
     pub const INVALID_DISK_ID_NOT_FOUND: &str = "InvalidDiskId.NotFound";
     pub const DISK_NOT_SUPPORT_SNAPSHOT: &str = "InvalidDisk.NotSupportSnapshot";

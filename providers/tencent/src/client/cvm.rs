@@ -5,11 +5,11 @@ use std::collections::BTreeMap;
 
 use base64::Engine as _;
 use gpuctl_cloud::cloud::{
-    CloudError, CreateRequest, Created, Filter, Instance, InstanceState, Quote, Stock,
+    CloudError, CreateRequest, Created, Filter, Instance, InstanceState, KeyPair, Quote, Stock,
 };
 use gpuctl_cloud::json::Field;
 use gpuctl_cloud::page::{self, Page, Style};
-use gpuctl_cloud::services::{Instances, Prices};
+use gpuctl_cloud::services::{Instances, KeyPairs, Prices};
 use gpuctl_cloud::{BillingMode, NetworkIds, Provider};
 use serde_json::{json, Value};
 
@@ -223,6 +223,42 @@ impl Prices for Client {
         // One entry per charge type; on sale if any of them sells.
         let sells = a.get("InstanceTypeQuotaSet").items().iter().any(|q| q.get("Status").value() == "SELL");
         Ok(Some((sells, a.request_id)))
+    }
+}
+
+/// CVM's key pairs (tccli 3.1.189.1 `tccli/services/cvm/v20170312/api.json`: ImportKeyPairRequest,
+/// DescribeKeyPairsRequest). RunInstances names a key by its `skey-…` id.
+impl KeyPairs for Client {
+    async fn find_key_pair(&self, region: &str, name: &str) -> Result<Option<KeyPair>, CloudError> {
+        // The `key-name` filter; the exact name is checked here too, so a filter that also matched
+        // similar names could not hand back another key.
+        let body = json!({ "Filters": [{ "Name": "key-name", "Values": [name] }], "Limit": 100 });
+        let a = self.call(CVM, region, "DescribeKeyPairs", body).await?;
+        Ok(a.get("KeyPairSet")
+            .items()
+            .iter()
+            .find(|k| k.get("KeyName").text() == name)
+            .and_then(|k| k.get("KeyId").opt_text().map(|id| KeyPair { id, name: name.to_owned() })))
+    }
+
+    async fn import_key_pair(
+        &self,
+        region: &str,
+        name: &str,
+        public_key: &str,
+    ) -> Result<KeyPair, CloudError> {
+        // ProjectId is required: "如果是默认项目，直接填0就可以" (ImportKeyPairRequest.ProjectId).
+        let body = json!({ "KeyName": name, "ProjectId": 0, "PublicKey": public_key });
+        let a = self.call(CVM, region, "ImportKeyPair", body).await?;
+        match a.get("KeyId").text_required() {
+            Ok(id) => Ok(KeyPair { id, name: name.to_owned() }),
+            Err(missing) => Err(CloudError::bad_response(
+                Provider::Tencent,
+                "ImportKeyPair",
+                format!("ImportKeyPair answered without a key id ({missing})"),
+            )
+            .with_request_id(a.request_id)),
+        }
     }
 }
 

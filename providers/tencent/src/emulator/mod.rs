@@ -23,7 +23,7 @@ use serde_json::Value;
 use crate::api::{self, codes};
 pub use error::TcError;
 use error::{auth_error, envelope, Result};
-use ops::{cbs, cvm};
+use ops::{cbs, cvm, keypair};
 use p::P;
 use state::State;
 
@@ -128,6 +128,8 @@ impl Tencent {
             "DescribeZoneInstanceConfigInfos" => cvm::describe_zone_instance_config_infos(&call),
             "CreateImage" => cvm::create_image(&mut state, &call),
             "DescribeImages" => cvm::describe_images(&state, &call),
+            "ImportKeyPair" => keypair::import_key_pair(&mut state, &call),
+            "DescribeKeyPairs" => keypair::describe_key_pairs(&state, &call),
             "CreateSnapshot" => cbs::create_snapshot(&mut state, &call),
             "DescribeSnapshots" => cbs::describe_snapshots(&state, &call),
             "DeleteSnapshots" => cbs::delete_snapshots(&mut state, &call),

@@ -3,6 +3,7 @@
 //! the sim clock — boot (PENDING → RUNNING), termination, ActionTimer auto-release, snapshot and
 //! image creation, policy-driven snapshots and their retention.
 
+use gpuctl_simkit::sshkey::KeyStore;
 use gpuctl_simkit::{SimCtx, TokenGate};
 use jiff::{tz::TimeZone, SignedDuration, Timestamp};
 use serde_json::{json, Value};
@@ -19,6 +20,8 @@ pub(crate) struct State {
     pub policies: Vec<Policy>,
     /// RunInstances ClientToken → the instance ids it created.
     pub run_tokens: TokenGate<Vec<String>>,
+    /// Imported SSH key pairs (ImportKeyPair), `skey-…` ids.
+    pub key_pairs: KeyStore,
 }
 
 #[derive(Clone, Debug)]
@@ -48,6 +51,8 @@ pub(crate) struct Instance {
     pub vpc_id: String,
     pub subnet_id: String,
     pub security_groups: Vec<String>,
+    /// `LoginSettings.KeyIds`, each checked against the key pairs at RunInstances.
+    pub key_ids: Vec<String>,
 }
 
 impl Instance {
@@ -267,8 +272,9 @@ impl State {
                 "Terminating": i.terminating_since.is_some(), "Shutdown": i.shutdown,
                 "AutoReleaseTime": i.auto_release_at.as_ref().map(ts),
                 "Tags": i.tags.iter().map(|(k, v)| json!({"Key": k, "Value": v})).collect::<Vec<_>>(),
-                "SystemDiskId": i.system_disk, "DataDiskIds": i.data_disks,
+                "SystemDiskId": i.system_disk, "DataDiskIds": i.data_disks, "KeyIds": i.key_ids,
             })).collect::<Vec<_>>(),
+            "key_pairs": self.key_pairs.view(),
             "disks": self.disks.iter().map(|d| json!({
                 "DiskId": d.id, "Zone": d.zone, "DiskUsage": d.usage, "DiskType": d.disk_type,
                 "DiskSize": d.size_gb, "InstanceId": d.instance_id, "AutoSnapshotPolicyIds": d.policy_ids,

@@ -456,3 +456,56 @@ fn every_action_served_has_a_definition() {
         assert!(super::SCHEMA.has(a), "{a} is served but not in contract/schema/tencent.json");
     }
 }
+
+// `ssh-keygen -t rsa -b 2048` and `-t ed25519` public halves (the private halves were deleted).
+const RSA_PUB: &str = "ssh-rsa AAAAB3NzaC1yc2EAAAADAQABAAABAQDyUSzFRX6BlPCXVwGlPJ2aq4JIrBHpWO6v/+qdK5Mt4W4BqBF/GJjht1oz0d2eLH/oAonZsIA9xLlS8mDO167cWL0xevJP/LlhUlNNvf4SfPOa0Ml8vK3v9LT26xDHlvmbVx3fCuKCyr6dIN5rrK0AEn0sa6GP58rwYHIZV9DDwH2ZOTVBgu2IV8tcHN7MGz7YP8NKJNPYFG4Q07aarKCUU89mo/X5cZv+bwXMXqyZhOVeqloJqLwbKMInrVIqIKYwc5bo4y52RpA89mM1IRC6XyEb79S9wB5ogirgLvT662REkhOVn0dZnTLEJepDAga83XLbjtgYkh+ymt51HKaV me@laptop";
+const ED_PUB: &str =
+    "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIO2a1L/E68n+5sZjP5Zzs6Dz+RnIt9VGaEXKK/EgZZKW me@laptop";
+
+#[test]
+fn key_pairs_import_once_list_by_name_and_gate_run_instances() {
+    let (emu, ctx) = setup(Knobs::default());
+    let import = |name: &str, key: &str| {
+        call(&emu, &ctx, "ImportKeyPair", json!({"KeyName": name, "ProjectId": 0, "PublicKey": key}))
+    };
+    let r = import("gpuctl_0123456789abcdef", RSA_PUB);
+    let id = r["KeyId"].as_str().unwrap().to_string();
+    assert!(id.starts_with("skey-") && id.len() == 13, "{r}");
+    // The same name again, the same key under another name, and what is not an OpenSSH RSA key.
+    assert_eq!(code(&import("gpuctl_0123456789abcdef", ED_PUB)), "InvalidKeyPairName.Duplicate");
+    assert_eq!(code(&import("other", RSA_PUB)), "InvalidPublicKey.Duplicate");
+    assert_eq!(code(&import("ed", ED_PUB)), "InvalidPublicKey.Malformed");
+    assert_eq!(code(&import("junk", "ssh-rsa !!")), "InvalidPublicKey.Malformed");
+    assert_eq!(code(&import("a-b", RSA_PUB)), "InvalidKeyPairNameIncludeIllegalChar");
+    assert_eq!(code(&import(&"k".repeat(26), RSA_PUB)), "InvalidKeyPairNameTooLong");
+    let r = call(&emu, &ctx, "ImportKeyPair", json!({"KeyName": "p", "ProjectId": 7, "PublicKey": RSA_PUB}));
+    assert_eq!(code(&r), "InvalidProjectId.NotFound");
+
+    let by_name = |name: &str| {
+        call(&emu, &ctx, "DescribeKeyPairs", json!({"Filters": [{"Name": "key-name", "Values": [name]}]}))
+    };
+    let r = by_name("gpuctl_0123456789abcdef");
+    assert_eq!(r["TotalCount"], 1, "{r}");
+    assert_eq!(r["KeyPairSet"][0]["KeyId"], id.as_str());
+    // The comment stays with the user; only the key is kept.
+    assert_eq!(r["KeyPairSet"][0]["PublicKey"], RSA_PUB.trim_end_matches(" me@laptop"));
+    assert_eq!(by_name("nobody")["TotalCount"], 0);
+    let r = call(
+        &emu,
+        &ctx,
+        "DescribeKeyPairs",
+        json!({"KeyIds": [id], "Filters": [{"Name": "key-name", "Values": ["x"]}]}),
+    );
+    assert_eq!(code(&r), "InvalidParameter");
+
+    // RunInstances takes only the region's key ids, and the instance carries them.
+    let r = call(&emu, &ctx, "RunInstances", run(json!({"LoginSettings": {"KeyIds": ["skey-00000000"]}})));
+    assert_eq!(code(&r), "InvalidKeyPairId.NotFound", "{r}");
+    let r = call(&emu, &ctx, "RunInstances", run(json!({"LoginSettings": {"KeyIds": ["nokey"]}})));
+    assert_eq!(code(&r), "InvalidKeyPairId.Malformed", "{r}");
+    let r = call(&emu, &ctx, "RunInstances", run(json!({"LoginSettings": {"KeyIds": [id]}})));
+    let ins = r["InstanceIdSet"][0].as_str().unwrap().to_string();
+    let r = call(&emu, &ctx, "DescribeInstances", json!({"InstanceIds": [ins]}));
+    assert_eq!(r["InstanceSet"][0]["LoginSettings"]["KeyIds"], json!([id]));
+    assert_eq!(by_name("gpuctl_0123456789abcdef")["KeyPairSet"][0]["AssociatedInstanceIds"], json!([ins]));
+}

@@ -156,6 +156,7 @@ pub fn run_instances(c: &Call, st: &mut EcsState) -> Answer {
         ));
     }
     let unit_price = price_for(offer, &charge, &spot, &term);
+    let key_pair_name = super::keypairs::login_key(c, st, &region)?;
     if c.p.opt_bool("DryRun")?.unwrap_or(false) {
         return Err(dry_run_passed());
     }
@@ -204,6 +205,7 @@ pub fn run_instances(c: &Call, st: &mut EcsState) -> Answer {
             vswitch_id: c.p.text("VSwitchId").unwrap_or_default(),
             private_ip: format!("172.16.{}.{}", ip_tail / 250, ip_tail),
             internet_max_bandwidth_out: c.p.opt_i64("InternetMaxBandwidthOut")?.unwrap_or(0),
+            key_pair_name: key_pair_name.clone(),
             deletion_protection: c.p.opt_bool("DeletionProtection")?.unwrap_or(false),
             stopped_at: None,
             cpu: i64::from(offer.vcpu),
@@ -297,6 +299,7 @@ pub(crate) fn instance_json(i: &Instance, now: Timestamp, t: &Timings) -> Value 
         "InstanceChargeType": i.charge_type,
         "InternetChargeType": "PayByTraffic",
         "InternetMaxBandwidthOut": i.internet_max_bandwidth_out,
+        "KeyPairName": i.key_pair_name,
         "InternetMaxBandwidthIn": 200,
         "SpotStrategy": i.spot_strategy,
         "SpotPriceLimit": i.spot_price_limit.unwrap_or(0.0),

@@ -2,13 +2,14 @@
 //! renders ECS's answer (field names from alibabacloud_ecs20140526's response models).
 
 //!
-//! One file per ECS resource: `instances`, `disks`, `snapshots`, `images`, `policies` (automatic
+//! One file per ECS resource: `instances`, `keypairs`, `disks`, `snapshots`, `images`, `policies` (automatic
 //! snapshot policies) and `prices` (DescribePrice, DescribeAvailableResource); this file holds what
 //! several of them share and the `/_sim/state` view.
 
 pub(crate) mod disks;
 pub(crate) mod images;
 pub(crate) mod instances;
+pub(crate) mod keypairs;
 pub(crate) mod policies;
 pub(crate) mod prices;
 pub(crate) mod snapshots;
@@ -126,5 +127,6 @@ pub fn state_json(st: &EcsState, now: Timestamp, t: &Timings) -> Value {
             "Status": if now.duration_since(i.created) >= t.image { "Available" } else { "Creating" },
         })).collect::<Vec<_>>(),
         "auto_snapshot_policies": st.auto_snapshot_policies.values().collect::<Vec<_>>(),
+        "key_pairs": st.key_pairs.view(),
     })
 }

@@ -3,11 +3,12 @@
 //! InstanceType, disk Disk/Snapshot/SnapshotPolicy, billing OrderPrice).
 
 //!
-//! One file per service: `vm.rs`, `disk.rs`, `billing.rs`; this file holds the call, JD's reading
+//! One file per service: `vm.rs` (with its key pairs in `keypair.rs`), `disk.rs`, `billing.rs`; this file holds the call, JD's reading
 //! of parameters over simkit's reader, the clientToken gate and the `/_sim/state` view.
 
 pub(crate) mod billing;
 pub(crate) mod disk;
+pub(crate) mod keypair;
 pub(crate) mod renewal;
 pub(crate) mod vm;
 
@@ -129,5 +130,6 @@ pub fn state_json(st: &JdState, now: Timestamp, boot: SignedDuration) -> Value {
             "status": if now.duration_since(i.created) >= IMAGE_TAKES { "ready" } else { "creating" },
         })).collect::<Vec<_>>(),
         "snapshot_policies": st.snapshot_policies.values().map(|p| policy_json(p, st, now)).collect::<Vec<_>>(),
+        "key_pairs": st.key_pairs.view(),
     })
 }

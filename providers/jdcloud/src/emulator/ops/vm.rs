@@ -121,6 +121,7 @@ pub fn create_instances(c: &Call, st: &mut JdState) -> Answer {
     }
     let charge = charge_of(spec, c.now)?;
     let launch_script = launch_script_of(spec)?;
+    let key_names = super::keypair::login_keys(c, st, spec)?;
     let metadata = key_values(spec, "metadata");
     if let Some(replay) = token_check(st, "createInstances", c)? {
         return Ok(replay);
@@ -218,7 +219,7 @@ pub fn create_instances(c: &Call, st: &mut JdState) -> Answer {
             private_ip: format!("10.0.{}.{}", st.instances.len() / 250, st.instances.len() % 250 + 2),
             system_disk_id,
             data_disk_ids: disk_ids,
-            key_names: list(spec, "keyNames"),
+            key_names: key_names.clone(),
             metadata: metadata.clone(),
             launch_script: launch_script.clone(),
         };

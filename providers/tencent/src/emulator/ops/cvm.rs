@@ -270,6 +270,7 @@ pub(crate) fn run_instances(state: &mut State, call: &Call) -> Result<Value> {
     };
     let spec = launch_spec(call)?;
     quote(&spec)?;
+    let key_ids = super::keypair::login_key_ids(state, call)?;
     if call.ctx.is_sold_out(PROVIDER, &spec.offer.instance_type, &spec.zone) {
         return Err(TcError::new(
             codes::ZONE_SOLD_OUT_FOR_SPECIFIED_INSTANCE,
@@ -341,6 +342,7 @@ pub(crate) fn run_instances(state: &mut State, call: &Call) -> Result<Value> {
             vpc_id: spec.vpc_id.clone(),
             subnet_id: spec.subnet_id.clone(),
             security_groups: spec.security_groups.clone(),
+            key_ids: key_ids.clone(),
         });
         state.disks.push(sys);
         state.disks.extend(data);
@@ -378,7 +380,7 @@ fn instance_json(state: &State, i: &Instance, now: Timestamp) -> Value {
         "ExpiredTime": i.expires_at.map(cvm_time),
         "OsName": "Ubuntu Server 22.04 LTS 64bit",
         "SecurityGroupIds": i.security_groups,
-        "LoginSettings": { "KeyIds": [] },
+        "LoginSettings": { "KeyIds": i.key_ids },
         "InstanceState": i.state(now),
         "Tags": i.tags.iter().map(|(k, v)| json!({"Key": k, "Value": v})).collect::<Vec<_>>(),
         "StopChargingMode": "NOT_APPLICABLE",

@@ -1,5 +1,6 @@
 //! One file per service, one function per operation: `cvm.rs` (instances, prices, images) and
-//! `cbs.rs` (disks, snapshots, automatic snapshot policies).
+//! `cbs.rs` (disks, snapshots, automatic snapshot policies), `keypair.rs` (CVM's SSH key pairs).
 
 pub(crate) mod cbs;
 pub(crate) mod cvm;
+pub(crate) mod keypair;
