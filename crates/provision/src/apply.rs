@@ -420,6 +420,7 @@ impl Engine {
             data_disks: pool.data_disks.clone(),
             network,
             login_key: pool.login_key.as_ref().and_then(|k| k.for_provider(c.provider)).cloned(),
+            public_ip: pool.public_ip,
             auto_release_at,
             tags,
             user_data: pool.user_data.clone(),

@@ -14,7 +14,7 @@ use std::fmt;
 pub use parse::{parse, parse_file, Limits};
 pub use read::Spanned;
 
-pub use gpuctl_cloud::resource::{Disk, DiskCategory, NetworkIds};
+pub use gpuctl_cloud::resource::{Disk, DiskCategory, NetworkIds, PublicIp, PublicIpBilling};
 
 use crate::provider::{BillingMode, Provider};
 use gpuctl_core::Catalog;
@@ -133,6 +133,9 @@ pub struct Pool {
     pub network: Network,
     /// Key pair id to log in with (per provider when the pool spans clouds). No passwords: a spec is not a secret store.
     pub login_key: Option<PerProvider<String>>,
+    /// A public IP per instance (`public_ip = false`: none). On by default, [`PublicIp::DEFAULT`], so
+    /// what gpuctl rents can be reached.
+    pub public_ip: Option<PublicIp>,
     pub auto_release: AutoRelease,
     pub snapshot: SnapshotPolicy,
     /// User tags; gpuctl adds its own `gpuctl-*` tags (reserved) to find its resources without state.

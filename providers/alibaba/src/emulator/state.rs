@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use gpuctl_simkit::TokenGate;
+use gpuctl_simkit::{AddressPool, TokenGate};
 use jiff::{SignedDuration, Timestamp};
 use serde::Serialize;
 
@@ -82,6 +82,12 @@ pub struct Instance {
     pub vswitch_id: String,
     pub private_ip: String,
     pub internet_max_bandwidth_out: i64,
+    /// `PayByTraffic` (the default) or `PayByBandwidth`.
+    pub internet_charge_type: String,
+    /// Given when InternetMaxBandwidthOut is above 0 and released with the instance: ECS's public IP
+    /// belongs to the instance, unlike an EIP (alibabacloud-ecs20140526 7.11.8
+    /// models/_run_instances_request.py InternetMaxBandwidthOut; DescribeInstances' PublicIpAddress).
+    pub public_ip: Option<String>,
     pub deletion_protection: bool,
     /// Set by StopInstance(s); absent means the instance follows its boot schedule.
     pub stopped_at: Option<Timestamp>,
@@ -191,6 +197,9 @@ pub struct EcsState {
     /// ClientToken → the first call's answer, per action ("RunInstances:token").
     #[serde(skip)]
     pub tokens: TokenGate<serde_json::Value>,
+    /// The public addresses instances hold.
+    #[serde(skip)]
+    pub addresses: AddressPool,
 }
 
 /// Beijing time, which ECS automatic-snapshot time points are written in.
@@ -201,6 +210,9 @@ impl EcsState {
     /// disks); other data disks are detached and stay, as on ECS.
     pub fn remove_instance(&mut self, id: &str) -> Option<Instance> {
         let inst = self.instances.remove(id)?;
+        if let Some(ip) = &inst.public_ip {
+            self.addresses.release(ip);
+        }
         let mut gone = Vec::new();
         for disk in self.disks.values_mut() {
             if disk.instance_id.as_deref() == Some(id) {
