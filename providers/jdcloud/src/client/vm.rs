@@ -380,6 +380,18 @@ mod tests {
             json!([{ "key": "launch-script", "value": "IyEvYmluL2Jhc2gKZWNobyBoaQo=" }])
         );
         assert!(s.get("metadata").is_none(), "metadata is never run");
+        assert!(s.get("elasticIp").is_none(), "public_ip = false asks for no elastic IP");
+        for (billing, mode) in [
+            (PublicIpBilling::Traffic, "postpaid_by_usage"),
+            (PublicIpBilling::Bandwidth, "postpaid_by_duration"),
+        ] {
+            r.public_ip = Some(gpuctl_cloud::PublicIp { bandwidth_mbps: 20, billing });
+            assert_eq!(
+                instance_spec(&r)["elasticIp"],
+                json!({ "bandwidthMbps": 20, "provider": "bgp", "chargeSpec": { "chargeMode": mode } }),
+                "a prepaid instance's address is postpaid too"
+            );
+        }
     }
 
     #[test]

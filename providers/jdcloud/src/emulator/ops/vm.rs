@@ -132,9 +132,12 @@ pub fn create_instances(c: &Call, st: &mut JdState) -> Answer {
             .and_then(|s| text(s, "chargeMode"))
             .unwrap_or_else(|| "postpaid_by_duration".into());
         if mode == "postpaid_by_usage" && bw > 200 {
+            // INVALID_ARGUMENT, as the schema's own range refusals answer.
             return Err(JdError::new(
-                status::OUT_OF_RANGE,
-                format!("elasticIp.bandwidthMbps must be in [1,200] for postpaid_by_usage, got {bw}"),
+                status::INVALID_ARGUMENT,
+                format!(
+                    "instanceSpec.elasticIp.bandwidthMbps must be in [1,200] for postpaid_by_usage, got {bw}"
+                ),
             ));
         }
         Ok((bw, provider, mode))
