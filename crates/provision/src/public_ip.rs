@@ -25,7 +25,9 @@ pub struct PublicIpPrice {
     pub note: String,
 }
 
-const TENCENT_SOURCE: &str = "Tencent 购买公网网络/公网计费模式.md@0f330adf; tccli examples/cvm/v20170312/InquiryPriceRunInstances.md@30417c98 (price-evidence §1.4, undated)";
+/// price-evidence §1.4 also cites tccli's price-inquiry example (0.8 per GB) for the same figure.
+const TENCENT_SOURCE: &str =
+    "Tencent 购买公网网络/公网计费模式.md@0f330adf (price-evidence §1.4, undated; tccli's price example agrees)";
 const ALIBABA_SOURCE: &str =
     "AlibabaCloudDocs/ecs cn.zh-CN/产品定价/计费项/公网带宽计费.md, example values (price-evidence §2.4, 2021-02-02)";
 const JD_SOURCE: &str =
