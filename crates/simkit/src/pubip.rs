@@ -24,6 +24,24 @@ impl AddressPool {
         Some(format!("{a}.{b}.{c}.{}", n % HOSTS + 1))
     }
 
+    /// `n` addresses, all held now, or none when fewer than `n` are free (a create that asks for
+    /// several instances gets every address or is refused whole).
+    pub fn assign_all(&mut self, n: usize) -> Option<Vec<String>> {
+        let mut got = Vec::with_capacity(n);
+        for _ in 0..n {
+            match self.assign() {
+                Some(a) => got.push(a),
+                None => {
+                    for a in &got {
+                        self.release(a);
+                    }
+                    return None;
+                }
+            }
+        }
+        Some(got)
+    }
+
     /// Takes an address back; one this pool did not hand out is ignored.
     pub fn release(&mut self, address: &str) {
         if let Some(n) = Self::index(address) {
@@ -64,5 +82,8 @@ mod tests {
         assert!(all.contains("198.51.100.1") && all.contains("192.0.2.254"));
         assert!(!all.contains(&b));
         assert_eq!(pool.assign(), None);
+        pool.release("203.0.113.5");
+        assert_eq!(pool.assign_all(2), None, "all or none");
+        assert_eq!(pool.assign_all(1), Some(vec!["203.0.113.5".to_string()]));
     }
 }

@@ -172,25 +172,14 @@ pub fn run_instances(c: &Call, st: &mut EcsState) -> Answer {
     // instance gets an address, all of them or none.
     let bandwidth_out = c.p.opt_i64("InternetMaxBandwidthOut")?.unwrap_or(0);
     let internet_charge = c.p.text("InternetChargeType").unwrap_or_else(|| "PayByTraffic".into());
-    let mut addresses = Vec::new();
-    if bandwidth_out > 0 {
-        for _ in 0..amount {
-            match st.addresses.assign() {
-                Some(a) => addresses.push(a),
-                None => {
-                    for a in &addresses {
-                        st.addresses.release(a);
-                    }
-                    // *unverified* code: ECS's sold-out answer, for the local cloud's 762 addresses.
-                    return Err(EcsError::new(
-                        403,
-                        codes::NO_STOCK,
-                        "No public IP address is left to assign.",
-                    ));
-                }
-            }
-        }
-    }
+    let addresses = match bandwidth_out {
+        0 => Vec::new(),
+        // *unverified* code: ECS's sold-out answer, for the local cloud's 762 addresses.
+        _ => st
+            .addresses
+            .assign_all(amount as usize)
+            .ok_or_else(|| EcsError::new(403, codes::NO_STOCK, "No public IP address is left to assign."))?,
+    };
     let mut addresses = addresses.into_iter();
     let sys = c.p.child("SystemDisk");
     let name = c.p.text("InstanceName").unwrap_or_default();

@@ -322,23 +322,13 @@ pub(crate) fn run_instances(state: &mut State, call: &Call) -> Result<Value> {
         ));
     }
     // All the addresses or none, like the stock above: a launch short of public IPs is refused whole.
-    let mut addresses = Vec::new();
-    if spec.public_ip.is_some() {
-        for _ in 0..spec.count {
-            match state.addresses.assign() {
-                Some(a) => addresses.push(a),
-                None => {
-                    for a in &addresses {
-                        state.addresses.release(a);
-                    }
-                    return Err(TcError::new(
-                        codes::EIP_INSUFFICIENT,
-                        "The public IP resources are sold out.",
-                    ));
-                }
-            }
-        }
-    }
+    let addresses = match spec.public_ip {
+        None => Vec::new(),
+        Some(_) => state
+            .addresses
+            .assign_all(spec.count as usize)
+            .ok_or_else(|| TcError::new(codes::EIP_INSUFFICIENT, "The public IP resources are sold out."))?,
+    };
     let mut addresses = addresses.into_iter();
     let now = call.ctx.now();
     let boot = call.ctx.boot_time();
