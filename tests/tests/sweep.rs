@@ -86,6 +86,7 @@ fn foreign_instance(sim: &SimProcess, provider: &str) -> String {
         data_disks: vec![],
         network,
         login_key: None,
+        public_ip: None,
         auto_release_at: None,
         tags: [("team".to_string(), "ml".to_string())].into(),
         user_data: None,

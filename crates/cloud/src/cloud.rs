@@ -9,7 +9,7 @@ use std::pin::Pin;
 use std::time::Duration;
 
 use crate::provider::{BillingMode, Provider};
-use crate::resource::{Disk, NetworkIds};
+use crate::resource::{Disk, NetworkIds, PublicIp};
 
 /// The trait's futures are boxed so clouds can be held as `dyn Cloud` side by side.
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
@@ -39,6 +39,8 @@ pub struct CreateRequest {
     /// `None`: the account's default network.
     pub network: Option<NetworkIds>,
     pub login_key: Option<String>,
+    /// A public IP for the instance; `None`: reachable only inside its network.
+    pub public_ip: Option<PublicIp>,
     /// UTC release time for pay-as-you-go instances.
     pub auto_release_at: Option<jiff::Timestamp>,
     pub tags: BTreeMap<String, String>,

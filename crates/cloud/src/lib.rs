@@ -30,4 +30,4 @@ pub mod services;
 
 pub use account::Account;
 pub use provider::{BillingMode, Provider};
-pub use resource::{Disk, DiskCategory, NetworkIds};
+pub use resource::{Disk, DiskCategory, NetworkIds, PublicIp, PublicIpBilling};

@@ -4,6 +4,8 @@
 
 pub use gpuctl_core::{BillingMode, Provider};
 
+use crate::resource::PublicIpBilling;
+
 /// Whether the create API can buy this billing mode, and if not, why (shown to the user verbatim).
 pub fn api_offers(provider: Provider, mode: BillingMode) -> Result<(), &'static str> {
     use BillingMode::*;
@@ -23,6 +25,22 @@ pub fn api_offers(provider: Provider, mode: BillingMode) -> Result<(), &'static 
 /// objects.SpotMarketOptions.MaxPrice is required. Alibaba's SpotAsPriceGo follows the market price.
 pub fn spot_bid_required(provider: Provider) -> bool {
     matches!(provider, Provider::Tencent)
+}
+
+/// The outbound bandwidth (Mbps) a public IP may be given at create time, per the create API's definition;
+/// `None` where the definition states no range. Alibaba: alibabacloud-ecs20140526 7.11.8
+/// models/_run_instances_request.py InternetMaxBandwidthOut "Valid values: 0 to 100" (0 means no public
+/// IP, so 1 is gpuctl's floor); JD: jdcloud_sdk 1.6.354 services/vpc/models/ElasticIpSpec.py bandwidthMbps
+/// "计费类型为按配置时，取值范围为[1-1000]；计费类型为按流量时，取值范围为[1-200]"; Tencent: tccli 3.1.189.1
+/// services/cvm/v20170312/api.json objects.InternetAccessible.InternetMaxBandwidthOut only says the
+/// range differs per instance type.
+pub fn public_bandwidth_range(provider: Provider, billing: PublicIpBilling) -> Option<(u32, u32)> {
+    match (provider, billing) {
+        (Provider::Alibaba, _) => Some((1, 100)),
+        (Provider::JdCloud, PublicIpBilling::Traffic) => Some((1, 200)),
+        (Provider::JdCloud, PublicIpBilling::Bandwidth) => Some((1, 1000)),
+        (Provider::Tencent, _) => None,
+    }
 }
 
 /// Whether an instance can be created without naming a VPC/subnet (the account's default network).

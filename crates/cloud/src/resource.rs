@@ -26,3 +26,36 @@ pub struct NetworkIds {
     pub subnet: String,
     pub security_groups: Vec<String>,
 }
+
+/// How a public IP's traffic is billed, in the users' words; each client maps it to its cloud's names
+/// (Tencent TRAFFIC_POSTPAID_BY_HOUR / BANDWIDTH_POSTPAID_BY_HOUR, Alibaba PayByTraffic /
+/// PayByBandwidth, JD postpaid_by_usage / postpaid_by_duration).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PublicIpBilling {
+    /// Per GB sent, with `bandwidth_mbps` as a cap.
+    Traffic,
+    /// Per Mbps of bandwidth per hour, whatever is sent.
+    Bandwidth,
+}
+
+impl PublicIpBilling {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PublicIpBilling::Traffic => "traffic",
+            PublicIpBilling::Bandwidth => "bandwidth",
+        }
+    }
+}
+
+/// A public IPv4 address for an instance, with its outbound bandwidth cap and billing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct PublicIp {
+    pub bandwidth_mbps: u32,
+    pub billing: PublicIpBilling,
+}
+
+impl PublicIp {
+    /// The spec's default: reachable instances at a small cap, billed only for what is sent.
+    pub const DEFAULT: PublicIp = PublicIp { bandwidth_mbps: 10, billing: PublicIpBilling::Traffic };
+}

@@ -439,6 +439,7 @@ impl Engine {
                 Some(LoginKey::Id(id)) => Some(id.clone()),
                 Some(LoginKey::Import { .. }) | None => None,
             },
+            public_ip: pool.public_ip,
             auto_release_at,
             tags,
             user_data: pool.user_data.clone(),

@@ -5,6 +5,7 @@
 //! - [`retry`]: pacing per provider API and bounded retries with backoff and jitter.
 //! - [`plan`]: spec + catalog + state → creates, keeps, releases, ¥/hour, totals per billing mode, budget.
 //! - [`token`]: deterministic client tokens.
+//! - [`public_ip`]: what a pool's public IP costs (per GB or per Mbps·hour), with its source.
 //! - [`pubkey`]: the user's SSH public key (never a private one): fingerprint and key-pair name.
 //! - [`workflow`]: provision, destroy, release and clone as engine operations, each under its lock.
 //! - [`name`]: the deployment/pool name rule, and the names gpuctl makes (a clone's deployment).
@@ -17,6 +18,7 @@ pub mod apply;
 pub mod name;
 pub mod plan;
 pub mod pubkey;
+pub mod public_ip;
 pub mod retry;
 pub mod spec;
 pub mod state;

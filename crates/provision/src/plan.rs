@@ -83,6 +83,9 @@ pub struct PoolPlan {
     pub total_cny: Option<f64>,
     /// The same pool under every billing mode, first choice, over the deployment's hours.
     pub by_mode: Vec<ModeTotal>,
+    /// Each instance's public IP priced at the first choice; `None` with `public_ip = false` (or no
+    /// choice). Not in `cny_per_hour`/`total_cny`: traffic costs what is sent, which no plan knows.
+    pub public_ip: Option<crate::public_ip::PublicIpPrice>,
 }
 
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -369,6 +372,8 @@ fn pool_plan(
         }
         None => Vec::new(),
     };
+    let public_ip =
+        first.zip(pool.public_ip.as_ref()).map(|(c, ip)| crate::public_ip::price(c.provider, &c.region, ip));
     PoolPlan {
         pool: pool.clone(),
         name: pool.name.value.clone(),
@@ -381,6 +386,7 @@ fn pool_plan(
         cny_per_hour,
         total_cny,
         by_mode,
+        public_ip,
     }
 }
 

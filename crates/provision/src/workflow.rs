@@ -388,6 +388,11 @@ fn clone_spec_text(
     if let Some(k) = &src.login_key {
         p["login_key"] = value(k.as_str());
     }
+    // A source with no public address is copied without one; one with an address gets the default
+    // public IP (the clouds' describe answers do not all say its bandwidth and billing).
+    if src.public_ip.is_none() {
+        p["public_ip"] = value(false);
+    }
     let user_tags: Vec<(&String, &String)> =
         src.tags.iter().filter(|(k, _)| !k.starts_with("gpuctl")).collect();
     if !user_tags.is_empty() {

@@ -142,7 +142,7 @@ fn unknown_keys_name_the_closest() {
         &format!("deployment = \"d\"\n{POOL}instnace_type = \"x\"\nzzz = 1\n"),
         expect![[r#"
             s.toml:11:1: unknown key `instnace_type` in [[pool]] #1; did you mean instance_type?
-            s.toml:12:1: unknown key `zzz` in [[pool]] #1; allowed keys: name, count, provider, region, zone, instance_type, candidates, require, billing, term, spot_max_price, image, system_disk, data_disks, network, login_key, auto_release, snapshot, tags, user_data, user_data_file"#]],
+            s.toml:12:1: unknown key `zzz` in [[pool]] #1; allowed keys: name, count, provider, region, zone, instance_type, candidates, require, billing, term, spot_max_price, image, system_disk, data_disks, network, login_key, public_ip, auto_release, snapshot, tags, user_data, user_data_file"#]],
     );
     check(
         &format!("deployment = \"d\"\n{POOL}system_disk = {{ size_gb = 50, categroy = \"ssd\" }}\n"),
@@ -395,4 +395,64 @@ fn login_keys_from_a_public_key_file() {
     let Some(PerProvider::Each(m)) = &s.pools[0].login_key else { panic!("per provider") };
     assert_eq!(m[&Provider::Tencent], LoginKey::Id("skey-12345678".into()));
     assert!(matches!(&m[&Provider::JdCloud], LoginKey::Import { key, .. } if key.key_type == "ssh-ed25519"));
+}
+
+fn public_ip_of(src: &str) -> Option<spec::PublicIp> {
+    let s = spec::parse("s.toml", src, None, &Limits::default()).unwrap_or_else(|e| panic!("{e}"));
+    s.pools[0].public_ip
+}
+
+#[test]
+fn public_ip_is_on_by_default_and_can_be_turned_off_or_shaped() {
+    use spec::{PublicIp, PublicIpBilling};
+    let with = |line: &str| format!("deployment = \"d\"\n{POOL}{line}\n");
+    let default = PublicIp { bandwidth_mbps: 10, billing: PublicIpBilling::Traffic };
+    assert_eq!(public_ip_of(&with("")), Some(default));
+    assert_eq!(public_ip_of(&with("public_ip = true")), Some(default));
+    assert_eq!(public_ip_of(&with("public_ip = false")), None);
+    assert_eq!(
+        public_ip_of(&with("public_ip = { bandwidth_mbps = 50, billing = \"bandwidth\" }")),
+        Some(PublicIp { bandwidth_mbps: 50, billing: PublicIpBilling::Bandwidth })
+    );
+    assert_eq!(
+        public_ip_of(&with("public_ip = { billing = \"bandwidth\" }")),
+        Some(PublicIp { bandwidth_mbps: 10, billing: PublicIpBilling::Bandwidth })
+    );
+    check(
+        &with("public_ip = { bandwidth_mbps = 0, billing = \"metered\", speed = 1 }"),
+        expect![[r#"
+            s.toml:11:32: `bandwidth_mbps` of `public_ip` of pool `a` must be from 1 to 1000, found 0
+            s.toml:11:45: `billing` of `public_ip` of pool `a` must be "traffic" (per GB sent) or "bandwidth" (per Mbps·hour), found "metered"
+            s.toml:11:56: unknown key `speed` in `public_ip` of pool `a`; allowed keys: bandwidth_mbps, billing"#]],
+    );
+    check(
+        &with("public_ip = \"yes\""),
+        expect![[
+            r#"s.toml:11:13: `public_ip` of pool `a` must be true, false or { bandwidth_mbps = …, billing = "traffic" | "bandwidth" }, found a string"#
+        ]],
+    );
+    check(
+        &with("public_ip = { bandwidth_mbps = 1001 }"),
+        expect![
+            "s.toml:11:32: `bandwidth_mbps` of `public_ip` of pool `a` must be from 1 to 1000, found 1001"
+        ],
+    );
+}
+
+#[test]
+fn public_ip_bandwidth_is_held_to_each_clouds_range() {
+    let pool = |provider: &str, region: &str, zone: &str, ty: &str, ip: &str| {
+        format!(
+            "deployment = \"d\"\n[[pool]]\nname = \"a\"\nprovider = \"{provider}\"\nregion = \"{region}\"\nzone = \"{zone}\"\ninstance_type = \"{ty}\"\nbilling = \"hourly\"\nimage = \"img-1\"\nnetwork = {{ vpc = \"vpc-1\", subnet = \"subnet-1\", security_groups = [\"sg-1\"] }}\npublic_ip = {ip}\n"
+        )
+    };
+    let ali = |ip: &str| pool("alibaba", "cn-hangzhou", "cn-hangzhou-i", "ecs.gn7i-c8g1.2xlarge", ip);
+    let jd = |ip: &str| pool("jdcloud", "cn-north-1", "cn-north-1a", "g.n2.xlarge", ip);
+    check(&ali("{ bandwidth_mbps = 100 }"), expect!["ok"]);
+    check(&ali("{ bandwidth_mbps = 101 }"), expect!["s.toml:11:13: alibaba sells a public IP billed by traffic of 1 to 100 Mbps, not 101; set public_ip.bandwidth_mbps within that"]);
+    check(&jd("{ bandwidth_mbps = 200 }"), expect!["ok"]);
+    check(&jd("{ bandwidth_mbps = 201 }"), expect!["s.toml:11:13: jdcloud sells a public IP billed by traffic of 1 to 200 Mbps, not 201; set public_ip.bandwidth_mbps within that"]);
+    check(&jd("{ bandwidth_mbps = 1000, billing = \"bandwidth\" }"), expect!["ok"]);
+    // Tencent's definition gives no range (it differs per instance type): the cloud answers.
+    check(&format!("deployment = \"d\"\n{POOL}public_ip = {{ bandwidth_mbps = 1000 }}\n"), expect!["ok"]);
 }

@@ -23,6 +23,7 @@ pub mod nonce;
 pub mod offers;
 pub mod page;
 pub mod params;
+pub mod pubip;
 pub mod reader;
 pub mod request;
 pub mod sshkey;
@@ -39,6 +40,7 @@ pub use knobs::{Discount, Fault, FaultKind, FaultRule, Knobs, Latency, RateLimit
 pub use nonce::NonceStore;
 pub use offers::{Offer, Prices};
 pub use page::Window;
+pub use pubip::AddressPool;
 pub use reader::{ParamErrors, Params};
 pub use request::{SimRequest, SimResponse};
 

@@ -43,7 +43,7 @@ fn print_kept_keys(spec: &gpuctl_provision::spec::Spec) {
         }
     }
     for n in names {
-        println!("kept: key pair {n} (imported key pairs are free and may serve other deployments; delete it in the console if you no longer want it)");
+        crate::outln!("kept: key pair {n} (imported key pairs are free and may serve other deployments; delete it in the console if you no longer want it)");
     }
 }
 

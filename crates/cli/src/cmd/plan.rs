@@ -73,8 +73,13 @@ pub fn print_plan(p: &Plan) {
             crate::outln!("{} under each billing mode: {}", pool.name, modes.join(", "));
         }
     }
+    for pool in &p.pools {
+        if let Some(ip) = &pool.public_ip {
+            crate::outln!("{} public IP: {}", pool.name, public_ip_line(ip));
+        }
+    }
     for k in &p.key_imports {
-        println!(
+        crate::outln!(
             "imports key {} ({} {}) into {} {}, unless it is there already (free; destroy leaves it: other deployments may log in with it)",
             k.name,
             k.key_type.strip_prefix("ssh-").unwrap_or(&k.key_type),
@@ -106,6 +111,26 @@ pub fn print_plan(p: &Plan) {
     for o in &p.over_budget {
         crate::outln!("over budget: {o}");
     }
+}
+
+/// One pool's public IP as the plan shows it: the rate per instance, never a guessed GB count.
+fn public_ip_line(ip: &gpuctl_provision::public_ip::PublicIpPrice) -> String {
+    let rate = match (ip.cny_per_hour, ip.cny_per_gb) {
+        (Some(h), Some(gb)) if h > 0.0 => format!("¥{gb:.2}/GB sent + {}/hour", cny(h)),
+        (_, Some(gb)) => format!("¥{gb:.2}/GB sent"),
+        (Some(h), None) => format!("{}/hour", cny(h)),
+        (None, None) => "price unknown".into(),
+    };
+    let billed = match ip.billing {
+        gpuctl_provision::spec::PublicIpBilling::Traffic => {
+            "billed by traffic; not in the totals: the cost depends on the GB sent"
+        }
+        gpuctl_provision::spec::PublicIpBilling::Bandwidth => "billed by bandwidth; not in the totals above",
+    };
+    format!(
+        "{} Mbps per instance on {} {}, {rate} ({}; {billed}; source: {})",
+        ip.bandwidth_mbps, ip.provider, ip.region, ip.note, ip.source
+    )
 }
 
 pub fn run(args: PlanArgs) -> Result<ExitCode, CliError> {

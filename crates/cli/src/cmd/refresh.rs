@@ -332,6 +332,8 @@ fn request(a: &Ask, tencent_image: &str) -> CreateRequest {
         data_disks: vec![],
         network: None,
         login_key: None,
+        // The instance's own price: a public IP is priced separately (per GB or per Mbps·hour).
+        public_ip: None,
         auto_release_at: None,
         tags: BTreeMap::new(),
         user_data: None,

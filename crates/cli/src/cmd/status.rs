@@ -69,7 +69,8 @@ pub fn run(args: StatusArgs) -> Result<ExitCode, CliError> {
         "where",
         "billing",
         "state",
-        "ip",
+        "public ip",
+        "private ip",
         "¥/hour",
         "spend so far (est.)",
         "auto-release",
@@ -86,7 +87,8 @@ pub fn run(args: StatusArgs) -> Result<ExitCode, CliError> {
                 (ResourceState::BilledUntil, Some(t)) => format!("billed until {t}"),
                 (state, _) => state.name().to_string(),
             },
-            r.public_ip.clone().or_else(|| r.private_ip.clone()).unwrap_or_default(),
+            r.public_ip.clone().unwrap_or_else(|| "—".into()),
+            r.private_ip.clone().unwrap_or_else(|| "—".into()),
             r.price_cny_per_hour
                 .map(|p| format!("{} ({})", cny(p), r.price_as_of.as_deref().unwrap_or("?")))
                 .unwrap_or_else(|| "unknown".into()),

@@ -14,7 +14,7 @@ use std::fmt;
 pub use parse::{parse, parse_file, Limits};
 pub use read::Spanned;
 
-pub use gpuctl_cloud::resource::{Disk, DiskCategory, NetworkIds};
+pub use gpuctl_cloud::resource::{Disk, DiskCategory, NetworkIds, PublicIp, PublicIpBilling};
 
 use crate::provider::{BillingMode, Provider};
 use gpuctl_core::Catalog;
@@ -135,6 +135,9 @@ pub struct Pool {
     /// id, or the user's public key to import. No passwords and no private keys: a spec is not a
     /// secret store.
     pub login_key: Option<PerProvider<LoginKey>>,
+    /// A public IP per instance (`public_ip = false`: none). On by default, [`PublicIp::DEFAULT`], so
+    /// what gpuctl rents can be reached.
+    pub public_ip: Option<PublicIp>,
     pub auto_release: AutoRelease,
     pub snapshot: SnapshotPolicy,
     /// User tags; gpuctl adds its own `gpuctl-*` tags (reserved) to find its resources without state.

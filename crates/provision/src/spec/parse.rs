@@ -11,7 +11,8 @@ use super::read::{type_name, Reader, Spanned, Table};
 use super::*;
 use crate::name;
 use crate::provider::{
-    allowed_terms, api_offers, boot_script_runs, has_default_network, imports_key_type, terms_list,
+    allowed_terms, api_offers, boot_script_runs, has_default_network, imports_key_type,
+    public_bandwidth_range, terms_list,
 };
 
 /// Bounds that keep a hostile or mistaken spec from costing memory, time or money.
@@ -65,6 +66,7 @@ const POOL_KEYS: &[&str] = &[
     "data_disks",
     "network",
     "login_key",
+    "public_ip",
     "auto_release",
     "snapshot",
     "tags",
@@ -76,6 +78,10 @@ const REQUIRE_KEYS: &[&str] = &["gpu", "gpus", "min_vram_gb", "providers", "regi
 const DISK_KEYS: &[&str] = &["category", "size_gb", "snapshot_id"];
 const NETWORK_KEYS: &[&str] = &["vpc", "subnet", "security_groups"];
 const SNAPSHOT_KEYS: &[&str] = &["before_release"];
+const PUBLIC_IP_KEYS: &[&str] = &["bandwidth_mbps", "billing"];
+/// The widest public bandwidth any cloud sells at create time (JD's 1000 Mbps); each cloud's own range is
+/// checked per provider ([`public_bandwidth_range`]).
+const MAX_PUBLIC_MBPS: i64 = 1000;
 const PROVIDER_NAMES: &[&str] = &Provider::NAMES;
 
 /// Reads a spec file. `user_data_file` paths are relative to the spec's folder.
@@ -338,6 +344,7 @@ impl Parser<'_> {
         let data_disks = self.data_disks(r, &t);
         let network = self.network(r, &t);
         let login_key = self.login_key(r, &t);
+        let public_ip = self.public_ip(r, &t);
         let auto_release = self.auto_release(r, &t, billing.value, hours);
         let snapshot = match t.get("snapshot") {
             Some(item) => Table::open(r, item, format!("`snapshot` of {}", t.what), SNAPSHOT_KEYS).map(|s| {
@@ -394,6 +401,21 @@ impl Parser<'_> {
                     r.error_at(*loc, format!("{} login key: {why}; use an RSA key (ssh-keygen -t rsa -b 4096) or an existing key pair's id for {p}", t.what));
                 }
             }
+            let ip_range = |ip: &Spanned<PublicIp>| public_bandwidth_range(*p, ip.value.billing);
+            if let Some((ip, (lo, hi))) =
+                public_ip.as_ref().and_then(|i| i.as_ref()).and_then(|i| Some((i, ip_range(i)?)))
+            {
+                if !(lo..=hi).contains(&ip.value.bandwidth_mbps) {
+                    r.error_at(
+                        ip.loc,
+                        format!(
+                            "{p} sells a public IP billed by {} of {lo} to {hi} Mbps, not {}; set public_ip.bandwidth_mbps within that",
+                            ip.value.billing.as_str(),
+                            ip.value.bandwidth_mbps
+                        ),
+                    );
+                }
+            }
             match &network {
                 Network::Default if !has_default_network(*p) => {
                     r.error_at(*at, format!("{p} has no default network; set network = {{ vpc = \"…\", subnet = \"…\", security_groups = [\"…\"] }}"))
@@ -417,6 +439,7 @@ impl Parser<'_> {
             data_disks: data_disks?,
             network,
             login_key,
+            public_ip: public_ip?.map(|ip| ip.value),
             auto_release: auto_release?,
             snapshot: snapshot?,
             tags: tags?,
@@ -869,6 +892,60 @@ impl Parser<'_> {
             security_groups.push(self.id(r, "security_groups", g)?.value);
         }
         Some(NetworkIds { vpc: vpc?.value, subnet: subnet?.value, security_groups })
+    }
+
+    /// `public_ip`: absent or `true` for the default, `false` for none, or a table of
+    /// `bandwidth_mbps` (1 to 1000; each cloud's own cap is checked per provider) and `billing`
+    /// (`traffic` or `bandwidth`). `None`: an error was reported; `Some(None)`: no public IP.
+    fn public_ip(&self, r: &mut Reader<'_>, t: &Table<'_>) -> Option<Option<Spanned<PublicIp>>> {
+        let Some(item) = t.get("public_ip") else {
+            return Some(Some(Spanned { value: PublicIp::DEFAULT, loc: t.loc(r) }));
+        };
+        let loc = r.loc(t.value_span("public_ip"));
+        if let Item::Value(Value::Boolean(b)) = item {
+            return Some(b.value().then_some(Spanned { value: PublicIp::DEFAULT, loc }));
+        }
+        let what = format!("`public_ip` of {}", t.what);
+        if item.as_table_like().is_none() {
+            r.error_at(
+                loc,
+                format!("{what} must be true, false or {{ bandwidth_mbps = …, billing = \"traffic\" | \"bandwidth\" }}, found {}", type_name(item)),
+            );
+            return None;
+        }
+        let ip = Table::open(r, item, what.clone(), PUBLIC_IP_KEYS)?;
+        let bandwidth_mbps = match ip.int(r, "bandwidth_mbps") {
+            None if ip.get("bandwidth_mbps").is_none() => Some(PublicIp::DEFAULT.bandwidth_mbps),
+            None => None,
+            Some(n) if (1..=MAX_PUBLIC_MBPS).contains(&n.value) => Some(n.value as u32),
+            Some(n) => {
+                r.error_at(
+                    n.loc,
+                    format!(
+                        "`bandwidth_mbps` of {what} must be from 1 to {MAX_PUBLIC_MBPS}, found {}",
+                        n.value
+                    ),
+                );
+                None
+            }
+        };
+        let billing = match ip.str(r, "billing") {
+            None if ip.get("billing").is_none() => Some(PublicIp::DEFAULT.billing),
+            None => None,
+            Some(s) => match s.value.as_str() {
+                "traffic" => Some(PublicIpBilling::Traffic),
+                "bandwidth" => Some(PublicIpBilling::Bandwidth),
+                other => {
+                    let shown: String = other.chars().take(40).flat_map(char::escape_debug).collect();
+                    r.error_at(
+                        s.loc,
+                        format!("`billing` of {what} must be \"traffic\" (per GB sent) or \"bandwidth\" (per Mbps·hour), found \"{shown}\""),
+                    );
+                    None
+                }
+            },
+        };
+        Some(Some(Spanned { value: PublicIp { bandwidth_mbps: bandwidth_mbps?, billing: billing? }, loc }))
     }
 
     fn auto_release(

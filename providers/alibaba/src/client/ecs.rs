@@ -11,7 +11,7 @@ use gpuctl_cloud::cloud::{
 use gpuctl_cloud::json::Field;
 use gpuctl_cloud::page::{self, Page, Style};
 use gpuctl_cloud::services::{Disks, Instances, KeyPairs, Prices};
-use gpuctl_cloud::{BillingMode, Disk, DiskCategory, NetworkIds, Provider};
+use gpuctl_cloud::{BillingMode, Disk, DiskCategory, NetworkIds, Provider, PublicIpBilling};
 
 use super::Client;
 use crate::api::codes;
@@ -84,6 +84,19 @@ fn run_params(r: &CreateRequest) -> Vec<(String, String)> {
         for (i, g) in net.security_groups.iter().enumerate() {
             p.push(kv(format!("SecurityGroupIds.{}", i + 1), g));
         }
+    }
+    if let Some(ip) = &r.public_ip {
+        // alibabacloud-ecs20140526 7.11.8 models/_run_instances_request.py: InternetMaxBandwidthOut
+        // "0 to 100" (above 0 the instance gets a public IP, released with it), InternetChargeType
+        // PayByBandwidth or PayByTraffic.
+        p.push(kv("InternetMaxBandwidthOut", ip.bandwidth_mbps));
+        p.push(kv(
+            "InternetChargeType",
+            match ip.billing {
+                PublicIpBilling::Traffic => "PayByTraffic",
+                PublicIpBilling::Bandwidth => "PayByBandwidth",
+            },
+        ));
     }
     if let Some(k) = &r.login_key {
         p.push(kv("KeyPairName", k));

@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use gpuctl_simkit::TokenGate;
+use gpuctl_simkit::{AddressPool, TokenGate};
 use jiff::{SignedDuration, Timestamp};
 use serde::Serialize;
 
@@ -84,6 +84,12 @@ pub struct Instance {
     pub internet_max_bandwidth_out: i64,
     /// RunInstances' `KeyPairName`, checked against the region's key pairs; empty for none.
     pub key_pair_name: String,
+    /// `PayByTraffic` (the default) or `PayByBandwidth`.
+    pub internet_charge_type: String,
+    /// Given when InternetMaxBandwidthOut is above 0 and released with the instance: ECS's public IP
+    /// belongs to the instance, unlike an EIP (alibabacloud-ecs20140526 7.11.8
+    /// models/_run_instances_request.py InternetMaxBandwidthOut; DescribeInstances' PublicIpAddress).
+    pub public_ip: Option<String>,
     pub deletion_protection: bool,
     /// Set by StopInstance(s); absent means the instance follows its boot schedule.
     pub stopped_at: Option<Timestamp>,
@@ -196,6 +202,9 @@ pub struct EcsState {
     /// Imported SSH key pairs (ImportKeyPair); ECS names them by `KeyPairName`.
     #[serde(skip)]
     pub key_pairs: gpuctl_simkit::sshkey::KeyStore,
+    /// The public addresses instances hold.
+    #[serde(skip)]
+    pub addresses: AddressPool,
 }
 
 /// Beijing time, which ECS automatic-snapshot time points are written in.
@@ -206,6 +215,9 @@ impl EcsState {
     /// disks); other data disks are detached and stay, as on ECS.
     pub fn remove_instance(&mut self, id: &str) -> Option<Instance> {
         let inst = self.instances.remove(id)?;
+        if let Some(ip) = &inst.public_ip {
+            self.addresses.release(ip);
+        }
         let mut gone = Vec::new();
         for disk in self.disks.values_mut() {
             if disk.instance_id.as_deref() == Some(id) {

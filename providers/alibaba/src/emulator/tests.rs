@@ -1129,3 +1129,97 @@ fn key_pairs_import_once_list_by_name_and_gate_run_instances() {
     .unwrap();
     assert_eq!(r["Instances"]["Instance"][0]["KeyPairName"], "gpuctl_0123456789abcdef", "{r}");
 }
+
+/// The public IPs `/_sim/state` lists as held.
+fn public_ips(ecs: &Ecs, ctx: &SimCtx) -> Vec<String> {
+    Emulator::state(ecs, ctx)["public_ips"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["IpAddress"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn a_public_ip_is_assigned_shown_and_released_with_its_instance() {
+    let (ecs, ctx) = (Ecs::new(), ctx());
+    let ids = run(
+        &ecs,
+        &ctx,
+        &[("Amount", "2"), ("InternetMaxBandwidthOut", "10"), ("InternetChargeType", "PayByBandwidth")],
+    )
+    .unwrap();
+    let plain = run(&ecs, &ctx, &[]).unwrap();
+    assert_eq!(public_ips(&ecs, &ctx), ["203.0.113.1", "203.0.113.2"]);
+    let v = call(&ecs, &ctx, "DescribeInstances", &[("RegionId", "cn-hangzhou")]).unwrap();
+    let shown: Vec<(String, Value, Value)> = v["Instances"]["Instance"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| {
+            (
+                i["InstanceId"].as_str().unwrap().to_string(),
+                i["PublicIpAddress"]["IpAddress"].clone(),
+                i["InternetChargeType"].clone(),
+            )
+        })
+        .collect();
+    for (id, ips, charge) in shown {
+        if id == plain[0] {
+            assert_eq!((ips, charge), (json!([]), json!("PayByTraffic")));
+        } else {
+            assert_eq!(ips.as_array().unwrap().len(), 1, "{id}");
+            assert_eq!(charge, json!("PayByBandwidth"));
+        }
+    }
+    // ECS's public IP belongs to the instance: deleting it frees the address.
+    ctx.clock().advance(SignedDuration::from_secs(30));
+    let del = |id: &str| {
+        call(
+            &ecs,
+            &ctx,
+            "DeleteInstances",
+            &[("RegionId", "cn-hangzhou"), ("InstanceId.1", id), ("Force", "true")],
+        )
+    };
+    del(&ids[0]).unwrap();
+    assert_eq!(public_ips(&ecs, &ctx).len(), 1);
+    del(&ids[1]).unwrap();
+    assert!(public_ips(&ecs, &ctx).is_empty());
+}
+
+#[test]
+fn public_ip_parameters_the_definition_forbids_are_refused() {
+    use gpuctl_sign::Algorithm::Acs3;
+    let (ecs, ctx) = (Ecs::new(), ctx());
+    let (ak, sk) = test_keys();
+    let base =
+        [("RegionId", "cn-hangzhou"), ("InstanceType", TYPE), ("ImageId", "img"), ("VSwitchId", "vsw-1")];
+    // alibabacloud-ecs20140526 7.11.8 RunInstancesRequest: InternetMaxBandwidthOut 0 to 100,
+    // InternetChargeType PayByBandwidth or PayByTraffic (contract/rules.json).
+    let cases: [&[(&str, &str)]; 4] = [
+        &[("InternetMaxBandwidthOut", "101")],
+        &[("InternetMaxBandwidthOut", "-1")],
+        &[("InternetMaxBandwidthOut", "10"), ("InternetChargeType", "PayByHour")],
+        &[("InternetMaxBandwidthOut", "ten")],
+    ];
+    for (i, extra) in cases.iter().enumerate() {
+        let q: Vec<(&str, &str)> = base.iter().chain(extra.iter()).copied().collect();
+        let r = ecs.handle(
+            &signed(Acs3, ak, sk, "RunInstances", &q, &format!("ip-{i}"), SignedDuration::ZERO),
+            &ctx,
+        );
+        let body = r.json_body();
+        assert_eq!(
+            (r.status, body["Code"].as_str().unwrap_or("")),
+            (400, codes::INVALID_PARAMETER),
+            "{extra:?}: {body}"
+        );
+    }
+    assert!(lock(&ecs.state).instances.is_empty() && public_ips(&ecs, &ctx).is_empty());
+    // The edge of the range is sold.
+    let q: Vec<(&str, &str)> = base.iter().copied().chain([("InternetMaxBandwidthOut", "100")]).collect();
+    let r = ecs.handle(&signed(Acs3, ak, sk, "RunInstances", &q, "ip-ok", SignedDuration::ZERO), &ctx);
+    assert_eq!(r.status, 200, "{}", r.json_body());
+    assert_eq!(public_ips(&ecs, &ctx).len(), 1);
+}

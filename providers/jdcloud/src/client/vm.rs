@@ -10,7 +10,7 @@ use gpuctl_cloud::cloud::{
 use gpuctl_cloud::json::Field;
 use gpuctl_cloud::page::{self, Page, Style};
 use gpuctl_cloud::services::{Instances, KeyPairs};
-use gpuctl_cloud::{BillingMode, Disk, DiskCategory, NetworkIds, Provider};
+use gpuctl_cloud::{BillingMode, Disk, DiskCategory, NetworkIds, Provider, PublicIpBilling};
 use serde_json::{json, Value};
 
 use super::{filter_query, Call, Client};
@@ -92,6 +92,24 @@ fn instance_spec(r: &CreateRequest) -> Value {
     }
     if let Some(k) = &r.login_key {
         spec["keyNames"] = json!([k]);
+    }
+    if let Some(ip) = &r.public_ip {
+        // jdcloud_sdk 1.6.354 services/vm/models/InstanceSpec.py `elasticIp` (主网卡主IP关联的弹性公网IP配置)
+        // is a services/vpc/models/ElasticIpSpec.py: bandwidthMbps [1-1000] by configuration, [1-200] by
+        // traffic; provider `bgp` (the standard BGP line: 1.6.93's docstring names it for cn-north-1,
+        // cn-south-1, cn-east-1, cn-east-2, every region gpuctl sells); and a
+        // charge.ChargeSpec: postpaid_by_usage (按用量, per GB) or postpaid_by_duration (按配置, per
+        // Mbps·hour). Postpaid whatever the instance's billing, so the address never outlives its
+        // instance on a prepaid term; `terminate` deletes it with the instance.
+        let mode = match ip.billing {
+            PublicIpBilling::Traffic => "postpaid_by_usage",
+            PublicIpBilling::Bandwidth => "postpaid_by_duration",
+        };
+        spec["elasticIp"] = json!({
+            "bandwidthMbps": ip.bandwidth_mbps,
+            "provider": "bgp",
+            "chargeSpec": { "chargeMode": mode },
+        });
     }
     if !r.tags.is_empty() {
         spec["userTags"] = r.tags.iter().map(|(k, v)| json!({ "key": k, "value": v })).collect();
@@ -271,10 +289,15 @@ impl Instances for Client {
     }
 
     async fn terminate(&self, region: &str, instance_ids: &[String]) -> Result<(), CloudError> {
-        // JD deletes one instance per call.
+        // JD deletes one instance per call. An elastic IP bound to the instance stays (and bills) unless
+        // asked for: jdcloud_sdk 1.6.354 services/vm/apis/DeleteInstanceRequest.py "云主机中绑定的弹性公网IP
+        // 可以选择是否随云主机一起删除", `deletePrimaryNetworkInterfaceAllElasticIp` "默认为否". gpuctl's
+        // instances carry the one gpuctl asked for in createInstances, so it goes with them.
+        let release_ip =
+            || vec![("deletePrimaryNetworkInterfaceAllElasticIp".to_string(), "true".to_string())];
         for id in instance_ids {
             let path = format!("instances/{id}");
-            self.call(vm("deleteInstance", "DELETE", &path), region, vec![], None).await?;
+            self.call(vm("deleteInstance", "DELETE", &path), region, release_ip(), None).await?;
         }
         Ok(())
     }
@@ -358,6 +381,7 @@ mod tests {
             data_disks: vec![],
             network: None,
             login_key: None,
+            public_ip: None,
             auto_release_at: None,
             tags: BTreeMap::new(),
             user_data: Some("#!/bin/bash\necho hi\n".into()),
@@ -380,6 +404,18 @@ mod tests {
             json!([{ "key": "launch-script", "value": "IyEvYmluL2Jhc2gKZWNobyBoaQo=" }])
         );
         assert!(s.get("metadata").is_none(), "metadata is never run");
+        assert!(s.get("elasticIp").is_none(), "public_ip = false asks for no elastic IP");
+        for (billing, mode) in [
+            (PublicIpBilling::Traffic, "postpaid_by_usage"),
+            (PublicIpBilling::Bandwidth, "postpaid_by_duration"),
+        ] {
+            r.public_ip = Some(gpuctl_cloud::PublicIp { bandwidth_mbps: 20, billing });
+            assert_eq!(
+                instance_spec(&r)["elasticIp"],
+                json!({ "bandwidthMbps": 20, "provider": "bgp", "chargeSpec": { "chargeMode": mode } }),
+                "a prepaid instance's address is postpaid too"
+            );
+        }
     }
 
     #[test]

@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use gpuctl_simkit::TokenGate;
+use gpuctl_simkit::{AddressPool, TokenGate};
 use jiff::{SignedDuration, Timestamp};
 use serde::Serialize;
 
@@ -142,6 +142,23 @@ impl SnapshotPolicy {
     }
 }
 
+/// An elastic IP made by createInstances' `instanceSpec.elasticIp` (jdcloud_sdk 1.6.354
+/// services/vpc/models/ElasticIpSpec.py). It is its own resource: deleteInstance leaves it (unbound,
+/// still billed) unless `deletePrimaryNetworkInterfaceAllElasticIp` is true
+/// (services/vm/apis/DeleteInstanceRequest.py: "云主机中绑定的弹性公网IP可以选择是否随云主机一起删除", "默认为否").
+#[derive(Clone, Debug, Serialize)]
+pub struct ElasticIp {
+    pub id: String,
+    pub address: String,
+    pub bandwidth_mbps: i64,
+    pub provider: String,
+    /// postpaid_by_usage, postpaid_by_duration or prepaid_by_duration.
+    pub charge_mode: String,
+    /// The instance it is bound to; `None` once that instance is gone without it.
+    pub instance_id: Option<String>,
+    pub created: Timestamp,
+}
+
 #[derive(Debug, Default, Serialize)]
 pub struct JdState {
     pub instances: BTreeMap<String, Instance>,
@@ -149,6 +166,9 @@ pub struct JdState {
     pub snapshots: BTreeMap<String, Snapshot>,
     pub images: BTreeMap<String, Image>,
     pub snapshot_policies: BTreeMap<String, SnapshotPolicy>,
+    pub elastic_ips: BTreeMap<String, ElasticIp>,
+    #[serde(skip)]
+    pub addresses: AddressPool,
     /// clientToken → the first call's result, per operation ("createInstances:token").
     #[serde(skip)]
     pub tokens: TokenGate<serde_json::Value>,
@@ -165,9 +185,25 @@ pub struct JdState {
 }
 
 impl JdState {
-    /// Delete an instance with the disks marked autoDelete; other disks are detached and stay.
-    pub fn remove_instance(&mut self, id: &str) -> Option<Instance> {
+    /// Delete an instance with the disks marked autoDelete; other disks are detached and stay. Its
+    /// elastic IP is deleted when `with_elastic_ip`, else unbound and kept (deleteInstance's default).
+    pub fn remove_instance(&mut self, id: &str, with_elastic_ip: bool) -> Option<Instance> {
         let inst = self.instances.remove(id)?;
+        let bound: Vec<String> = self
+            .elastic_ips
+            .values()
+            .filter(|e| e.instance_id.as_deref() == Some(id))
+            .map(|e| e.id.clone())
+            .collect();
+        for eip in bound {
+            if with_elastic_ip {
+                if let Some(e) = self.elastic_ips.remove(&eip) {
+                    self.addresses.release(&e.address);
+                }
+            } else if let Some(e) = self.elastic_ips.get_mut(&eip) {
+                e.instance_id = None;
+            }
+        }
         let mut gone = Vec::new();
         for d in self.disks.values_mut().filter(|d| d.instance_id.as_deref() == Some(id)) {
             if d.auto_delete {
@@ -211,7 +247,9 @@ impl JdState {
         due.sort();
         for (at, id) in due {
             self.run_policies(at, new_id);
-            self.remove_instance(&id);
+            // A release time deletes the instance the way deleteInstance's default does: the elastic
+            // IP stays (the definitions say nothing more; gpuctl's destroy deletes it explicitly).
+            self.remove_instance(&id, false);
         }
         self.run_policies(now, new_id);
     }

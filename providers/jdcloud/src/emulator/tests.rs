@@ -818,3 +818,100 @@ fn key_pairs_import_once_list_by_name_and_gate_create_instances() {
     assert_eq!(v["instance"]["keyNames"], json!(["gpuctl_0123456789abcdef"]));
     assert_eq!(list(&["gpuctl_0123456789abcdef"])["keypairs"][0]["instanceIds"], json!([id]));
 }
+
+/// The elastic IPs `/_sim/state` lists: (address, bound instance).
+fn elastic_ips(jd: &JdCloud, ctx: &SimCtx) -> Vec<(String, Option<String>)> {
+    Emulator::state(jd, ctx)["public_ips"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            (
+                p["elasticIpAddress"].as_str().unwrap().to_string(),
+                p["instanceId"].as_str().map(str::to_string),
+            )
+        })
+        .collect()
+}
+
+fn with_eip(eip: Value) -> Value {
+    json!({"instanceSpec": {"az": AZ, "instanceType": TYPE, "imageId": "img-ubuntu", "name": "train", "elasticIp": eip}})
+}
+
+#[test]
+fn an_elastic_ip_is_made_shown_and_kept_unless_deleted_with_the_instance() {
+    let (jd, ctx) = (JdCloud::new(), ctx());
+    let eip =
+        json!({"bandwidthMbps": 10, "provider": "bgp", "chargeSpec": {"chargeMode": "postpaid_by_usage"}});
+    let mut body = with_eip(eip);
+    body["maxCount"] = json!(2);
+    let ids = create(&jd, &ctx, body).unwrap();
+    let plain = create(&jd, &ctx, json!({})).unwrap();
+    let held = elastic_ips(&jd, &ctx);
+    let mut addresses: Vec<&str> = held.iter().map(|(a, _)| a.as_str()).collect();
+    addresses.sort();
+    assert_eq!(addresses, ["203.0.113.1", "203.0.113.2"], "unique, from a documentation range");
+    let mut bound: Vec<String> = held.iter().filter_map(|(_, i)| i.clone()).collect();
+    bound.sort();
+    let mut want = ids.clone();
+    want.sort();
+    assert_eq!(bound, want, "one per instance that asked, none for the plain one");
+    ctx.clock().advance(SignedDuration::from_secs(10));
+    let shown = |id: &str| {
+        let v = call(&jd, &ctx, "GET", &format!("instances/{id}"), json!({})).unwrap();
+        (v["instance"]["elasticIpAddress"].clone(), v["instance"]["elasticIpId"].is_string())
+    };
+    let addr = held.iter().find(|(_, i)| i.as_deref() == Some(ids[0].as_str())).unwrap().0.clone();
+    assert_eq!(shown(&ids[0]), (json!(addr), true));
+    assert_eq!(shown(&plain[0]), (Value::Null, false));
+    // deleteInstance's default keeps the elastic IP: unbound, still there (and billed).
+    call(&jd, &ctx, "DELETE", &format!("instances/{}", ids[0]), json!({})).unwrap();
+    let after = elastic_ips(&jd, &ctx);
+    assert_eq!(after.len(), 2);
+    assert!(after.contains(&(addr, None)), "{after:?}");
+    // With deletePrimaryNetworkInterfaceAllElasticIp the address goes with the instance.
+    call(
+        &jd,
+        &ctx,
+        "DELETE",
+        &format!("instances/{}", ids[1]),
+        json!({"deletePrimaryNetworkInterfaceAllElasticIp": "true"}),
+    )
+    .unwrap();
+    assert_eq!(elastic_ips(&jd, &ctx).len(), 1, "only the one left behind by the plain delete");
+}
+
+#[test]
+fn elastic_ip_parameters_the_definition_forbids_are_refused() {
+    use gpuctl_sign::Algorithm::JdCloud3;
+    let (jd, ctx) = (JdCloud::new(), ctx());
+    let path = "/v1/regions/cn-north-1/instances";
+    // jdcloud_sdk 1.6.354 services/vpc/models/ElasticIpSpec.py: bandwidthMbps [1-1000] by
+    // configuration, [1-200] by traffic, provider required; charge.ChargeSpec's chargeMode enum.
+    let cases = [
+        json!({"bandwidthMbps": 0, "provider": "bgp"}),
+        json!({"bandwidthMbps": 1001, "provider": "bgp"}),
+        json!({"bandwidthMbps": 201, "provider": "bgp", "chargeSpec": {"chargeMode": "postpaid_by_usage"}}),
+        json!({"bandwidthMbps": 10, "provider": "bgp", "chargeSpec": {"chargeMode": "by_traffic"}}),
+        json!({"bandwidthMbps": 10}),
+        json!({"bandwidthMbps": "10", "provider": "bgp"}),
+    ];
+    for (i, eip) in cases.iter().enumerate() {
+        let body = with_eip(eip.clone()).to_string();
+        let r =
+            jd.handle(&signed(JdCloud3, "vm", "cn-north-1", "POST", path, &body, &format!("eip-{i}")), &ctx);
+        assert_eq!(
+            (r.status, r.json_body()["error"]["status"].as_str().unwrap_or("")),
+            (400, "INVALID_ARGUMENT"),
+            "{eip}: {}",
+            r.json_body()
+        );
+    }
+    assert!(lock(&jd.state).instances.is_empty() && elastic_ips(&jd, &ctx).is_empty());
+    let body = with_eip(
+        json!({"bandwidthMbps": 1000, "provider": "bgp", "chargeSpec": {"chargeMode": "postpaid_by_duration"}}),
+    );
+    let r = jd.handle(&signed(JdCloud3, "vm", "cn-north-1", "POST", path, &body.to_string(), "eip-ok"), &ctx);
+    assert_eq!(r.status, 200, "{}", r.json_body());
+    assert_eq!(elastic_ips(&jd, &ctx).len(), 1);
+}

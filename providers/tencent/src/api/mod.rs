@@ -66,6 +66,10 @@ pub mod codes {
     pub const INVALID_TIME_FORMAT: &str = "InvalidParameterValue.InvalidTimeFormat";
     pub const VALUE_RANGE: &str = "InvalidParameterValue.Range";
     pub const INSUFFICIENT_PRICE: &str = "InvalidParameterValue.InsufficientPrice";
+    /// tencentcloud-sdk-python-cvm 3.1.178 tencentcloud/cvm/v20170312/errorcodes.py: 公网IP已售罄.
+    pub const EIP_INSUFFICIENT: &str = "ResourcesSoldOut.EipInsufficient";
+    /// Same file: 表示参数组合不正确.
+    pub const INVALID_PARAMETER_COMBINATION: &str = "InvalidParameterCombination";
     pub const ZONE_SOLD_OUT_FOR_SPECIFIED_INSTANCE: &str =
         "ResourceInsufficient.ZoneSoldOutForSpecifiedInstance";
     pub const INSTANCE_STATE_TERMINATING: &str = "UnsupportedOperation.InstanceStateTerminating";

@@ -10,7 +10,7 @@ use gpuctl_cloud::cloud::{
 use gpuctl_cloud::json::Field;
 use gpuctl_cloud::page::{self, Page, Style};
 use gpuctl_cloud::services::{Instances, KeyPairs, Prices};
-use gpuctl_cloud::{BillingMode, NetworkIds, Provider};
+use gpuctl_cloud::{BillingMode, NetworkIds, Provider, PublicIpBilling};
 use serde_json::{json, Value};
 
 use super::{cbs::disk_of, disk_type, Client};
@@ -61,6 +61,18 @@ pub(super) fn run_body(r: &CreateRequest) -> Value {
     if let Some(net) = &r.network {
         b["VirtualPrivateCloud"] = json!({ "VpcId": net.vpc, "SubnetId": net.subnet });
         b["SecurityGroupIds"] = json!(net.security_groups);
+    }
+    if let Some(ip) = &r.public_ip {
+        // tccli 3.1.189.1 services/cvm/v20170312/api.json objects.InternetAccessible.InternetChargeType:
+        // TRAFFIC_POSTPAID_BY_HOUR (流量按小时后付费) or BANDWIDTH_POSTPAID_BY_HOUR (带宽按小时后付费);
+        // the hourly modes, so the address bills only while the instance lives. PublicIpAssigned is added by `create` only:
+        // the definition says it is an input of RunInstances alone, and this body also prices.
+        let charge = match ip.billing {
+            PublicIpBilling::Traffic => "TRAFFIC_POSTPAID_BY_HOUR",
+            PublicIpBilling::Bandwidth => "BANDWIDTH_POSTPAID_BY_HOUR",
+        };
+        b["InternetAccessible"] =
+            json!({ "InternetChargeType": charge, "InternetMaxBandwidthOut": ip.bandwidth_mbps });
     }
     if let Some(k) = &r.login_key {
         b["LoginSettings"] = json!({ "KeyIds": [k] });
@@ -162,6 +174,9 @@ impl Instances for Client {
     async fn create(&self, req: &CreateRequest) -> Result<Created, CloudError> {
         let mut body = run_body(req);
         body["ClientToken"] = json!(req.client_token);
+        if req.public_ip.is_some() {
+            body["InternetAccessible"]["PublicIpAssigned"] = json!(true);
+        }
         if req.dry_run {
             body["DryRun"] = json!(true);
         }

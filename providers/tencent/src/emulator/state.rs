@@ -4,7 +4,7 @@
 //! image creation, policy-driven snapshots and their retention.
 
 use gpuctl_simkit::sshkey::KeyStore;
-use gpuctl_simkit::{SimCtx, TokenGate};
+use gpuctl_simkit::{AddressPool, SimCtx, TokenGate};
 use jiff::{tz::TimeZone, SignedDuration, Timestamp};
 use serde_json::{json, Value};
 
@@ -22,6 +22,18 @@ pub(crate) struct State {
     pub run_tokens: TokenGate<Vec<String>>,
     /// Imported SSH key pairs (ImportKeyPair), `skey-…` ids.
     pub key_pairs: KeyStore,
+    /// The public addresses instances hold.
+    pub addresses: AddressPool,
+}
+
+/// An instance's public IP (RunInstances InternetAccessible): it lives and is released with the
+/// instance — CVM's public IP is not an EIP (tccli 3.1.189.1 services/cvm/v20170312/api.json
+/// objects.InternetAccessible.PublicIpAssigned: 是否分配公网IP, a property of the instance).
+#[derive(Clone, Debug)]
+pub(crate) struct PublicIp {
+    pub address: String,
+    pub charge_type: String,
+    pub bandwidth_out: i64,
 }
 
 #[derive(Clone, Debug)]
@@ -53,6 +65,8 @@ pub(crate) struct Instance {
     pub security_groups: Vec<String>,
     /// `LoginSettings.KeyIds`, each checked against the key pairs at RunInstances.
     pub key_ids: Vec<String>,
+    /// `None`: no public IP (never asked for, or released when termination started).
+    pub public_ip: Option<PublicIp>,
 }
 
 impl Instance {
@@ -254,6 +268,9 @@ impl State {
     /// Start terminating one instance at `at`.
     pub fn terminate(&mut self, id: &str, at: Timestamp) {
         if let Some(i) = self.instances.iter_mut().find(|i| i.id == id) {
+            if let Some(ip) = i.public_ip.take() {
+                self.addresses.release(&ip.address);
+            }
             if i.charge_type == charge::PREPAID {
                 i.shutdown = true;
             } else {
@@ -273,8 +290,14 @@ impl State {
                 "AutoReleaseTime": i.auto_release_at.as_ref().map(ts),
                 "Tags": i.tags.iter().map(|(k, v)| json!({"Key": k, "Value": v})).collect::<Vec<_>>(),
                 "SystemDiskId": i.system_disk, "DataDiskIds": i.data_disks, "KeyIds": i.key_ids,
+                "PublicIpAddress": i.public_ip.as_ref().map(|p| p.address.clone()),
             })).collect::<Vec<_>>(),
             "key_pairs": self.key_pairs.view(),
+            // Every public IP held (and billed) now; empty once every instance asking for one is gone.
+            "public_ips": self.instances.iter().filter_map(|i| i.public_ip.as_ref().map(|p| json!({
+                "PublicIpAddress": p.address, "InstanceId": i.id,
+                "InternetChargeType": p.charge_type, "InternetMaxBandwidthOut": p.bandwidth_out,
+            }))).collect::<Vec<_>>(),
             "disks": self.disks.iter().map(|d| json!({
                 "DiskId": d.id, "Zone": d.zone, "DiskUsage": d.usage, "DiskType": d.disk_type,
                 "DiskSize": d.size_gb, "InstanceId": d.instance_id, "AutoSnapshotPolicyIds": d.policy_ids,

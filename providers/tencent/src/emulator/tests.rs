@@ -509,3 +509,72 @@ fn key_pairs_import_once_list_by_name_and_gate_run_instances() {
     assert_eq!(r["InstanceSet"][0]["LoginSettings"]["KeyIds"], json!([id]));
     assert_eq!(by_name("gpuctl_0123456789abcdef")["KeyPairSet"][0]["AssociatedInstanceIds"], json!([ins]));
 }
+
+/// The public IPs `/_sim/state` lists as held.
+fn public_ips(emu: &Tencent, ctx: &SimCtx) -> Vec<String> {
+    Emulator::state(emu, ctx)["public_ips"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["PublicIpAddress"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn a_public_ip_is_assigned_shown_and_released_with_its_instance() {
+    let (emu, ctx) = setup(Knobs { boot_seconds: 10, ..Knobs::default() });
+    let internet = json!({"InternetAccessible": {"InternetChargeType": "TRAFFIC_POSTPAID_BY_HOUR", "InternetMaxBandwidthOut": 10, "PublicIpAssigned": true}});
+    let mut body = run(internet);
+    body["InstanceCount"] = json!(2);
+    let r = call(&emu, &ctx, "RunInstances", body);
+    let ids: Vec<String> = serde_json::from_value(r["InstanceIdSet"].clone()).unwrap();
+    // One without: no bandwidth, no address.
+    call(&emu, &ctx, "RunInstances", run(json!({})));
+    let held = public_ips(&emu, &ctx);
+    assert_eq!(held, ["203.0.113.1", "203.0.113.2"], "unique, from a documentation range");
+    let d = call(&emu, &ctx, "DescribeInstances", json!({}));
+    let set = d["InstanceSet"].as_array().unwrap();
+    let addr: Vec<&Value> = set.iter().map(|i| &i["PublicIpAddresses"]).collect();
+    assert_eq!(addr, [&json!(["203.0.113.1"]), &json!(["203.0.113.2"]), &Value::Null]);
+    assert_eq!(set[0]["InternetAccessible"]["InternetMaxBandwidthOut"], 10);
+    assert_eq!(set[0]["InternetAccessible"]["InternetChargeType"], "TRAFFIC_POSTPAID_BY_HOUR");
+    // CVM's public IP is the instance's: it goes when termination starts.
+    call(&emu, &ctx, "TerminateInstances", json!({"InstanceIds": [ids[0]]}));
+    assert_eq!(public_ips(&emu, &ctx), ["203.0.113.2"]);
+    call(&emu, &ctx, "TerminateInstances", json!({"InstanceIds": [ids[1]]}));
+    assert!(public_ips(&emu, &ctx).is_empty());
+}
+
+#[test]
+fn public_ip_parameters_the_definition_forbids_are_refused() {
+    let (emu, ctx) = setup(Knobs::default());
+    let with = |ia: Value| run(json!({ "InternetAccessible": ia }));
+    let cases = [
+        // tccli objects.InternetAccessible.InternetChargeType: four values (rules.json).
+        (
+            with(json!({"InternetChargeType": "BY_TRAFFIC", "InternetMaxBandwidthOut": 10})),
+            "InvalidParameterValue",
+        ),
+        // "当公网带宽为0，则不允许分配公网IP".
+        (
+            with(json!({"InternetMaxBandwidthOut": 0, "PublicIpAssigned": true})),
+            "InvalidParameterCombination",
+        ),
+        (with(json!({"InternetMaxBandwidthOut": -1})), "InvalidParameterValue"),
+        (with(json!({"InternetMaxBandwidthOut": "10"})), "InvalidParameter"),
+        (with(json!({"Bogus": 1})), "UnknownParameter"),
+    ];
+    for (body, want) in cases {
+        let r = call(&emu, &ctx, "RunInstances", body.clone());
+        assert_eq!(code(&r), want, "{body}: {r}");
+    }
+    assert!(states(&emu, &ctx).is_empty() && public_ips(&emu, &ctx).is_empty());
+    // Bandwidth without PublicIpAssigned: assigned by default ("默认开通公网IP"); `false` opts out.
+    call(&emu, &ctx, "RunInstances", with(json!({"InternetMaxBandwidthOut": 5})));
+    call(&emu, &ctx, "RunInstances", with(json!({"InternetMaxBandwidthOut": 5, "PublicIpAssigned": false})));
+    assert_eq!(public_ips(&emu, &ctx).len(), 1);
+    assert_eq!(
+        Emulator::state(&emu, &ctx)["public_ips"][0]["InternetChargeType"],
+        "BANDWIDTH_POSTPAID_BY_HOUR"
+    );
+}

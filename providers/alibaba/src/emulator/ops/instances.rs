@@ -169,6 +169,19 @@ pub fn run_instances(c: &Call, st: &mut EcsState) -> Answer {
         ));
     }
 
+    // The range (0 to 100) and the charge-type enum are the schema's (rules.json); above 0 each
+    // instance gets an address, all of them or none.
+    let bandwidth_out = c.p.opt_i64("InternetMaxBandwidthOut")?.unwrap_or(0);
+    let internet_charge = c.p.text("InternetChargeType").unwrap_or_else(|| "PayByTraffic".into());
+    let addresses = match bandwidth_out {
+        0 => Vec::new(),
+        // *unverified* code: ECS's sold-out answer, for the local cloud's 762 addresses.
+        _ => st
+            .addresses
+            .assign_all(amount as usize)
+            .ok_or_else(|| EcsError::new(403, codes::NO_STOCK, "No public IP address is left to assign."))?,
+    };
+    let mut addresses = addresses.into_iter();
     let sys = c.p.child("SystemDisk");
     let name = c.p.text("InstanceName").unwrap_or_default();
     let mut ids = Vec::new();
@@ -204,8 +217,10 @@ pub fn run_instances(c: &Call, st: &mut EcsState) -> Answer {
             vpc_id: vpc_of(c, &region, &c.p.text("VSwitchId").unwrap_or_default()),
             vswitch_id: c.p.text("VSwitchId").unwrap_or_default(),
             private_ip: format!("172.16.{}.{}", ip_tail / 250, ip_tail),
-            internet_max_bandwidth_out: c.p.opt_i64("InternetMaxBandwidthOut")?.unwrap_or(0),
             key_pair_name: key_pair_name.clone(),
+            internet_max_bandwidth_out: bandwidth_out,
+            internet_charge_type: internet_charge.clone(),
+            public_ip: addresses.next(),
             deletion_protection: c.p.opt_bool("DeletionProtection")?.unwrap_or(false),
             stopped_at: None,
             cpu: i64::from(offer.vcpu),
@@ -297,7 +312,7 @@ pub(crate) fn instance_json(i: &Instance, now: Timestamp, t: &Timings) -> Value 
         "ExpiredTime": i.expires.map(format_time).unwrap_or_else(|| NEVER_EXPIRES.into()),
         "AutoReleaseTime": i.auto_release.map(|t| t.strftime("%Y-%m-%dT%H:%M:%SZ").to_string()).unwrap_or_default(),
         "InstanceChargeType": i.charge_type,
-        "InternetChargeType": "PayByTraffic",
+        "InternetChargeType": i.internet_charge_type,
         "InternetMaxBandwidthOut": i.internet_max_bandwidth_out,
         "KeyPairName": i.key_pair_name,
         "InternetMaxBandwidthIn": 200,
@@ -317,7 +332,7 @@ pub(crate) fn instance_json(i: &Instance, now: Timestamp, t: &Timings) -> Value 
             "PrivateIpAddress": { "IpAddress": [i.private_ip] },
             "NatIpAddress": "",
         },
-        "PublicIpAddress": { "IpAddress": [] },
+        "PublicIpAddress": { "IpAddress": i.public_ip.iter().collect::<Vec<_>>() },
         "InnerIpAddress": { "IpAddress": [] },
         "EipAddress": { "AllocationId": "", "IpAddress": "", "Bandwidth": 0, "InternetChargeType": "" },
         "OperationLocks": { "LockReason": [] },

@@ -128,5 +128,10 @@ pub fn state_json(st: &EcsState, now: Timestamp, t: &Timings) -> Value {
         })).collect::<Vec<_>>(),
         "auto_snapshot_policies": st.auto_snapshot_policies.values().collect::<Vec<_>>(),
         "key_pairs": st.key_pairs.view(),
+        // Every public IP held (and billed) now; empty once every instance asking for one is gone.
+        "public_ips": st.instances.values().filter_map(|i| i.public_ip.as_ref().map(|ip| json!({
+            "IpAddress": ip, "InstanceId": i.id,
+            "InternetChargeType": i.internet_charge_type, "InternetMaxBandwidthOut": i.internet_max_bandwidth_out,
+        }))).collect::<Vec<_>>(),
     })
 }

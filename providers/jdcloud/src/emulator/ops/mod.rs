@@ -123,6 +123,11 @@ pub fn state_json(st: &JdState, now: Timestamp, boot: SignedDuration) -> Value {
             v
         }).collect::<Vec<_>>(),
         "disks": st.disks.values().map(|d| disk_json(d, st)).collect::<Vec<_>>(),
+        // Every elastic IP that exists (and bills), bound or not.
+        "public_ips": st.elastic_ips.values().map(|e| json!({
+            "elasticIpId": e.id, "elasticIpAddress": e.address, "instanceId": e.instance_id,
+            "bandwidthMbps": e.bandwidth_mbps, "provider": e.provider, "chargeMode": e.charge_mode,
+        })).collect::<Vec<_>>(),
         "snapshots": st.snapshots.values().map(|s| snapshot_json(s, now)).collect::<Vec<_>>(),
         "images": st.images.values().map(|i| json!({
             "imageId": i.id, "name": i.name, "description": i.description, "instanceId": i.instance_id,

@@ -16,7 +16,7 @@ use super::{
 };
 use crate::api::{format_release_time, format_time, parse_release_time, status};
 use crate::emulator::error::JdError;
-use crate::emulator::state::{Disk, Image, Instance, JdState};
+use crate::emulator::state::{Disk, ElasticIp, Image, Instance, JdState};
 use crate::emulator::PROVIDER;
 
 /// A create's `charge`, checked: the mode, and for prepaid the term's end and length.
@@ -122,6 +122,28 @@ pub fn create_instances(c: &Call, st: &mut JdState) -> Answer {
     let charge = charge_of(spec, c.now)?;
     let launch_script = launch_script_of(spec)?;
     let key_names = super::keypair::login_keys(c, st, spec)?;
+    // bandwidthMbps [1-1000] and the chargeMode enum are the schema's (rules.json); the narrower
+    // range by traffic depends on the sibling mode: jdcloud_sdk 1.6.354 services/vpc/models/
+    // ElasticIpSpec.py "计费类型为按流量时，取值范围为[1-200]".
+    let eip_spec = get(spec, "elasticIp").cloned();
+    let eip_of = |v: &Value| -> Result<(i64, String, String), JdError> {
+        let bw = int(v, "bandwidthMbps")?.ok_or_else(|| invalid("elasticIp.bandwidthMbps is required"))?;
+        let provider = required(v, "provider")?;
+        let mode = get(v, "chargeSpec")
+            .and_then(|s| text(s, "chargeMode"))
+            .unwrap_or_else(|| "postpaid_by_duration".into());
+        if mode == "postpaid_by_usage" && bw > 200 {
+            // INVALID_ARGUMENT, as the schema's own range refusals answer.
+            return Err(JdError::new(
+                status::INVALID_ARGUMENT,
+                format!(
+                    "instanceSpec.elasticIp.bandwidthMbps must be in [1,200] for postpaid_by_usage, got {bw}"
+                ),
+            ));
+        }
+        Ok((bw, provider, mode))
+    };
+    let eip = eip_spec.as_ref().map(eip_of).transpose()?;
     let metadata = key_values(spec, "metadata");
     if let Some(replay) = token_check(st, "createInstances", c)? {
         return Ok(replay);
@@ -223,6 +245,26 @@ pub fn create_instances(c: &Call, st: &mut JdState) -> Answer {
             metadata: metadata.clone(),
             launch_script: launch_script.clone(),
         };
+        // Instances that fail (partial success) get no address; the rest each get one, or the create
+        // stops here with what it made so far, as JD's quota answer does.
+        if let (Some((bw, provider, mode)), false) = (&eip, failed) {
+            let address = st.addresses.assign().ok_or_else(|| {
+                JdError::new(status::QUOTA_EXCEEDED, "no elastic IP address is left in this region")
+            })?;
+            let eip_id = c.ctx.new_id("fip-", 10);
+            st.elastic_ips.insert(
+                eip_id.clone(),
+                ElasticIp {
+                    id: eip_id,
+                    address,
+                    bandwidth_mbps: *bw,
+                    provider: provider.clone(),
+                    charge_mode: mode.clone(),
+                    instance_id: Some(id.clone()),
+                    created: c.now,
+                },
+            );
+        }
         st.instances.insert(id.clone(), inst);
         ids.push(id);
     }
@@ -283,6 +325,7 @@ pub(crate) fn attachment_json(d: &Disk, st: &JdState, now: Timestamp, boot: Sign
 }
 
 pub fn instance_json(i: &Instance, st: &JdState, now: Timestamp, boot: SignedDuration) -> Value {
+    let eip = st.elastic_ips.values().find(|e| e.instance_id.as_deref() == Some(i.id.as_str()));
     let system = i
         .system_disk_id
         .as_ref()
@@ -297,8 +340,8 @@ pub fn instance_json(i: &Instance, st: &JdState, now: Timestamp, boot: SignedDur
         "vpcId": i.vpc_id,
         "subnetId": i.subnet_id,
         "privateIpAddress": i.private_ip,
-        "elasticIpId": null,
-        "elasticIpAddress": null,
+        "elasticIpId": eip.map(|e| e.id.clone()),
+        "elasticIpAddress": eip.map(|e| e.address.clone()),
         "status": i.status(now, boot),
         "description": i.description,
         "imageId": i.image_id,
@@ -408,7 +451,8 @@ pub fn delete_instance(c: &Call, st: &mut JdState) -> Answer {
         ));
     }
     let id = i.id.clone();
-    st.remove_instance(&id);
+    let with_eip = get(c.p, "deletePrimaryNetworkInterfaceAllElasticIp").and_then(as_bool).unwrap_or(false);
+    st.remove_instance(&id, with_eip);
     Ok(json!({}))
 }
 

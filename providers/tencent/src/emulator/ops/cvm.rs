@@ -9,8 +9,8 @@ use serde_json::{json, Value};
 
 use crate::api::{charge, codes, CLIENT_TOKEN_MAX};
 use crate::emulator::error::{Result, TcError};
-use crate::emulator::p::{filters, p, page};
-use crate::emulator::state::{cvm_time, Disk, Image, Instance, Snapshot, State};
+use crate::emulator::p::{filters, p, page, P};
+use crate::emulator::state::{cvm_time, Disk, Image, Instance, PublicIp, Snapshot, State};
 use crate::emulator::{Call, PROVIDER};
 
 /// What RunInstances and InquiryPriceRunInstances both read, validated against the catalog.
@@ -31,6 +31,36 @@ struct LaunchSpec<'a> {
     vpc_id: String,
     subnet_id: String,
     security_groups: Vec<String>,
+    /// InternetAccessible's (charge type, outbound Mbps) when a public IP is assigned.
+    public_ip: Option<(String, i64)>,
+}
+
+/// RunInstances' InternetAccessible, per tccli 3.1.189.1 services/cvm/v20170312/api.json
+/// objects.InternetAccessible: InternetMaxBandwidthOut defaults to 0; PublicIpAssigned defaults to true
+/// when the bandwidth is above 0 ("默认开通公网IP") and "当公网带宽为0，则不允许分配公网IP". The charge type
+/// enum is enforced by the schema (rules.json); its default follows the instance's billing.
+fn internet_accessible(v: &P, charge_type: &str) -> Result<Option<(String, i64)>> {
+    let bandwidth = v.opt_i64("InternetAccessible.InternetMaxBandwidthOut")?.unwrap_or(0);
+    if bandwidth < 0 {
+        return Err(TcError::new(
+            codes::INVALID_PARAMETER_VALUE,
+            format!("InternetAccessible.InternetMaxBandwidthOut `{bandwidth}` must not be negative."),
+        ));
+    }
+    let assigned = v.opt_bool("InternetAccessible.PublicIpAssigned")?;
+    if assigned == Some(true) && bandwidth == 0 {
+        return Err(TcError::new(
+            codes::INVALID_PARAMETER_COMBINATION,
+            "InternetAccessible.PublicIpAssigned cannot be true while InternetMaxBandwidthOut is 0.",
+        ));
+    }
+    if bandwidth == 0 || assigned == Some(false) {
+        return Ok(None);
+    }
+    let default_charge =
+        if charge_type == charge::PREPAID { "BANDWIDTH_PREPAID" } else { "BANDWIDTH_POSTPAID_BY_HOUR" };
+    let charge = v.opt_str("InternetAccessible.InternetChargeType")?.unwrap_or_else(|| default_charge.into());
+    Ok(Some((charge, bandwidth)))
 }
 
 fn launch_spec<'a>(call: &'a Call) -> Result<LaunchSpec<'a>> {
@@ -161,7 +191,9 @@ fn launch_spec<'a>(call: &'a Call) -> Result<LaunchSpec<'a>> {
     } else {
         None
     };
+    let public_ip = internet_accessible(&v, &charge_type)?;
     Ok(LaunchSpec {
+        public_ip,
         charge_type,
         zone,
         offer,
@@ -290,6 +322,15 @@ pub(crate) fn run_instances(state: &mut State, call: &Call) -> Result<Value> {
             format!("The instance type `{}` is sold out in zone `{}`.", spec.offer.instance_type, spec.zone),
         ));
     }
+    // All the addresses or none, like the stock above: a launch short of public IPs is refused whole.
+    let addresses = match spec.public_ip {
+        None => Vec::new(),
+        Some(_) => state
+            .addresses
+            .assign_all(spec.count as usize)
+            .ok_or_else(|| TcError::new(codes::EIP_INSUFFICIENT, "The public IP resources are sold out."))?,
+    };
+    let mut addresses = addresses.into_iter();
     let now = call.ctx.now();
     let boot = call.ctx.boot_time();
     let mut ids = Vec::new();
@@ -343,6 +384,9 @@ pub(crate) fn run_instances(state: &mut State, call: &Call) -> Result<Value> {
             subnet_id: spec.subnet_id.clone(),
             security_groups: spec.security_groups.clone(),
             key_ids: key_ids.clone(),
+            public_ip: spec.public_ip.as_ref().zip(addresses.next()).map(|((charge, bw), address)| {
+                PublicIp { address, charge_type: charge.clone(), bandwidth_out: *bw }
+            }),
         });
         state.disks.push(sys);
         state.disks.extend(data);
@@ -371,8 +415,11 @@ fn instance_json(state: &State, i: &Instance, now: Timestamp) -> Value {
             "DiskSize": d.size_gb, "DiskType": d.disk_type, "DiskId": d.id, "DeleteWithInstance": d.delete_with_instance,
         })).collect::<Vec<_>>(),
         "PrivateIpAddresses": [i.private_ip],
-        "PublicIpAddresses": Value::Null,
-        "InternetAccessible": { "InternetChargeType": "TRAFFIC_POSTPAID_BY_HOUR", "InternetMaxBandwidthOut": 0 },
+        "PublicIpAddresses": i.public_ip.as_ref().map(|p| json!([p.address])),
+        "InternetAccessible": match &i.public_ip {
+            Some(p) => json!({ "InternetChargeType": p.charge_type, "InternetMaxBandwidthOut": p.bandwidth_out }),
+            None => json!({ "InternetChargeType": "TRAFFIC_POSTPAID_BY_HOUR", "InternetMaxBandwidthOut": 0 }),
+        },
         "VirtualPrivateCloud": { "VpcId": i.vpc_id, "SubnetId": i.subnet_id, "AsVpcGateway": false },
         "ImageId": i.image_id,
         "RenewFlag": if i.charge_type == charge::PREPAID { Value::from("NOTIFY_AND_MANUAL_RENEW") } else { Value::Null },
