@@ -422,7 +422,8 @@ impl Engine {
             login_key: pool.login_key.as_ref().and_then(|k| k.for_provider(c.provider)).cloned(),
             auto_release_at,
             tags,
-            user_data: pool.user_data.clone(),
+            // The pool's `env` rendered in this cloud's boot format, else its raw user data.
+            user_data: crate::boot::user_data(pool, c.provider),
             dry_run: false,
         })
     }

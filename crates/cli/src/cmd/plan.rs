@@ -18,6 +18,9 @@ pub struct PlanArgs {
     /// A price overlay file (your negotiated prices); also GPUCTL_PRICE_OVERLAY
     #[arg(long)]
     pub overlay: Option<PathBuf>,
+    /// Print each pool's rendered boot config (its `env` table as each cloud receives it) in full
+    #[arg(long)]
+    pub show_boot: bool,
     #[command(flatten)]
     pub cloud: CloudArgs,
 }
@@ -69,6 +72,11 @@ pub fn print_plan(p: &Plan) {
             println!("{} under each billing mode: {}", pool.name, modes.join(", "));
         }
     }
+    for pool in &p.pools {
+        for b in &pool.boot {
+            println!("{} boots on {}: {}", pool.name, b.provider, b.summary);
+        }
+    }
     for r in &p.release {
         println!(
             "release: {}/{} #{} {} ({})",
@@ -94,6 +102,17 @@ pub fn print_plan(p: &Plan) {
     }
 }
 
+/// Every pool's rendered boot config in full, as the cloud receives it (before the client's base64).
+/// Nothing in it is a secret: it is rendered from the spec's `env` table alone.
+fn print_boot(p: &Plan) {
+    for pool in &p.pools {
+        for b in &pool.boot {
+            println!("\n--- {} on {} ({}) ---", pool.name, b.provider, b.format.as_str());
+            print!("{}", b.text);
+        }
+    }
+}
+
 pub fn run(args: PlanArgs) -> Result<ExitCode, CliError> {
     let catalog = load_catalog(args.overlay.as_deref())?;
     let spec = load_spec(&args.spec, &catalog)?;
@@ -104,6 +123,9 @@ pub fn run(args: PlanArgs) -> Result<ExitCode, CliError> {
         print_json(&p)?;
     } else {
         print_plan(&p);
+        if args.show_boot {
+            print_boot(&p);
+        }
     }
     Ok(if p.over_budget.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(EXIT_OVER_BUDGET) })
 }
