@@ -349,6 +349,22 @@ fn every_variant_passes_cloud_init_schema_bash_n_and_shellcheck() {
             }
         }
     }
+    // Negative controls: the same calls refuse a broken config and a script with a real mistake, so a
+    // pass above is the validators' verdict, not a call that cannot fail.
+    let bad_yaml = dir.join("control-bad.cloud-config");
+    std::fs::write(&bad_yaml, "#cloud-config\nruncmd: 5\n").unwrap();
+    if let Some((ok, out)) = run("cloud-init", &["schema", "--config-file"], &bad_yaml) {
+        assert!(!ok && out.contains("runcmd"), "cloud-init schema passed `runcmd: 5`: {out}");
+    }
+    let bad_sh = dir.join("control-bad.script");
+    std::fs::write(&bad_sh, "#!/bin/bash\nx=$1\nrm -rf $x/tmp\n").unwrap();
+    if let Some((ok, out)) = run("shellcheck", &["--shell=bash", "--severity=style"], &bad_sh) {
+        assert!(!ok && out.contains("SC2086"), "shellcheck passed an unquoted expansion: {out}");
+    }
+    std::fs::write(&bad_sh, "#!/bin/bash\nif then\n").unwrap();
+    if let Some((ok, _)) = run("bash", &["-n"], &bad_sh) {
+        assert!(!ok, "bash -n passed `if then`");
+    }
     eprintln!(
         "boot variants in {}: {} cloud-configs through cloud-init schema, {} script checks",
         dir.display(),
