@@ -48,6 +48,9 @@ pub(crate) struct Instance {
     pub vpc_id: String,
     pub subnet_id: String,
     pub security_groups: Vec<String>,
+    /// RunInstances' `UserData`, base64 as sent. Shown in `/_sim/state` only: DescribeInstances has no
+    /// such field (tccli 3.1.189.1 cvm api.json `Instance`).
+    pub user_data: Option<String>,
 }
 
 impl Instance {
@@ -267,7 +270,7 @@ impl State {
                 "Terminating": i.terminating_since.is_some(), "Shutdown": i.shutdown,
                 "AutoReleaseTime": i.auto_release_at.as_ref().map(ts),
                 "Tags": i.tags.iter().map(|(k, v)| json!({"Key": k, "Value": v})).collect::<Vec<_>>(),
-                "SystemDiskId": i.system_disk, "DataDiskIds": i.data_disks,
+                "SystemDiskId": i.system_disk, "DataDiskIds": i.data_disks, "UserData": i.user_data,
             })).collect::<Vec<_>>(),
             "disks": self.disks.iter().map(|d| json!({
                 "DiskId": d.id, "Zone": d.zone, "DiskUsage": d.usage, "DiskType": d.disk_type,

@@ -2,6 +2,7 @@
 //! InquiryPriceRunInstances, DescribeZoneInstanceConfigInfos, CreateImage, DescribeImages.
 //! Field names and shapes follow tencentcloud-sdk-python-cvm 3.1.178 `models.py`.
 
+use base64::Engine as _;
 use gpuctl_simkit::money::round_cents;
 use gpuctl_simkit::{Idem, Offer};
 use jiff::{SignedDuration, Timestamp};
@@ -9,7 +10,7 @@ use serde_json::{json, Value};
 
 use crate::api::{charge, codes, CLIENT_TOKEN_MAX};
 use crate::emulator::error::{Result, TcError};
-use crate::emulator::p::{filters, p, page};
+use crate::emulator::p::{filters, p, page, P};
 use crate::emulator::state::{cvm_time, Disk, Image, Instance, Snapshot, State};
 use crate::emulator::{Call, PROVIDER};
 
@@ -31,6 +32,26 @@ struct LaunchSpec<'a> {
     vpc_id: String,
     subnet_id: String,
     security_groups: Vec<String>,
+    /// `UserData` as sent (base64).
+    user_data: Option<String>,
+}
+
+/// tccli 3.1.189.1 services/cvm/v20170312/api.json RunInstancesRequest.UserData: "需要以 base64 方式编码，
+/// 支持的最大数据大小为 16KB" — refused otherwise, as the cloud does, with InvalidParameterValue.
+const USER_DATA_MAX: usize = 16 * 1024;
+
+fn user_data_of(v: &P) -> Result<Option<String>> {
+    let Some(u) = v.opt_str("UserData")? else { return Ok(None) };
+    if u.len() > USER_DATA_MAX {
+        return Err(TcError::new(
+            codes::INVALID_PARAMETER_VALUE,
+            format!("UserData is {} bytes; at most {USER_DATA_MAX} are accepted.", u.len()),
+        ));
+    }
+    if base64::engine::general_purpose::STANDARD.decode(u.as_bytes()).is_err() {
+        return Err(TcError::new(codes::INVALID_PARAMETER_VALUE, "UserData must be base64-encoded."));
+    }
+    Ok(Some(u))
 }
 
 fn launch_spec<'a>(call: &'a Call) -> Result<LaunchSpec<'a>> {
@@ -177,6 +198,7 @@ fn launch_spec<'a>(call: &'a Call) -> Result<LaunchSpec<'a>> {
         vpc_id: v.opt_str("VirtualPrivateCloud.VpcId")?.unwrap_or_else(|| "vpc-default0".into()),
         subnet_id: v.opt_str("VirtualPrivateCloud.SubnetId")?.unwrap_or_else(|| "subnet-default0".into()),
         security_groups: v.str_list("SecurityGroupIds")?,
+        user_data: user_data_of(&v)?,
     })
 }
 
@@ -341,6 +363,7 @@ pub(crate) fn run_instances(state: &mut State, call: &Call) -> Result<Value> {
             vpc_id: spec.vpc_id.clone(),
             subnet_id: spec.subnet_id.clone(),
             security_groups: spec.security_groups.clone(),
+            user_data: spec.user_data.clone(),
         });
         state.disks.push(sys);
         state.disks.extend(data);
