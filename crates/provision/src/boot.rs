@@ -9,7 +9,7 @@
 //! UTC timestamp, so a later `--wait-ready` can tell the two apart. The script never installs or
 //! changes CUDA or the driver (the brief: do not upgrade CUDA on a shared host; containers carry their
 //! own CUDA). Nothing rendered holds a credential: its inputs are the spec's `env` table and the
-//! per-cloud facts below, none of which is a secret.
+//! per-cloud facts (`gpuctl_cloud::provider::boot_facts`), none of which is a secret.
 //!
 //! Why `env` and `user_data` are refused together rather than merged as a MIME multipart: JD runs one
 //! launch script and nothing else, so a merge could not work on every cloud, and two cloud-configs
@@ -19,74 +19,9 @@
 use crate::provider::Provider;
 use crate::spec::{Env, Pool};
 
-/// How a cloud runs user data at first boot.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Format {
-    /// cloud-init's `#cloud-config` (the script is written by `write_files` and run by `runcmd`).
-    CloudConfig,
-    /// A `#!/bin/bash` script the cloud's agent runs once.
-    LaunchScript,
-}
-
-impl Format {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Format::CloudConfig => "cloud-config",
-            Format::LaunchScript => "launch script",
-        }
-    }
-}
-
-/// What gpuctl knows of one cloud's boot: the format its images run and its in-network mirrors.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct CloudBoot {
-    pub provider: Provider,
-    pub format: Format,
-    /// Host of the cloud's mirror of the Ubuntu and Debian archives, reached from inside its network.
-    pub apt_mirror: Option<&'static str>,
-    /// A Docker Hub registry mirror every instance of the cloud may use without an account of its own.
-    pub registry_mirror: Option<&'static str>,
-}
-
-/// The facts per cloud, in data (one row each, in `Provider::ALL` order).
-const CLOUDS: [CloudBoot; 3] = [
-    // Tencent Cloud docs, "CVM > 软件源加速" (product/213/8623): `mirrors.tencentyun.com` serves the
-    // distributions' archives to CVMs inside Tencent's network; "Tencent Container Registry > 镜像加速"
-    // (product/1207/45596): `https://mirror.ccs.tencentyun.com` mirrors Docker Hub for CVMs. Tencent's
-    // images run cloud-init (CVM docs, "实例自定义数据": a `#cloud-config` or a script, base64).
-    CloudBoot {
-        provider: Provider::Tencent,
-        format: Format::CloudConfig,
-        apt_mirror: Some("mirrors.tencentyun.com"),
-        registry_mirror: Some("https://mirror.ccs.tencentyun.com"),
-    },
-    // Alibaba Cloud docs, "ECS > 镜像 > 使用阿里云镜像源" : `mirrors.cloud.aliyuncs.com` is the VPC-internal
-    // mirror of `mirrors.aliyun.com`. Its Docker Hub accelerator is per account
-    // (`https://<id>.mirror.aliyuncs.com`, from the Container Registry console), so none is shared here.
-    // ECS images run cloud-init for `UserData` (ECS docs, "实例自定义数据").
-    CloudBoot {
-        provider: Provider::Alibaba,
-        format: Format::CloudConfig,
-        apt_mirror: Some("mirrors.cloud.aliyuncs.com"),
-        registry_mirror: None,
-    },
-    // JD Cloud runs `userdata` key `launch-script` (base64) as a script whose first line is `#!/bin/bash`
-    // (jdcloud_sdk 1.6.93 services/vm/models/Userdata.py; `boot_script_runs` in gpuctl-cloud). No mirror
-    // hostname of JD's is documented, so its images keep their own apt sources.
-    CloudBoot {
-        provider: Provider::JdCloud,
-        format: Format::LaunchScript,
-        apt_mirror: None,
-        registry_mirror: None,
-    },
-];
-
-/// The boot facts of `p`.
-pub fn cloud(p: Provider) -> &'static CloudBoot {
-    // CLOUDS holds one row per provider: the test below keeps it so.
-    CLOUDS.iter().find(|c| c.provider == p).unwrap_or(&CLOUDS[0])
-}
+// The per-cloud facts (format, mirrors) live with the clouds' other facts in gpuctl-cloud, so the
+// engine spells no cloud's hostnames (tests/tests/tidy.rs).
+pub use crate::provider::{boot_facts, BootFacts, BootFormat as Format};
 
 /// Where the script keeps its markers.
 pub const STATE_DIR: &str = "/var/lib/gpuctl";
@@ -118,7 +53,7 @@ pub fn user_data(pool: &Pool, p: Provider) -> Option<String> {
 
 /// Renders `env` for pool `pool` on `p`.
 pub fn render(pool: &str, env: &Env, p: Provider) -> Rendered {
-    let facts = cloud(p);
+    let facts = boot_facts(p);
     let script = script(pool, env, facts);
     let text = match facts.format {
         Format::LaunchScript => script,
@@ -127,7 +62,7 @@ pub fn render(pool: &str, env: &Env, p: Provider) -> Rendered {
     Rendered { provider: p, format: facts.format, summary: summary(env, facts, text.len()), text }
 }
 
-fn summary(env: &Env, facts: &CloudBoot, bytes: usize) -> String {
+fn summary(env: &Env, facts: &BootFacts, bytes: usize) -> String {
     let mut parts = Vec::new();
     if env.container {
         parts.push(match facts.apt_mirror {
@@ -313,7 +248,7 @@ echo "gpuctl: ready"
 /// The bash script both formats run. Values from the spec are validated by the parser (image names,
 /// paths and versions have no shell characters) and quoted here all the same; `setup` is any text,
 /// passed as one single-quoted word.
-fn script(pool: &str, env: &Env, facts: &CloudBoot) -> String {
+fn script(pool: &str, env: &Env, facts: &BootFacts) -> String {
     let mut s = format!(
         "#!/bin/bash\n# gpuctl boot environment for pool `{pool}` on {}: rendered by gpuctl, holds no credentials.\n# {READY_MARKER} (a UTC timestamp) marks success; {FAILED_MARKER} names the step that failed.\n",
         facts.provider
@@ -398,14 +333,6 @@ fn cloud_config(pool: &str, p: Provider, script: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn one_row_per_cloud() {
-        for p in Provider::ALL {
-            assert_eq!(CLOUDS.iter().filter(|c| c.provider == p).count(), 1, "{p}");
-            assert_eq!(cloud(p).provider, p);
-        }
-    }
 
     #[test]
     fn quoting_survives_quotes() {
