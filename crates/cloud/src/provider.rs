@@ -163,9 +163,87 @@ pub fn boot_script_runs(provider: Provider, text: &str) -> Result<(), String> {
     ))
 }
 
+/// How a cloud runs user data at first boot (the boot environment of issue 13, rendered by
+/// gpuctl-provision's `boot`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum BootFormat {
+    /// cloud-init's `#cloud-config` (the script is written by `write_files` and run by `runcmd`).
+    CloudConfig,
+    /// A `#!/bin/bash` script the cloud's agent runs once.
+    LaunchScript,
+}
+
+impl BootFormat {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            BootFormat::CloudConfig => "cloud-config",
+            BootFormat::LaunchScript => "launch script",
+        }
+    }
+}
+
+/// What gpuctl knows of one cloud's boot: the format its images run and its in-network mirrors.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BootFacts {
+    pub provider: Provider,
+    pub format: BootFormat,
+    /// Host of the cloud's mirror of the Ubuntu and Debian archives, reached from inside its network.
+    pub apt_mirror: Option<&'static str>,
+    /// A Docker Hub registry mirror every instance of the cloud may use without an account of its own.
+    pub registry_mirror: Option<&'static str>,
+}
+
+/// The facts per cloud, in data (one row each, in `Provider::ALL` order).
+const BOOT_FACTS: [BootFacts; 3] = [
+    // Tencent Cloud docs, "CVM > 软件源加速" (product/213/8623): `mirrors.tencentyun.com` serves the
+    // distributions' archives to CVMs inside Tencent's network; "Tencent Container Registry > 镜像加速"
+    // (product/1207/45596): `https://mirror.ccs.tencentyun.com` mirrors Docker Hub for CVMs. Tencent's
+    // images run cloud-init (CVM docs, "实例自定义数据": a `#cloud-config` or a script, base64).
+    BootFacts {
+        provider: Provider::Tencent,
+        format: BootFormat::CloudConfig,
+        apt_mirror: Some("mirrors.tencentyun.com"),
+        registry_mirror: Some("https://mirror.ccs.tencentyun.com"),
+    },
+    // Alibaba Cloud docs, "ECS > 镜像 > 使用阿里云镜像源" : `mirrors.cloud.aliyuncs.com` is the VPC-internal
+    // mirror of `mirrors.aliyun.com`. Its Docker Hub accelerator is per account
+    // (`https://<id>.mirror.aliyuncs.com`, from the Container Registry console), so none is shared here.
+    // ECS images run cloud-init for `UserData` (ECS docs, "实例自定义数据").
+    BootFacts {
+        provider: Provider::Alibaba,
+        format: BootFormat::CloudConfig,
+        apt_mirror: Some("mirrors.cloud.aliyuncs.com"),
+        registry_mirror: None,
+    },
+    // JD Cloud runs `userdata` key `launch-script` (base64) as a script whose first line is `#!/bin/bash`
+    // (jdcloud_sdk 1.6.93 services/vm/models/Userdata.py; `boot_script_runs` in gpuctl-cloud). No mirror
+    // hostname of JD's is documented, so its images keep their own apt sources.
+    BootFacts {
+        provider: Provider::JdCloud,
+        format: BootFormat::LaunchScript,
+        apt_mirror: None,
+        registry_mirror: None,
+    },
+];
+
+/// The boot facts of `p`.
+pub fn boot_facts(p: Provider) -> &'static BootFacts {
+    // One row per provider: the test below keeps it so.
+    BOOT_FACTS.iter().find(|c| c.provider == p).unwrap_or(&BOOT_FACTS[0])
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn one_boot_facts_row_per_cloud() {
+        for p in Provider::ALL {
+            assert_eq!(BOOT_FACTS.iter().filter(|c| c.provider == p).count(), 1, "{p}");
+            assert_eq!(boot_facts(p).provider, p);
+        }
+    }
 
     #[test]
     fn every_offered_prepaid_mode_has_terms_and_pay_as_you_go_has_none() {

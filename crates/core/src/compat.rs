@@ -66,6 +66,13 @@ fn min_driver(cuda: (u32, u32)) -> Option<&'static str> {
     }
 }
 
+/// The lowest Linux driver that runs CUDA `cuda` (e.g. "12.1") under minor-version compatibility, for
+/// callers that hold a CUDA requirement but no host driver yet (the boot environment's driver check).
+pub fn min_driver_for(cuda: &str) -> Option<&'static str> {
+    let v = version(cuda);
+    min_driver((*v.first()?, v.get(1).copied().unwrap_or(0)))
+}
+
 /// Parse "12.1" / "535.104.05" into numbers for comparison.
 fn version(s: &str) -> Vec<u32> {
     s.trim()

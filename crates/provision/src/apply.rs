@@ -442,7 +442,8 @@ impl Engine {
             public_ip: pool.public_ip,
             auto_release_at,
             tags,
-            user_data: pool.user_data.clone(),
+            // The pool's `env` rendered in this cloud's boot format, else its raw user data.
+            user_data: crate::boot::user_data(pool, c.provider),
             dry_run: false,
         })
     }

@@ -3,6 +3,7 @@
 //! - [`spec`]: the TOML spec, parsed with positions (errors name file:line:column).
 //! - [`apply`]: the engine: create/adopt/fall back/wait, release, snapshot, all concurrent.
 //! - [`retry`]: pacing per provider API and bounded retries with backoff and jitter.
+//! - [`boot`]: a pool's `env` rendered as each cloud's boot config (cloud-config, JD launch script).
 //! - [`plan`]: spec + catalog + state → creates, keeps, releases, ¥/hour, totals per billing mode, budget.
 //! - [`token`]: deterministic client tokens.
 //! - [`public_ip`]: what a pool's public IP costs (per GB or per Mbps·hour), with its source.
@@ -15,6 +16,7 @@
 //! Knows no provider's wire format: each provider crate implements gpuctl-cloud's trait.
 
 pub mod apply;
+pub mod boot;
 pub mod name;
 pub mod plan;
 pub mod pubkey;

@@ -3,10 +3,10 @@
 //! live describe is the caller's to add), so the same plan can be shown, checked, and then applied.
 
 use gpuctl_core::price::{terms_bought, Usage};
-use gpuctl_core::{Catalog, Confidence, Price, PriceOrigin};
+use gpuctl_core::{check_compat, Catalog, CompatQuery, Confidence, Price, PriceOrigin, Severity};
 
 use crate::provider::{BillingMode, Provider};
-use crate::spec::{Placement, Pool, Spec};
+use crate::spec::{Env, Placement, Pool, Spec};
 use crate::state::Resource;
 
 /// A place an instance of a pool may be created, in the order they are tried.
@@ -86,6 +86,10 @@ pub struct PoolPlan {
     /// Each instance's public IP priced at the first choice; `None` with `public_ip = false` (or no
     /// choice). Not in `cny_per_hour`/`total_cny`: traffic costs what is sent, which no plan knows.
     pub public_ip: Option<crate::public_ip::PublicIpPrice>,
+    /// The pool's `env` rendered for each cloud it may land on (empty without `env`): what each
+    /// instance boots with, shown in one line each, in full by `plan --show-boot`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub boot: Vec<crate::boot::Rendered>,
 }
 
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -374,6 +378,15 @@ fn pool_plan(
     };
     let public_ip =
         first.zip(pool.public_ip.as_ref()).map(|(c, ip)| crate::public_ip::price(c.provider, &c.region, ip));
+    let mut boot = Vec::new();
+    if let Some(env) = &pool.env {
+        for c in &choices {
+            if !boot.iter().any(|b: &crate::boot::Rendered| b.provider == c.provider) {
+                boot.push(crate::boot::render(&pool.name.value, env, c.provider));
+            }
+        }
+        env_checks(pool, env, &choices, catalog, warnings);
+    }
     PoolPlan {
         pool: pool.clone(),
         name: pool.name.value.clone(),
@@ -387,7 +400,61 @@ fn pool_plan(
         total_cny,
         by_mode,
         public_ip,
+        boot,
     }
+}
+
+/// `env.cuda` / `env.driver` at plan time, by gpuctl-core's compatibility rules (`compat::check`):
+/// against each GPU the pool may land on, and against the image — which, given by id, gpuctl knows
+/// nothing of, so the plan says it was not checked rather than passing it.
+fn env_checks(pool: &Pool, env: &Env, choices: &[Choice], catalog: &Catalog, warnings: &mut Vec<String>) {
+    if env.cuda.is_none() && env.driver.is_none() {
+        return;
+    }
+    // The GPU is checked against the CUDA wanted; the driver is the host's, known only once it boots
+    // (the boot script checks it against `boot::driver_floor`).
+    let q = CompatQuery {
+        frameworks: Vec::new(),
+        cuda: env.cuda.as_ref().map(|c| c.value.clone()),
+        driver: None,
+    };
+    if let (Some(c), Some(d)) = (&env.cuda, &env.driver) {
+        if let Some(min) = gpuctl_core::compat::min_driver_for(&c.value) {
+            if crate::boot::driver_floor(env).as_deref() == Some(min) && d.value != min {
+                warnings.push(format!(
+                    "pool `{}`: env: CUDA {} needs NVIDIA driver ≥ {min}, above driver = \"{}\"; the boot script requires {min}",
+                    pool.name.value, c.value, d.value
+                ));
+            }
+        }
+    }
+    let mut seen: Vec<&str> = Vec::new();
+    for c in choices {
+        let id = catalog.catalog_type(c.provider, &c.instance_type);
+        let Some(gpu) = catalog.instance_type(c.provider, id).and_then(|i| catalog.gpu(&i.gpu)) else {
+            continue;
+        };
+        if seen.contains(&gpu.id.as_str()) {
+            continue;
+        }
+        seen.push(&gpu.id);
+        for issue in check_compat(gpu, &q).into_iter().filter(|i| i.severity == Severity::Error) {
+            warnings.push(format!(
+                "pool `{}`: env on {} ({}): {}",
+                pool.name.value, gpu.name, c.instance_type, issue.message
+            ));
+        }
+    }
+    let wanted: Vec<String> = [("CUDA", &env.cuda), ("driver", &env.driver)]
+        .iter()
+        .filter_map(|(k, v)| v.as_ref().map(|v| format!("{k} {}", v.value)))
+        .collect();
+    warnings.push(format!(
+        "pool `{}`: env {}: not checked against the image: image unknown (given by id; gpuctl has no record of its CUDA or driver){}",
+        pool.name.value,
+        wanted.join(", "),
+        if env.driver.is_some() { "; the boot script checks the driver and fails its `driver` step if it is older" } else { "" }
+    ));
 }
 
 /// The pool's candidates with prices; a requirement becomes every fitting (type, region, zone) in

@@ -219,3 +219,36 @@ fn plan_warns_before_buying_a_term_that_cannot_end_early() {
     assert_eq!(stuck(&pool("alibaba", "monthly")), 0);
     assert_eq!(stuck(&pool("tencent", "monthly")), 0);
 }
+
+#[test]
+fn env_requirements_are_checked_by_the_compat_rules_and_never_passed_unseen() {
+    let cat = Catalog::shipped();
+    let src = format!(
+        "{T4}data_disks = [{{ size_gb = 100 }}]\nenv = {{ container = true, mount = \"/data\", cuda = \"12.1\", driver = \"470.57.02\" }}\n"
+    );
+    let p = plan(&spec_of(&src), cat, &[], TODAY);
+    let env: Vec<&String> = p.warnings.iter().filter(|w| w.contains("env")).collect();
+    expect![[r#"
+        [
+            "pool `a`: env: CUDA 12.1 needs NVIDIA driver ≥ 525.60.13, above driver = \"470.57.02\"; the boot script requires 525.60.13",
+            "pool `a`: env CUDA 12.1, driver 470.57.02: not checked against the image: image unknown (given by id; gpuctl has no record of its CUDA or driver); the boot script checks the driver and fails its `driver` step if it is older",
+        ]
+    "#]]
+    .assert_debug_eq(&env);
+    // One rendered boot config per cloud the pool may land on, with its summary line.
+    assert_eq!(p.pools[0].boot.len(), 1);
+    assert!(p.pools[0].boot[0].text.contains("step driver driver_at_least '525.60.13'"));
+    assert!(p.pools[0].boot[0].summary.starts_with("cloud-config, "), "{}", p.pools[0].boot[0].summary);
+    // A GPU that the CUDA wanted cannot drive is an error from the same rules (Ada, CC 8.9, needs 11.8+).
+    let l20 = T4
+        .replace("\"tencent\"", "\"alibaba\"")
+        .replace("ap-guangzhou-3", "cn-hangzhou-i")
+        .replace("ap-guangzhou", "cn-hangzhou")
+        .replace("GN7.2XLARGE32", "ecs.gn8is.2xlarge");
+    let src = l20 + "env = { cuda = \"11.7\" }\n";
+    let p = plan(&spec_of(&src), cat, &[], TODAY);
+    assert!(p.warnings.iter().any(|w| w.contains("needs CUDA 11.8 or newer")), "{:?}", p.warnings);
+    // Without env nothing is rendered or said.
+    let p = plan(&spec_of(T4), cat, &[], TODAY);
+    assert!(p.pools[0].boot.is_empty() && !p.warnings.iter().any(|w| w.contains("env")));
+}

@@ -142,7 +142,7 @@ fn unknown_keys_name_the_closest() {
         &format!("deployment = \"d\"\n{POOL}instnace_type = \"x\"\nzzz = 1\n"),
         expect![[r#"
             s.toml:11:1: unknown key `instnace_type` in [[pool]] #1; did you mean instance_type?
-            s.toml:12:1: unknown key `zzz` in [[pool]] #1; allowed keys: name, count, provider, region, zone, instance_type, candidates, require, billing, term, spot_max_price, image, system_disk, data_disks, network, login_key, public_ip, auto_release, snapshot, tags, user_data, user_data_file"#]],
+            s.toml:12:1: unknown key `zzz` in [[pool]] #1; allowed keys: name, count, provider, region, zone, instance_type, candidates, require, billing, term, spot_max_price, image, system_disk, data_disks, network, login_key, public_ip, auto_release, snapshot, tags, user_data, user_data_file, env"#]],
     );
     check(
         &format!("deployment = \"d\"\n{POOL}system_disk = {{ size_gb = 50, categroy = \"ssd\" }}\n"),
@@ -439,6 +439,106 @@ fn public_ip_is_on_by_default_and_can_be_turned_off_or_shaped() {
     );
 }
 
+/// The env of the only pool in `src`.
+fn env_of(src: &str) -> spec::Env {
+    let s = spec::parse("s.toml", src, None, &Limits::default()).unwrap_or_else(|e| panic!("{e}"));
+    s.pools[0].env.clone().expect("the pool has an env")
+}
+
+/// [`POOL`] with a data disk, for `env.mount`.
+fn disk_pool() -> String {
+    format!("{POOL}data_disks = [{{ size_gb = 500 }}]\n")
+}
+
+#[test]
+fn env_tables_parse_in_both_shapes() {
+    let dp = disk_pool();
+    let inline = env_of(&format!(
+        "deployment = \"d\"\n{dp}env = {{ container = true, container_image = \"pytorch/pytorch:2.4.1-cuda12.1-cudnn9-runtime\", mount = \"/data/\", setup = \"pip install -r /data/req.txt\", cuda = \"12.1\", driver = \"535.104.05\" }}\n"
+    ));
+    assert!(inline.container);
+    assert_eq!(inline.container_image.as_deref(), Some("pytorch/pytorch:2.4.1-cuda12.1-cudnn9-runtime"));
+    assert_eq!(inline.mount.as_deref(), Some("/data"), "a trailing slash is dropped");
+    assert_eq!(inline.cuda.as_ref().map(|c| c.value.as_str()), Some("12.1"));
+    // `[pool.env]` after `[[pool]]` is the same table, on the last pool.
+    let table = env_of(&format!("deployment = \"d\"\n{dp}\n[pool.env]\nmount = \"/data\"\n"));
+    assert_eq!((table.container, table.mount.as_deref()), (false, Some("/data")));
+    // No env: nothing rendered, raw user data still goes through untouched.
+    let raw = spec::parse(
+        "s.toml",
+        &format!("deployment = \"d\"\n{dp}user_data = \"#cloud-config\\n\"\n"),
+        None,
+        &Limits::default(),
+    )
+    .unwrap();
+    assert_eq!(raw.pools[0].env, None);
+    assert_eq!(
+        gpuctl_provision::boot::user_data(&raw.pools[0], Provider::Tencent).as_deref(),
+        Some("#cloud-config\n")
+    );
+}
+
+#[test]
+fn env_errors_are_positioned_with_the_allowed_keys() {
+    let dp = disk_pool();
+    check(
+        &format!("deployment = \"d\"\n{dp}env = {{ containr = true }}\n"),
+        expect!["s.toml:12:9: unknown key `containr` in `env` of pool `a`; did you mean container or container_image?"],
+    );
+    check(
+        &format!("deployment = \"d\"\n{dp}env = {{ zzz = 1 }}\n"),
+        expect!["s.toml:12:9: unknown key `zzz` in `env` of pool `a`; allowed keys: container, container_image, mount, setup, cuda, driver"],
+    );
+    check(
+        &format!("deployment = \"d\"\n{dp}env = {{ container = \"yes\" }}\n"),
+        expect!["s.toml:12:21: `container` in `env` of pool `a` must be true or false, found a string"],
+    );
+    check(
+        &format!("deployment = \"d\"\n{dp}env = \"docker\"\n"),
+        expect!["s.toml:12:7: `env` of pool `a` must be a table, found a string"],
+    );
+    check(
+        &format!("deployment = \"d\"\n{dp}env = {{ container_image = \"x\" }}\n"),
+        expect![[
+            r#"s.toml:12:27: `container_image` needs `container = true` (Docker must be installed to pull it)"#
+        ]],
+    );
+    check(
+        &format!("deployment = \"d\"\n{dp}env = {{ container = true, container_image = \"x; rm -rf /\" }}\n"),
+        expect![[
+            r#"s.toml:12:45: `container_image` `x; rm -rf /` is not an image reference (e.g. "pytorch/pytorch:2.4.1-cuda12.1-cudnn9-runtime")"#
+        ]],
+    );
+    check(
+        &format!("deployment = \"d\"\n{dp}env = {{ mount = \"/usr\" }}\n"),
+        expect![[
+            r#"s.toml:12:17: `mount` `/usr` is a system folder; mounting a data disk there would hide it (use e.g. "/data")"#
+        ]],
+    );
+    check(
+        &format!("deployment = \"d\"\n{dp}env = {{ mount = \"data/../x\" }}\n"),
+        expect![[
+            r#"s.toml:12:17: `mount` `data/../x` must be an absolute path of letters, digits, `.`, `_`, `-` and `/` (e.g. "/data")"#
+        ]],
+    );
+    check(
+        &format!("deployment = \"d\"\n{dp}env = {{ cuda = \"12.x\", driver = \"latest\" }}\n"),
+        expect![[r#"
+            s.toml:12:16: `cuda` `12.x` is not a version (e.g. cuda = "12.1")
+            s.toml:12:33: `driver` `latest` is not a version (e.g. driver = "535.104.05")"#]],
+    );
+    check(
+        &format!("deployment = \"d\"\n{dp}env = {{ setup = \"echo \\u001b[2J\" }}\n"),
+        expect![[
+            r#"s.toml:12:17: `setup` holds the character U+001B; only printable text, tabs and newlines go into a boot script"#
+        ]],
+    );
+    check(
+        &format!("deployment = \"d\"\n{dp}env = {{ setup = \"  \" }}\n"),
+        expect![[r#"s.toml:12:17: `setup` is empty; leave it out, or give the command to run"#]],
+    );
+}
+
 #[test]
 fn public_ip_bandwidth_is_held_to_each_clouds_range() {
     let pool = |provider: &str, region: &str, zone: &str, ty: &str, ip: &str| {
@@ -455,4 +555,37 @@ fn public_ip_bandwidth_is_held_to_each_clouds_range() {
     check(&jd("{ bandwidth_mbps = 1000, billing = \"bandwidth\" }"), expect!["ok"]);
     // Tencent's definition gives no range (it differs per instance type): the cloud answers.
     check(&format!("deployment = \"d\"\n{POOL}public_ip = {{ bandwidth_mbps = 1000 }}\n"), expect!["ok"]);
+}
+
+#[test]
+fn env_against_the_rest_of_the_pool() {
+    let dp = disk_pool();
+    check(
+        &format!("deployment = \"d\"\n{dp}env = {{ container = true }}\nuser_data = \"#cloud-config\\n\"\n"),
+        expect!["s.toml:13:13: pool `a` sets both `env` and user data: gpuctl renders `env` as the instance's whole user data; put your commands in env.setup"],
+    );
+    check(
+        &format!("deployment = \"d\"\n{POOL}env = {{ mount = \"/data\" }}\n"),
+        expect![
+            "s.toml:11:7: `env.mount` of pool `a` needs a data disk; add data_disks = [{ size_gb = 500 }]"
+        ],
+    );
+    let long = "x".repeat(12 * 1024);
+    check(
+        &format!("deployment = \"d\"\n{dp}env = {{ setup = \"{long}\" }}\n"),
+        expect!["s.toml:12:7: `env` of pool `a` renders to 13633 bytes for tencent; at most 12288 are accepted (16 KiB once base64-encoded, Tencent's limit): shorten `setup`"],
+    );
+    // A JD pool's env is a launch script, which JD runs; a raw cloud-config is still refused there.
+    let jd = r#"
+[[pool]]
+name = "train"
+provider = "jdcloud"
+region = "cn-north-1"
+zone = "cn-north-1a"
+instance_type = "g.n2.2xlarge"
+billing = "hourly"
+image = "img-1"
+network = { vpc = "vpc-1", subnet = "subnet-1", security_groups = ["sg-1"] }
+"#;
+    check(&format!("deployment = \"d\"\n{jd}env = {{ container = true }}\n"), expect!["ok"]);
 }

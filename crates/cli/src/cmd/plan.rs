@@ -18,6 +18,9 @@ pub struct PlanArgs {
     /// A price overlay file (your negotiated prices); also GPUCTL_PRICE_OVERLAY
     #[arg(long)]
     pub overlay: Option<PathBuf>,
+    /// Print each pool's rendered boot config (its `env` table as each cloud receives it) in full
+    #[arg(long)]
+    pub show_boot: bool,
     #[command(flatten)]
     pub cloud: CloudArgs,
 }
@@ -77,6 +80,9 @@ pub fn print_plan(p: &Plan) {
         if let Some(ip) = &pool.public_ip {
             crate::outln!("{} public IP: {}", pool.name, public_ip_line(ip));
         }
+        for b in &pool.boot {
+            crate::outln!("{} boots on {}: {}", pool.name, b.provider, b.summary);
+        }
     }
     for k in &p.key_imports {
         crate::outln!(
@@ -133,6 +139,17 @@ fn public_ip_line(ip: &gpuctl_provision::public_ip::PublicIpPrice) -> String {
     )
 }
 
+/// Every pool's rendered boot config in full, as the cloud receives it (before the client's base64).
+/// Nothing in it is a secret: it is rendered from the spec's `env` table alone.
+fn print_boot(p: &Plan) {
+    for pool in &p.pools {
+        for b in &pool.boot {
+            println!("\n--- {} on {} ({}) ---", pool.name, b.provider, b.format.as_str());
+            print!("{}", b.text);
+        }
+    }
+}
+
 pub fn run(args: PlanArgs) -> Result<ExitCode, CliError> {
     let catalog = load_catalog(args.overlay.as_deref())?;
     let spec = load_spec(&args.spec, &catalog)?;
@@ -143,6 +160,9 @@ pub fn run(args: PlanArgs) -> Result<ExitCode, CliError> {
         print_json(&p)?;
     } else {
         print_plan(&p);
+        if args.show_boot {
+            print_boot(&p);
+        }
     }
     Ok(if p.over_budget.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(EXIT_OVER_BUDGET) })
 }

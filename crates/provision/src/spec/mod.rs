@@ -144,6 +144,26 @@ pub struct Pool {
     pub tags: BTreeMap<String, String>,
     /// cloud-init user data (inline, or the contents of `user_data_file`).
     pub user_data: Option<String>,
+    /// The boot environment gpuctl renders into the user data (`crate::boot`); never with `user_data`.
+    pub env: Option<Env>,
+}
+
+/// A pool's `env` table: what gpuctl's rendered boot script sets up on each instance.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Env {
+    pub loc: Loc,
+    /// Docker + the NVIDIA container toolkit, from the distribution's archive (through the cloud's mirror).
+    pub container: bool,
+    /// Pulled once Docker runs (through the cloud's registry mirror where one is documented).
+    pub container_image: Option<String>,
+    /// Where the first data disk is mounted (formatted only when it holds nothing).
+    pub mount: Option<String>,
+    /// A command run last, as root, by `bash -c`.
+    pub setup: Option<String>,
+    /// CUDA version the workload needs (e.g. "12.1"), checked at plan time.
+    pub cuda: Option<Spanned<String>>,
+    /// Lowest NVIDIA driver the workload needs (e.g. "535.104.05"), checked at plan time and at boot.
+    pub driver: Option<Spanned<String>>,
 }
 
 /// `login_key = "<id>"` or `login_key = { public_key = "~/.ssh/id_ed25519.pub" }` (issue 13).

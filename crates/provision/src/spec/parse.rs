@@ -72,6 +72,7 @@ const POOL_KEYS: &[&str] = &[
     "tags",
     "user_data",
     "user_data_file",
+    "env",
 ];
 const CANDIDATE_KEYS: &[&str] = &["provider", "region", "zone", "instance_type"];
 const REQUIRE_KEYS: &[&str] = &["gpu", "gpus", "min_vram_gb", "providers", "regions"];
@@ -82,6 +83,12 @@ const PUBLIC_IP_KEYS: &[&str] = &["bandwidth_mbps", "billing"];
 /// The widest public bandwidth any cloud sells at create time (JD's 1000 Mbps); each cloud's own range is
 /// checked per provider ([`public_bandwidth_range`]).
 const MAX_PUBLIC_MBPS: i64 = 1000;
+const ENV_KEYS: &[&str] = &["container", "container_image", "mount", "setup", "cuda", "driver"];
+/// Folders the system owns: a data disk mounted over one would hide (or replace) the OS.
+const SYSTEM_DIRS: &[&str] = &[
+    "/", "/bin", "/boot", "/dev", "/etc", "/home", "/lib", "/lib64", "/opt", "/proc", "/root", "/run",
+    "/sbin", "/srv", "/sys", "/tmp", "/usr", "/var",
+];
 const PROVIDER_NAMES: &[&str] = &Provider::NAMES;
 
 /// Reads a spec file. `user_data_file` paths are relative to the spec's folder.
@@ -354,10 +361,18 @@ impl Parser<'_> {
         };
         let tags = self.tags(r, &t);
         let user_data = self.user_data(r, &t);
+        let env = match t.get("env") {
+            Some(item) => self.env(r, item, &t.what).map(Some),
+            None => Some(None),
+        };
 
         // Cross-field checks need the pieces above.
         let (placement, image, network) = (placement?, image?, network?);
         let providers = self.placement_providers(&placement, &image);
+        if let Some(Some(env)) = &env {
+            let pool_name = name.as_ref().map_or("", |n| n.value.as_str());
+            self.check_env(r, pool_name, env, data_disks.as_ref(), &user_data, &providers);
+        }
         for (p, at) in &providers {
             if let Err(why) = api_offers(*p, billing.value) {
                 let sellers: Vec<&str> = Provider::ALL
@@ -444,6 +459,7 @@ impl Parser<'_> {
             snapshot: snapshot?,
             tags: tags?,
             user_data: user_data?.map(|u| u.value),
+            env: env?,
         })
     }
 
@@ -1090,6 +1106,114 @@ impl Parser<'_> {
             }
         }
         ok.then_some(out)
+    }
+
+    /// The pool's `env` table (rendered by `crate::boot`). Values that reach the boot script as words
+    /// are held to charsets with no shell or YAML meaning; `setup` may be any printable text.
+    fn env(&self, r: &mut Reader<'_>, item: &Item, what: &str) -> Option<Env> {
+        let t = Table::open(r, item, format!("`env` of {what}"), ENV_KEYS)?;
+        let before = r.errors.len();
+        let mut env = Env { loc: t.loc(r), ..Env::default() };
+        env.container = t.bool(r, "container").is_some_and(|b| b.value);
+        let word = |c: char, extra: &str| c.is_ascii_alphanumeric() || extra.contains(c);
+        if let Some(img) = t.str(r, "container_image") {
+            // A Docker reference: [registry/]name[:tag][@digest], lower-case path components.
+            if img.value.is_empty()
+                || img.value.len() > self.limits.max_string
+                || !img.value.chars().all(|c| word(c, "._-/:@"))
+                || img.value.starts_with(['-', '/', ':', '@'])
+            {
+                r.error_at(img.loc, format!("`container_image` `{}` is not an image reference (e.g. \"pytorch/pytorch:2.4.1-cuda12.1-cudnn9-runtime\")", self.clip(&img.value)));
+            } else if !env.container {
+                r.error_at(
+                    img.loc,
+                    "`container_image` needs `container = true` (Docker must be installed to pull it)",
+                );
+            } else {
+                env.container_image = Some(img.value);
+            }
+        }
+        if let Some(m) = t.str(r, "mount") {
+            let clean = m.value.trim_end_matches('/');
+            if !m.value.starts_with('/')
+                || m.value.len() > 128
+                || !m.value.chars().all(|c| word(c, "._-/"))
+                || m.value.contains("//")
+                || m.value.split('/').any(|p| p == "." || p == "..")
+            {
+                r.error_at(m.loc, format!("`mount` `{}` must be an absolute path of letters, digits, `.`, `_`, `-` and `/` (e.g. \"/data\")", self.clip(&m.value)));
+            } else if SYSTEM_DIRS.contains(&clean) || clean.is_empty() {
+                r.error_at(m.loc, format!("`mount` `{}` is a system folder; mounting a data disk there would hide it (use e.g. \"/data\")", m.value));
+            } else {
+                env.mount = Some(clean.to_string());
+            }
+        }
+        if let Some(cmd) = t.str(r, "setup") {
+            let bad = cmd.value.chars().find(|c| {
+                // Controls and YAML's extra line breaks would break the cloud-config; the invisible
+                // reordering characters would hide what `plan --show-boot` shows.
+                (c.is_control() && *c != '\n' && *c != '\t')
+                    || matches!(c, '\u{2028}' | '\u{2029}' | '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2060}'..='\u{2069}' | '\u{feff}')
+            });
+            if let Some(c) = bad {
+                r.error_at(cmd.loc, format!("`setup` holds the character U+{:04X}; only printable text, tabs and newlines go into a boot script", c as u32));
+            } else if cmd.value.trim().is_empty() {
+                r.error_at(cmd.loc, "`setup` is empty; leave it out, or give the command to run");
+            } else {
+                env.setup = Some(cmd.value);
+            }
+        }
+        for (key, example) in [("cuda", "12.1"), ("driver", "535.104.05")] {
+            if let Some(v) = t.str(r, key) {
+                let ok = !v.value.is_empty()
+                    && v.value.len() <= 32
+                    && v.value.split('.').all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit()));
+                if !ok {
+                    r.error_at(
+                        v.loc,
+                        format!(
+                            "`{key}` `{}` is not a version (e.g. {key} = \"{example}\")",
+                            self.clip(&v.value)
+                        ),
+                    );
+                } else if key == "cuda" {
+                    env.cuda = Some(v);
+                } else {
+                    env.driver = Some(v);
+                }
+            }
+        }
+        (r.errors.len() == before).then_some(env)
+    }
+
+    /// `env` against the rest of the pool: not with `user_data`, `mount` needs a data disk, and the
+    /// rendered config must fit each cloud's user data limit.
+    fn check_env(
+        &self,
+        r: &mut Reader<'_>,
+        pool: &str,
+        env: &Env,
+        data_disks: Option<&Vec<Disk>>,
+        user_data: &Option<Option<Spanned<String>>>,
+        providers: &[(Provider, Loc)],
+    ) {
+        let what = format!("pool `{pool}`");
+        if let Some(Some(u)) = user_data {
+            // Why not a multipart merge: see `crate::boot`'s header (JD runs a single launch script).
+            r.error_at(u.loc, format!("{} sets both `env` and user data: gpuctl renders `env` as the instance's whole user data; put your commands in env.setup", what));
+        }
+        if env.mount.is_some() && data_disks.is_some_and(|d| d.is_empty()) {
+            r.error_at(
+                env.loc,
+                format!("`env.mount` of {} needs a data disk; add data_disks = [{{ size_gb = 500 }}]", what),
+            );
+        }
+        for (p, _) in providers {
+            let len = crate::boot::render(pool, env, *p).text.len();
+            if len > self.limits.max_user_data {
+                r.error_at(env.loc, format!("`env` of {} renders to {len} bytes for {p}; at most {} are accepted (16 KiB once base64-encoded, Tencent's limit): shorten `setup`", what, self.limits.max_user_data));
+            }
+        }
     }
 
     fn user_data(&self, r: &mut Reader<'_>, t: &Table<'_>) -> Option<Option<Spanned<String>>> {

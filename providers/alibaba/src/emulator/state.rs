@@ -99,6 +99,9 @@ pub struct Instance {
     pub gpu_amount: i64,
     pub gpu_spec: String,
     pub family: String,
+    /// RunInstances' `UserData`, base64 as sent; shown in `/_sim/state` only (DescribeInstances has no
+    /// such field; ECS answers it through DescribeUserData).
+    pub user_data: Option<String>,
 }
 
 impl Instance {

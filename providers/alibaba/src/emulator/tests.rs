@@ -1223,3 +1223,23 @@ fn public_ip_parameters_the_definition_forbids_are_refused() {
     assert_eq!(r.status, 200, "{}", r.json_body());
     assert_eq!(public_ips(&ecs, &ctx).len(), 1);
 }
+
+#[test]
+fn user_data_is_kept_base64_and_refused_when_not() {
+    use base64::Engine as _;
+    let (ecs, ctx) = (Ecs::new(), ctx());
+    // alibabacloud_ecs20140526 7.11.8 RunInstancesRequest.user_data: base64, 32 KB before encoding.
+    let b64 = "I2Nsb3VkLWNvbmZpZwo="; // "#cloud-config\n"
+    let ids = run(&ecs, &ctx, &[("UserData", b64)]).unwrap();
+    assert_eq!(ids.len(), 1);
+    assert_eq!(ecs.state(&ctx)["instances"][0]["UserData"], serde_json::json!(b64));
+    assert_eq!(
+        err_code(run(&ecs, &ctx, &[("UserData", "#cloud-config")])),
+        (400, "InvalidUserData.Base64FormatInvalid".into())
+    );
+    let big = base64::engine::general_purpose::STANDARD.encode(vec![b'x'; 32 * 1024 + 1]);
+    assert_eq!(
+        err_code(run(&ecs, &ctx, &[("UserData", &big)])),
+        (400, "InvalidUserData.SizeExceeded".into())
+    );
+}

@@ -67,6 +67,9 @@ pub(crate) struct Instance {
     pub key_ids: Vec<String>,
     /// `None`: no public IP (never asked for, or released when termination started).
     pub public_ip: Option<PublicIp>,
+    /// RunInstances' `UserData`, base64 as sent. Shown in `/_sim/state` only: DescribeInstances has no
+    /// such field (tccli 3.1.189.1 cvm api.json `Instance`).
+    pub user_data: Option<String>,
 }
 
 impl Instance {
@@ -291,6 +294,7 @@ impl State {
                 "Tags": i.tags.iter().map(|(k, v)| json!({"Key": k, "Value": v})).collect::<Vec<_>>(),
                 "SystemDiskId": i.system_disk, "DataDiskIds": i.data_disks, "KeyIds": i.key_ids,
                 "PublicIpAddress": i.public_ip.as_ref().map(|p| p.address.clone()),
+                "UserData": i.user_data,
             })).collect::<Vec<_>>(),
             "key_pairs": self.key_pairs.view(),
             // Every public IP held (and billed) now; empty once every instance asking for one is gone.

@@ -578,3 +578,22 @@ fn public_ip_parameters_the_definition_forbids_are_refused() {
         "BANDWIDTH_POSTPAID_BY_HOUR"
     );
 }
+
+#[test]
+fn user_data_is_kept_base64_and_refused_when_not() {
+    let (emu, ctx) = setup(Knobs::default());
+    // tccli 3.1.189.1 cvm api.json RunInstancesRequest.UserData: base64, at most 16 KB.
+    let b64 = "I2Nsb3VkLWNvbmZpZwo="; // "#cloud-config\n"
+    let v = call(&emu, &ctx, "RunInstances", run(json!({"UserData": b64})));
+    assert!(v["InstanceIdSet"][0].is_string(), "{v}");
+    assert_eq!(Emulator::state(&emu, &ctx)["instances"][0]["UserData"], json!(b64));
+    let v = call(&emu, &ctx, "RunInstances", run(json!({"UserData": "#cloud-config"})));
+    assert_eq!(code(&v), "InvalidParameterValue", "{v}");
+    let v = call(&emu, &ctx, "RunInstances", run(json!({"UserData": "A".repeat(16 * 1024 + 4)})));
+    assert_eq!(code(&v), "InvalidParameterValue", "{v}");
+    assert_eq!(
+        Emulator::state(&emu, &ctx)["instances"].as_array().map(Vec::len),
+        Some(1),
+        "refused creates make nothing"
+    );
+}

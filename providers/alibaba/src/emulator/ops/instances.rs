@@ -1,6 +1,7 @@
 //! ECS instances: RunInstances, DescribeInstances, DescribeInstanceStatus, DeleteInstance(s),
 //! StopInstance(s), ModifyInstanceAutoReleaseTime (alibabacloud_ecs20140526 request/response models).
 
+use base64::Engine as _;
 use gpuctl_simkit::money::round_cents;
 use jiff::{SignedDuration, Timestamp};
 use serde_json::{json, Value};
@@ -65,6 +66,33 @@ pub(crate) fn prepaid_term(p: &Params) -> Result<(u32, String), EcsError> {
         ));
     }
     Ok((period as u32, unit))
+}
+
+/// alibabacloud_ecs20140526 7.11.8 models/_run_instances_request.py `user_data`: "must be Base64-encoded.
+/// The size of instance user data cannot exceed 32 KB before Base64 encoding." Refused otherwise with
+/// ECS's InvalidUserData.* codes.
+const USER_DATA_MAX: usize = 32 * 1024;
+
+fn user_data_of(c: &Call) -> Result<Option<String>, EcsError> {
+    let Some(u) = c.p.text("UserData") else { return Ok(None) };
+    let Ok(raw) = base64::engine::general_purpose::STANDARD.decode(u.as_bytes()) else {
+        return Err(EcsError::new(
+            400,
+            "InvalidUserData.Base64FormatInvalid",
+            "The specified UserData is not valid Base64.",
+        ));
+    };
+    if raw.len() > USER_DATA_MAX {
+        return Err(EcsError::new(
+            400,
+            "InvalidUserData.SizeExceeded",
+            format!(
+                "The specified UserData is {} bytes before encoding; at most {USER_DATA_MAX} are accepted.",
+                raw.len()
+            ),
+        ));
+    }
+    Ok(Some(u))
 }
 
 pub fn run_instances(c: &Call, st: &mut EcsState) -> Answer {
@@ -183,6 +211,7 @@ pub fn run_instances(c: &Call, st: &mut EcsState) -> Answer {
     };
     let mut addresses = addresses.into_iter();
     let sys = c.p.child("SystemDisk");
+    let user_data = user_data_of(c)?;
     let name = c.p.text("InstanceName").unwrap_or_default();
     let mut ids = Vec::new();
     for _ in 0..amount {
@@ -228,6 +257,7 @@ pub fn run_instances(c: &Call, st: &mut EcsState) -> Answer {
             gpu_amount: i64::from(offer.gpu_count),
             gpu_spec: offer.gpu_model.clone(),
             family: offer.family.clone(),
+            user_data: user_data.clone(),
         };
         let disk_charge = if charge == "PrePaid" { "PrePaid" } else { "PostPaid" };
         let mut disks = vec![Disk {

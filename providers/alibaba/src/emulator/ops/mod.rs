@@ -114,7 +114,12 @@ pub(crate) fn token_remember(st: &mut EcsState, action: &str, c: &Call, answer: 
 /// `/_sim/state` view: the same shapes the cloud answers with, grouped by kind.
 pub fn state_json(st: &EcsState, now: Timestamp, t: &Timings) -> Value {
     json!({
-        "instances": st.instances.values().map(|i| instance_json(i, now, t)).collect::<Vec<_>>(),
+        "instances": st.instances.values().map(|i| {
+            let mut v = instance_json(i, now, t);
+            // Not part of DescribeInstances' answer: the state view adds what the boot received.
+            v["UserData"] = json!(i.user_data);
+            v
+        }).collect::<Vec<_>>(),
         "disks": st.disks.values().map(|d| disk_json(d, st)).collect::<Vec<_>>(),
         "snapshots": st.snapshots.values().map(|s| snapshot_json(s, now, t)).collect::<Vec<_>>(),
         "images": st.images.values().map(|i| json!({

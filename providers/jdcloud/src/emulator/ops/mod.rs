@@ -120,6 +120,8 @@ pub fn state_json(st: &JdState, now: Timestamp, boot: SignedDuration) -> Value {
         "instances": st.instances.values().map(|i| {
             let mut v = instance_json(i, st, now, boot);
             v["autoRenew"] = i.auto_renew.into();
+            // The launch script as JD keeps it (base64; describeInstancesCustomData's view).
+            v["launchScript"] = json!(i.launch_script);
             v
         }).collect::<Vec<_>>(),
         "disks": st.disks.values().map(|d| disk_json(d, st)).collect::<Vec<_>>(),

@@ -2,6 +2,7 @@
 //! InquiryPriceRunInstances, DescribeZoneInstanceConfigInfos, CreateImage, DescribeImages.
 //! Field names and shapes follow tencentcloud-sdk-python-cvm 3.1.178 `models.py`.
 
+use base64::Engine as _;
 use gpuctl_simkit::money::round_cents;
 use gpuctl_simkit::{Idem, Offer};
 use jiff::{SignedDuration, Timestamp};
@@ -33,6 +34,8 @@ struct LaunchSpec<'a> {
     security_groups: Vec<String>,
     /// InternetAccessible's (charge type, outbound Mbps) when a public IP is assigned.
     public_ip: Option<(String, i64)>,
+    /// `UserData` as sent (base64).
+    user_data: Option<String>,
 }
 
 /// RunInstances' InternetAccessible, per tccli 3.1.189.1 services/cvm/v20170312/api.json
@@ -61,6 +64,24 @@ fn internet_accessible(v: &P, charge_type: &str) -> Result<Option<(String, i64)>
         if charge_type == charge::PREPAID { "BANDWIDTH_PREPAID" } else { "BANDWIDTH_POSTPAID_BY_HOUR" };
     let charge = v.opt_str("InternetAccessible.InternetChargeType")?.unwrap_or_else(|| default_charge.into());
     Ok(Some((charge, bandwidth)))
+}
+
+/// tccli 3.1.189.1 services/cvm/v20170312/api.json RunInstancesRequest.UserData: "需要以 base64 方式编码，
+/// 支持的最大数据大小为 16KB" — refused otherwise, as the cloud does, with InvalidParameterValue.
+const USER_DATA_MAX: usize = 16 * 1024;
+
+fn user_data_of(v: &P) -> Result<Option<String>> {
+    let Some(u) = v.opt_str("UserData")? else { return Ok(None) };
+    if u.len() > USER_DATA_MAX {
+        return Err(TcError::new(
+            codes::INVALID_PARAMETER_VALUE,
+            format!("UserData is {} bytes; at most {USER_DATA_MAX} are accepted.", u.len()),
+        ));
+    }
+    if base64::engine::general_purpose::STANDARD.decode(u.as_bytes()).is_err() {
+        return Err(TcError::new(codes::INVALID_PARAMETER_VALUE, "UserData must be base64-encoded."));
+    }
+    Ok(Some(u))
 }
 
 fn launch_spec<'a>(call: &'a Call) -> Result<LaunchSpec<'a>> {
@@ -209,6 +230,7 @@ fn launch_spec<'a>(call: &'a Call) -> Result<LaunchSpec<'a>> {
         vpc_id: v.opt_str("VirtualPrivateCloud.VpcId")?.unwrap_or_else(|| "vpc-default0".into()),
         subnet_id: v.opt_str("VirtualPrivateCloud.SubnetId")?.unwrap_or_else(|| "subnet-default0".into()),
         security_groups: v.str_list("SecurityGroupIds")?,
+        user_data: user_data_of(&v)?,
     })
 }
 
@@ -387,6 +409,7 @@ pub(crate) fn run_instances(state: &mut State, call: &Call) -> Result<Value> {
             public_ip: spec.public_ip.as_ref().zip(addresses.next()).map(|((charge, bw), address)| {
                 PublicIp { address, charge_type: charge.clone(), bandwidth_out: *bw }
             }),
+            user_data: spec.user_data.clone(),
         });
         state.disks.push(sys);
         state.disks.extend(data);

@@ -1,0 +1,4 @@
+# Boot-config validators (issue 13), before step 10 runs every Rust test: crates/provision/tests/boot.rs
+# fails when CI or GPUCTL_REQUIRE_TOOLS is set and cloud-init or shellcheck is missing.
+# Sourced by scripts/test (set -euo pipefail).
+scripts/boot-tools
