@@ -461,7 +461,15 @@ fn export_context<'a>(
     let q = ctx.eval.with_untracked(|e| e.question.as_ref().map(|q| (q.job.tokens, q.job.epochs)));
     let (tokens, epochs) = q.unwrap_or((0.0, 1.0));
     let model = if inputs.model.is_empty() { inputs.params.as_str() } else { inputs.model.as_str() };
-    spec::ExportContext { model, method: &inputs.method, tokens, epochs, today, pool }
+    spec::ExportContext {
+        model,
+        method: &inputs.method,
+        tokens,
+        epochs,
+        today,
+        pool,
+        by: "the gpuctl browser calculator",
+    }
 }
 
 /// The exported spec text for an offer.

@@ -74,6 +74,40 @@ where
 }
 
 /// Print `value` as pretty JSON on stdout.
+/// Writes a file the user asked for, whole or not at all: a sibling temporary file renamed into
+/// place, and an existing file is never replaced unless `overwrite` (so a typo cannot lose a spec).
+pub fn write_new_file(path: &std::path::Path, text: &str, overwrite: bool) -> Result<(), CliError> {
+    if !overwrite && std::fs::symlink_metadata(path).is_ok() {
+        return Err(CliError::usage(format!(
+            "{} exists; choose another file or pass --overwrite",
+            path.display()
+        )));
+    }
+    let name =
+        path.file_name().ok_or_else(|| CliError::usage(format!("{} is not a file name", path.display())))?;
+    let mut tmp_name = std::ffi::OsString::from(".");
+    tmp_name.push(name);
+    tmp_name.push(format!(".{}.tmp", std::process::id()));
+    let tmp = path.with_file_name(tmp_name);
+    let write = || -> std::io::Result<()> {
+        use std::io::Write;
+        let mut f = std::fs::File::options().write(true).create_new(true).open(&tmp)?;
+        f.write_all(text.as_bytes())?;
+        f.sync_all()?;
+        if overwrite {
+            std::fs::rename(&tmp, path)
+        } else {
+            // A hard link fails if `path` appeared meanwhile, where a rename would replace it.
+            std::fs::hard_link(&tmp, path)?;
+            std::fs::remove_file(&tmp)
+        }
+    };
+    write().map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        CliError::failed(format!("cannot write {}: {e}", path.display()))
+    })
+}
+
 pub fn print_json<T: Serialize>(value: &T) -> Result<(), CliError> {
     let s = serde_json::to_string_pretty(value)
         .map_err(|e| CliError::failed(format!("could not write JSON: {e}")))?;

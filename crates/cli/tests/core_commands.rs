@@ -455,3 +455,59 @@ fn estimate_takes_a_hugging_face_config() {
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("not a regular file"), "{}", stderr(&o));
 }
+
+/// `--spec-out` writes the chosen row's provisioning spec (row 1, or `--pick N`), which the
+/// provisioner's own parser accepts and which names that row's offer; an existing file is never
+/// replaced without `--overwrite`, and a row the table does not have is refused.
+#[test]
+fn estimate_writes_the_chosen_rows_spec() {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("spec-out");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("s.toml");
+    let p = path.to_str().unwrap();
+    let base = ["estimate", "--model", "qwen2.5-7b", "--method", "qlora4", "--tokens", "50M", "--no-spot"];
+    let with = |extra: &[&str]| {
+        let mut a = base.to_vec();
+        a.extend_from_slice(extra);
+        gpuctl(&a, &[])
+    };
+    let v = json(&[&base[..], &["--json", "--top", "0"]].concat());
+    let o = with(&["--spec-out", p, "--pick", "2"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("Wrote ") && stdout(&o).contains("for row 2"), "{}", stdout(&o));
+    let text = std::fs::read_to_string(&path).unwrap();
+    let spec = gpuctl_provision::spec::parse("s.toml", &text, None, &Default::default())
+        .unwrap_or_else(|e| panic!("{e}\n{text}"));
+    assert_eq!(spec.deployment.value, "qwen2-5-7b-qlora4");
+    assert!(text.starts_with("# Exported by gpuctl estimate on 2026-11-30"), "{text}");
+    // Row 2 of the table is the first offer of the second (provider, family, GPUs, mode) group.
+    let offers = v["ranking"]["offers"].as_array().unwrap();
+    let key = |o: &serde_json::Value| {
+        (o["provider"].clone(), o["family"].clone(), o["gpu_count"].to_string(), o["mode"].clone())
+    };
+    let first = key(&offers[0]);
+    let second = offers.iter().find(|o| key(o) != first).unwrap();
+    let placement = format!("{:?}", spec.pools[0].placement);
+    assert!(placement.contains(second["region"].as_str().unwrap()), "{placement} vs {second}");
+    assert_eq!(spec.pools[0].billing.value.as_str(), second["mode"].as_str().unwrap());
+
+    // The file exists now: refused, and left as it was.
+    let o = with(&["--spec-out", p]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("exists; choose another file or pass --overwrite"), "{}", stderr(&o));
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), text);
+    let o = with(&["--spec-out", p, "--overwrite"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_ne!(std::fs::read_to_string(&path).unwrap(), text, "row 1 replaced row 2");
+
+    let o = with(&["--spec-out", dir.join("none.toml").to_str().unwrap(), "--pick", "0"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("--pick 0: the table has rows 1 to"), "{}", stderr(&o));
+    assert!(!dir.join("none.toml").exists());
+    // With --json the document stays on stdout and the note goes to stderr.
+    let o = with(&["--spec-out", dir.join("j.toml").to_str().unwrap(), "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    serde_json::from_slice::<serde_json::Value>(&o.stdout).expect("stdout is JSON");
+    assert!(stderr(&o).contains("Wrote "), "{}", stderr(&o));
+}

@@ -16,6 +16,7 @@
 //! - [`compat`]: framework ↔ CUDA ↔ driver ↔ GPU checks.
 //! - [`warning`]: the ranking's warnings as stable codes with parameters, and their English text.
 //! - [`explain`]: assumptions, infeasible reasons, fit verdicts and price age as codes, likewise.
+//! - [`export`]: the provisioning spec (stage TOML) for a chosen offer, written by the page and the CLI.
 //! - [`suggest`], [`units`]: closest names for typos (and [`UnknownName`], the error carrying them);
 //!   `50M` / `7b` / `3d` style numbers.
 //! - [`input`]: the bounds of a job question's numbers, as codes (`InputError`) — the CLI and the page
@@ -24,6 +25,7 @@
 pub mod catalog;
 pub mod compat;
 pub mod explain;
+pub mod export;
 pub mod fit;
 pub mod hf_config;
 pub mod input;

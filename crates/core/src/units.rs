@@ -34,6 +34,55 @@ pub fn parse_hours(s: &str) -> Result<f64, String> {
     }
 }
 
+/// `1234567.891` → `"1,234,568"`; `decimals` digits after the point, thousands separated by commas.
+pub fn grouped(value: f64, decimals: usize) -> String {
+    let text = format!("{:.*}", decimals, value.abs());
+    let (int, frac) = match text.split_once('.') {
+        Some((i, f)) => (i, Some(f)),
+        None => (text.as_str(), None),
+    };
+    let mut out = String::with_capacity(text.len() + int.len() / 3 + 1);
+    if value < 0.0 && text.bytes().any(|b| b.is_ascii_digit() && b != b'0') {
+        out.push('-');
+    }
+    for (i, ch) in int.chars().enumerate() {
+        if i > 0 && (int.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(ch);
+    }
+    if let Some(f) = frac {
+        out.push('.');
+        out.push_str(f);
+    }
+    out
+}
+
+/// A token or parameter count with an SI-style suffix: `50000000` → `50M`, `7.6e9` → `7.6B`.
+pub fn count(n: f64) -> String {
+    let (v, suffix) = if n >= 1e12 {
+        (n / 1e12, "T")
+    } else if n >= 1e9 {
+        (n / 1e9, "B")
+    } else if n >= 1e6 {
+        (n / 1e6, "M")
+    } else if n >= 1e3 {
+        (n / 1e3, "K")
+    } else {
+        (n, "")
+    };
+    format!("{}{suffix}", trim_zeros(&format!("{v:.2}")))
+}
+
+/// `12.50` → `12.5`, `3.00` → `3`.
+pub fn trim_zeros(s: &str) -> String {
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        s.to_string()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -64,5 +113,26 @@ mod tests {
         for bad in ["", "3y", "0h", "d"] {
             assert!(parse_hours(bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn grouping() {
+        let check = |v, d, expected: &str| assert_eq!(grouped(v, d), expected);
+        check(0.0, 0, "0");
+        check(999.0, 0, "999");
+        check(1000.0, 0, "1,000");
+        check(123456.789, 2, "123,456.79");
+        check(-0.001, 2, "0.00");
+        check(-12345.0, 0, "-12,345");
+    }
+
+    #[test]
+    fn counts_read_naturally() {
+        let check = |n, expected: &str| assert_eq!(count(n), expected);
+        check(50e6, "50M");
+        check(7.6e9, "7.6B");
+        check(1.5e12, "1.5T");
+        check(512.0, "512");
+        check(2048.0, "2.05K");
     }
 }

@@ -104,6 +104,16 @@ pub struct EstimateArgs {
     /// Machine-readable output (shapes in docs/json.md).
     #[arg(long)]
     pub json: bool,
+    /// Write a provisioning spec for the chosen offer (row 1, or `--pick N`) to this file: the same
+    /// file the browser calculator's "Export spec" writes, ready for `gpuctl plan` / `provision`.
+    #[arg(long, value_name = "FILE")]
+    pub spec_out: Option<PathBuf>,
+    /// Which row of the table `--spec-out` writes (1 = the cheapest).
+    #[arg(long, value_name = "N", requires = "spec_out")]
+    pub pick: Option<usize>,
+    /// Let `--spec-out` replace a file that exists (by default it refuses, so no spec is lost).
+    #[arg(long, requires = "spec_out")]
+    pub overwrite: bool,
 }
 
 /// `--json` output.
@@ -268,6 +278,12 @@ pub fn run(args: EstimateArgs) -> Result<ExitCode, CliError> {
     let plan = args.stages.then(|| stages(&cat, &q));
     let ascend = gpuctl_core::ascend_availability(&cat, &q.compat);
     let exit = if ranking.offers.is_empty() { ExitCode::from(1) } else { ExitCode::SUCCESS };
+    // Written before anything is printed: a refused file (it exists, a bad --pick) is an error with
+    // nothing half-done, and the message can name the row the table below shows.
+    let wrote = match &args.spec_out {
+        Some(path) => Some(write_spec(&args, &cat, &q, &ranking, today, path)?),
+        None => None,
+    };
 
     if args.json {
         if args.top > 0 {
@@ -282,6 +298,10 @@ pub fn run(args: EstimateArgs) -> Result<ExitCode, CliError> {
             stages: plan.as_ref(),
             ascend,
         })?;
+        if let Some(w) = &wrote {
+            // stdout holds the JSON document; the note goes to stderr.
+            eprintln!("{w}");
+        }
         return Ok(exit);
     }
     if let Some(a) = &ascend {
@@ -289,7 +309,71 @@ pub fn run(args: EstimateArgs) -> Result<ExitCode, CliError> {
         crate::outln!();
     }
     print_human(&args, &q, &ranking, best_modes.as_ref(), plan.as_ref());
+    if let Some(w) = &wrote {
+        crate::outln!();
+        crate::outln!("{w}");
+    }
     Ok(exit)
+}
+
+/// The table's rows: one per provider, family, GPU count and mode (the cheapest, smallest machine),
+/// each with how many sibling types have the same estimate. `--pick N` counts these rows.
+fn table_rows(r: &Ranking) -> Vec<(&gpuctl_core::Offer, usize)> {
+    let mut rows: Vec<(&gpuctl_core::Offer, usize)> = Vec::new();
+    for o in &r.offers {
+        match rows.iter_mut().find(|(x, _)| {
+            x.provider == o.provider && x.family == o.family && x.gpu_count == o.gpu_count && x.mode == o.mode
+        }) {
+            Some((_, similar)) => *similar += 1,
+            None => rows.push((o, 0)),
+        }
+    }
+    rows
+}
+
+/// `--spec-out`: the chosen row's provisioning spec, written whole or not at all; returns the line
+/// that says what was written and what to run next.
+fn write_spec(
+    args: &EstimateArgs,
+    cat: &Catalog,
+    q: &Question,
+    r: &Ranking,
+    today: Date,
+    path: &std::path::Path,
+) -> Result<String, CliError> {
+    let rows = table_rows(r);
+    if rows.is_empty() {
+        return Err(CliError::failed(format!(
+            "--spec-out {}: no offer can run this job, so there is no spec to write (--infeasible says why)",
+            path.display()
+        )));
+    }
+    let pick = args.pick.unwrap_or(1);
+    if pick == 0 || pick > rows.len() {
+        return Err(CliError::usage(format!("--pick {pick}: the table has rows 1 to {}", rows.len())));
+    }
+    let (offer, _) = rows[pick - 1];
+    let model = q.job.model.name.clone();
+    let today = today.to_string();
+    let ctx = gpuctl_core::export::ExportContext {
+        model: &model,
+        method: q.job.method.as_str(),
+        tokens: q.job.tokens,
+        epochs: q.job.epochs,
+        today: &today,
+        pool: "train",
+        by: "gpuctl estimate",
+    };
+    let text = gpuctl_core::export::export(cat, offer, &ctx);
+    output::write_new_file(path, &text, args.overwrite)?;
+    Ok(format!(
+        "Wrote {} for row {pick} ({} {} in {}, {}). Next: gpuctl plan {0}, then gpuctl provision {0}.",
+        path.display(),
+        offer.provider,
+        offer.instance,
+        offer.region,
+        offer.mode
+    ))
 }
 
 fn print_human(
@@ -353,20 +437,8 @@ fn print_human(
             "mem/GPU",
             "notes",
         ]);
-        // One row per provider, family, GPU count and mode (the cheapest, smallest machine); siblings
-        // with the same estimate are counted in the notes. `--json` keeps every offer.
-        let mut rows: Vec<(&gpuctl_core::Offer, usize)> = Vec::new();
-        for o in &r.offers {
-            match rows.iter_mut().find(|(x, _)| {
-                x.provider == o.provider
-                    && x.family == o.family
-                    && x.gpu_count == o.gpu_count
-                    && x.mode == o.mode
-            }) {
-                Some((_, similar)) => *similar += 1,
-                None => rows.push((o, 0)),
-            }
-        }
+        // Siblings with the same estimate are counted in the notes. `--json` keeps every offer.
+        let rows = table_rows(r);
         let n = if args.top == 0 { rows.len() } else { args.top.min(rows.len()) };
         for (k, (o, similar)) in rows.iter().take(n).enumerate() {
             let similar = *similar;

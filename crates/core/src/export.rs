@@ -1,0 +1,197 @@
+//! A provisioning spec for a chosen offer: the stage TOML that the browser calculator's "Export spec"
+//! and `gpuctl estimate --spec-out` write, in the deployment-spec format gpuctl-provision reads
+//! (`gpuctl plan` / `gpuctl provision`; see infra/stage*.toml for every key explained). Pure: here in
+//! core so the page and the CLI write the same file.
+//!
+//! The file is complete and valid as exported — a native test parses it with gpuctl-provision's own
+//! spec parser — but account-specific ids (image, key pair, and JD Cloud's VPC/subnet, which its API
+//! requires) cannot be known to a static page: they are public-image defaults or marked placeholders,
+//! said so in the file's comments.
+
+use crate::catalog::{BillingMode, Catalog, Provider};
+use crate::rank::Offer;
+use crate::units::{count, grouped};
+
+/// What the exported file is for (names the deployment and pool, and is echoed in its header).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ExportContext<'a> {
+    /// e.g. "qwen2.5-7b"
+    pub model: &'a str,
+    /// e.g. "lora"
+    pub method: &'a str,
+    pub tokens: f64,
+    pub epochs: f64,
+    /// `YYYY-MM-DD`, passed in (the page reads the clock, this module does not).
+    pub today: &'a str,
+    /// The pool's name: the stage ("validate", "tune", "produce") or "train".
+    pub pool: &'a str,
+    /// Who wrote the file, for its first line: "the gpuctl browser calculator", "gpuctl estimate".
+    pub by: &'a str,
+}
+
+/// A TOML basic string. JSON string escapes (`\"`, `\\`, `\n`, `\u00XX`) are all valid TOML
+/// basic-string escapes, so serde_json does the quoting.
+fn quoted(s: &str) -> String {
+    serde_json::to_string(s).unwrap_or_else(|_| "\"\"".into())
+}
+
+/// `qwen2.5-7b` + `lora` → `qwen2-5-7b-lora`: a-z, 0-9, '-', starting with a letter, ≤ 40 chars.
+pub fn deployment_name(model: &str, method: &str) -> String {
+    let mut out = String::new();
+    for ch in format!("{model}-{method}").chars() {
+        let c = ch.to_ascii_lowercase();
+        if c.is_ascii_alphanumeric() {
+            out.push(c);
+        } else if !out.ends_with('-') && !out.is_empty() {
+            out.push('-');
+        }
+    }
+    let mut name = out.trim_matches('-').to_string();
+    if !name.starts_with(|c: char| c.is_ascii_lowercase()) {
+        name.insert_str(0, "job-");
+    }
+    name.truncate(40);
+    name.trim_end_matches('-').to_string()
+}
+
+/// Public Ubuntu 22.04 images as in infra/stage*.toml (ids vary by account and region: check).
+fn image(provider: Provider) -> (&'static str, &'static str) {
+    match provider {
+        Provider::Tencent => {
+            ("img-pi0ii46r", "Ubuntu Server 22.04 LTS 64-bit public image; check the id in your region")
+        }
+        Provider::Alibaba => {
+            ("ubuntu_22_04_x64_20G_alibase_20240926.vhd", "public image; check DescribeImages in your region")
+        }
+        Provider::JdCloud => {
+            ("img-replace-me", "PLACEHOLDER: put a JD Cloud image id (describeImages) before provisioning")
+        }
+    }
+}
+
+/// Prepaid terms to buy for the job, within what the spec accepts per mode.
+fn term(mode: BillingMode, terms_high: f64) -> Option<u32> {
+    let max = match mode {
+        BillingMode::Hourly | BillingMode::Spot => return None,
+        BillingMode::Weekly => 4,
+        BillingMode::Monthly => 36,
+        BillingMode::Year1 | BillingMode::Year3 => 1,
+    };
+    Some((terms_high.ceil() as u32).clamp(1, max))
+}
+
+/// The stage TOML for one engine offer (an instance type in a region under one billing mode).
+pub fn export(catalog: &Catalog, o: &Offer, ctx: &ExportContext<'_>) -> String {
+    let deployment = deployment_name(ctx.model, ctx.method);
+    let zone = catalog
+        .provider(o.provider)
+        .and_then(|p| p.regions.iter().find(|r| r.id == o.region))
+        .and_then(|r| r.zones.first().cloned())
+        .unwrap_or_else(|| format!("{}-a", o.region));
+    // The spec names the type as the cloud's API does (the catalog's `api_type_prefix`).
+    let instance_type = catalog.api_type(o.provider, &o.instance);
+    let hours = o.hours_high.ceil().clamp(1.0, 26_280.0);
+    // The budget must hold what `gpuctl plan` will total: whole hours for per-hour modes (`hours` is
+    // rounded up), whole terms otherwise; 10 % above the larger of that and the engine's estimate.
+    let billed = if o.mode.is_per_hour() {
+        hours * o.price.cny
+    } else {
+        term(o.mode, o.terms_high).unwrap_or(1) as f64 * o.price.cny
+    };
+    let budget = (o.cost_high.max(billed) * 1.1).ceil();
+    let (image_id, image_note) = image(o.provider);
+    let p = &o.price;
+
+    let mut s = String::new();
+    let mut line = |l: &str| {
+        s.push_str(l);
+        s.push('\n');
+    };
+    line(&format!(
+        "# Exported by {} on {}: {} {}, {} tokens × {} epoch(s).",
+        ctx.by,
+        ctx.today,
+        ctx.model,
+        ctx.method,
+        count(ctx.tokens),
+        ctx.epochs
+    ));
+    line(&format!(
+        "# Offer: {} {} ({} × {}) in {}, billed {}; estimated {:.1}–{:.1} h of work, ¥{}–¥{}.",
+        o.provider,
+        o.instance,
+        o.gpu_count,
+        o.gpu_name,
+        o.region,
+        o.mode,
+        o.hours_low,
+        o.hours_high,
+        grouped(o.cost_low, 2),
+        grouped(o.cost_high, 2)
+    ));
+    line(&format!(
+        "# Price: ¥{} per {} as of {} ({}; confidence {}{}).",
+        grouped(p.cny, 2),
+        o.mode.unit(),
+        p.as_of,
+        p.source,
+        p.confidence.as_str(),
+        if p.derivation.is_empty() { String::new() } else { format!("; {}", p.derivation) }
+    ));
+    line("#");
+    line(&format!("#   gpuctl plan {deployment}.toml        # what would be created and what it costs"));
+    line(&format!("#   gpuctl provision {deployment}.toml   # create it (after replacing the ids below)"));
+    line("#");
+    line("# Ids for your account (image, login_key, network) are defaults or placeholders: check them.");
+    line("# Every key is explained in infra/stage1.toml.");
+    line("");
+    line(&format!("deployment = {}", quoted(&deployment)));
+    line(&format!("hours = {hours}  # high estimate of the work, rounded up"));
+    line("");
+    line("[budget]");
+    line(&format!("total_cny = {budget}  # what plan will total (whole hours or terms), + 10 %"));
+    line("");
+    line("[[pool]]");
+    line(&format!("name = {}", quoted(&deployment_name(ctx.pool, ""))));
+    line("count = 1");
+    line(&format!("billing = {}", quoted(o.mode.as_str())));
+    if let Some(t) = term(o.mode, o.terms_high) {
+        line(&format!("term = {t}  # {t} × {}", o.mode.unit()));
+    }
+    line(&format!("image = {}  # {image_note}", quoted(image_id)));
+    line("system_disk = { category = \"ssd\", size_gb = 100 }");
+    line("data_disks = [{ category = \"ssd\", size_gb = 200 }]  # datasets and checkpoints");
+    if o.provider == Provider::JdCloud {
+        line("# PLACEHOLDERS: JD Cloud's createInstances needs a subnet; put your VPC, subnet and security group ids.");
+        line("network = { vpc = \"vpc-replace-me\", subnet = \"subnet-replace-me\", security_groups = [\"sg-replace-me\"] }");
+    } else {
+        line("network = \"default\"  # the account's default VPC");
+    }
+    line("snapshot = { before_release = true }");
+    line(&format!("tags = {{ source = \"gpuctl-web\", model = {} }}", quoted(ctx.model)));
+    line(&format!("provider = {}", quoted(o.provider.as_str())));
+    line(&format!("region = {}", quoted(&o.region)));
+    line(&format!("zone = {}  # first listed zone; stock varies by zone", quoted(&zone)));
+    line(&format!("instance_type = {}", quoted(&instance_type)));
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn deployment_names_follow_the_spec_rule() {
+        let check = |m, meth, expected: &str| assert_eq!(deployment_name(m, meth), expected);
+        check("qwen2.5-7b", "lora", "qwen2-5-7b-lora");
+        check("", "qlora4", "qlora4");
+        check("7b", "full", "job-7b-full");
+        check("Llama 3.1 / 8B!!", "lora", "llama-3-1-8b-lora");
+        assert!(deployment_name(&"x".repeat(80), "lora").len() <= 40);
+    }
+
+    #[test]
+    fn quoting_is_toml() {
+        assert_eq!(quoted("a\"b\\c\nd"), r#""a\"b\\c\nd""#);
+    }
+}
