@@ -87,8 +87,9 @@ test("language follows the browser and can be switched", async () => {
   const zhCost = await zh.locator("td.cheapest").first().innerText();
   assert.match(zhCost, /^¥/, `Chinese CNY convention: ${zhCost}`);
   // The engine's warnings come as codes and read in Chinese too (the default question's prices are
-  // mostly estimates, so rows carry that warning).
-  const zhWarnings = (await zh.locator("td.warn").allInnerTexts()).join("\n");
+  // mostly estimates, so rows carry that warning): listed under the table, and on each row's marks.
+  const marks = await zh.locator("td.warn .wmark").evaluateAll((ms) => ms.map((m) => m.title));
+  const zhWarnings = [...(await zh.getByTestId("row-notes").locator("li").allInnerTexts()), ...marks].join("\n");
   assert.match(zhWarnings, /价格为估算值/);
   assert.doesNotMatch(zhWarnings, /price is|estimate|reclaimed/);
 
@@ -311,4 +312,38 @@ test("offline after the first visit: the cached code and catalog still rank", as
   assert.equal(await page.getByTestId("catalog-error").count(), 0);
   assert.deepEqual(page.errors, []);
   await page.context().close();
+});
+
+// Issue 16: "can a 16 GB T4 run 7B?" is one choice, and the table is scannable — a warning shared by
+// rows is listed once under the table and marked per row, so at least 10 rows fit a 1440×900 window.
+test("the GPU filter answers 'can a T4 run it' and ten rows fit a 1440×900 window", async () => {
+  const page = await openPage(browser);
+  await page.setViewportSize({ width: 1440, height: 900 });
+  await ready(page, "?model=qwen2.5-7b&method=qlora4&tokens=50M");
+  const all = Number(await page.getByTestId("offer-count").innerText());
+
+  // Rows fit: the table's first ten rows are each short (no warning text written out on them).
+  const heights = await page.getByTestId("offer-row").evaluateAll((rows) => rows.slice(0, 10).map((r) => r.getBoundingClientRect().height));
+  assert.equal(heights.length, 10, "at least ten rows shown");
+  const tall = heights.reduce((a, b) => a + b, 0);
+  assert.ok(tall <= 900, `ten rows take ${tall.toFixed(0)} px of a 900 px window (${heights.map((h) => h.toFixed(0)).join(", ")})`);
+  // Each distinct warning is written once, under the table; rows carry numbered marks with the text on hover.
+  const notes = await page.getByTestId("row-notes").locator("li").allInnerTexts();
+  assert.ok(notes.length > 0, "the rows' warnings are listed");
+  assert.equal(new Set(notes).size, notes.length, `each warning once: ${notes}`);
+  const mark = page.locator("[data-testid=offer-row] .wmark").first();
+  assert.equal(await mark.getAttribute("title"), notes[Number(await mark.innerText()) - 1]);
+
+  // Only T4 instances: every row's GPU column says T4, fewer rows than for any GPU, and the choice is in the URL.
+  await page.getByTestId("gpu").selectOption("t4");
+  const count = Number(await changed(() => page.getByTestId("offer-count").innerText(), String(all), "the offer count after gpu=t4"));
+  assert.ok(count > 0 && count < all, `a T4 runs QLoRA 7B: ${count} of ${all} offers`);
+  const gpus = await page.getByTestId("offer-row").evaluateAll((rows) => rows.map((r) => r.children[2].innerText));
+  assert.ok(gpus.every((g) => /T4/.test(g)), `T4 rows only: ${gpus}`);
+  await page.waitForURL(/[?&]gpu=t4(&|$)/); // the URL follows once typing pauses
+  // A full fine-tune of 7B on one 16 GB T4 does not fit: no offer, and the page says so.
+  await page.getByTestId("gpus").selectOption("1");
+  await page.getByTestId("method").selectOption("full");
+  await page.getByText(/No offer fits/).waitFor();
+  assert.deepEqual(page.errors, []);
 });

@@ -386,6 +386,18 @@ fn JobInputs(ctx: Ctx) -> impl IntoView {
         v.extend([1, 2, 4, 8].map(|n| (n.to_string(), n.to_string())));
         v
     });
+    // The GPUs some instance type carries, by name ("can a 16 GB T4 run 7B?").
+    let gpu_kinds = Signal::derive(move || {
+        let c = Catalog::shipped();
+        let mut v = vec![(String::new(), i18n::ANY.get(lang.get()).to_string())];
+        v.extend(
+            c.gpus()
+                .iter()
+                .filter(|g| c.instance_types().iter().any(|i| i.gpu == g.id))
+                .map(|g| (g.id.clone(), format!("{} {:.0} GB", g.name, g.vram_gb))),
+        );
+        v
+    });
     let params_hint = Memo::new(move |_| {
         ctx.inputs.with(|i| gpuctl_core::preset(&i.model).ok()).map(|m| format::count(m.params))
     });
@@ -401,6 +413,7 @@ fn JobInputs(ctx: Ctx) -> impl IntoView {
             <Field ctx key="tokens" testid="tokens" label=i18n::TOKENS hint=i18n::TOKENS_HINT />
             <Field ctx key="epochs" testid="epochs" label=i18n::EPOCHS />
             <h2>{move || ctx.t(i18n::USAGE)}</h2>
+            <Choice ctx key="gpu" testid="gpu" label=i18n::GPU_FILTER options=gpu_kinds />
             <Choice ctx key="gpus" testid="gpus" label=i18n::GPUS options=gpu_counts />
             <Field ctx key="hpd" testid="hours-per-day" label=i18n::HOURS_PER_DAY />
             <Field ctx key="days" testid="days" label=i18n::DAYS hint=i18n::DAYS_HINT />
@@ -652,6 +665,15 @@ fn OffersView(ctx: Ctx) -> impl IntoView {
                     on:click=move |ev| pick_from_event(ctx, &ev)
                 ></tbody>
             </table>
+            <ol
+                class="row-notes warn small"
+                data-testid="row-notes"
+                inner_html=move || {
+                    let n = shown.get();
+                    let l = lang.get();
+                    ctx.eval.with(|e| html::row_notes_list(&e.rows[..n], l))
+                }
+            ></ol>
             {move || {
                 let (n, total) = (shown.get(), summary.get().1);
                 (total > SHOWN_ROWS)

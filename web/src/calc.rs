@@ -250,6 +250,16 @@ pub fn evaluate(catalog: &Catalog, inputs: &Inputs, today: Date) -> Evaluation {
         Ok(q) => q,
         Err(errors) => return Evaluation { errors, ..Evaluation::default() },
     };
+    let mut q = q;
+    if !inputs.gpu.is_empty() {
+        // "Can a 16 GB T4 run 7B?": only that GPU's instance types (the CLI's `--gpu`).
+        match catalog.find_gpu(&inputs.gpu) {
+            Ok(g) => q.gpus = vec![g.id.clone()],
+            Err(e) => {
+                return Evaluation { errors: vec![FieldError::unknown("gpu", &e)], ..Evaluation::default() }
+            }
+        }
+    }
     let ranking = rank(catalog, &q);
     let evidence = Catalog::evidence_mix(ranking.offers.iter().map(|o| &o.price));
     let mut rows: Vec<Row> = Vec::new();

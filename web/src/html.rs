@@ -39,8 +39,31 @@ pub fn provider_class(p: Provider) -> &'static str {
     }
 }
 
+/// The distinct warnings of `rows`, in first-seen order. A row shows each of its warnings as a
+/// numbered mark (the text on hover), and the texts are listed once under the table: written out on
+/// every row, a warning such as the spot-reclaim one wrapped rows to ~200 px, three to a screen.
+pub fn row_notes(rows: &[Row]) -> Vec<&gpuctl_core::Warning> {
+    let mut notes: Vec<&gpuctl_core::Warning> = Vec::new();
+    for w in rows.iter().flat_map(|r| &r.warnings) {
+        if !notes.contains(&w) {
+            notes.push(w);
+        }
+    }
+    notes
+}
+
+/// The `<li>`s of [`row_notes`], numbered as the rows' marks are.
+pub fn row_notes_list(rows: &[Row], lang: Lang) -> String {
+    let mut h = String::new();
+    for (k, w) in row_notes(rows).into_iter().enumerate() {
+        let _ = write!(h, r#"<li value="{}">{}</li>"#, k + 1, esc(&i18n::warning(w, lang)));
+    }
+    h
+}
+
 /// `<tr data-testid="offer-row" data-key=…>` for each row, in order.
 pub fn offer_rows(rows: &[Row], lang: Lang, picked: Option<&str>) -> String {
+    let notes = row_notes(rows);
     let mut h = String::with_capacity(rows.len() * 2500);
     for (n, row) in rows.iter().enumerate() {
         let o = &row.best;
@@ -118,7 +141,8 @@ pub fn offer_rows(rows: &[Row], lang: Lang, picked: Option<&str>) -> String {
             days_old = esc(i18n::DAYS_OLD.get(lang)),
         );
         for w in &row.warnings {
-            let _ = write!(h, "<div>{}</div>", esc(&i18n::warning(w, lang)));
+            let k = notes.iter().position(|n| *n == w).map_or(0, |k| k + 1);
+            let _ = write!(h, r#"<b class="wmark" title="{}">{k}</b>"#, esc(&i18n::warning(w, lang)));
         }
         h.push_str("</td></tr>");
     }
@@ -284,6 +308,32 @@ mod tests {
         // Warnings are worded in the page's language.
         assert!(h.contains("price is an estimate") && !zh.contains("price is an estimate"), "{zh}");
         assert!(zh.contains("价格为估算值"), "{zh}");
+    }
+
+    /// A warning shared by rows is written out once (the notes list) and marked on each row with its
+    /// number, its text on hover.
+    #[test]
+    fn repeated_warnings_are_numbered_marks() {
+        let ev = evaluate(Catalog::shipped(), &Inputs::default(), parse_date("2026-11-30").unwrap());
+        let mut rows = ev.rows[..4].to_vec();
+        for r in &mut rows {
+            r.warnings = vec![gpuctl_core::Warning::EstimatedPrice];
+        }
+        rows[2].warnings.push(gpuctl_core::Warning::SpotReclaim);
+        let notes = row_notes(&rows);
+        assert_eq!(notes, [&gpuctl_core::Warning::EstimatedPrice, &gpuctl_core::Warning::SpotReclaim]);
+        let h = offer_rows(&rows, Lang::En, None);
+        let estimate = gpuctl_core::Warning::EstimatedPrice.to_string();
+        assert_eq!(
+            h.matches(&format!(r#"<b class="wmark" title="{}">1</b>"#, esc(&estimate))).count(),
+            4,
+            "{h}"
+        );
+        assert_eq!(h.matches(r#"<b class="wmark""#).count(), 5);
+        assert!(h.contains(">2</b>"));
+        let list = row_notes_list(&rows, Lang::Zh);
+        assert_eq!(list.matches("<li").count(), 2);
+        assert!(list.starts_with(r#"<li value="1">价格为估算值"#), "{list}");
     }
 
     #[test]

@@ -86,6 +86,7 @@ texts! {
     EPOCHS: "Epochs", "训练轮数";
     USAGE: "How you use the GPUs", "使用方式";
     GPUS: "GPUs per instance", "每实例 GPU 数";
+    GPU_FILTER: "GPU", "显卡型号";
     ANY: "any", "不限";
     HOURS_PER_DAY: "Hours per day", "每天使用小时数";
     DAYS: "Days of use", "使用天数";

@@ -51,6 +51,8 @@ pub struct Inputs {
     pub epochs: String,
     /// GPUs per instance wanted, or empty for any.
     pub gpus: String,
+    /// Only instances with this GPU (a catalog GPU id such as `t4`), or empty for any.
+    pub gpu: String,
     pub hours_per_day: String,
     pub days: String,
     /// Finish within this many days of starting, or empty.
@@ -90,6 +92,7 @@ impl Default for Inputs {
             tokens: "50M".into(),
             epochs: "3".into(),
             gpus: String::new(),
+            gpu: String::new(),
             hours_per_day: "24".into(),
             days: String::new(),
             deadline_days: String::new(),
@@ -128,6 +131,7 @@ pub const TEXT_FIELDS: &[Field] = &[
     ("tokens", |i| &i.tokens, |i| &mut i.tokens),
     ("epochs", |i| &i.epochs, |i| &mut i.epochs),
     ("gpus", |i| &i.gpus, |i| &mut i.gpus),
+    ("gpu", |i| &i.gpu, |i| &mut i.gpu),
     ("hpd", |i| &i.hours_per_day, |i| &mut i.hours_per_day),
     ("days", |i| &i.days, |i| &mut i.days),
     ("deadline", |i| &i.deadline_days, |i| &mut i.deadline_days),
