@@ -353,9 +353,23 @@ pub fn assumption(a: &gpuctl_core::Assumption, lang: Lang) -> String {
         Overhead { context_gb, fragmentation_pct } => {
             format!("开销：{context_gb} GB CUDA 上下文/工作区 + {fragmentation_pct:.0} % 显存分配碎片")
         }
-        InferenceDecode { precision, low_pct, high_pct, mem_bw_gbps, batch } => format!(
-            "推理：解码受显存带宽限制，每步以 {mem_bw_gbps} GB/s 的 {low_pct:.0}–{high_pct:.0} % 读取一遍 {} 权重；每步 {batch} 条序列；不计提示词处理",
-            precision.as_str()
+        InferenceDecode {
+            precision,
+            low_pct,
+            high_pct,
+            mem_bw_gbps,
+            batch,
+            runtime,
+            layers,
+            layer_us_low,
+            layer_us_high,
+        } => format!(
+            "推理：解码受显存带宽限制，每步以 {mem_bw_gbps} GB/s 的 {low_pct:.0}–{high_pct:.0} % 读取一遍 {} 权重，另加每层 {layer_us_low:.0}–{layer_us_high:.0} µs × {layers} 层的内核启动与调度时间（{}）；每步 {batch} 条序列；不计提示词处理",
+            precision.as_str(),
+            match runtime {
+                gpuctl_core::Runtime::Serving => "vLLM、SGLang 等推理服务引擎；Hugging Face transformers 的 generate() 约慢十倍",
+                gpuctl_core::Runtime::Transformers => "Hugging Face transformers 的 generate()，PyTorch 即时执行",
+            }
         ),
         Flops6 => "FLOPs ≈ 6·N·D（每 token 前向 2·N·D + 反向 4·N·D）".into(),
         Flops4 => "LoRA 类训练 FLOPs ≈ 4·N·D（前向 2·N·D + 激活梯度 2·N·D；冻结的权重不需计算权重梯度）".into(),
@@ -374,7 +388,7 @@ pub fn assumption(a: &gpuctl_core::Assumption, lang: Lang) -> String {
             active_params / 1e9
         ),
         MfuBands => "MFU 区间（占稠密 16 位峰值的比例；catalog-facts §5）：全量微调在单卡或 NVLink 上 35–50 %，仅 PCIe 互联的多卡 20–35 %；LoRA 25–35 %；QLoRA 15–25 %；没有 FlashAttention-2 的 Ampere 之前 GPU 10–25 %（QLoRA 10–20 %）；每个方案的区间见 time.mfu".into(),
-        InferenceTime => "推理耗时：解码受显存带宽限制，每步以峰值显存带宽的 40–70 % 读取一遍权重；不计提示词处理".into(),
+        InferenceTime => "推理耗时：解码受显存带宽限制，每步以峰值显存带宽的 30–70 % 读取一遍权重，另加每层固定时间（vLLM、SGLang 等推理服务引擎 30–60 µs，Hugging Face transformers 400–800 µs）；不计提示词处理".into(),
         TermBilling => "包周期计费按任务跨越的日历时间（工作小时 ÷ 每天使用小时数）计整期；按量和竞价按工作小时计费".into(),
         OneInstancePerOffer => "每个方案一台实例（不含多机任务）；每种实例规格和计费方式取有实测价格的最便宜地域，没有时取最便宜的估算".into(),
         ValidateShare { pct } => format!("验证阶段用 QLoRA-4、按量计费跑 {pct:.0} % 的 token"),
@@ -590,6 +604,10 @@ mod tests {
                 high_pct: 70.0,
                 mem_bw_gbps: 600.0,
                 batch: 1,
+                runtime: gpuctl_core::Runtime::Serving,
+                layers: 28,
+                layer_us_low: 30.0,
+                layer_us_high: 60.0,
             },
             Flops6,
             Flops4,

@@ -12,7 +12,7 @@ use std::fmt;
 use jiff::civil::Date;
 use serde::{Deserialize, Serialize};
 
-use crate::method::{Method, Precision};
+use crate::method::{Method, Precision, Runtime};
 
 /// One assumption behind the fit, time, price or plan numbers.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -39,7 +39,17 @@ pub enum Assumption {
     /// CUDA context and allocator fragmentation.
     Overhead { context_gb: f64, fragmentation_pct: f64 },
     /// Inference time: decode reads the weights once per step at a share of peak memory bandwidth.
-    InferenceDecode { precision: Precision, low_pct: f64, high_pct: f64, mem_bw_gbps: f64, batch: u32 },
+    InferenceDecode {
+        precision: Precision,
+        low_pct: f64,
+        high_pct: f64,
+        mem_bw_gbps: f64,
+        batch: u32,
+        runtime: Runtime,
+        layers: u32,
+        layer_us_low: f64,
+        layer_us_high: f64,
+    },
     /// Training FLOPs ≈ 6·N·D.
     Flops6,
     /// LoRA-style training FLOPs ≈ 4·N·D.
@@ -140,10 +150,24 @@ impl fmt::Display for Assumption {
                 f,
                 "overhead: {context_gb} GB CUDA context/workspaces + {fragmentation_pct:.0} % allocator fragmentation"
             ),
-            InferenceDecode { precision, low_pct, high_pct, mem_bw_gbps, batch } => write!(
+            InferenceDecode {
+                precision,
+                low_pct,
+                high_pct,
+                mem_bw_gbps,
+                batch,
+                runtime,
+                layers,
+                layer_us_low,
+                layer_us_high,
+            } => write!(
                 f,
-                "inference: decode is memory-bound, each step reads the {} weights once at {low_pct:.0}–{high_pct:.0} % of {mem_bw_gbps} GB/s; batch {batch} sequences per step; prompt processing not counted",
-                precision.as_str()
+                "inference: decode is memory-bound, each step reads the {} weights once at {low_pct:.0}–{high_pct:.0} % of {mem_bw_gbps} GB/s, plus {layer_us_low:.0}–{layer_us_high:.0} µs per layer × {layers} layers of kernel launches and scheduling ({}); batch {batch} sequences per step; prompt processing not counted",
+                precision.as_str(),
+                match runtime {
+                    Runtime::Serving => "a serving engine such as vLLM or SGLang; Hugging Face transformers' generate() takes about ten times that: --runtime transformers",
+                    Runtime::Transformers => "Hugging Face transformers' generate(), eager PyTorch",
+                }
             ),
             Flops6 => f.write_str("FLOPs ≈ 6·N·D (forward 2·N·D + backward 4·N·D per token)"),
             Flops4 => f.write_str("FLOPs ≈ 4·N·D for LoRA-style training (forward 2·N·D + activation gradients 2·N·D; frozen weights need no weight-gradient GEMMs)"),
@@ -164,7 +188,7 @@ impl fmt::Display for Assumption {
                 active_params / 1e9
             ),
             MfuBands => f.write_str("MFU bands (share of dense 16-bit peak; catalog-facts §5): full fine-tune 35–50 % on one GPU or over NVLink, 20–35 % across PCIe-only GPUs; LoRA 25–35 %; QLoRA 15–25 %; pre-Ampere GPUs without FlashAttention-2 10–25 % (QLoRA 10–20 %); each offer's band is in time.mfu"),
-            InferenceTime => f.write_str("inference time: decode is memory-bound, each step reads the weights once at 40–70 % of peak memory bandwidth; prompt processing not counted"),
+            InferenceTime => f.write_str("inference time: decode is memory-bound, each step reads the weights once at 30–70 % of peak memory bandwidth, plus a fixed time per layer (30–60 µs in a serving engine such as vLLM or SGLang, 400–800 µs in Hugging Face transformers); prompt processing not counted"),
             TermBilling => f.write_str("term modes bill whole terms for the calendar time the work spans (hours ÷ hours per day); hourly and spot bill the hours worked"),
             OneInstancePerOffer => f.write_str("one instance per offer (no multi-node jobs); for each instance type and billing mode the cheapest region with an observed price is shown, else the cheapest estimate"),
             ValidateShare { pct } => write!(f, "validate runs {pct:.0} % of the tokens with QLoRA-4 on pay-as-you-go"),

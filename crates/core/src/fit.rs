@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::explain::{self, Assumption, Verdict};
 // The job's words live in `method` (explain names them too); re-exported so `fit::Method` stays.
-pub use crate::method::{Method, Precision};
+pub use crate::method::{Method, Precision, Runtime};
 use crate::model::ModelShape;
 
 /// A training or inference job.
@@ -32,6 +32,9 @@ pub struct Job {
     pub lora_rank: u32,
     /// Layers left trainable by the `freeze` method.
     pub freeze_trainable_layers: u32,
+    /// What runs an inference job's decode loop (its per-step overhead); training ignores it.
+    #[serde(default)]
+    pub runtime: Runtime,
 }
 
 impl Job {
@@ -50,6 +53,7 @@ impl Job {
             zero_stage: None,
             lora_rank: 8,
             freeze_trainable_layers: 2,
+            runtime: Runtime::Serving,
         }
     }
 

@@ -52,7 +52,7 @@ pub use fit::{fit, FitReport, Hardware, Job, MemoryBreakdown};
 pub use hf_config::{from_hf_config, ConfigError};
 pub use input::InputError;
 pub use jiff::civil::Date;
-pub use method::{Method, Precision};
+pub use method::{Method, Precision, Runtime};
 pub use model::{preset, preset_names, presets, ModelShape, Moe};
 pub use price::{
     break_even, cost_of, money, price_job, terms_bought, terms_for, BreakEven, JobPrice, ModeCost, Usage,

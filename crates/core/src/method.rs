@@ -75,6 +75,53 @@ impl Method {
     }
 }
 
+/// What runs an inference job's decode loop. Each decode step pays, besides reading the weights, a
+/// fixed time per layer to launch and schedule its kernels — ten times more from eager Python than
+/// from a serving engine's captured CUDA graphs, and at batch 1 on a small model that fixed time is
+/// most of the step.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Runtime {
+    /// A serving engine (vLLM, SGLang, LMDeploy, TensorRT-LLM): CUDA graphs, fused kernels.
+    #[default]
+    Serving,
+    /// Hugging Face transformers' `generate()` in eager PyTorch.
+    Transformers,
+}
+
+impl Runtime {
+    pub const ALL: [Runtime; 2] = [Runtime::Serving, Runtime::Transformers];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Runtime::Serving => "serving",
+            Runtime::Transformers => "transformers",
+        }
+    }
+
+    pub fn parse(s: &str) -> Result<Runtime, UnknownName> {
+        match s.to_ascii_lowercase().as_str() {
+            "serving" | "vllm" | "sglang" | "lmdeploy" | "tensorrt-llm" | "trt-llm" => Ok(Runtime::Serving),
+            "transformers" | "hf" | "eager" => Ok(Runtime::Transformers),
+            _ => Err(UnknownName::new("runtime", s, Runtime::ALL.iter().map(|r| r.as_str()))),
+        }
+    }
+
+    /// Fixed time per layer per decode step, fastest–slowest, in microseconds. Calibrated on the
+    /// Qwen3 speed benchmark (QwenLM/Qwen2.5 docs/source/getting_started/speed_benchmark.md, H20,
+    /// batch 1, input 1: transformers 4.51.3 and SGLang 0.4.6.post1 — rows 48–62 of
+    /// data/validation.toml): transformers decodes Qwen3 0.6B–8B at a near-constant 17–22 ms per
+    /// token over 28–36 layers (≈ 0.6 ms per layer, whatever the weights' size), SGLang's steps fit
+    /// weights ÷ (30–40 % of 4 TB/s) + ≈ 1.7 ms over 28–36 layers (≈ 50 µs per layer). The same
+    /// rows check the engine, so they are not an independent test of these figures.
+    pub fn layer_overhead_us(self) -> (f64, f64) {
+        match self {
+            Runtime::Serving => (30.0, 60.0),
+            Runtime::Transformers => (400.0, 800.0),
+        }
+    }
+}
+
 /// Numeric precision. For training it picks the 16-bit type (BF16 where the GPU has it, else FP16);
 /// for inference it is the weight precision.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]

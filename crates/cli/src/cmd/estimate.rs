@@ -28,6 +28,10 @@ pub struct EstimateArgs {
     /// fp16, bf16, fp32, int8, int4 (default: BF16 where the GPU has it, else FP16).
     #[arg(long)]
     pub precision: Option<String>,
+    /// What runs inference's decode loop: serving (vLLM, SGLang, LMDeploy: CUDA graphs) or
+    /// transformers (Hugging Face generate(), eager: ~10× the per-layer overhead).
+    #[arg(long, default_value = "serving")]
+    pub runtime: String,
     /// Training tokens per epoch (or tokens to generate for inference), e.g. 50M.
     #[arg(long)]
     pub tokens: Option<String>,
@@ -191,6 +195,7 @@ pub fn question(args: &EstimateArgs, cat: &Catalog, today: Date) -> Result<Quest
     let method = Method::parse(&args.method).map_err(output::unknown)?;
     let mut job = Job::new(model, method);
     job.precision = args.precision.as_deref().map(Precision::parse).transpose().map_err(output::unknown)?;
+    job.runtime = gpuctl_core::Runtime::parse(&args.runtime).map_err(output::unknown)?;
     job.seq_len = bound("seq-len", args.seq_len, input::seq_len(f64::from(args.seq_len)))?;
     job.micro_batch = args.micro_batch.max(1);
     job.grad_checkpointing = !args.no_grad_checkpointing;
