@@ -14,14 +14,20 @@ pub struct UnknownName {
 }
 
 impl UnknownName {
+    /// Nothing close among a few names (methods, runtimes, billing modes): all of them are the
+    /// suggestions, so the error still says what to type.
     pub fn new<'a>(kind: &str, given: &str, candidates: impl IntoIterator<Item = &'a str>) -> Self {
-        UnknownName {
-            kind: kind.to_string(),
-            given: given.to_string(),
-            suggestions: suggest(given, candidates),
+        let candidates: Vec<&str> = candidates.into_iter().collect();
+        let mut suggestions = suggest(given, candidates.iter().copied());
+        if suggestions.is_empty() && candidates.len() <= FEW {
+            suggestions = candidates.iter().map(|c| c.to_string()).collect();
         }
+        UnknownName { kind: kind.to_string(), given: given.to_string(), suggestions }
     }
 }
+
+/// At most this many candidates are all listed when none is close.
+const FEW: usize = 8;
 
 /// Up to three candidates closest to `given`, best first. Case, `-`, `_`, `.` and spaces are ignored;
 /// a candidate that contains the input (or is contained in it) counts as close.
@@ -68,6 +74,12 @@ mod tests {
         check("A100", &gpus, &["a10", "a100-sxm4-40g", "a100-sxm4-80g"]);
         check("h80", &gpus, &["h800"]);
         check("zzz", &gpus, &[]);
+        // Nothing close among a few: all of them, so the error says what is allowed.
+        let e = UnknownName::new("runtime", "onnx", ["serving", "transformers"]);
+        assert_eq!(e.suggestions, ["serving", "transformers"]);
+        assert!(UnknownName::new("gpu", "zzz", gpus.iter().copied().chain(["x", "y"]))
+            .suggestions
+            .is_empty());
         let models = ["qwen2.5-7b", "qwen2.5-14b", "llama-2-7b", "mistral-7b"];
         check("qwen-7b", &models, &["qwen2.5-7b", "qwen2.5-14b"]);
         check("lama2-7b", &models, &["llama-2-7b"]);
