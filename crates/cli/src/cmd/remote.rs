@@ -620,7 +620,7 @@ fn probe_command() -> String {
     format!(
         "if [ -e {READY_MARKER} ]; then echo gpuctl-ready; cat {READY_MARKER}; \
          elif [ -e {FAILED_MARKER} ]; then echo gpuctl-failed; cat {FAILED_MARKER}; \
-         tail -n 20 /var/log/cloud-init-output.log 2>/dev/null; else echo gpuctl-waiting; fi"
+         tail -n 20 /var/log/cloud-init-output.log 2>/dev/null || true; else echo gpuctl-waiting; fi"
     )
 }
 
@@ -662,7 +662,11 @@ pub fn wait_ready(ssh: &Ssh, hosts: &[Host], timeout: Duration, poll: Duration) 
                 "SSH answers; the boot script has not finished".to_string()
             } else {
                 let err = o.stderr.unwrap_or_default().join(" ");
-                o.error.map(|e| format!("{e}: {err}")).unwrap_or(err)
+                match (o.error, o.exit_code) {
+                    (Some(e), _) => format!("{e}: {err}"),
+                    (None, Some(c)) => format!("the probe exited {c}: {err}"),
+                    (None, None) => err,
+                }
             };
             if Instant::now() + poll >= deadline {
                 return Readiness::NotReady { last };
