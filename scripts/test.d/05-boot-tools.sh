@@ -1,4 +1,5 @@
 # Boot-config validators (issue 13), before step 10 runs every Rust test: crates/provision/tests/boot.rs
-# fails when CI or GPUCTL_REQUIRE_TOOLS is set and cloud-init or shellcheck is missing.
+# fails when CI or GPUCTL_REQUIRE_TOOLS is set and cloud-init or shellcheck is missing; and OpenSSH
+# (client and server) for tests/tests/ssh.rs, which fails without them.
 # Sourced by scripts/test (set -euo pipefail).
 scripts/boot-tools

@@ -50,6 +50,14 @@ enum Command {
     Destroy(cmd::destroy::DestroyArgs),
     /// Find instances tagged by gpuctl that no recorded deployment owns (lost state, someone else's run), with ¥/hour; `--release` them
     Sweep(cmd::sweep::SweepArgs),
+    /// Log in to an instance with the system `ssh` (or run `-- CMD…` there)
+    Ssh(cmd::ssh::SshArgs),
+    /// Run `-- CMD…` on every instance of a pool over ssh, in parallel; output prefixed per instance
+    Run(cmd::ssh::RunArgs),
+    /// Copy files to every instance of a pool, or from one, with the system `scp`
+    Cp(cmd::ssh::CpArgs),
+    /// Wait until the instances' boot environment wrote its ready marker (checked over ssh)
+    WaitReady(cmd::ssh::WaitReadyArgs),
 }
 
 fn run(cli: Cli) -> anyhow_free::Result {
@@ -68,6 +76,10 @@ fn run(cli: Cli) -> anyhow_free::Result {
         Command::Release(args) => cmd::release::run(args),
         Command::Destroy(args) => cmd::destroy::run(args),
         Command::Sweep(args) => cmd::sweep::run(args),
+        Command::Ssh(args) => cmd::ssh::ssh(args),
+        Command::Run(args) => cmd::ssh::run(args),
+        Command::Cp(args) => cmd::ssh::cp(args),
+        Command::WaitReady(args) => cmd::ssh::wait_ready(args),
     }
 }
 

@@ -341,6 +341,15 @@ impl Store {
             .map_err(|e| self.err(e))
     }
 
+    /// The spec file a deployment was last applied from, as it was named then (`ssh`/`run`/`cp` read
+    /// its pools' login keys); `None` for a deployment the store does not know.
+    pub fn spec_file(&self, deployment: &str) -> Result<Option<String>, StateError> {
+        self.conn
+            .query_row("SELECT spec_file FROM deployments WHERE name = ?1", params![deployment], |r| r.get(0))
+            .optional()
+            .map_err(|e| self.err(e))
+    }
+
     pub fn deployments(&self) -> Result<Vec<String>, StateError> {
         let mut st =
             self.conn.prepare("SELECT name FROM deployments ORDER BY name").map_err(|e| self.err(e))?;

@@ -8,6 +8,9 @@
 //! - `POST /_sim/clock`             → `{"advance_seconds": N}` or `{"to": "2030-01-01T00:00:00Z"}`
 //! - `GET  /_sim/knobs`, `PUT /_sim/knobs` → all knobs (the `[knobs]` table of the config, as JSON)
 //! - `POST /_sim/faults`, `/_sim/stock_outs`, `/_sim/rate_limits` → append one rule
+//! - `POST /_sim/public_address`    → `{"instance_id": "...", "address": "127.0.0.1"}`: the instance's
+//!   public IP as describe answers it from now on (tests aim `gpuctl ssh`/`run`/`cp` at a local sshd;
+//!   the port is the user's `--port`/`ssh_port`, as for any host whose sshd is not on 22)
 
 use gpuctl_simkit::{FaultRule, Knobs, RateLimit, SimRequest, SimResponse, StockOut};
 use jiff::{SignedDuration, Timestamp};
@@ -47,11 +50,16 @@ pub(crate) fn handle(sim: &Sim, req: &SimRequest) -> SimResponse {
         ("POST", "/_sim/faults") => append(sim, req, |k, r: FaultRule| k.faults.push(r)),
         ("POST", "/_sim/stock_outs") => append(sim, req, |k, r: StockOut| k.stock_outs.push(r)),
         ("POST", "/_sim/rate_limits") => append(sim, req, |k, r: RateLimit| k.rate_limits.push(r)),
+        ("POST", "/_sim/public_address") => match body::<PublicAddress>(req) {
+            Ok(p) => p.apply(sim),
+            Err(e) => bad(&e),
+        },
         _ => SimResponse::json(
             404,
             &json!({"error": format!("no admin endpoint {} {}", req.method, req.path),
                     "endpoints": ["GET /_sim/health", "GET /_sim/state", "POST /_sim/reset", "GET|POST /_sim/clock",
-                                  "GET|PUT /_sim/knobs", "POST /_sim/faults", "POST /_sim/stock_outs", "POST /_sim/rate_limits"]}),
+                                  "GET|PUT /_sim/knobs", "POST /_sim/faults", "POST /_sim/stock_outs", "POST /_sim/rate_limits",
+                                  "POST /_sim/public_address"]}),
         ),
     }
 }
@@ -109,5 +117,34 @@ impl ClockMove {
             }
             _ => Err("give exactly one of advance_seconds or to".into()),
         }
+    }
+}
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PublicAddress {
+    instance_id: String,
+    address: String,
+}
+
+impl PublicAddress {
+    fn apply(self, sim: &Sim) -> SimResponse {
+        // Only an IPv4 address: describe's fields hold one, and anything else would be a typo.
+        if self.address.parse::<std::net::Ipv4Addr>().is_err() {
+            return bad(&format!("address: {:?} is not an IPv4 address", self.address));
+        }
+        for emu in sim.emulators() {
+            match emu.point_public_address(&self.instance_id, &self.address) {
+                Ok(true) => {
+                    return SimResponse::json(
+                        200,
+                        &json!({"instance_id": self.instance_id, "address": self.address}),
+                    )
+                }
+                Ok(false) => {}
+                Err(e) => return SimResponse::json(409, &json!({ "error": e })),
+            }
+        }
+        SimResponse::json(404, &json!({"error": format!("no instance {} in any cloud", self.instance_id)}))
     }
 }

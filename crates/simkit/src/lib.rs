@@ -88,4 +88,10 @@ pub trait Emulator: Send + Sync {
     /// Move time-driven state to `ctx.now()`: boot transitions, auto-release, snapshot policies.
     /// Must be idempotent for the same `now`.
     fn tick(&self, ctx: &SimCtx);
+
+    /// Points the public address of `instance_id` at `address` (the admin API's
+    /// `POST /_sim/public_address`), so describe answers with it: how a test aims `gpuctl ssh` at a
+    /// local sshd. The address it held goes back to the pool. `Ok(false)`: no instance of this cloud
+    /// has that id; `Err`: the instance has no public address (created with `public_ip = false`).
+    fn point_public_address(&self, instance_id: &str, address: &str) -> Result<bool, String>;
 }

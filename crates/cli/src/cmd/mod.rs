@@ -20,6 +20,9 @@ pub mod snapshot;
 pub mod status;
 // finding leaks without state (issue 7)
 pub mod sweep;
+// reaching the instances over the system OpenSSH client (issue 13)
+pub mod remote;
+pub mod ssh;
 
 /// An error for people: what went wrong and what to do. Never holds a secret.
 #[derive(Debug)]

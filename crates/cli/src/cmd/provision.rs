@@ -29,6 +29,14 @@ pub struct ProvisionArgs {
     /// A price overlay file (your negotiated prices); also GPUCTL_PRICE_OVERLAY
     #[arg(long)]
     pub overlay: Option<PathBuf>,
+    /// Once the instances run, wait over ssh until each one's boot environment is ready
+    #[arg(long)]
+    pub wait_ready: bool,
+    /// How long `--wait-ready` waits in all, in seconds
+    #[arg(long, value_name = "SECS", default_value_t = 300, requires = "wait_ready")]
+    pub wait_ready_timeout: u64,
+    #[command(flatten)]
+    pub login: super::remote::LoginArgs,
     #[command(flatten)]
     pub cloud: CloudArgs,
 }
@@ -90,6 +98,7 @@ pub fn run(args: ProvisionArgs) -> Result<ExitCode, CliError> {
     // The clouds the pools may be created on, from the spec and catalog alone: their keys must load.
     let providers = gpuctl_provision::plan::providers(&spec, &catalog);
     let session = Session::open(&args.cloud, &providers)?;
+    let ready_spec = args.wait_ready.then(|| spec.clone());
     let job = session.engine.begin_provision(spec, &catalog, today()?).map_err(state_error)?;
     let plan = job.plan();
     if !plan.over_budget.is_empty() {
@@ -129,7 +138,37 @@ pub fn run(args: ProvisionArgs) -> Result<ExitCode, CliError> {
     } else {
         print_report(&report);
     }
-    Ok(exit_for(&report))
+    let code = exit_for(&report);
+    match ready_spec {
+        Some(spec) if code == ExitCode::SUCCESS => wait_ready(&session, &spec, &args),
+        _ => Ok(code),
+    }
+}
+
+/// `--wait-ready`: every live instance of the deployment, polled over ssh (exit 1 if any is not ready).
+fn wait_ready(
+    session: &Session,
+    spec: &gpuctl_provision::spec::Spec,
+    args: &ProvisionArgs,
+) -> Result<ExitCode, CliError> {
+    use super::remote;
+    let target = remote::Target { deployment: spec.deployment.value.clone(), pool: None, index: None };
+    let hosts = remote::resolve(session, &target, &args.login, Some(spec))?;
+    let ssh = remote::Ssh {
+        known_hosts: remote::known_hosts(session)?,
+        port: args.login.port,
+        connect_timeout: args.login.connect_timeout,
+    };
+    // With --json the report is already on stdout: readiness goes to stderr as text, so stdout stays one document.
+    let ok = super::ssh::wait_and_print(
+        &ssh,
+        &hosts,
+        args.wait_ready_timeout,
+        args.cloud.poll_ms,
+        false,
+        args.cloud.json,
+    )?;
+    Ok(if ok { ExitCode::SUCCESS } else { ExitCode::FAILURE })
 }
 
 /// `--dry-run`: the cloud checks each first-choice create (Tencent/Alibaba DryRun, JD stock query).

@@ -298,6 +298,18 @@ impl Emulator for Ecs {
     fn tick(&self, ctx: &SimCtx) {
         lock(&self.state).tick(ctx.now(), &mut |prefix| ctx.new_id(prefix, 20));
     }
+
+    fn point_public_address(&self, instance_id: &str, address: &str) -> Result<bool, String> {
+        let mut st = lock(&self.state);
+        let st = &mut *st;
+        let Some(inst) = st.instances.get_mut(instance_id) else { return Ok(false) };
+        let Some(ip) = inst.public_ip.as_mut() else {
+            return Err(format!("{instance_id} has no public IP (created with InternetMaxBandwidthOut 0)"));
+        };
+        st.addresses.release(ip);
+        *ip = address.to_string();
+        Ok(true)
+    }
 }
 
 #[cfg(test)]

@@ -272,6 +272,24 @@ impl Emulator for JdCloud {
     fn tick(&self, ctx: &SimCtx) {
         lock(&self.state).tick(ctx.now(), ctx.boot_time(), &mut |prefix| ctx.new_id(prefix, 10));
     }
+
+    fn point_public_address(&self, instance_id: &str, address: &str) -> Result<bool, String> {
+        let mut st = lock(&self.state);
+        let st = &mut *st;
+        if !st.instances.contains_key(instance_id) {
+            return Ok(false);
+        }
+        // JD's public address is the elastic IP bound to the instance (its own resource).
+        let Some(eip) = st.elastic_ips.values_mut().find(|e| e.instance_id.as_deref() == Some(instance_id))
+        else {
+            return Err(format!(
+                "{instance_id} has no elastic IP bound (created without instanceSpec.elasticIp)"
+            ));
+        };
+        st.addresses.release(&eip.address);
+        eip.address = address.to_string();
+        Ok(true)
+    }
 }
 
 #[cfg(test)]

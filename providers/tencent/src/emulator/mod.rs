@@ -256,6 +256,18 @@ impl Emulator for Tencent {
     fn tick(&self, ctx: &SimCtx) {
         self.state().tick(ctx);
     }
+
+    fn point_public_address(&self, instance_id: &str, address: &str) -> std::result::Result<bool, String> {
+        let mut st = self.state();
+        let st = &mut *st;
+        let Some(inst) = st.instances.iter_mut().find(|i| i.id == instance_id) else { return Ok(false) };
+        let Some(ip) = inst.public_ip.as_mut() else {
+            return Err(format!("{instance_id} has no public IP (created without InternetAccessible)"));
+        };
+        st.addresses.release(&ip.address);
+        ip.address = address.to_string();
+        Ok(true)
+    }
 }
 
 #[cfg(test)]

@@ -597,3 +597,30 @@ fn user_data_is_kept_base64_and_refused_when_not() {
         "refused creates make nothing"
     );
 }
+
+#[test]
+fn the_admin_api_points_a_public_ip_elsewhere_and_describe_follows() {
+    let (emu, ctx) = setup(Knobs { boot_seconds: 10, ..Knobs::default() });
+    let internet = json!({"InternetAccessible": {"InternetChargeType": "TRAFFIC_POSTPAID_BY_HOUR", "InternetMaxBandwidthOut": 10, "PublicIpAssigned": true}});
+    let r = call(&emu, &ctx, "RunInstances", run(internet));
+    let id: Vec<String> = serde_json::from_value(r["InstanceIdSet"].clone()).unwrap();
+    let r = call(&emu, &ctx, "RunInstances", run(json!({})));
+    let plain: Vec<String> = serde_json::from_value(r["InstanceIdSet"].clone()).unwrap();
+    assert_eq!(Emulator::point_public_address(&emu, &id[0], "127.0.0.1"), Ok(true));
+    assert!(Emulator::point_public_address(&emu, &plain[0], "127.0.0.1").is_err(), "no public IP to point");
+    assert_eq!(Emulator::point_public_address(&emu, "ins-none", "127.0.0.1"), Ok(false));
+    let d = call(&emu, &ctx, "DescribeInstances", json!({"InstanceIds": [id[0]]}));
+    assert_eq!(d["InstanceSet"][0]["PublicIpAddresses"], json!(["127.0.0.1"]));
+    // The documentation address it held is free again.
+    let r = call(
+        &emu,
+        &ctx,
+        "RunInstances",
+        run(
+            json!({"InternetAccessible": {"InternetChargeType": "TRAFFIC_POSTPAID_BY_HOUR", "InternetMaxBandwidthOut": 10, "PublicIpAssigned": true}}),
+        ),
+    );
+    let again: Vec<String> = serde_json::from_value(r["InstanceIdSet"].clone()).unwrap();
+    let d = call(&emu, &ctx, "DescribeInstances", json!({"InstanceIds": [again[0]]}));
+    assert_eq!(d["InstanceSet"][0]["PublicIpAddresses"], json!(["203.0.113.1"]));
+}

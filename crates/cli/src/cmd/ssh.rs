@@ -1,0 +1,238 @@
+//! `gpuctl ssh`, `gpuctl run`, `gpuctl cp`, `gpuctl wait-ready` (issue 13): the system OpenSSH
+//! client pointed at a deployment's instances (how: `remote.rs`).
+
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::Args;
+
+use super::provisioning::{CloudArgs, Session};
+use super::remote::{self, CpEnd, Host, LoginArgs, Outcome, Ssh, Target};
+use super::CliError;
+use crate::output::print_json;
+
+#[derive(Args, Debug)]
+pub struct SshArgs {
+    /// DEPLOY/POOL[/N]: the instance (N may be left out when the pool has one instance)
+    pub target: String,
+    /// A command to run instead of a login shell (after `--`)
+    #[arg(last = true)]
+    pub command: Vec<String>,
+    #[command(flatten)]
+    pub login: LoginArgs,
+    #[command(flatten)]
+    pub cloud: CloudArgs,
+}
+
+#[derive(Args, Debug)]
+pub struct RunArgs {
+    /// DEPLOY/POOL[/N]: every instance of the pool, or instance N
+    pub target: String,
+    /// The command (after `--`), run by each instance's login shell
+    #[arg(last = true, required = true)]
+    pub command: Vec<String>,
+    /// How many instances at a time
+    #[arg(long, default_value_t = 16)]
+    pub parallel: usize,
+    #[command(flatten)]
+    pub login: LoginArgs,
+    #[command(flatten)]
+    pub cloud: CloudArgs,
+}
+
+#[derive(Args, Debug)]
+pub struct CpArgs {
+    /// From: a local path, or DEPLOY/POOL/N:PATH
+    pub from: String,
+    /// To: DEPLOY/POOL[/N]:PATH (every instance of the pool when N is left out), or a local path
+    pub to: String,
+    /// Copy folders and what they hold
+    #[arg(long, short = 'r')]
+    pub recursive: bool,
+    /// How many instances at a time
+    #[arg(long, default_value_t = 16)]
+    pub parallel: usize,
+    #[command(flatten)]
+    pub login: LoginArgs,
+    #[command(flatten)]
+    pub cloud: CloudArgs,
+}
+
+#[derive(Args, Debug)]
+pub struct WaitReadyArgs {
+    /// DEPLOY[/POOL[/N]]
+    pub target: String,
+    /// Give up after this many seconds in all
+    #[arg(long = "timeout", value_name = "SECS", default_value_t = 300)]
+    pub timeout: u64,
+    #[command(flatten)]
+    pub login: LoginArgs,
+    #[command(flatten)]
+    pub cloud: CloudArgs,
+}
+
+fn target(text: &str, pool_optional: bool) -> Result<Target, CliError> {
+    Target::parse(text, pool_optional).map_err(CliError::usage)
+}
+
+fn ssh_for(session: &Session, login: &LoginArgs) -> Result<Ssh, CliError> {
+    Ok(Ssh {
+        known_hosts: remote::known_hosts(session)?,
+        port: login.port,
+        connect_timeout: login.connect_timeout,
+    })
+}
+
+pub fn ssh(args: SshArgs) -> Result<ExitCode, CliError> {
+    let t = target(&args.target, false)?;
+    let session = Session::open(&args.cloud, &[])?;
+    let hosts = remote::resolve(&session, &t, &args.login, None)?;
+    let [host] = &hosts[..] else {
+        let names: Vec<&str> = hosts.iter().map(|h| h.label.as_str()).collect();
+        return Err(CliError::usage(format!(
+            "{t} has {} instances ({}); name one: {t}/N, or use `gpuctl run` for all of them",
+            hosts.len(),
+            names.join(", ")
+        )));
+    };
+    let ssh = ssh_for(&session, &args.login)?;
+    // Interactive: ssh owns the terminal, may prompt for a key's passphrase; its exit code is ours.
+    let status =
+        std::process::Command::new("ssh").args(ssh.ssh_args(host, false, &args.command)?).status().map_err(
+            |e| CliError::failed(format!("cannot start ssh: {e} (is OpenSSH's client installed?)")),
+        )?;
+    Ok(match status.code() {
+        Some(0) => ExitCode::SUCCESS,
+        Some(c) => ExitCode::from(u8::try_from(c).unwrap_or(1)),
+        None => ExitCode::FAILURE,
+    })
+}
+
+/// Exit 0 when every instance's command succeeded, else 1; printed per instance.
+fn finish(outcomes: &[Outcome], json: bool, what: &str) -> Result<ExitCode, CliError> {
+    if json {
+        print_json(&outcomes)?;
+    } else {
+        for o in outcomes {
+            let who = format!("[{} {}]", o.instance, o.instance_id);
+            match (&o.error, o.exit_code) {
+                (Some(e), _) => eprintln!("{who} {e}"),
+                (None, Some(0)) => {}
+                (None, Some(c)) => eprintln!("{who} {what} exited with {c}"),
+                (None, None) => eprintln!("{who} {what} did not finish"),
+            }
+        }
+    }
+    let failed = outcomes.iter().filter(|o| !o.ok()).count();
+    if !json && outcomes.len() > 1 {
+        eprintln!("{what}: {} of {} instance(s) succeeded", outcomes.len() - failed, outcomes.len());
+    }
+    Ok(if failed == 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+}
+
+pub fn run(args: RunArgs) -> Result<ExitCode, CliError> {
+    let t = target(&args.target, false)?;
+    let session = Session::open(&args.cloud, &[])?;
+    let hosts = remote::resolve(&session, &t, &args.login, None)?;
+    let ssh = ssh_for(&session, &args.login)?;
+    let json = args.cloud.json;
+    let prepared: Vec<Vec<std::ffi::OsString>> =
+        hosts.iter().map(|h| ssh.ssh_args(h, true, &args.command)).collect::<Result<_, _>>()?;
+    let outcomes = remote::for_each_host(&hosts, args.parallel, |h| {
+        let i = hosts.iter().position(|x| x.label == h.label).unwrap_or(0);
+        remote::run_one("ssh", &prepared[i], h, json)
+    });
+    finish(&outcomes, json, "the command")
+}
+
+pub fn cp(args: CpArgs) -> Result<ExitCode, CliError> {
+    let from = CpEnd::parse(&args.from).map_err(CliError::usage)?;
+    let to = CpEnd::parse(&args.to).map_err(CliError::usage)?;
+    let (t, upload) = match (&from, &to) {
+        (CpEnd::Local(_), CpEnd::Remote { target, .. }) => (target.clone(), true),
+        (CpEnd::Remote { target, .. }, CpEnd::Local(_)) => (target.clone(), false),
+        _ => {
+            return Err(CliError::usage(
+                "cp copies between here and instances: exactly one side is DEPLOY/POOL[/N]:PATH (write a local path with `:` as ./a:b)",
+            ))
+        }
+    };
+    if upload {
+        if let CpEnd::Local(p) = &from {
+            if !p.exists() {
+                return Err(CliError::usage(format!("{} does not exist", p.display())));
+            }
+        }
+    }
+    let session = Session::open(&args.cloud, &[])?;
+    let hosts = remote::resolve(&session, &t, &args.login, None)?;
+    if !upload && hosts.len() > 1 {
+        return Err(CliError::usage(format!(
+            "{t} has {} instances; copy from one at a time: {t}/N:PATH",
+            hosts.len()
+        )));
+    }
+    let ssh = ssh_for(&session, &args.login)?;
+    let json = args.cloud.json;
+    let prepared: Vec<Vec<std::ffi::OsString>> =
+        hosts.iter().map(|h| ssh.scp_args(h, args.recursive, &from, &to)).collect::<Result<_, _>>()?;
+    let outcomes = remote::for_each_host(&hosts, args.parallel, |h| {
+        let i = hosts.iter().position(|x| x.label == h.label).unwrap_or(0);
+        remote::run_one("scp", &prepared[i], h, json)
+    });
+    if !json {
+        for o in outcomes.iter().filter(|o| o.ok()) {
+            crate::outln!("[{} {}] copied", o.instance, o.instance_id);
+        }
+    }
+    finish(&outcomes, json, "scp")
+}
+
+pub fn wait_ready(args: WaitReadyArgs) -> Result<ExitCode, CliError> {
+    let t = target(&args.target, true)?;
+    let session = Session::open(&args.cloud, &[])?;
+    let hosts = remote::resolve(&session, &t, &args.login, None)?;
+    let ssh = ssh_for(&session, &args.login)?;
+    let ok = wait_and_print(&ssh, &hosts, args.timeout, args.cloud.poll_ms, args.cloud.json, false)?;
+    Ok(if ok { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+}
+
+/// Waits for `hosts` (bounded by `timeout_s`) and prints each one's readiness; true when all are ready.
+pub fn wait_and_print(
+    ssh: &Ssh,
+    hosts: &[Host],
+    timeout_s: u64,
+    poll_ms: u64,
+    json: bool,
+    to_stderr: bool,
+) -> Result<bool, CliError> {
+    if !json {
+        eprintln!("waiting up to {timeout_s} s for {} instance(s) to be ready over SSH", hosts.len());
+    }
+    let got = remote::wait_ready(
+        ssh,
+        hosts,
+        Duration::from_secs(timeout_s),
+        Duration::from_millis(poll_ms.clamp(100, 60_000)),
+    );
+    let ok = got.iter().all(|r| matches!(r, remote::Readiness::Ready { .. } | remote::Readiness::Reachable));
+    if json {
+        let rows: Vec<serde_json::Value> = hosts
+            .iter()
+            .zip(&got)
+            .map(|(h, r)| {
+                let mut v = serde_json::to_value(h).unwrap_or_default();
+                if let (Some(m), Ok(serde_json::Value::Object(r))) =
+                    (v.as_object_mut(), serde_json::to_value(r))
+                {
+                    m.extend(r);
+                }
+                v
+            })
+            .collect();
+        print_json(&rows)?;
+    } else {
+        remote::print_readiness(hosts, &got, to_stderr);
+    }
+    Ok(ok)
+}
