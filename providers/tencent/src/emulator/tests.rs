@@ -629,3 +629,12 @@ fn public_images_are_listed_with_their_filters_and_paging() {
     let one = call(&emu, &ctx, "DescribeImages", json!({ "ImageIds": ["img-487zeit5"] }));
     assert_eq!(one["ImageSet"][0]["ImageName"], "Ubuntu Server 22.04 LTS 64bit", "{one}");
 }
+
+#[test]
+fn run_instances_refuses_an_image_the_region_does_not_have() {
+    let (emu, ctx) = setup(Knobs::default());
+    let r = call(&emu, &ctx, "RunInstances", run(json!({ "ImageId": "img-zzzzzzzz" })));
+    assert_eq!(code(&r), "InvalidImageId.NotFound", "{r}");
+    let r = call(&emu, &ctx, "RunInstances", run(json!({})));
+    assert_eq!(code(&r), "", "a public image boots: {r}");
+}

@@ -324,6 +324,17 @@ pub(crate) fn run_instances(state: &mut State, call: &Call) -> Result<Value> {
     };
     let spec = launch_spec(call)?;
     quote(&spec)?;
+    // An image the region does not have (neither a public one nor one of the account's) is refused with
+    // CVM's own code (tencentcloud-sdk-python 3.1.195 `tencentcloud/cvm/v20170312/errorcodes.py`:
+    // INVALIDIMAGEID_NOTFOUND "未找到该镜像").
+    let known = gpuctl_simkit::images::TENCENT.iter().any(|i| i.id == spec.image_id)
+        || state.images.iter().any(|i| i.id == spec.image_id && i.region == call.region);
+    if !known {
+        return Err(TcError::new(
+            codes::INVALID_IMAGE_ID_NOT_FOUND,
+            format!("The ImageId `{}` does not exist in region `{}`.", spec.image_id, call.region),
+        ));
+    }
     let key_ids = super::keypair::login_key_ids(state, call)?;
     if call.ctx.is_sold_out(PROVIDER, &spec.offer.instance_type, &spec.zone) {
         return Err(TcError::new(
