@@ -438,11 +438,8 @@ impl KeyPairs for Client {
 impl Images for Client {
     async fn public_images(&self, region: &str) -> Result<Vec<ImageInfo>, CloudError> {
         page::all(Style::PageNumber, |at| async move {
-            let p = vec![
-                kv("ImageOwnerAlias", "system"),
-                kv("PageNumber", &at.number().to_string()),
-                kv("PageSize", "100"),
-            ];
+            let p =
+                vec![kv("ImageOwnerAlias", "system"), kv("PageNumber", at.number()), kv("PageSize", "100")];
             let a = self.call(region, "DescribeImages", p).await?;
             let items = a
                 .get("Images")
