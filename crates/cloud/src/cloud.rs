@@ -153,6 +153,14 @@ pub struct ImageInfo {
     pub cuda: Option<String>,
 }
 
+impl ImageInfo {
+    /// An image as a client read it; the driver and CUDA are taken from its name ([`gpu_from_name`]).
+    pub fn new(id: String, name: String, platform: String, os: String, created: Option<String>) -> ImageInfo {
+        let (driver, cuda) = gpu_from_name(&name);
+        ImageInfo { id, name, platform, os, created, driver, cuda }
+    }
+}
+
 /// The driver and CUDA versions a GPU image's name carries, by the words `driver`/`GPU` and `CUDA`
 /// each followed by a version (`… GPU Driver 535.161.07 CUDA 12.2`, `…_gpu_driver_535_cuda_12_2…`).
 /// The image APIs have no field for them (see [`ImageInfo`]), so the name is what the clouds say.

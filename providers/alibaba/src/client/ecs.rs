@@ -5,8 +5,8 @@ use std::collections::BTreeMap;
 
 use base64::Engine as _;
 use gpuctl_cloud::cloud::{
-    gpu_from_name, system_disk_first, CloudError, CreateRequest, Created, DiskInfo, DiskKind, Filter,
-    ImageInfo, Instance, InstanceState, KeyPair, Quote, SnapshotState, Stock,
+    system_disk_first, CloudError, CreateRequest, Created, DiskInfo, DiskKind, Filter, ImageInfo, Instance,
+    InstanceState, KeyPair, Quote, SnapshotState, Stock,
 };
 use gpuctl_cloud::json::Field;
 use gpuctl_cloud::page::{self, Page, Style};
@@ -448,16 +448,8 @@ impl Images for Client {
                 .iter()
                 .map(|i| {
                     let name = i.get("OSNameEn").text();
-                    let (driver, cuda) = gpu_from_name(&name);
-                    ImageInfo {
-                        id: i.get("ImageId").text(),
-                        os: name.clone(),
-                        platform: i.get("Platform").text(),
-                        created: i.get("CreationTime").opt_text(),
-                        name,
-                        driver,
-                        cuda,
-                    }
+                    let (platform, created) = (i.get("Platform").text(), i.get("CreationTime").opt_text());
+                    ImageInfo::new(i.get("ImageId").text(), name.clone(), platform, name, created)
                 })
                 .collect();
             Ok(Page::counted(items, a.get("TotalCount").u64().unwrap_or(0)))

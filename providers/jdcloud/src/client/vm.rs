@@ -5,8 +5,8 @@ use std::collections::BTreeMap;
 
 use base64::Engine as _;
 use gpuctl_cloud::cloud::{
-    gpu_from_name, CloudError, CreateRequest, Created, DiskInfo, ErrorKind, Filter, ImageInfo, Instance,
-    InstanceState, KeyPair,
+    CloudError, CreateRequest, Created, DiskInfo, ErrorKind, Filter, ImageInfo, Instance, InstanceState,
+    KeyPair,
 };
 use gpuctl_cloud::json::Field;
 use gpuctl_cloud::page::{self, Page, Style};
@@ -346,18 +346,15 @@ impl Images for Client {
                 .iter()
                 .filter(|i| i.get("status").value() == "ready")
                 .map(|i| {
-                    let name = i.get("name").text();
-                    let (driver, cuda) = gpu_from_name(&name);
                     let platform = i.get("platform").text();
-                    ImageInfo {
-                        id: i.get("imageId").text(),
-                        os: format!("{platform} {}", i.get("osVersion").text()),
+                    let os = format!("{platform} {}", i.get("osVersion").text());
+                    ImageInfo::new(
+                        i.get("imageId").text(),
+                        i.get("name").text(),
                         platform,
-                        created: i.get("createTime").opt_text(),
-                        name,
-                        driver,
-                        cuda,
-                    }
+                        os,
+                        i.get("createTime").opt_text(),
+                    )
                 })
                 .collect();
             Ok(Page::counted(items, a.get("totalCount").u64().unwrap_or(0)))

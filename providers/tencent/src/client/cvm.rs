@@ -5,8 +5,7 @@ use std::collections::BTreeMap;
 
 use base64::Engine as _;
 use gpuctl_cloud::cloud::{
-    gpu_from_name, CloudError, CreateRequest, Created, Filter, ImageInfo, Instance, InstanceState, KeyPair,
-    Quote, Stock,
+    CloudError, CreateRequest, Created, Filter, ImageInfo, Instance, InstanceState, KeyPair, Quote, Stock,
 };
 use gpuctl_cloud::json::Field;
 use gpuctl_cloud::page::{self, Page, Style};
@@ -296,17 +295,13 @@ impl Images for Client {
                 // A public image being synced or retired cannot boot an instance.
                 .filter(|i| i.get("ImageState").value() == "NORMAL")
                 .map(|i| {
-                    let name = i.get("ImageName").text();
-                    let (driver, cuda) = gpu_from_name(&name);
-                    ImageInfo {
-                        id: i.get("ImageId").text(),
-                        os: i.get("OsName").text(),
-                        platform: i.get("Platform").text(),
-                        created: i.get("CreatedTime").opt_text(),
-                        name,
-                        driver,
-                        cuda,
-                    }
+                    ImageInfo::new(
+                        i.get("ImageId").text(),
+                        i.get("ImageName").text(),
+                        i.get("Platform").text(),
+                        i.get("OsName").text(),
+                        i.get("CreatedTime").opt_text(),
+                    )
                 })
                 .collect();
             Ok(Page::counted(items, a.get("TotalCount").u64().unwrap_or(0)))
