@@ -69,6 +69,9 @@ TC = [
                                  "Limit": 100}),
     ("ImportKeyPair", "cvm", {"KeyName": "gpuctl_0123456789abcdef", "ProjectId": 0,
                               "PublicKey": "ssh-rsa AAAAB3NzaC1yc2EAAAADAQABAAABAQDy"}),
+    # image = "ubuntu-22.04": the region's public images, page by page.
+    ("DescribeImages", "cvm", {"Filters": [{"Name": "image-type", "Values": ["PUBLIC_IMAGE"]}],
+                               "Offset": 0, "Limit": 100}),
 ]
 
 
@@ -123,6 +126,8 @@ ALI = [
     ("DescribeKeyPairs", {"RegionId": "cn-hangzhou", "KeyPairName": "gpuctl_0123456789abcdef"}),
     ("ImportKeyPair", {"RegionId": "cn-hangzhou", "KeyPairName": "gpuctl_0123456789abcdef",
                        "PublicKeyBody": "ecdsa-sha2-nistp256 AAAAE2VjZHNhLXNoYTItbmlzdHAyNTYAAAA"}),
+    ("DescribeImages", {"RegionId": "cn-hangzhou", "ImageOwnerAlias": "system", "PageNumber": 1,
+                        "PageSize": 100}),
 ]
 
 
@@ -187,6 +192,8 @@ def jd_cases():
         ("describeKeypairs", jdcloud("vm", "describeKeypairs", {"regionId": "cn-north-1"},
                                      {"filters": [jd_model("common.Filter", name="keyNames",
                                                            values=["gpuctl_0123456789abcdef"])]})),
+        ("describeImages", jdcloud("vm", "describeImages", {"regionId": "cn-north-1"},
+                                   {"imageSource": "public", "pageNumber": 1, "pageSize": 100})),
         ("importKeypair", jdcloud("vm", "importKeypair", {"regionId": "cn-north-1",
                                                           "keyName": "gpuctl_0123456789abcdef",
                                                           "publicKey": "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAA"})),

@@ -43,7 +43,7 @@ TENCENT = {
 TENCENT_VERSION = {"cvm": "v20170312", "cbs": "v20170312"}
 ALIBABA = ["RunInstances", "DescribeInstances", "DescribeInstanceStatus", "DeleteInstances", "DeleteInstance",
            "StopInstances", "StopInstance", "DescribePrice", "DescribeAvailableResource", "DescribeDisks",
-           "CreateSnapshot", "DescribeSnapshots", "DeleteSnapshot", "CreateImage",
+           "CreateSnapshot", "DescribeSnapshots", "DeleteSnapshot", "CreateImage", "DescribeImages",
            "ModifyInstanceAutoReleaseTime", "ModifyInstanceChargeType", "CreateAutoSnapshotPolicy",
            "ApplyAutoSnapshotPolicy", "DescribeSecurityGroups", "ImportKeyPair", "DescribeKeyPairs"]
 # The VPC API (its own host and version 2016-04-28): the zone's default vSwitch for network = "default".
@@ -51,7 +51,7 @@ ALIBABA_VPC = ["DescribeVSwitches"]
 JDCLOUD = {
     "vm": ["createInstances", "describeInstances", "describeInstance", "deleteInstance", "describeInstanceTypes",
            "modifyInstanceReleaseTime", "createImage", "describeInstancesCustomData", "importKeypair",
-           "describeKeypairs"],
+           "describeKeypairs", "describeImages"],
     "disk": ["createSnapshot", "describeSnapshots", "deleteSnapshot", "createSnapshotPolicy",
              "applySnapshotPolicies"],
     "billing": ["calculateTotalPrice"],
@@ -61,13 +61,14 @@ JDCLOUD = {
 CLIENT_ACTIONS = {
     "tencent": ["RunInstances", "DescribeInstances", "TerminateInstances", "InquiryPriceRunInstances",
                 "DescribeZoneInstanceConfigInfos", "DescribeDisks", "DescribeSnapshots", "CreateSnapshot",
-                "ImportKeyPair", "DescribeKeyPairs"],
+                "ImportKeyPair", "DescribeKeyPairs", "DescribeImages"],
     "alibaba": ["RunInstances", "DescribeInstances", "DescribeDisks", "DeleteInstances", "CreateSnapshot",
                 "DescribeSnapshots", "DescribePrice", "DescribeAvailableResource", "ModifyInstanceChargeType",
-                "DescribeVSwitches", "DescribeSecurityGroups", "ImportKeyPair", "DescribeKeyPairs"],
+                "DescribeVSwitches", "DescribeSecurityGroups", "ImportKeyPair", "DescribeKeyPairs",
+                "DescribeImages"],
     "jdcloud": ["describeInstanceTypes", "createInstances", "modifyInstanceReleaseTime", "describeInstances",
                 "describeInstance", "deleteInstance", "createSnapshot", "describeSnapshots",
-                "calculateTotalPrice", "setRenewal", "importKeypair", "describeKeypairs"],
+                "calculateTotalPrice", "setRenewal", "importKeypair", "describeKeypairs", "describeImages"],
 }
 
 

@@ -132,6 +132,53 @@ pub struct Instance {
     pub tags: BTreeMap<String, String>,
 }
 
+/// A public image as the cloud's image API lists it (issue 13: `image = "ubuntu-22.04"`). The clouds
+/// say the OS in their own words (Tencent `Platform` + `OsName`, Alibaba `Platform` + `OSNameEn`, JD
+/// `platform` + `osVersion`); none has a field for a preinstalled NVIDIA driver, so `driver`/`cuda`
+/// come from the image's name where the cloud names its GPU images by them (see each client).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct ImageInfo {
+    pub id: String,
+    /// The cloud's display name, e.g. `Ubuntu Server 22.04 LTS 64bit`.
+    pub name: String,
+    /// The distribution as the cloud says it (`Ubuntu`, `CentOS`, `TencentOS`, `Aliyun`…).
+    pub platform: String,
+    /// The OS and version in the cloud's words (`Ubuntu Server 22.04 LTS 64bit`, `22.04`…).
+    pub os: String,
+    /// RFC 3339 creation time as the cloud gave it; `None` when it did not say.
+    pub created: Option<String>,
+    /// The NVIDIA driver the image ships, when its name says.
+    pub driver: Option<String>,
+    /// The CUDA the image ships, when its name says.
+    pub cuda: Option<String>,
+}
+
+impl ImageInfo {
+    /// An image as a client read it; the driver and CUDA are taken from its name ([`gpu_from_name`]).
+    pub fn new(id: String, name: String, platform: String, os: String, created: Option<String>) -> ImageInfo {
+        let (driver, cuda) = gpu_from_name(&name);
+        ImageInfo { id, name, platform, os, created, driver, cuda }
+    }
+}
+
+/// The driver and CUDA versions a GPU image's name carries, by the words `driver`/`GPU` and `CUDA`
+/// each followed by a version (`… GPU Driver 535.161.07 CUDA 12.2`, `…_gpu_driver_535_cuda_12_2…`).
+/// The image APIs have no field for them (see [`ImageInfo`]), so the name is what the clouds say.
+pub fn gpu_from_name(name: &str) -> (Option<String>, Option<String>) {
+    let words: Vec<String> = name
+        .split(|c: char| c.is_whitespace() || c == '-' || c == '(' || c == ')' || c == ',')
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect();
+    let version_after = |key: &str| {
+        words.iter().position(|w| w == key).and_then(|i| words.get(i + 1)).and_then(|v| {
+            let ok = v.split('.').all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()));
+            ok.then(|| v.clone())
+        })
+    };
+    (version_after("driver"), version_after("cuda"))
+}
+
 /// A key pair as the cloud lists it (issue 13: `login_key = { public_key = … }`). gpuctl only imports
 /// public keys; a cloud's private half is never asked for or kept.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
@@ -348,6 +395,9 @@ pub trait Cloud: Send + Sync {
 
     /// Imports an OpenSSH public key line (`type base64`) as the key pair `name` (Tencent/Alibaba
     /// ImportKeyPair, JD importKeypair).
+    /// The region's public (the cloud's own) images, every page.
+    fn public_images<'a>(&'a self, region: &'a str) -> BoxFuture<'a, Result<Vec<ImageInfo>, CloudError>>;
+
     fn import_key_pair<'a>(
         &'a self,
         region: &'a str,

@@ -6,8 +6,8 @@
 use std::future::Future;
 
 use crate::cloud::{
-    BoxFuture, Cloud, CloudError, CreateRequest, Created, DiskInfo, DiskKind, Filter, Instance, KeyPair,
-    Quote, SnapshotState, Stock,
+    BoxFuture, Cloud, CloudError, CreateRequest, Created, DiskInfo, DiskKind, Filter, ImageInfo, Instance,
+    KeyPair, Quote, SnapshotState, Stock,
 };
 use crate::provider::Provider;
 
@@ -104,7 +104,12 @@ pub trait KeyPairs: Send + Sync {
     ) -> impl Future<Output = Result<KeyPair, CloudError>> + Send;
 }
 
-impl<T: Instances + Disks + Prices + KeyPairs> Cloud for T {
+/// The region's public images (issue 13's images by name).
+pub trait Images: Send + Sync {
+    fn public_images(&self, region: &str) -> impl Future<Output = Result<Vec<ImageInfo>, CloudError>> + Send;
+}
+
+impl<T: Instances + Disks + Prices + KeyPairs + Images> Cloud for T {
     fn provider(&self) -> Provider {
         T::PROVIDER
     }
@@ -200,5 +205,9 @@ impl<T: Instances + Disks + Prices + KeyPairs> Cloud for T {
         public_key: &'a str,
     ) -> BoxFuture<'a, Result<KeyPair, CloudError>> {
         Box::pin(KeyPairs::import_key_pair(self, region, name, public_key))
+    }
+
+    fn public_images<'a>(&'a self, region: &'a str) -> BoxFuture<'a, Result<Vec<ImageInfo>, CloudError>> {
+        Box::pin(Images::public_images(self, region))
     }
 }

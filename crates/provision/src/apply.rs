@@ -401,7 +401,18 @@ impl Engine {
         let missing = |what: &str| {
             ApplyError::Other(format!("pool `{}` has no {what} for {}", pool.name.value, c.provider))
         };
-        let image_id = pool.image.for_provider(c.provider).ok_or_else(|| missing("image"))?.clone();
+        let given = pool.image.for_provider(c.provider).ok_or_else(|| missing("image"))?;
+        // A name is booted as the image the plan resolved it to here; an id as it is.
+        let image_id = match &c.image {
+            Some(resolved) => resolved.id.clone(),
+            None if crate::image::is_name(given) => {
+                return Err(ApplyError::Other(format!(
+                    "pool `{}`: image `{given}` is a name, not yet resolved on {} {}",
+                    pool.name.value, c.provider, c.region
+                )))
+            }
+            None => given.clone(),
+        };
         let network = match &pool.network {
             Network::Default => None,
             Network::Ids(ids) => {

@@ -17,6 +17,7 @@
 
 pub mod apply;
 pub mod boot;
+pub mod image;
 pub mod name;
 pub mod plan;
 pub mod pubkey;

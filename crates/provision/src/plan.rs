@@ -23,6 +23,10 @@ pub struct Choice {
     /// cloud requires a bid (Tencent): the pay-as-you-go price, as the console does. `None` otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub spot_bid: Option<f64>,
+    /// The public image an image *name* resolved to in this region (`Engine::resolve_images`);
+    /// `None` while unresolved, and for an image given by id.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub image: Option<crate::image::ResolvedImage>,
 }
 
 /// A catalog price as the plan shows it: never a bare number.
@@ -475,6 +479,7 @@ fn choices(pool: &Pool, catalog: &Catalog) -> Vec<Choice> {
                 instance_type: catalog.api_type(c.provider, &c.instance_type),
                 price: price(c.provider, &c.instance_type, &c.region),
                 spot_bid: None,
+                image: None,
             })
             .collect(),
         Placement::Requirement(req) => {
@@ -506,6 +511,7 @@ fn choices(pool: &Pool, catalog: &Catalog) -> Vec<Choice> {
                             instance_type: api_type.clone(),
                             price: Some(fact.clone()),
                             spot_bid: None,
+                            image: None,
                         });
                     }
                 }

@@ -184,6 +184,12 @@ impl<L> Provisioning<'_, L> {
         &self.plan
     }
 
+    /// Resolves the plan's image names on their clouds (`Engine::resolve_images`), before it is shown
+    /// and applied: the plan then names the image each instance boots.
+    pub async fn resolve_images(&mut self) -> Result<(), ApplyError> {
+        self.engine.resolve_images(&mut self.plan).await
+    }
+
     pub fn spec(&self) -> &Spec {
         &self.spec
     }

@@ -17,6 +17,7 @@ pub mod config;
 pub mod creds;
 pub mod ctx;
 pub mod idem;
+pub mod images;
 pub mod knobs;
 pub mod money;
 pub mod nonce;

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use clap::Args;
 use gpuctl_provision::plan::Plan;
 
-use super::provisioning::{load_spec, state_error, CloudArgs, EXIT_OVER_BUDGET};
+use super::provisioning::{apply_error, load_spec, state_error, CloudArgs, EXIT_OVER_BUDGET};
 use super::CliError;
 use crate::output::{cny, load_catalog, print_json, table, today};
 
@@ -80,6 +80,9 @@ pub fn print_plan(p: &Plan) {
         if let Some(ip) = &pool.public_ip {
             crate::outln!("{} public IP: {}", pool.name, public_ip_line(ip));
         }
+        for line in image_lines(pool) {
+            crate::outln!("{line}");
+        }
         for b in &pool.boot {
             crate::outln!("{} boots on {}: {}", pool.name, b.provider, b.summary);
         }
@@ -119,6 +122,33 @@ pub fn print_plan(p: &Plan) {
     }
 }
 
+/// Where a pool's image was given by name: the id and name it resolved to, once per cloud and region.
+fn image_lines(pool: &gpuctl_provision::plan::PoolPlan) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for c in &pool.choices {
+        if let Some(img) = &c.image {
+            let line = format!(
+                "{} image `{}` on {} {}: {} ({}){}",
+                pool.name,
+                img.given,
+                c.provider,
+                c.region,
+                img.id,
+                img.name,
+                match (&img.driver, &img.cuda) {
+                    (Some(d), Some(cu)) => format!(", NVIDIA driver {d}, CUDA {cu}"),
+                    (Some(d), None) => format!(", NVIDIA driver {d}"),
+                    _ => String::new(),
+                }
+            );
+            if !out.contains(&line) {
+                out.push(line);
+            }
+        }
+    }
+    out
+}
+
 /// One pool's public IP as the plan shows it: the rate per instance, never a guessed GB count.
 fn public_ip_line(ip: &gpuctl_provision::public_ip::PublicIpPrice) -> String {
     let rate = match (ip.cny_per_hour, ip.cny_per_gb) {
@@ -153,9 +183,14 @@ fn print_boot(p: &Plan) {
 pub fn run(args: PlanArgs) -> Result<ExitCode, CliError> {
     let catalog = load_catalog(args.overlay.as_deref())?;
     let spec = load_spec(&args.spec, &catalog)?;
-    // Planning reads the state but calls no cloud: open the store directly, no credentials needed.
-    let session = super::provisioning::Session::open(&args.cloud, &[])?;
-    let p = session.engine.plan(&spec, &catalog, today()?).map_err(state_error)?;
+    // Planning reads the state and calls no cloud (no credentials needed), except to resolve image
+    // names (`image = "ubuntu-22.04"`): those clouds' image listings say which id each name boots.
+    let by_name = gpuctl_provision::image::providers_by_name(&spec, &catalog);
+    let session = super::provisioning::Session::open(&args.cloud, &by_name)?;
+    let mut p = session.engine.plan(&spec, &catalog, today()?).map_err(state_error)?;
+    if !by_name.is_empty() {
+        session.runtime.block_on(session.engine.resolve_images(&mut p)).map_err(apply_error)?;
+    }
     if args.cloud.json {
         print_json(&p)?;
     } else {

@@ -11,7 +11,8 @@ use gpuctl_provision::workflow::Provisioning;
 
 use super::plan::print_plan;
 use super::provisioning::{
-    confirm, load_spec, state_error, workflow_error, CloudArgs, Session, EXIT_OVER_BUDGET, EXIT_PARTIAL,
+    apply_error, confirm, load_spec, state_error, workflow_error, CloudArgs, Session, EXIT_OVER_BUDGET,
+    EXIT_PARTIAL,
 };
 use super::CliError;
 use crate::output::{cny, load_catalog, print_json, table, today};
@@ -99,7 +100,8 @@ pub fn run(args: ProvisionArgs) -> Result<ExitCode, CliError> {
     let providers = gpuctl_provision::plan::providers(&spec, &catalog);
     let session = Session::open(&args.cloud, &providers)?;
     let ready_spec = args.wait_ready.then(|| spec.clone());
-    let job = session.engine.begin_provision(spec, &catalog, today()?).map_err(state_error)?;
+    let mut job = session.engine.begin_provision(spec, &catalog, today()?).map_err(state_error)?;
+    session.runtime.block_on(job.resolve_images()).map_err(apply_error)?;
     let plan = job.plan();
     if !plan.over_budget.is_empty() {
         if args.cloud.json {

@@ -127,7 +127,10 @@ pub struct Pool {
     pub term: u32,
     /// Highest ¥/hour a spot instance may cost; `None` = follow the market price (Alibaba SpotAsPriceGo).
     pub spot_max_price: Option<f64>,
+    /// An image id, or a name resolved per cloud and region at plan time (`crate::image`).
     pub image: PerProvider<String>,
+    /// `image = { os = …, gpu_driver = true }`: resolve the name to an image with an NVIDIA driver.
+    pub image_gpu_driver: bool,
     pub system_disk: Disk,
     pub data_disks: Vec<Disk>,
     pub network: Network,

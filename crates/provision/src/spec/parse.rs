@@ -336,12 +336,12 @@ impl Parser<'_> {
         };
         let placement = self.placement(r, &t);
         let (billing, term, term_loc, spot_max_price) = self.billing(r, &t)?;
-        let image = self.per_provider_str(r, &t, "image");
+        let (image, image_gpu_driver) = self.image(r, &t);
         if image.is_none() && t.get("image").is_none() {
             t.missing(
                 r,
                 "image",
-                " (an image id, or a table of them per provider: image = { tencent = \"img-…\" })",
+                " (an image id, a name such as \"ubuntu-22.04\", { os = \"ubuntu-22.04\", gpu_driver = true }, or a table of ids per provider: image = { tencent = \"img-…\" })",
             );
         }
         let system_disk = match t.get("system_disk") {
@@ -450,6 +450,7 @@ impl Parser<'_> {
             term,
             spot_max_price,
             image,
+            image_gpu_driver,
             system_disk: system_disk?,
             data_disks: data_disks?,
             network,
@@ -713,6 +714,37 @@ impl Parser<'_> {
             }
         }
         ok.then_some(PerProvider::Each(map))
+    }
+
+    /// `image`: an id or name (see `crate::image`), a table of them per provider, or `{ os = NAME,
+    /// gpu_driver = BOOL }` (the same name on every cloud). The bool is `gpu_driver`, false unless given.
+    fn image(&self, r: &mut Reader<'_>, t: &Table<'_>) -> (Option<PerProvider<String>>, bool) {
+        let by_os = t.get("image").and_then(|i| i.as_table_like()).is_some_and(|tl| tl.contains_key("os"));
+        if !by_os {
+            return (self.per_provider_str(r, t, "image"), false);
+        }
+        let Some(item) = t.get("image") else { return (None, false) };
+        let Some(it) = Table::open(r, item, format!("`image` of {}", t.what), &["os", "gpu_driver"]) else {
+            return (None, false);
+        };
+        let gpu_driver = it.bool(r, "gpu_driver").is_some_and(|b| b.value);
+        let Some(os) = it.str(r, "os").and_then(|v| self.id(r, "image.os", v)) else {
+            return (None, gpu_driver);
+        };
+        if !crate::image::is_name(&os.value) {
+            let near = gpuctl_core::suggest(&os.value, crate::image::FAMILIES.iter().map(|(f, _)| *f));
+            r.error_at(
+                os.loc,
+                format!(
+                    "`image.os` `{}` is not an image name (a family and version: {}-<version>, e.g. \"ubuntu-22.04\"){}",
+                    self.clip(&os.value),
+                    crate::image::FAMILIES.iter().map(|(f, _)| *f).collect::<Vec<_>>().join("|"),
+                    gpuctl_core::suggest::did_you_mean(&near)
+                ),
+            );
+            return (None, gpu_driver);
+        }
+        (Some(PerProvider::All(os.value)), gpu_driver)
     }
 
     /// `login_key`: an id, `{ public_key = "…" }`, or a table of either per provider.

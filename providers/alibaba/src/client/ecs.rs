@@ -5,12 +5,12 @@ use std::collections::BTreeMap;
 
 use base64::Engine as _;
 use gpuctl_cloud::cloud::{
-    system_disk_first, CloudError, CreateRequest, Created, DiskInfo, DiskKind, Filter, Instance,
+    system_disk_first, CloudError, CreateRequest, Created, DiskInfo, DiskKind, Filter, ImageInfo, Instance,
     InstanceState, KeyPair, Quote, SnapshotState, Stock,
 };
 use gpuctl_cloud::json::Field;
 use gpuctl_cloud::page::{self, Page, Style};
-use gpuctl_cloud::services::{Disks, Instances, KeyPairs, Prices};
+use gpuctl_cloud::services::{Disks, Images, Instances, KeyPairs, Prices};
 use gpuctl_cloud::{BillingMode, Disk, DiskCategory, NetworkIds, Provider, PublicIpBilling};
 
 use super::Client;
@@ -428,6 +428,33 @@ impl KeyPairs for Client {
         let p = vec![kv("KeyPairName", name), kv("PublicKeyBody", public_key)];
         self.call(region, "ImportKeyPair", p).await?;
         Ok(KeyPair::named(name))
+    }
+}
+
+/// ECS's public images (alibabacloud_ecs20140526 7.11.8 `models/_describe_images_request.py`):
+/// `ImageOwnerAlias = system` ("Images provided by Alibaba Cloud that are not published through
+/// Alibaba Cloud Marketplace"), `Status` Available by default, paged by `PageNumber`/`PageSize`
+/// ("Maximum value: 100"). A public image's `ImageName` is its id, so the name shown is `OSNameEn`.
+impl Images for Client {
+    async fn public_images(&self, region: &str) -> Result<Vec<ImageInfo>, CloudError> {
+        page::all(Style::PageNumber, |at| async move {
+            let p =
+                vec![kv("ImageOwnerAlias", "system"), kv("PageNumber", at.number()), kv("PageSize", "100")];
+            let a = self.call(region, "DescribeImages", p).await?;
+            let items = a
+                .get("Images")
+                .get("Image")
+                .items()
+                .iter()
+                .map(|i| {
+                    let name = i.get("OSNameEn").text();
+                    let (platform, created) = (i.get("Platform").text(), i.get("CreationTime").opt_text());
+                    ImageInfo::new(i.get("ImageId").text(), name.clone(), platform, name, created)
+                })
+                .collect();
+            Ok(Page::counted(items, a.get("TotalCount").u64().unwrap_or(0)))
+        })
+        .await
     }
 }
 

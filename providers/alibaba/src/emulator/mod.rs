@@ -128,6 +128,7 @@ impl Ecs {
             "DescribeSnapshots" => snapshots::describe_snapshots(&c, &st),
             "DeleteSnapshot" => snapshots::delete_snapshot(&c, &mut st),
             "CreateImage" => images::create_image(&c, &mut st),
+            "DescribeImages" => images::describe_images(&c, &st),
             "ModifyInstanceChargeType" => instances::modify_instance_charge_type(&c, &mut st),
             "ModifyInstanceAutoReleaseTime" => instances::modify_instance_auto_release_time(&c, &mut st),
             "CreateAutoSnapshotPolicy" => policies::create_auto_snapshot_policy(&c, &mut st),

@@ -1243,3 +1243,55 @@ fn user_data_is_kept_base64_and_refused_when_not() {
         (400, "InvalidUserData.SizeExceeded".into())
     );
 }
+
+#[test]
+fn describe_images_lists_system_images_by_owner_name_and_page() {
+    let (ecs, ctx) = (Ecs::new(), ctx());
+    let listed = gpuctl_simkit::images::ALIBABA.len();
+    let page = |n: &str| {
+        call(
+            &ecs,
+            &ctx,
+            "DescribeImages",
+            &[
+                ("RegionId", "cn-hangzhou"),
+                ("ImageOwnerAlias", "system"),
+                ("PageSize", "4"),
+                ("PageNumber", n),
+            ],
+        )
+        .unwrap()
+    };
+    let (one, two) = (page("1"), page("2"));
+    assert_eq!(one["TotalCount"].as_u64(), Some(listed as u64), "{one}");
+    let ids = |v: &Value| -> Vec<String> {
+        v["Images"]["Image"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|i| i["ImageId"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(ids(&one).len(), 4);
+    assert_eq!(ids(&one).len() + ids(&two).len(), listed);
+    assert!(ids(&two).iter().all(|i| !ids(&one).contains(i)), "pages do not overlap");
+    assert!(one["Images"]["Image"].as_array().unwrap().iter().all(|i| i["ImageOwnerAlias"] == "system"));
+    // ImageName: "Fuzzy search is supported"; a public image's name is its id.
+    let gpu =
+        call(&ecs, &ctx, "DescribeImages", &[("RegionId", "cn-hangzhou"), ("ImageName", "GPU")]).unwrap();
+    assert_eq!(gpu["TotalCount"].as_u64(), Some(1), "{gpu}");
+    let own = call(&ecs, &ctx, "DescribeImages", &[("RegionId", "cn-hangzhou"), ("ImageOwnerAlias", "self")])
+        .unwrap();
+    assert_eq!(own["TotalCount"].as_u64(), Some(0), "no custom image yet: {own}");
+    let by_id = call(
+        &ecs,
+        &ctx,
+        "DescribeImages",
+        &[
+            ("RegionId", "cn-hangzhou"),
+            ("ImageId", "ubuntu_22_04_x64_20G_alibase_20240926.vhd,aliyun_3_x64_20G_alibase_20240819.vhd"),
+        ],
+    )
+    .unwrap();
+    assert_eq!(by_id["TotalCount"].as_u64(), Some(2), "{by_id}");
+}

@@ -5,11 +5,12 @@ use std::collections::BTreeMap;
 
 use base64::Engine as _;
 use gpuctl_cloud::cloud::{
-    CloudError, CreateRequest, Created, DiskInfo, ErrorKind, Filter, Instance, InstanceState, KeyPair,
+    CloudError, CreateRequest, Created, DiskInfo, ErrorKind, Filter, ImageInfo, Instance, InstanceState,
+    KeyPair,
 };
 use gpuctl_cloud::json::Field;
 use gpuctl_cloud::page::{self, Page, Style};
-use gpuctl_cloud::services::{Instances, KeyPairs};
+use gpuctl_cloud::services::{Images, Instances, KeyPairs};
 use gpuctl_cloud::{BillingMode, Disk, DiskCategory, NetworkIds, Provider, PublicIpBilling};
 use serde_json::{json, Value};
 
@@ -324,6 +325,41 @@ impl KeyPairs for Client {
         let body = json!({ "keyName": name, "publicKey": public_key });
         self.call(vm("importKeypair", "POST", "keypairs:import"), region, vec![], Some(body)).await?;
         Ok(KeyPair::named(name))
+    }
+}
+
+/// vm's official images (jdcloud_sdk 1.6.354 `jdcloud_sdk/services/vm/apis/DescribeImagesRequest.py`:
+/// `imageSource` `public` "官方镜像", `pageSize` "取值范围[10, 100]"). JD says the OS in `platform` and
+/// `osVersion` (`services/vm/models/Image.py`); only `ready` images boot.
+impl Images for Client {
+    async fn public_images(&self, region: &str) -> Result<Vec<ImageInfo>, CloudError> {
+        page::all(Style::PageNumber, |at| async move {
+            let q = vec![
+                ("imageSource".to_string(), "public".to_string()),
+                ("pageNumber".to_string(), at.number().to_string()),
+                ("pageSize".to_string(), "100".to_string()),
+            ];
+            let a = self.call(vm("describeImages", "GET", "images"), region, q, None).await?;
+            let items = a
+                .get("images")
+                .items()
+                .iter()
+                .filter(|i| i.get("status").value() == "ready")
+                .map(|i| {
+                    let platform = i.get("platform").text();
+                    let os = format!("{platform} {}", i.get("osVersion").text());
+                    ImageInfo::new(
+                        i.get("imageId").text(),
+                        i.get("name").text(),
+                        platform,
+                        os,
+                        i.get("createTime").opt_text(),
+                    )
+                })
+                .collect();
+            Ok(Page::counted(items, a.get("totalCount").u64().unwrap_or(0)))
+        })
+        .await
     }
 }
 

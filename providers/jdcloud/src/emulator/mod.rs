@@ -25,7 +25,7 @@ use serde_json::Value;
 use crate::api::status;
 use error::render;
 pub use error::JdError;
-use ops::{billing, disk, keypair, renewal, vm};
+use ops::{billing, disk, image, keypair, renewal, vm};
 pub use route::{route, Route};
 use state::JdState;
 
@@ -124,6 +124,7 @@ impl JdCloud {
             "describeInstanceTypes" => vm::describe_instance_types(&c, &st),
             "modifyInstanceReleaseTime" => vm::modify_instance_release_time(&c, &mut st),
             "createImage" => vm::create_image(&c, &mut st),
+            "describeImages" => image::describe_images(&c, &st),
             "importKeypair" => keypair::import_keypair(&c, &mut st),
             "describeKeypairs" => keypair::describe_keypairs(&c, &st),
             "createSnapshot" => disk::create_snapshot(&c, &mut st),

@@ -40,6 +40,7 @@ pub fn route(method: &str, path: &str) -> Option<Route> {
         }
         ("POST", ["keypairs:import"]) => ("importKeypair", "vm", None),
         ("GET", ["keypairs"]) => ("describeKeypairs", "vm", None),
+        ("GET", ["images"]) => ("describeImages", "vm", None),
         ("POST", ["snapshots"]) => ("createSnapshot", "disk", None),
         ("GET", ["snapshots"]) => ("describeSnapshots", "disk", None),
         ("DELETE", ["snapshots", id]) => ("deleteSnapshot", "disk", Some(*id)),

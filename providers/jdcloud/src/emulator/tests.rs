@@ -915,3 +915,27 @@ fn elastic_ip_parameters_the_definition_forbids_are_refused() {
     assert_eq!(r.status, 200, "{}", r.json_body());
     assert_eq!(elastic_ips(&jd, &ctx).len(), 1);
 }
+
+#[test]
+fn describe_images_needs_a_source_and_filters_public_images() {
+    let (jd, ctx) = (JdCloud::new(), ctx());
+    // "如果没有指定 `ids` 参数，此参数必传" (DescribeImagesParameters.imageSource).
+    let e = call(&jd, &ctx, "GET", "images", json!({})).unwrap_err();
+    assert_eq!((e.code, e.status), (400, "INVALID_ARGUMENT"));
+    let listed = gpuctl_simkit::images::JDCLOUD.len();
+    let all = call(&jd, &ctx, "GET", "images", json!({ "imageSource": "public", "pageSize": 10 })).unwrap();
+    assert_eq!(all["totalCount"].as_u64(), Some(listed as u64), "{all}");
+    assert!(all["images"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|i| i["imageSource"] == "public" && i["status"] == "ready"));
+    let centos =
+        call(&jd, &ctx, "GET", "images", json!({ "imageSource": "public", "platform": "CentOS" })).unwrap();
+    assert_eq!(centos["totalCount"].as_u64(), Some(1), "{centos}");
+    let gpu = call(&jd, &ctx, "GET", "images", json!({ "imageSource": "public", "imageName": "gpu driver" }))
+        .unwrap();
+    assert_eq!(gpu["totalCount"].as_u64(), Some(1), "{gpu}");
+    let own = call(&jd, &ctx, "GET", "images", json!({ "imageSource": "private" })).unwrap();
+    assert_eq!(own["totalCount"].as_u64(), Some(0), "{own}");
+}

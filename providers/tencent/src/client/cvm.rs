@@ -5,11 +5,11 @@ use std::collections::BTreeMap;
 
 use base64::Engine as _;
 use gpuctl_cloud::cloud::{
-    CloudError, CreateRequest, Created, Filter, Instance, InstanceState, KeyPair, Quote, Stock,
+    CloudError, CreateRequest, Created, Filter, ImageInfo, Instance, InstanceState, KeyPair, Quote, Stock,
 };
 use gpuctl_cloud::json::Field;
 use gpuctl_cloud::page::{self, Page, Style};
-use gpuctl_cloud::services::{Instances, KeyPairs, Prices};
+use gpuctl_cloud::services::{Images, Instances, KeyPairs, Prices};
 use gpuctl_cloud::{BillingMode, NetworkIds, Provider, PublicIpBilling};
 use serde_json::{json, Value};
 
@@ -274,6 +274,39 @@ impl KeyPairs for Client {
             )
             .with_request_id(a.request_id)),
         }
+    }
+}
+
+/// CVM's public images (tccli 3.1.189.1 `cvm/v20170312/api.json` DescribeImagesRequest: the
+/// `image-type` filter `PUBLIC_IMAGE` "公共镜像 (腾讯云官方镜像)"; `Limit` "最大值为100"; `Offset`).
+impl Images for Client {
+    async fn public_images(&self, region: &str) -> Result<Vec<ImageInfo>, CloudError> {
+        page::all(Style::Offset, |at| async move {
+            let body = json!({
+                "Filters": [{ "Name": "image-type", "Values": ["PUBLIC_IMAGE"] }],
+                "Offset": at.number(),
+                "Limit": 100,
+            });
+            let a = self.call(CVM, region, "DescribeImages", body).await?;
+            let items = a
+                .get("ImageSet")
+                .items()
+                .iter()
+                // A public image being synced or retired cannot boot an instance.
+                .filter(|i| i.get("ImageState").value() == "NORMAL")
+                .map(|i| {
+                    ImageInfo::new(
+                        i.get("ImageId").text(),
+                        i.get("ImageName").text(),
+                        i.get("Platform").text(),
+                        i.get("OsName").text(),
+                        i.get("CreatedTime").opt_text(),
+                    )
+                })
+                .collect();
+            Ok(Page::counted(items, a.get("TotalCount").u64().unwrap_or(0)))
+        })
+        .await
     }
 }
 

@@ -624,3 +624,44 @@ fn the_admin_api_points_a_public_ip_elsewhere_and_describe_follows() {
     let d = call(&emu, &ctx, "DescribeInstances", json!({"InstanceIds": [again[0]]}));
     assert_eq!(d["InstanceSet"][0]["PublicIpAddresses"], json!(["203.0.113.1"]));
 }
+
+#[test]
+fn public_images_are_listed_with_their_filters_and_paging() {
+    let (emu, ctx) = setup(Knobs::default());
+    let public = json!([{ "Name": "image-type", "Values": ["PUBLIC_IMAGE"] }]);
+    let listed = gpuctl_simkit::images::TENCENT.len();
+    let first = call(&emu, &ctx, "DescribeImages", json!({ "Filters": public, "Limit": 3 }));
+    let r = &first;
+    assert_eq!(r["TotalCount"].as_u64(), Some(listed as u64), "{r}");
+    let set = r["ImageSet"].as_array().unwrap();
+    assert_eq!(set.len(), 3);
+    assert!(set.iter().all(|i| i["ImageType"] == "PUBLIC_IMAGE" && i["ImageSource"] == "OFFICIAL"), "{r}");
+    let next = call(&emu, &ctx, "DescribeImages", json!({ "Filters": public, "Offset": 3, "Limit": 100 }));
+    let rest = next["ImageSet"].as_array().unwrap().clone();
+    assert_eq!(rest.len(), listed - 3);
+    assert!(rest.iter().all(|i| !set.iter().any(|s| s["ImageId"] == i["ImageId"])), "pages do not overlap");
+    let count = |filters: Value| {
+        call(&emu, &ctx, "DescribeImages", json!({ "Filters": filters }))["TotalCount"].as_u64()
+    };
+    // platform and image-name match fuzzily, case aside ("支持模糊匹配" / "支持模糊查询").
+    assert_eq!(count(json!([{ "Name": "platform", "Values": ["tencentos"] }])), Some(1));
+    assert_eq!(count(json!([{ "Name": "image-name", "Values": ["GPU Driver"] }])), Some(2));
+    assert_eq!(
+        count(json!([{ "Name": "image-type", "Values": ["PRIVATE_IMAGE"] }])),
+        Some(0),
+        "no custom image yet"
+    );
+    let both = call(&emu, &ctx, "DescribeImages", json!({ "ImageIds": ["img-487zeit5"], "Filters": public }));
+    assert_eq!(both["Error"]["Code"], "InvalidParameter", "{both}");
+    let one = call(&emu, &ctx, "DescribeImages", json!({ "ImageIds": ["img-487zeit5"] }));
+    assert_eq!(one["ImageSet"][0]["ImageName"], "Ubuntu Server 22.04 LTS 64bit", "{one}");
+}
+
+#[test]
+fn run_instances_refuses_an_image_the_region_does_not_have() {
+    let (emu, ctx) = setup(Knobs::default());
+    let r = call(&emu, &ctx, "RunInstances", run(json!({ "ImageId": "img-zzzzzzzz" })));
+    assert_eq!(code(&r), "InvalidImageId.NotFound", "{r}");
+    let r = call(&emu, &ctx, "RunInstances", run(json!({})));
+    assert_eq!(code(&r), "", "a public image boots: {r}");
+}

@@ -8,6 +8,7 @@
 
 pub(crate) mod billing;
 pub(crate) mod disk;
+pub(crate) mod image;
 pub(crate) mod keypair;
 pub(crate) mod renewal;
 pub(crate) mod vm;

@@ -324,6 +324,17 @@ pub(crate) fn run_instances(state: &mut State, call: &Call) -> Result<Value> {
     };
     let spec = launch_spec(call)?;
     quote(&spec)?;
+    // An image the region does not have (neither a public one nor one of the account's) is refused with
+    // CVM's own code (tencentcloud-sdk-python 3.1.195 `tencentcloud/cvm/v20170312/errorcodes.py`:
+    // INVALIDIMAGEID_NOTFOUND "未找到该镜像").
+    let known = gpuctl_simkit::images::TENCENT.iter().any(|i| i.id == spec.image_id)
+        || state.images.iter().any(|i| i.id == spec.image_id && i.region == call.region);
+    if !known {
+        return Err(TcError::new(
+            codes::INVALID_IMAGE_ID_NOT_FOUND,
+            format!("The ImageId `{}` does not exist in region `{}`.", spec.image_id, call.region),
+        ));
+    }
     let key_ids = super::keypair::login_key_ids(state, call)?;
     if call.ctx.is_sold_out(PROVIDER, &spec.offer.instance_type, &spec.zone) {
         return Err(TcError::new(
@@ -788,49 +799,88 @@ pub(crate) fn describe_images(state: &State, call: &Call) -> Result<Value> {
     let v = call.p();
     let window = page(&v)?;
     let ids = v.str_list("ImageIds")?;
-    let fs = filters(&v, &["image-id", "image-type", "image-name"])?;
+    // The filters of tccli 3.1.189.1 `cvm/v20170312/api.json` DescribeImagesRequest.Filters that the sim
+    // keeps: image-id, image-type, image-name and platform (the last two "支持模糊查询"/"支持模糊匹配").
+    let fs = filters(&v, &["image-id", "image-type", "image-name", "platform"])?;
     if !ids.is_empty() && !fs.is_empty() {
         return Err(TcError::new(codes::INVALID_PARAMETER, "ImageIds and Filters cannot be given together."));
     }
     let now = call.ctx.now();
-    let found: Vec<&Image> = state
-        .images
+    // (id, type, name, platform, the image as CVM answers it), custom images first, then public ones.
+    let custom =
+        state.images.iter().filter(|i| i.region == call.region).map(|i| {
+            (i.id.as_str(), "PRIVATE_IMAGE", i.name.as_str(), "Ubuntu", custom_image(state, i, now))
+        });
+    let public = gpuctl_simkit::images::TENCENT
         .iter()
-        .filter(|i| i.region == call.region && (ids.is_empty() || ids.contains(&i.id)))
-        .filter(|i| {
+        .map(|i| (i.id, "PUBLIC_IMAGE", i.name, i.platform, public_image(i)));
+    let found: Vec<Value> = custom
+        .chain(public)
+        .filter(|(id, ..)| ids.is_empty() || ids.iter().any(|x| x == id))
+        .filter(|(id, ty, name, platform, _)| {
             fs.iter().all(|(n, vs)| match n.as_str() {
-                "image-id" => vs.contains(&i.id),
-                "image-name" => vs.contains(&i.name),
-                // Only custom images live here; public images are not emulated.
-                "image-type" => vs.iter().any(|t| t == "PRIVATE_IMAGE"),
+                "image-id" => vs.iter().any(|x| x == id),
+                "image-type" => vs.iter().any(|x| x == ty),
+                "image-name" => vs.iter().any(|x| gpuctl_simkit::images::fuzzy(name, x)),
+                "platform" => vs.iter().any(|x| gpuctl_simkit::images::fuzzy(platform, x)),
                 _ => false,
             })
         })
+        .map(|(.., img)| img)
         .collect();
     Ok(json!({
         "TotalCount": found.len(),
-        "ImageSet": window.apply(found.iter()).1.into_iter().map(|i| json!({
-            "ImageId": i.id,
-            "OsName": "Ubuntu Server 22.04 LTS 64bit",
-            "ImageType": "PRIVATE_IMAGE",
-            "CreatedTime": cvm_time(i.created),
-            "ImageName": i.name,
-            "ImageDescription": i.description,
-            "ImageSize": i.size_gb,
-            "Architecture": "x86_64",
-            "ImageState": if now >= i.ready_at { "NORMAL" } else { "CREATING" },
-            "Platform": "Ubuntu",
-            "ImageCreator": "gpuctl-sim",
-            "ImageSource": "CREATE_IMAGE",
-            "SyncPercent": if now >= i.ready_at { 100 } else { 0 },
-            "IsSupportCloudinit": true,
-            "SnapshotSet": i.snapshot_ids.iter().filter_map(|sid| state.snapshots.iter().find(|s| &s.id == sid)).map(|s| json!({
-                "SnapshotId": s.id, "DiskUsage": s.disk_usage, "DiskSize": s.disk_size_gb,
-            })).collect::<Vec<_>>(),
-            "Tags": [],
-            "LicenseType": "TencentCloud",
-            "ImageFamily": "",
-            "ImageDeprecated": false,
-        })).collect::<Vec<_>>(),
+        "ImageSet": window.apply(found.iter()).1,
     }))
+}
+
+fn custom_image(state: &State, i: &Image, now: Timestamp) -> Value {
+    json!({
+        "ImageId": i.id,
+        "OsName": "Ubuntu Server 22.04 LTS 64bit",
+        "ImageType": "PRIVATE_IMAGE",
+        "CreatedTime": cvm_time(i.created),
+        "ImageName": i.name,
+        "ImageDescription": i.description,
+        "ImageSize": i.size_gb,
+        "Architecture": "x86_64",
+        "ImageState": if now >= i.ready_at { "NORMAL" } else { "CREATING" },
+        "Platform": "Ubuntu",
+        "ImageCreator": "gpuctl-sim",
+        "ImageSource": "CREATE_IMAGE",
+        "SyncPercent": if now >= i.ready_at { 100 } else { 0 },
+        "IsSupportCloudinit": true,
+        "SnapshotSet": i.snapshot_ids.iter().filter_map(|sid| state.snapshots.iter().find(|s| &s.id == sid)).map(|s| json!({
+            "SnapshotId": s.id, "DiskUsage": s.disk_usage, "DiskSize": s.disk_size_gb,
+        })).collect::<Vec<_>>(),
+        "Tags": [],
+        "LicenseType": "TencentCloud",
+        "ImageFamily": "",
+        "ImageDeprecated": false,
+    })
+}
+
+/// A public image as CVM lists it: `ImageType` PUBLIC_IMAGE, `ImageSource` OFFICIAL, no snapshots.
+fn public_image(i: &gpuctl_simkit::images::PublicImage) -> Value {
+    json!({
+        "ImageId": i.id,
+        "OsName": i.name,
+        "ImageType": "PUBLIC_IMAGE",
+        "CreatedTime": i.created,
+        "ImageName": i.name,
+        "ImageDescription": i.name,
+        "ImageSize": i.size_gb,
+        "Architecture": "x86_64",
+        "ImageState": "NORMAL",
+        "Platform": i.platform,
+        "ImageCreator": "",
+        "ImageSource": "OFFICIAL",
+        "SyncPercent": 100,
+        "IsSupportCloudinit": true,
+        "SnapshotSet": [],
+        "Tags": [],
+        "LicenseType": "TencentCloud",
+        "ImageFamily": "",
+        "ImageDeprecated": false,
+    })
 }
