@@ -298,6 +298,8 @@ impl State {
                 "AutoReleaseTime": i.auto_release_at.as_ref().map(ts),
                 "Tags": i.tags.iter().map(|(k, v)| json!({"Key": k, "Value": v})).collect::<Vec<_>>(),
                 "SystemDiskId": i.system_disk, "DataDiskIds": i.data_disks, "KeyIds": i.key_ids,
+                "VirtualPrivateCloud": { "VpcId": i.vpc_id, "SubnetId": i.subnet_id },
+                "SecurityGroupIds": i.security_groups,
                 "PublicIpAddress": i.public_ip.as_ref().map(|p| p.address.clone()),
                 "UserData": i.user_data,
             })).collect::<Vec<_>>(),
