@@ -789,20 +789,20 @@ pub struct NetworkRecord {
 /// The networks of `network = "auto"`: kept apart from the instance rows above so the merge of
 /// other schema changes stays easy.
 impl Store {
+    /// One statement, committed with a full sync (the intent log's own durability).
+    fn write_durably(&self, sql: &str, p: impl rusqlite::Params) -> Result<(), StateError> {
+        self.durably(|| self.conn.execute(sql, p).map(|_| ()).map_err(|e| self.err(e)))
+    }
+
     /// Records a piece found or made (a piece already recorded keeps its row; a deleted one made
     /// again under the same id, which no cloud does, is live again).
     pub fn record_network(&self, n: &NetworkRecord) -> Result<(), StateError> {
-        self.durably(|| {
-            self.conn
-                .execute(
-                    "INSERT INTO networks (provider, region, zone, kind, cloud_id, client_token, made_by_gpuctl, state, created_at)
+        self.write_durably(
+            "INSERT INTO networks (provider, region, zone, kind, cloud_id, client_token, made_by_gpuctl, state, created_at)
                      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 'live', ?8)
                      ON CONFLICT (provider, cloud_id) DO UPDATE SET state = 'live', deleted_at = NULL",
-                    params![n.provider.as_str(), n.region, n.zone, n.kind, n.cloud_id, n.client_token, n.made_by_gpuctl, now()],
-                )
-                .map(|_| ())
-                .map_err(|e| self.err(e))
-        })
+            params![n.provider.as_str(), n.region, n.zone, n.kind, n.cloud_id, n.client_token, n.made_by_gpuctl, now()],
+        )
     }
 
     /// Every piece recorded in a zone (live and deleted), oldest first.
@@ -837,15 +837,10 @@ impl Store {
     }
 
     pub fn set_network_deleted(&self, provider: Provider, cloud_id: &str) -> Result<(), StateError> {
-        self.durably(|| {
-            self.conn
-                .execute(
-                    "UPDATE networks SET state = 'deleted', deleted_at = ?3 WHERE provider = ?1 AND cloud_id = ?2",
-                    params![provider.as_str(), cloud_id, now()],
-                )
-                .map(|_| ())
-                .map_err(|e| self.err(e))
-        })
+        self.write_durably(
+            "UPDATE networks SET state = 'deleted', deleted_at = ?3 WHERE provider = ?1 AND cloud_id = ?2",
+            params![provider.as_str(), cloud_id, now()],
+        )
     }
 
     /// `deployment` uses the zone's network (again, if an earlier use had ended).
@@ -856,16 +851,11 @@ impl Store {
         zone: &str,
         deployment: &str,
     ) -> Result<(), StateError> {
-        self.durably(|| {
-            self.conn
-                .execute(
-                    "INSERT INTO network_uses (provider, region, zone, deployment, since) VALUES (?1, ?2, ?3, ?4, ?5)
+        self.write_durably(
+            "INSERT INTO network_uses (provider, region, zone, deployment, since) VALUES (?1, ?2, ?3, ?4, ?5)
                      ON CONFLICT (provider, region, zone, deployment) DO UPDATE SET ended_at = NULL",
-                    params![provider.as_str(), region, zone, deployment, now()],
-                )
-                .map(|_| ())
-                .map_err(|e| self.err(e))
-        })
+            params![provider.as_str(), region, zone, deployment, now()],
+        )
     }
 
     /// Ends `deployment`'s use of the zone's network.
@@ -876,16 +866,11 @@ impl Store {
         zone: &str,
         deployment: &str,
     ) -> Result<(), StateError> {
-        self.durably(|| {
-            self.conn
-                .execute(
-                    "UPDATE network_uses SET ended_at = ?5 WHERE provider = ?1 AND region = ?2 AND zone = ?3
+        self.write_durably(
+            "UPDATE network_uses SET ended_at = ?5 WHERE provider = ?1 AND region = ?2 AND zone = ?3
                      AND deployment = ?4 AND ended_at IS NULL",
-                    params![provider.as_str(), region, zone, deployment, now()],
-                )
-                .map(|_| ())
-                .map_err(|e| self.err(e))
-        })
+            params![provider.as_str(), region, zone, deployment, now()],
+        )
     }
 
     /// The slots `deployment` uses now.

@@ -146,13 +146,12 @@ fn tag_filter(name: &str, values: &[String], tags: &[(String, String)]) -> Optio
     Some(tags.iter().any(|(k, v)| k == key && values.contains(v)))
 }
 
+/// `Filters` as (name, values) pairs.
+type Filters = Vec<(String, Vec<String>)>;
+
 /// `Ids` and `Filters` together are refused: "不支持同时指定VpcIds和Filters参数" (and the same words for
 /// SubnetIds and SecurityGroupIds).
-fn ids_and_filters(
-    v: &P,
-    ids_field: &str,
-    allowed: &[&str],
-) -> Result<(Vec<String>, Vec<(String, Vec<String>)>)> {
+fn ids_and_filters(v: &P, ids_field: &str, allowed: &[&str]) -> Result<(Vec<String>, Filters)> {
     let ids = v.str_list(ids_field)?;
     let fs = filters(v, allowed)?;
     if !ids.is_empty() && !fs.is_empty() {
