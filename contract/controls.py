@@ -72,6 +72,25 @@ TC = [
     # image = "ubuntu-22.04": the region's public images, page by page.
     ("DescribeImages", "cvm", {"Filters": [{"Name": "image-type", "Values": ["PUBLIC_IMAGE"]}],
                                "Offset": 0, "Limit": 100}),
+    # network = "auto": the zone's VPC, subnet and security group, found by tag, made, deleted.
+    ("DescribeVpcs", "vpc", {"Filters": [{"Name": "tag:gpuctl-network", "Values": ["ap-guangzhou-3"]}],
+                             "Offset": "0", "Limit": "100"}),
+    ("CreateVpc", "vpc", {"VpcName": "gpuctl-ap-guangzhou-3", "CidrBlock": "10.0.0.0/16",
+                          "Tags": [{"Key": "gpuctl-network", "Value": "ap-guangzhou-3"}]}),
+    ("DeleteVpc", "vpc", {"VpcId": "vpc-1"}),
+    ("DescribeSubnets", "vpc", {"Filters": [{"Name": "zone", "Values": ["ap-guangzhou-3"]}],
+                                "Offset": "0", "Limit": "100"}),
+    ("CreateSubnet", "vpc", {"VpcId": "vpc-1", "SubnetName": "gpuctl-ap-guangzhou-3", "CidrBlock": "10.0.0.0/20",
+                             "Zone": "ap-guangzhou-3"}),
+    ("DeleteSubnet", "vpc", {"SubnetId": "subnet-1"}),
+    ("DescribeSecurityGroups", "vpc", {"Filters": [{"Name": "tag:gpuctl-network", "Values": ["ap-guangzhou-3"]}],
+                                       "Offset": "0", "Limit": "100"}),
+    ("CreateSecurityGroup", "vpc", {"GroupName": "gpuctl-ap-guangzhou-3", "GroupDescription": "gpuctl",
+                                    "ProjectId": "0"}),
+    ("DeleteSecurityGroup", "vpc", {"SecurityGroupId": "sg-1"}),
+    ("DescribeSecurityGroupPolicies", "vpc", {"SecurityGroupId": "sg-1"}),
+    ("CreateSecurityGroupPolicies", "vpc", {"SecurityGroupId": "sg-1", "SecurityGroupPolicySet": {"Ingress": [
+        {"Protocol": "TCP", "Port": "22", "CidrBlock": "203.0.113.0/24", "Action": "ACCEPT"}]}}),
 ]
 
 

@@ -39,8 +39,12 @@ TENCENT = {
             "ImportKeyPair", "DescribeKeyPairs"],
     "cbs": ["CreateSnapshot", "DescribeSnapshots", "DeleteSnapshots", "DescribeDisks",
             "CreateAutoSnapshotPolicy", "BindAutoSnapshotPolicy"],
+    # network = "auto" (issue 13): the VPC, subnet and security group gpuctl makes and deletes.
+    "vpc": ["CreateVpc", "DescribeVpcs", "DeleteVpc", "CreateSubnet", "DescribeSubnets", "DeleteSubnet",
+            "CreateSecurityGroup", "DescribeSecurityGroups", "DeleteSecurityGroup",
+            "CreateSecurityGroupPolicies", "DescribeSecurityGroupPolicies"],
 }
-TENCENT_VERSION = {"cvm": "v20170312", "cbs": "v20170312"}
+TENCENT_VERSION = {"cvm": "v20170312", "cbs": "v20170312", "vpc": "v20170312"}
 ALIBABA = ["RunInstances", "DescribeInstances", "DescribeInstanceStatus", "DeleteInstances", "DeleteInstance",
            "StopInstances", "StopInstance", "DescribePrice", "DescribeAvailableResource", "DescribeDisks",
            "CreateSnapshot", "DescribeSnapshots", "DeleteSnapshot", "CreateImage", "DescribeImages",
@@ -61,7 +65,9 @@ JDCLOUD = {
 CLIENT_ACTIONS = {
     "tencent": ["RunInstances", "DescribeInstances", "TerminateInstances", "InquiryPriceRunInstances",
                 "DescribeZoneInstanceConfigInfos", "DescribeDisks", "DescribeSnapshots", "CreateSnapshot",
-                "ImportKeyPair", "DescribeKeyPairs", "DescribeImages"],
+                "ImportKeyPair", "DescribeKeyPairs", "DescribeImages", "CreateVpc", "DescribeVpcs", "DeleteVpc",
+                "CreateSubnet", "DescribeSubnets", "DeleteSubnet", "CreateSecurityGroup", "DescribeSecurityGroups",
+                "DeleteSecurityGroup", "CreateSecurityGroupPolicies", "DescribeSecurityGroupPolicies"],
     "alibaba": ["RunInstances", "DescribeInstances", "DescribeDisks", "DeleteInstances", "CreateSnapshot",
                 "DescribeSnapshots", "DescribePrice", "DescribeAvailableResource", "ModifyInstanceChargeType",
                 "DescribeVSwitches", "DescribeSecurityGroups", "ImportKeyPair", "DescribeKeyPairs",

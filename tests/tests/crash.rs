@@ -221,3 +221,75 @@ fn killed_runs_leave_nothing_twice_and_nothing_untracked() {
         "most kills should land while gpuctl runs: {total:?}"
     );
 }
+
+/// The zone network's pieces on Tencent (`/_sim/state`): (vpcs, subnets, security groups).
+fn tencent_networks(sim: &SimProcess) -> (Vec<String>, Vec<String>, Vec<String>) {
+    let st = sim.state();
+    let ids = |what: &str| -> Vec<String> {
+        let all = st["providers"]["tencent"][what].as_array().cloned().unwrap_or_default();
+        all.iter().map(|x| x["id"].as_str().unwrap_or_default().to_string()).collect()
+    };
+    (ids("vpcs"), ids("subnets"), ids("security_groups"))
+}
+
+/// `network = "auto"` (issue 13) under SIGKILL: against an empty account (no default network), a
+/// provision killed anywhere in making the zone's VPC, subnet and security group, then re-run, leaves
+/// exactly one of each, every one recorded live in the state store (found again by its tag, never
+/// made twice); a destroy killed anywhere, then re-run, leaves none on the cloud and every record
+/// deleted. `GPUCTL_CRASH_TRIALS` scales it too (default 17 here as well).
+#[test]
+fn killed_auto_network_runs_leave_one_network_and_then_none() {
+    let n: u32 = std::env::var("GPUCTL_CRASH_TRIALS").ok().and_then(|v| v.parse().ok()).unwrap_or(17);
+    let seed: u64 = std::env::var("GPUCTL_CRASH_SEED").ok().and_then(|v| v.parse().ok()).unwrap_or(20261130);
+    let dir = tempfile::tempdir().unwrap();
+    let sim = SimProcess::start(dir.path(), SIM, &["--empty-account"]);
+    let mut rng = Rng(seed ^ 0x6e65_7477_6f72_6b);
+    let mut killed = 0;
+    for t in 0..n {
+        let trial = tempfile::tempdir().unwrap();
+        let d = trial.path();
+        let dep = format!("crash-net-{t}");
+        let spec = d.join("spec.toml");
+        let text = format!(
+            "{}network = \"auto\"\nssh_from = [\"203.0.113.0/24\"]\n",
+            spec_text("tencent", &dep, COUNT)
+        );
+        std::fs::write(&spec, text).unwrap();
+        let spec_s = spec.to_str().unwrap();
+
+        // The network is made first (six calls of 25 ms and more), then the instances.
+        let at = rng.range(0, 1200);
+        killed +=
+            kill_after(&sim, d, &["provision", spec_s, "--yes", "--json"], Duration::from_millis(at)) as u32;
+        ok_json(&sim.url, d, &["provision", spec_s, "--yes", "--json"]);
+        let what = format!("tencent auto-network trial {t} provision killed at {at} ms");
+        check_consistent(&sim, d, "tencent", &dep, COUNT as usize, &what);
+        let (vpcs, subnets, groups) = tencent_networks(&sim);
+        assert_eq!((vpcs.len(), subnets.len(), groups.len()), (1, 1, 1), "{what}: one of each");
+        let store = Store::open(&d.join("state.db")).unwrap();
+        let live: BTreeSet<String> = store
+            .networks(gpuctl_provision::Provider::Tencent, "ap-guangzhou", "ap-guangzhou-3")
+            .unwrap()
+            .into_iter()
+            .filter(|n| n.state == "live")
+            .map(|n| n.cloud_id)
+            .collect();
+        let cloud: BTreeSet<String> = [&vpcs[0], &subnets[0], &groups[0]].into_iter().cloned().collect();
+        assert_eq!(live, cloud, "{what}: nothing untracked");
+        drop(store);
+
+        let at = rng.range(0, 900);
+        killed +=
+            kill_after(&sim, d, &["destroy", spec_s, "--yes", "--json"], Duration::from_millis(at)) as u32;
+        ok_json(&sim.url, d, &["destroy", spec_s, "--yes", "--json"]);
+        let what = format!("tencent auto-network trial {t} destroy killed at {at} ms");
+        check_consistent(&sim, d, "tencent", &dep, 0, &what);
+        let (vpcs, subnets, groups) = tencent_networks(&sim);
+        assert!(vpcs.is_empty() && subnets.is_empty() && groups.is_empty(), "{what}: none left");
+        let store = Store::open(&d.join("state.db")).unwrap();
+        let recs =
+            store.networks(gpuctl_provision::Provider::Tencent, "ap-guangzhou", "ap-guangzhou-3").unwrap();
+        assert!(recs.iter().all(|n| n.state == "deleted"), "{what}: {recs:?}");
+    }
+    eprintln!("auto network: {n} trials, {killed} kills landed mid-run, 0 duplicates, 0 untracked");
+}

@@ -195,6 +195,57 @@ impl KeyPair {
     }
 }
 
+/// The pieces of a network gpuctl makes for `network = "auto"` (issue 13), in the order they are
+/// created; they are deleted in the reverse order (a cloud refuses deleting a VPC with subnets).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NetKind {
+    Vpc,
+    Subnet,
+    SecurityGroup,
+}
+
+impl NetKind {
+    pub const ALL: [NetKind; 3] = [NetKind::Vpc, NetKind::Subnet, NetKind::SecurityGroup];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            NetKind::Vpc => "vpc",
+            NetKind::Subnet => "subnet",
+            NetKind::SecurityGroup => "security_group",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<NetKind> {
+        NetKind::ALL.into_iter().find(|k| k.as_str() == s)
+    }
+}
+
+/// One network piece to find or create. `name` is derived from deployment-independent facts (the
+/// zone), and `tags` carry gpuctl's `gpuctl-network` tag, so another run or another deployment finds
+/// it again by tag, with or without the state store.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NetSpec {
+    pub kind: NetKind,
+    pub region: String,
+    pub zone: String,
+    pub name: String,
+    /// The VPC a subnet or (where the cloud ties it to one) a security group belongs to.
+    pub vpc: Option<String>,
+    /// The IPv4 range of a VPC or subnet.
+    pub cidr: Option<String>,
+    pub tags: BTreeMap<String, String>,
+    /// A client token for the clouds whose create takes one (the engine records it in the intent).
+    pub client_token: String,
+}
+
+/// A security group's ingress rules as gpuctl asks for them: tcp/22 from these CIDRs, and every
+/// protocol from members of the group itself.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SshRules {
+    pub ssh_from: Vec<String>,
+}
+
 /// Which instances to describe.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Filter {
@@ -404,6 +455,45 @@ pub trait Cloud: Send + Sync {
         name: &'a str,
         public_key: &'a str,
     ) -> BoxFuture<'a, Result<KeyPair, CloudError>>;
+
+    /// The live network piece tagged like `spec` (its `gpuctl-network` tag), or `None` (issue 13,
+    /// `network = "auto"`). Looked up before every create: several of the clouds' creates take no
+    /// client token, so a run killed after a create adopts what it made instead of making a second.
+    fn find_net<'a>(&'a self, spec: &'a NetSpec) -> BoxFuture<'a, Result<Option<String>, CloudError>>;
+
+    /// Creates the piece; answers its id.
+    fn create_net<'a>(&'a self, spec: &'a NetSpec) -> BoxFuture<'a, Result<String, CloudError>>;
+
+    /// Adds to security group `id` the rules of `rules` it does not hold yet.
+    fn authorize_ssh<'a>(
+        &'a self,
+        region: &'a str,
+        id: &'a str,
+        rules: &'a SshRules,
+    ) -> BoxFuture<'a, Result<(), CloudError>>;
+
+    /// Deletes the piece. A piece already gone is `ErrorKind::NotFound`.
+    fn delete_net<'a>(
+        &'a self,
+        region: &'a str,
+        kind: NetKind,
+        id: &'a str,
+    ) -> BoxFuture<'a, Result<(), CloudError>>;
+}
+
+/// The refusal of a cloud client that does not make networks yet (see [`Cloud::find_net`]).
+pub fn no_network_api(provider: Provider, action: &str) -> CloudError {
+    CloudError {
+        provider,
+        action: action.into(),
+        kind: ErrorKind::Invalid,
+        code: "gpuctl-unsupported".into(),
+        message: format!(
+            "gpuctl does not make networks on {provider} yet: use network = \"default\" or network = {{ vpc, subnet, security_groups }}"
+        ),
+        request_id: None,
+        retry_after: None,
+    }
 }
 
 /// The refusal of a cloud client that has no renewal call of its own (see [`Cloud::renewal_off`]).

@@ -7,7 +7,7 @@ use std::future::Future;
 
 use crate::cloud::{
     BoxFuture, Cloud, CloudError, CreateRequest, Created, DiskInfo, DiskKind, Filter, ImageInfo, Instance,
-    KeyPair, Quote, SnapshotState, Stock,
+    KeyPair, NetKind, NetSpec, Quote, SnapshotState, SshRules, Stock,
 };
 use crate::provider::Provider;
 
@@ -109,7 +109,43 @@ pub trait Images: Send + Sync {
     fn public_images(&self, region: &str) -> impl Future<Output = Result<Vec<ImageInfo>, CloudError>> + Send;
 }
 
-impl<T: Instances + Disks + Prices + KeyPairs + Images> Cloud for T {
+/// The networks gpuctl makes for `network = "auto"` (see [`Cloud::find_net`]). A client that does not
+/// make networks keeps these defaults, which refuse with `gpuctl-unsupported`.
+pub trait Networks: Send + Sync {
+    const NET_PROVIDER: Provider;
+
+    fn find_net(&self, _spec: &NetSpec) -> impl Future<Output = Result<Option<String>, CloudError>> + Send {
+        let e = crate::cloud::no_network_api(Self::NET_PROVIDER, "find-network");
+        async move { Err(e) }
+    }
+
+    fn create_net(&self, _spec: &NetSpec) -> impl Future<Output = Result<String, CloudError>> + Send {
+        let e = crate::cloud::no_network_api(Self::NET_PROVIDER, "create-network");
+        async move { Err(e) }
+    }
+
+    fn authorize_ssh(
+        &self,
+        _region: &str,
+        _id: &str,
+        _rules: &SshRules,
+    ) -> impl Future<Output = Result<(), CloudError>> + Send {
+        let e = crate::cloud::no_network_api(Self::NET_PROVIDER, "authorize-ssh");
+        async move { Err(e) }
+    }
+
+    fn delete_net(
+        &self,
+        _region: &str,
+        _kind: NetKind,
+        _id: &str,
+    ) -> impl Future<Output = Result<(), CloudError>> + Send {
+        let e = crate::cloud::no_network_api(Self::NET_PROVIDER, "delete-network");
+        async move { Err(e) }
+    }
+}
+
+impl<T: Instances + Disks + Prices + KeyPairs + Images + Networks> Cloud for T {
     fn provider(&self) -> Provider {
         T::PROVIDER
     }
@@ -209,5 +245,31 @@ impl<T: Instances + Disks + Prices + KeyPairs + Images> Cloud for T {
 
     fn public_images<'a>(&'a self, region: &'a str) -> BoxFuture<'a, Result<Vec<ImageInfo>, CloudError>> {
         Box::pin(Images::public_images(self, region))
+    }
+
+    fn find_net<'a>(&'a self, spec: &'a NetSpec) -> BoxFuture<'a, Result<Option<String>, CloudError>> {
+        Box::pin(Networks::find_net(self, spec))
+    }
+
+    fn create_net<'a>(&'a self, spec: &'a NetSpec) -> BoxFuture<'a, Result<String, CloudError>> {
+        Box::pin(Networks::create_net(self, spec))
+    }
+
+    fn authorize_ssh<'a>(
+        &'a self,
+        region: &'a str,
+        id: &'a str,
+        rules: &'a SshRules,
+    ) -> BoxFuture<'a, Result<(), CloudError>> {
+        Box::pin(Networks::authorize_ssh(self, region, id, rules))
+    }
+
+    fn delete_net<'a>(
+        &'a self,
+        region: &'a str,
+        kind: NetKind,
+        id: &'a str,
+    ) -> BoxFuture<'a, Result<(), CloudError>> {
+        Box::pin(Networks::delete_net(self, region, kind, id))
     }
 }

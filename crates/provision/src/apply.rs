@@ -119,6 +119,15 @@ pub enum Event {
         fingerprint: String,
         imported: bool,
     },
+    /// A piece of the zone's `network = "auto"` network: made now, or found by its tag.
+    NetworkReady {
+        pool: String,
+        provider: Provider,
+        zone: String,
+        kind: gpuctl_cloud::cloud::NetKind,
+        id: String,
+        created: bool,
+    },
 }
 
 pub type Progress = Arc<dyn Fn(&Event) + Send + Sync>;
@@ -231,7 +240,11 @@ struct Inner {
     /// Imported key pairs' ids by (provider, region, name), for this run. An async lock held across
     /// the lookup and the import, so the units of a pool, which start together, import a key once.
     keys: tokio::sync::Mutex<BTreeMap<(Provider, String, String), String>>,
+    /// `network = "auto"`'s networks by (provider, region, zone), for this run (`crate::network`).
+    nets: NetCache,
 }
+
+type NetCache = tokio::sync::Mutex<BTreeMap<(Provider, String, String), crate::NetworkIds>>;
 
 /// Cheap to clone; clones share the store, the pacing and the poller.
 #[derive(Clone)]
@@ -262,6 +275,7 @@ impl Engine {
                 what: format!("the run's retry deadline of {} s", opts_deadline.as_secs()),
             },
             keys: tokio::sync::Mutex::new(BTreeMap::new()),
+            nets: tokio::sync::Mutex::new(BTreeMap::new()),
         }))
     }
 
@@ -273,6 +287,10 @@ impl Engine {
 
     pub(crate) fn cloud(&self, p: Provider) -> Result<Arc<dyn Cloud>, ApplyError> {
         self.0.clouds.get(&p).cloned().ok_or(ApplyError::NoCloud(p))
+    }
+
+    pub(crate) fn nets(&self) -> &NetCache {
+        &self.0.nets
     }
 
     pub(crate) fn emit(&self, e: Event) {
@@ -414,7 +432,8 @@ impl Engine {
             None => given.clone(),
         };
         let network = match &pool.network {
-            Network::Default => None,
+            // Filled in by `create_at` once the zone's network is found or made.
+            Network::Default | Network::Auto { .. } => None,
             Network::Ids(ids) => {
                 Some(ids.for_provider(c.provider).ok_or_else(|| missing("network"))?.clone())
             }
@@ -530,6 +549,12 @@ impl Engine {
         {
             req.login_key =
                 Some(self.ensure_key(deployment, &pool.name.value, c.provider, &c.region, key).await?);
+        }
+        if let Network::Auto { ssh_from } = &pool.network {
+            req.network = Some(
+                self.ensure_network(deployment, &pool.name.value, c.provider, &c.region, &c.zone, ssh_from)
+                    .await?,
+            );
         }
         // A token whose record has ended (released, or failed for good) belongs to an instance that no
         // longer exists: re-using it would make the cloud answer with that old instance (or adopt it from

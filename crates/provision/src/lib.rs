@@ -9,6 +9,7 @@
 //! - [`public_ip`]: what a pool's public IP costs (per GB or per Mbps·hour), with its source.
 //! - [`pubkey`]: the user's SSH public key (never a private one): fingerprint and key-pair name.
 //! - [`workflow`]: provision, destroy, release and clone as engine operations, each under its lock.
+//! - [`network`]: `network = "auto"`: the zone's VPC, subnet and security group, found by tag or made, and deleted when unused.
 //! - [`name`]: the deployment/pool name rule, and the names gpuctl makes (a clone's deployment).
 //! - [`state`]: the SQLite store: intent log, resources, snapshots, apply lock.
 //! - [`sweep`]: finding and releasing tagged instances no live record owns (`gpuctl sweep`).
@@ -19,6 +20,7 @@ pub mod apply;
 pub mod boot;
 pub mod image;
 pub mod name;
+pub mod network;
 pub mod plan;
 pub mod pubkey;
 pub mod public_ip;
@@ -31,5 +33,6 @@ pub mod workflow;
 
 // The trait, the transport and the clouds' facts live in gpuctl-cloud (the provider crates depend on it,
 // not on this engine); re-exported so the engine's own `crate::cloud::…` paths read as before.
+pub use gpuctl_cloud::NetworkIds;
 pub use gpuctl_cloud::{cloud, http, provider};
 pub use provider::{BillingMode, Provider};

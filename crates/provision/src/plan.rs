@@ -2,6 +2,8 @@
 //! hour and in total under each billing mode, and whether it fits the budget. Pure: no cloud calls (a
 //! live describe is the caller's to add), so the same plan can be shown, checked, and then applied.
 
+use std::collections::BTreeMap;
+
 use gpuctl_core::price::{terms_bought, Usage};
 use gpuctl_core::{check_compat, Catalog, CompatQuery, Confidence, Price, PriceOrigin, Severity};
 
@@ -112,6 +114,41 @@ pub struct Plan {
     /// and region a create may land on (fallbacks included): imported only where the cloud has no key
     /// pair of that name yet. Free, and never deleted by `destroy`.
     pub key_imports: Vec<KeyImport>,
+    /// The zone networks `network = "auto"` finds by gpuctl's tag or makes before creating, one per
+    /// cloud, region and zone a create may land on (fallbacks included).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub networks: Vec<NetworkPlan>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
+pub struct NetworkPlan {
+    pub provider: Provider,
+    pub region: String,
+    pub zone: String,
+    /// The CIDR blocks SSH (tcp/22) is let in from, over every pool using the zone.
+    pub ssh_from: Vec<String>,
+}
+
+/// The auto networks of pools that create something (see [`Plan::networks`]).
+fn networks(pools: &[PoolPlan]) -> Vec<NetworkPlan> {
+    let mut out: BTreeMap<(Provider, String, String), std::collections::BTreeSet<String>> = BTreeMap::new();
+    for p in pools.iter().filter(|p| !p.create.is_empty()) {
+        if let crate::spec::Network::Auto { ssh_from } = &p.pool.network {
+            for c in &p.choices {
+                out.entry((c.provider, c.region.clone(), c.zone.clone()))
+                    .or_default()
+                    .extend(ssh_from.iter().cloned());
+            }
+        }
+    }
+    out.into_iter()
+        .map(|((provider, region, zone), s)| NetworkPlan {
+            provider,
+            region,
+            zone,
+            ssh_from: s.into_iter().collect(),
+        })
+        .collect()
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
@@ -219,6 +256,13 @@ pub fn plan(spec: &Spec, catalog: &Catalog, recorded: &[Resource], today: gpuctl
         }
     }
     let key_imports = key_imports(&pools);
+    let networks = networks(&pools);
+    for n in networks.iter().filter(|n| crate::network::open_to_all(&n.ssh_from)) {
+        warnings.push(format!(
+            "network = \"auto\" in {} {}: ssh_from includes 0.0.0.0/0, so SSH (tcp/22) is open to the whole internet",
+            n.provider, n.zone
+        ));
+    }
     Plan {
         deployment: spec.deployment.value.clone(),
         hours,
@@ -229,6 +273,7 @@ pub fn plan(spec: &Spec, catalog: &Catalog, recorded: &[Resource], today: gpuctl
         over_budget,
         warnings,
         key_imports,
+        networks,
     }
 }
 

@@ -87,6 +87,34 @@ const MIGRATIONS: &[&str] = &[
     r#"
     ALTER TABLE resources ADD COLUMN billed_until TEXT;
     "#,
+    // 3: the networks of `network = "auto"` (issue 13): each VPC, subnet and security group gpuctl
+    // made or adopted, and which deployments use a zone's network, so `destroy` deletes one only when
+    // gpuctl made it and no other deployment still uses it. Rows are never deleted: a deleted piece
+    // keeps its row with state 'deleted', an ended use its `ended_at`.
+    r#"
+    CREATE TABLE IF NOT EXISTS networks (
+        provider     TEXT NOT NULL,
+        region       TEXT NOT NULL,
+        zone         TEXT NOT NULL,
+        kind         TEXT NOT NULL,
+        cloud_id     TEXT NOT NULL,
+        client_token TEXT NOT NULL,
+        made_by_gpuctl INTEGER NOT NULL,
+        state        TEXT NOT NULL,
+        created_at   TEXT NOT NULL,
+        deleted_at   TEXT,
+        PRIMARY KEY (provider, cloud_id)
+    );
+    CREATE TABLE IF NOT EXISTS network_uses (
+        provider   TEXT NOT NULL,
+        region     TEXT NOT NULL,
+        zone       TEXT NOT NULL,
+        deployment TEXT NOT NULL,
+        since      TEXT NOT NULL,
+        ended_at   TEXT,
+        PRIMARY KEY (provider, region, zone, deployment)
+    );
+    "#,
 ];
 
 #[derive(Debug, thiserror::Error)]
@@ -747,6 +775,159 @@ impl Store {
             .optional()
             .map(|o| o.is_some())
             .map_err(|e| self.err(e))
+    }
+}
+
+/// A zone's network piece as `networks` records it (migration 3).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NetworkRecord {
+    pub provider: Provider,
+    pub region: String,
+    pub zone: String,
+    /// `vpc`, `subnet` or `security_group` (gpuctl_cloud's `NetKind::as_str`).
+    pub kind: String,
+    pub cloud_id: String,
+    pub client_token: String,
+    /// Carries gpuctl's `gpuctl-network` tag: gpuctl made it (in this run or another, from this
+    /// store or another), so gpuctl may delete it once nothing uses it.
+    pub made_by_gpuctl: bool,
+    /// `live` or `deleted`.
+    pub state: String,
+}
+
+/// The networks of `network = "auto"`: kept apart from the instance rows above so the merge of
+/// other schema changes stays easy.
+impl Store {
+    /// One statement, committed with a full sync (the intent log's own durability).
+    fn write_durably(&self, sql: &str, p: impl rusqlite::Params) -> Result<(), StateError> {
+        self.durably(|| self.conn.execute(sql, p).map(|_| ()).map_err(|e| self.err(e)))
+    }
+
+    /// Records a piece found or made (a piece already recorded keeps its row; a deleted one made
+    /// again under the same id, which no cloud does, is live again).
+    pub fn record_network(&self, n: &NetworkRecord) -> Result<(), StateError> {
+        self.write_durably(
+            "INSERT INTO networks (provider, region, zone, kind, cloud_id, client_token, made_by_gpuctl, state, created_at)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 'live', ?8)
+                     ON CONFLICT (provider, cloud_id) DO UPDATE SET state = 'live', deleted_at = NULL",
+            params![n.provider.as_str(), n.region, n.zone, n.kind, n.cloud_id, n.client_token, n.made_by_gpuctl, now()],
+        )
+    }
+
+    /// Every piece recorded in a zone (live and deleted), oldest first.
+    pub fn networks(
+        &self,
+        provider: Provider,
+        region: &str,
+        zone: &str,
+    ) -> Result<Vec<NetworkRecord>, StateError> {
+        let mut st = self
+            .conn
+            .prepare(
+                "SELECT kind, cloud_id, client_token, made_by_gpuctl, state FROM networks
+                 WHERE provider = ?1 AND region = ?2 AND zone = ?3 ORDER BY created_at, rowid",
+            )
+            .map_err(|e| self.err(e))?;
+        let rows = st
+            .query_map(params![provider.as_str(), region, zone], |r| {
+                Ok(NetworkRecord {
+                    provider,
+                    region: region.to_owned(),
+                    zone: zone.to_owned(),
+                    kind: r.get(0)?,
+                    cloud_id: r.get(1)?,
+                    client_token: r.get(2)?,
+                    made_by_gpuctl: r.get(3)?,
+                    state: r.get(4)?,
+                })
+            })
+            .map_err(|e| self.err(e))?;
+        rows.collect::<Result<_, _>>().map_err(|e| self.err(e))
+    }
+
+    pub fn set_network_deleted(&self, provider: Provider, cloud_id: &str) -> Result<(), StateError> {
+        self.write_durably(
+            "UPDATE networks SET state = 'deleted', deleted_at = ?3 WHERE provider = ?1 AND cloud_id = ?2",
+            params![provider.as_str(), cloud_id, now()],
+        )
+    }
+
+    /// `deployment` uses the zone's network (again, if an earlier use had ended).
+    pub fn use_network(
+        &self,
+        provider: Provider,
+        region: &str,
+        zone: &str,
+        deployment: &str,
+    ) -> Result<(), StateError> {
+        self.write_durably(
+            "INSERT INTO network_uses (provider, region, zone, deployment, since) VALUES (?1, ?2, ?3, ?4, ?5)
+                     ON CONFLICT (provider, region, zone, deployment) DO UPDATE SET ended_at = NULL",
+            params![provider.as_str(), region, zone, deployment, now()],
+        )
+    }
+
+    /// Ends `deployment`'s use of the zone's network.
+    pub fn end_network_use(
+        &self,
+        provider: Provider,
+        region: &str,
+        zone: &str,
+        deployment: &str,
+    ) -> Result<(), StateError> {
+        self.write_durably(
+            "UPDATE network_uses SET ended_at = ?5 WHERE provider = ?1 AND region = ?2 AND zone = ?3
+                     AND deployment = ?4 AND ended_at IS NULL",
+            params![provider.as_str(), region, zone, deployment, now()],
+        )
+    }
+
+    /// The slots `deployment` uses now.
+    pub fn network_uses(&self, deployment: &str) -> Result<Vec<(Provider, String, String)>, StateError> {
+        let mut st = self
+            .conn
+            .prepare(
+                "SELECT provider, region, zone FROM network_uses WHERE deployment = ?1 AND ended_at IS NULL
+                 ORDER BY provider, region, zone",
+            )
+            .map_err(|e| self.err(e))?;
+        let rows = st
+            .query_map(params![deployment], |r| {
+                Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, r.get::<_, String>(2)?))
+            })
+            .map_err(|e| self.err(e))?;
+        let mut out = Vec::new();
+        for row in rows {
+            let (p, region, zone) = row.map_err(|e| self.err(e))?;
+            let provider = p.parse::<Provider>().map_err(|_| StateError::Corrupt {
+                path: self.path.clone(),
+                column: "network_uses.provider",
+                value: p.clone(),
+            })?;
+            out.push((provider, region, zone));
+        }
+        Ok(out)
+    }
+
+    /// The deployments other than `except` that still use the zone's network.
+    pub fn other_network_users(
+        &self,
+        provider: Provider,
+        region: &str,
+        zone: &str,
+        except: &str,
+    ) -> Result<Vec<String>, StateError> {
+        let mut st = self
+            .conn
+            .prepare(
+                "SELECT deployment FROM network_uses WHERE provider = ?1 AND region = ?2 AND zone = ?3
+                 AND deployment != ?4 AND ended_at IS NULL ORDER BY deployment",
+            )
+            .map_err(|e| self.err(e))?;
+        let rows = st
+            .query_map(params![provider.as_str(), region, zone, except], |r| r.get(0))
+            .map_err(|e| self.err(e))?;
+        rows.collect::<Result<_, _>>().map_err(|e| self.err(e))
     }
 }
 

@@ -43,6 +43,9 @@ pub struct Released {
     pub released: Vec<String>,
     pub billed_until: Vec<BilledTerm>,
     pub errors: Vec<String>,
+    /// `destroy` only: what became of each zone network (`network = "auto"`) the deployment used.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub networks: Vec<crate::network::NetworkOutcome>,
 }
 
 /// One pool's `--dry-run` verdict: the cloud's check of its first-choice create.
@@ -107,7 +110,15 @@ impl Engine {
                 spec.pools.iter().find(|p| p.name.value == r.pool).is_some_and(|p| p.snapshot.before_release)
             })
             .collect();
-        Ok(Releasing { engine: self, targets, snapshot_first, _lock: Some(lock) })
+        let networks = self.store(|s| s.network_uses(deployment))?.len();
+        Ok(Releasing {
+            engine: self,
+            targets,
+            snapshot_first,
+            networks_of: Some(deployment.clone()),
+            networks,
+            _lock: Some(lock),
+        })
     }
 
     /// Step one of `release`: takes the lock of the deployment that owns `targets` (recorded live
@@ -118,7 +129,7 @@ impl Engine {
             None => None,
         };
         let snapshot_first = vec![snapshot; targets.len()];
-        Ok(Releasing { engine: self, targets, snapshot_first, _lock: lock })
+        Ok(Releasing { engine: self, targets, snapshot_first, networks_of: None, networks: 0, _lock: lock })
     }
 
     /// Step one of `clone` ("购买相同配置"): describes the source, snapshots its disks first when asked
@@ -292,12 +303,21 @@ pub struct Releasing<'e> {
     targets: Vec<Resource>,
     /// Per target: snapshot its disks before releasing it.
     snapshot_first: Vec<bool>,
+    /// `destroy`: the deployment whose zone networks are released after its instances.
+    networks_of: Option<String>,
+    /// How many zone networks it uses now.
+    networks: usize,
     _lock: Option<ApplyLock>,
 }
 
 impl Releasing<'_> {
     pub fn targets(&self) -> &[Resource] {
         &self.targets
+    }
+
+    /// How many zone networks (`network = "auto"`) the run releases or keeps after the instances.
+    pub fn networks(&self) -> usize {
+        self.networks
     }
 
     /// Step two. The snapshot-before-release rule, written once: every target marked for it is
@@ -317,9 +337,18 @@ impl Releasing<'_> {
                 verb: "releasing",
             });
         }
-        let crate::apply::Releases { released, billed_until, errors } =
+        let crate::apply::Releases { released, billed_until, mut errors } =
             self.engine.release(&self.targets).await;
-        Ok(Released { released, billed_until, errors })
+        // Networks go last, and only once every instance is gone: an instance still in one (a failed
+        // release, or a prepaid term billed on) keeps it.
+        let mut networks = Vec::new();
+        if let Some(d) = self.networks_of.as_deref().filter(|_| errors.is_empty() && billed_until.is_empty())
+        {
+            let (n, e) = self.engine.release_networks(d).await;
+            networks = n;
+            errors.extend(e);
+        }
+        Ok(Released { released, billed_until, errors, networks })
     }
 }
 

@@ -52,9 +52,14 @@ pub fn run(args: DestroyArgs) -> Result<ExitCode, CliError> {
     let session = Session::open(&args.cloud, &[])?;
     let deployment = &spec.deployment.value;
     let job = session.engine.begin_destroy(&spec).map_err(state_error)?;
-    if job.targets().is_empty() {
+    if job.targets().is_empty() && job.networks() == 0 {
         if args.cloud.json {
-            print_json(&Released { released: vec![], billed_until: vec![], errors: vec![] })?;
+            print_json(&Released {
+                released: vec![],
+                billed_until: vec![],
+                errors: vec![],
+                networks: vec![],
+            })?;
         } else {
             crate::outln!("gpuctl holds no live instance of {deployment}; nothing to do");
         }
@@ -70,6 +75,15 @@ pub fn run(args: DestroyArgs) -> Result<ExitCode, CliError> {
         crate::outln!("released {} instance(s) of {deployment}", out.released.len());
         print_billed_until(&out.billed_until);
         print_kept_keys(&spec);
+        for n in &out.networks {
+            let at = format!("{} {}", n.provider, n.zone);
+            if !n.deleted.is_empty() {
+                crate::outln!("deleted gpuctl's network in {at}: {}", n.deleted.join(", "));
+            }
+            if let Some(why) = &n.kept {
+                crate::outln!("kept gpuctl's network in {at}: {why}");
+            }
+        }
         for e in &out.errors {
             crate::outln!("error: {e}");
         }

@@ -97,6 +97,16 @@ pub fn print_plan(p: &Plan) {
             k.region
         );
     }
+    for n in &p.networks {
+        crate::outln!(
+            "network (auto) in {} {}: finds gpuctl's VPC, subnet and security group there by their gpuctl-network tag, or creates them (VPC {}, subnet {}; free); SSH (tcp/22) from {}, all traffic inside the group; destroy deletes them once no deployment of gpuctl's uses them",
+            n.provider,
+            n.zone,
+            gpuctl_provision::network::VPC_CIDR,
+            gpuctl_provision::network::SUBNET_CIDR,
+            n.ssh_from.join(", ")
+        );
+    }
     for r in &p.release {
         crate::outln!(
             "release: {}/{} #{} {} ({})",

@@ -246,6 +246,10 @@ impl Bars {
                 let how = if *imported { "imported" } else { "found" };
                 b.println(format!("{pool}: key pair {name} ({fingerprint}) {how} on {provider} {region}"))
             }),
+            Event::NetworkReady { pool, provider, zone, kind, id, created } => self.with(pool, |b| {
+                let how = if *created { "created" } else { "found (gpuctl's tag)" };
+                b.println(format!("{pool}: network {} {id} {how} on {provider} {zone}", kind.as_str()))
+            }),
             Event::Releasing { .. } | Event::Snapshotting { .. } => {}
         }
     }

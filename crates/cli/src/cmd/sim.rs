@@ -29,6 +29,11 @@ pub struct SimArgs {
     /// Milliseconds of latency added to every cloud call (overrides the config file's).
     #[arg(long)]
     pub latency_ms: Option<u64>,
+    /// Start as an empty account: no default VPC, subnet/vSwitch or security group in any zone of any
+    /// cloud (the `no_default_network` knob for every zone), so a create must name a network, or use
+    /// `network = "auto"`, which makes one.
+    #[arg(long)]
+    pub empty_account: bool,
 }
 
 pub fn run(args: SimArgs) -> Result<ExitCode, CliError> {
@@ -44,6 +49,9 @@ pub fn run(args: SimArgs) -> Result<ExitCode, CliError> {
     }
     if let Some(l) = args.latency_ms {
         config.knobs.latency_ms = l;
+    }
+    if args.empty_account {
+        config.knobs.no_default_network = vec![gpuctl_simkit::ZoneRule { provider: None, zone: None }];
     }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)

@@ -233,6 +233,13 @@ pub enum Network {
     /// The account's default VPC/subnet/security group (Tencent, Alibaba).
     Default,
     Ids(PerProvider<NetworkIds>),
+    /// `network = "auto"` (issue 13): gpuctl finds or makes, per cloud, region and zone, a VPC, a
+    /// subnet in the zone and a security group allowing tcp/22 from `ssh_from` and all traffic inside
+    /// the group (`crate::network`). `ssh_from` is never empty: the parser refuses an auto network
+    /// without it rather than open SSH to the internet unasked.
+    Auto {
+        ssh_from: Vec<String>,
+    },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]

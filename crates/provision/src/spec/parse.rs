@@ -65,6 +65,7 @@ const POOL_KEYS: &[&str] = &[
     "system_disk",
     "data_disks",
     "network",
+    "ssh_from",
     "login_key",
     "public_ip",
     "auto_release",
@@ -349,7 +350,7 @@ impl Parser<'_> {
             None => Some(Disk { category: DiskCategory::Ssd, size_gb: 100, snapshot_id: None }),
         };
         let data_disks = self.data_disks(r, &t);
-        let network = self.network(r, &t);
+        let network = self.network(r, &t).and_then(|n| self.ssh_from(r, &t, n));
         let login_key = self.login_key(r, &t);
         let public_ip = self.public_ip(r, &t);
         let auto_release = self.auto_release(r, &t, billing.value, hours);
@@ -434,6 +435,9 @@ impl Parser<'_> {
             match &network {
                 Network::Default if !has_default_network(*p) => {
                     r.error_at(*at, format!("{p} has no default network; set network = {{ vpc = \"…\", subnet = \"…\", security_groups = [\"…\"] }}"))
+                }
+                Network::Auto { .. } if !crate::network::makes_networks(*p) => {
+                    r.error_at(*at, format!("{} has network = \"auto\", which gpuctl does not make on {p} yet; use network = \"default\" or network.{p} = {{ vpc = \"…\", subnet = \"…\", security_groups = [\"…\"] }}", t.what))
                 }
                 Network::Ids(ids) if ids.for_provider(*p).is_none() => {
                     r.error_at(*at, format!("{} has no network ids for {p}; add network.{p} = {{ vpc = \"…\", subnet = \"…\", security_groups = [\"…\"] }}", t.what))
@@ -880,9 +884,16 @@ impl Parser<'_> {
             if s == "default" {
                 return Some(Network::Default);
             }
+            if s == "auto" {
+                // `ssh_from` is read next, by `ssh_from`.
+                return Some(Network::Auto { ssh_from: Vec::new() });
+            }
             r.error(
                 t.value_span("network"),
-                format!("`network` must be \"default\" or a table of ids, found \"{}\"", self.clip(s)),
+                format!(
+                    "`network` must be \"default\", \"auto\" or a table of ids, found \"{}\"",
+                    self.clip(s)
+                ),
             );
             return None;
         }
@@ -907,6 +918,55 @@ impl Parser<'_> {
             }
         }
         Some(Network::Ids(PerProvider::Each(map)))
+    }
+
+    /// `ssh_from`: the IPv4 CIDR blocks an auto network's security group lets SSH (tcp/22) in from.
+    /// Required with `network = "auto"`: a careful tool does not open SSH to the whole internet
+    /// because a key was left out, so `["0.0.0.0/0"]` must be written to get that (and the plan then
+    /// says it). Refused with any other network, whose rules gpuctl does not touch.
+    fn ssh_from(&self, r: &mut Reader<'_>, t: &Table<'_>, network: Network) -> Option<Network> {
+        let list = t.strings(r, "ssh_from");
+        match network {
+            Network::Auto { .. } => {
+                let Some(list) = list else {
+                    if t.get("ssh_from").is_none() {
+                        r.error(
+                            t.value_span("network"),
+                            format!("{} has network = \"auto\" but no `ssh_from`: add ssh_from = [\"<your address>/32\"] (the addresses SSH may come from), or ssh_from = [\"0.0.0.0/0\"] to open SSH to the whole internet", t.what),
+                        );
+                    }
+                    return None;
+                };
+                if list.is_empty() {
+                    r.error(
+                        t.value_span("ssh_from"),
+                        format!("`ssh_from` of {} is empty; name at least one CIDR block", t.what),
+                    );
+                    return None;
+                }
+                let mut ssh_from = Vec::new();
+                for c in list {
+                    match crate::network::parse_cidr(&c.value) {
+                        Ok(()) => ssh_from.push(c.value),
+                        Err(why) => {
+                            r.error_at(c.loc, format!("`ssh_from` entry \"{}\": {why}", self.clip(&c.value)));
+                            return None;
+                        }
+                    }
+                }
+                Some(Network::Auto { ssh_from })
+            }
+            other => {
+                if t.get("ssh_from").is_some() {
+                    r.error(
+                        t.value_span("ssh_from"),
+                        format!("`ssh_from` of {} is read only with network = \"auto\" (gpuctl leaves the rules of other networks alone)", t.what),
+                    );
+                    return None;
+                }
+                Some(other)
+            }
+        }
     }
 
     fn network_ids(&self, r: &mut Reader<'_>, t: &Table<'_>) -> Option<NetworkIds> {

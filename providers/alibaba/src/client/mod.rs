@@ -230,3 +230,9 @@ mod tests {
         assert!(e.message.starts_with("ECS answered 200 with a body that is not JSON"), "{}", e.message);
     }
 }
+
+/// `network = "auto"` is made on Tencent only so far (issue 13); here the trait's defaults refuse it
+/// with `gpuctl-unsupported`, and the spec's check says so before anything is bought.
+impl gpuctl_cloud::services::Networks for Client {
+    const NET_PROVIDER: gpuctl_cloud::Provider = gpuctl_cloud::Provider::Alibaba;
+}

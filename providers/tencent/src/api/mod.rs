@@ -5,6 +5,7 @@
 
 pub mod cbs;
 pub mod cvm;
+pub mod vpc;
 
 use serde::{Deserialize, Serialize};
 
@@ -13,6 +14,8 @@ pub const VERSION: &str = "2017-03-12";
 /// Services in the TC3 credential scope (also the host prefix: `cvm.tencentcloudapi.com`).
 pub const CVM: &str = "cvm";
 pub const CBS: &str = "cbs";
+/// VPC (also 2017-03-12: tccli 3.1.189.1 `tccli/services/vpc/v20170312`): the networks of `network = "auto"`.
+pub const VPC: &str = "vpc";
 /// Most a request's `X-TC-Timestamp` may be off the server clock.
 pub const MAX_SKEW_SECS: i64 = 300;
 /// Longest accepted `ClientToken`.
@@ -26,6 +29,7 @@ pub fn endpoint(service: &str) -> String {
 /// The operations gpuctl uses, by service (each service's own facts live in its file).
 pub use cbs::CBS_ACTIONS;
 pub use cvm::{charge, states, CVM_ACTIONS};
+pub use vpc::VPC_ACTIONS;
 
 /// `{"Response":{"Error":{"Code","Message"},"RequestId"}}`, always with HTTP 200.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -83,6 +87,27 @@ pub mod codes {
     pub const INVALID_PROJECT_ID_NOT_FOUND: &str = "InvalidProjectId.NotFound";
     pub const INVALID_PUBLIC_KEY_DUPLICATE: &str = "InvalidPublicKey.Duplicate";
     pub const INVALID_PUBLIC_KEY_MALFORMED: &str = "InvalidPublicKey.Malformed";
+    // VPC (tencentcloud-sdk-python 3.1.195 `tencentcloud/vpc/v20170312/errorcodes.py`).
+    /// 资源被占用: a VPC that still has subnets, a subnet with instances, a group in use.
+    pub const RESOURCE_IN_USE: &str = "ResourceInUse";
+    /// 资源不存在.
+    pub const RESOURCE_NOT_FOUND: &str = "ResourceNotFound";
+    /// 指定CIDR存在重叠.
+    pub const CIDR_CONFLICT: &str = "InvalidParameterValue.CidrConflict";
+    /// 子网CIDR冲突.
+    pub const SUBNET_CONFLICT: &str = "InvalidParameterValue.SubnetConflict";
+    /// 子网CIDR不合法.
+    pub const SUBNET_RANGE: &str = "InvalidParameterValue.SubnetRange";
+    /// 入参格式不合法.
+    pub const MALFORMED: &str = "InvalidParameterValue.Malformed";
+    /// 超过配额限制.
+    pub const LIMIT_EXCEEDED: &str = "LimitExceeded";
+    /// 无效的安全组,安全组实例ID不存在.
+    pub const SECURITY_GROUP_NOT_FOUND: &str = "InvalidSecurityGroupID.NotFound";
+    /// 无效的安全组,安全组实例ID不合法.
+    pub const SECURITY_GROUP_MALFORMED: &str = "InvalidSecurityGroupID.Malformed";
+    /// 入参重复.
+    pub const DUPLICATE: &str = "InvalidParameterValue.Duplicate";
     // CBS.
     pub const INVALID_DISK_ID_NOT_FOUND: &str = "InvalidDiskId.NotFound";
     pub const DISK_NOT_SUPPORT_SNAPSHOT: &str = "InvalidDisk.NotSupportSnapshot";

@@ -4,6 +4,7 @@
 
 mod cbs;
 mod cvm;
+mod vpc;
 
 use gpuctl_cloud::cloud::{CloudError, ErrorKind};
 use gpuctl_cloud::http::{Endpoint, Http, Response};

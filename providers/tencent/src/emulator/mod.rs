@@ -23,7 +23,7 @@ use serde_json::Value;
 use crate::api::{self, codes};
 pub use error::TcError;
 use error::{auth_error, envelope, Result};
-use ops::{cbs, cvm, keypair};
+use ops::{cbs, cvm, keypair, vpc};
 use p::P;
 use state::State;
 
@@ -45,7 +45,7 @@ impl Call<'_> {
     }
 }
 
-/// Tencent CVM + CBS.
+/// Tencent CVM + CBS + VPC.
 #[derive(Default)]
 pub struct Tencent {
     state: Mutex<State>,
@@ -69,16 +69,17 @@ impl Tencent {
         let known = match service.as_str() {
             api::CVM => api::CVM_ACTIONS.contains(&action.as_str()),
             api::CBS => api::CBS_ACTIONS.contains(&action.as_str()),
+            api::VPC => api::VPC_ACTIONS.contains(&action.as_str()),
             _ => false,
         };
         if !known {
             // The real cloud routes by host (cvm./cbs.tencentcloudapi.com) and the scope's service must match
             // it, so an action of the other service signed for this one fails the signature check.
-            let other = match service.as_str() {
-                api::CVM if api::CBS_ACTIONS.contains(&action.as_str()) => Some(api::CBS),
-                api::CBS if api::CVM_ACTIONS.contains(&action.as_str()) => Some(api::CVM),
-                _ => None,
-            };
+            let other =
+                [(api::CVM, api::CVM_ACTIONS), (api::CBS, api::CBS_ACTIONS), (api::VPC, api::VPC_ACTIONS)]
+                    .into_iter()
+                    .find(|(s, actions)| *s != service && actions.contains(&action.as_str()))
+                    .map(|(s, _)| s);
             if let Some(other) = other {
                 return Err(TcError::new(
                     codes::AUTH_SIGNATURE_FAILURE,
@@ -130,6 +131,17 @@ impl Tencent {
             "DescribeImages" => cvm::describe_images(&state, &call),
             "ImportKeyPair" => keypair::import_key_pair(&mut state, &call),
             "DescribeKeyPairs" => keypair::describe_key_pairs(&state, &call),
+            "CreateVpc" => vpc::create_vpc(&mut state, &call),
+            "DescribeVpcs" => vpc::describe_vpcs(&state, &call),
+            "DeleteVpc" => vpc::delete_vpc(&mut state, &call),
+            "CreateSubnet" => vpc::create_subnet(&mut state, &call),
+            "DescribeSubnets" => vpc::describe_subnets(&state, &call),
+            "DeleteSubnet" => vpc::delete_subnet(&mut state, &call),
+            "CreateSecurityGroup" => vpc::create_security_group(&mut state, &call),
+            "DescribeSecurityGroups" => vpc::describe_security_groups(&state, &call),
+            "DeleteSecurityGroup" => vpc::delete_security_group(&mut state, &call),
+            "CreateSecurityGroupPolicies" => vpc::create_security_group_policies(&mut state, &call),
+            "DescribeSecurityGroupPolicies" => vpc::describe_security_group_policies(&state, &call),
             "CreateSnapshot" => cbs::create_snapshot(&mut state, &call),
             "DescribeSnapshots" => cbs::describe_snapshots(&state, &call),
             "DeleteSnapshots" => cbs::delete_snapshots(&mut state, &call),
@@ -212,7 +224,7 @@ impl Emulator for Tencent {
         }
         // Prefer the scope's service; an unsigned request is still Tencent's (it gets an auth error).
         match scope_service(req) {
-            Some(s) => s == api::CVM || s == api::CBS,
+            Some(s) => s == api::CVM || s == api::CBS || s == api::VPC,
             None => req.header("authorization").is_none_or(|a| !a.contains("Credential=")),
         }
     }

@@ -9,6 +9,7 @@ use jiff::{tz::TimeZone, SignedDuration, Timestamp};
 use serde_json::{json, Value};
 
 use crate::api::{charge, states};
+use crate::emulator::ops::vpc::{Group, Subnet, Vpc};
 
 #[derive(Default)]
 pub(crate) struct State {
@@ -24,6 +25,10 @@ pub(crate) struct State {
     pub key_pairs: KeyStore,
     /// The public addresses instances hold.
     pub addresses: AddressPool,
+    /// VPC's networks (CreateVpc, CreateSubnet, CreateSecurityGroup), in creation order.
+    pub vpcs: Vec<Vpc>,
+    pub subnets: Vec<Subnet>,
+    pub groups: Vec<Group>,
 }
 
 /// An instance's public IP (RunInstances InternetAccessible): it lives and is released with the
@@ -293,10 +298,25 @@ impl State {
                 "AutoReleaseTime": i.auto_release_at.as_ref().map(ts),
                 "Tags": i.tags.iter().map(|(k, v)| json!({"Key": k, "Value": v})).collect::<Vec<_>>(),
                 "SystemDiskId": i.system_disk, "DataDiskIds": i.data_disks, "KeyIds": i.key_ids,
+                "VirtualPrivateCloud": { "VpcId": i.vpc_id, "SubnetId": i.subnet_id },
+                "SecurityGroupIds": i.security_groups,
                 "PublicIpAddress": i.public_ip.as_ref().map(|p| p.address.clone()),
                 "UserData": i.user_data,
             })).collect::<Vec<_>>(),
             "key_pairs": self.key_pairs.view(),
+            "vpcs": self.vpcs.iter().map(|x| json!({
+                "id": x.id, "region": x.region, "name": x.name, "cidr": x.cidr.text(),
+                "tags": x.tags.iter().cloned().collect::<std::collections::BTreeMap<_, _>>(),
+            })).collect::<Vec<_>>(),
+            "subnets": self.subnets.iter().map(|x| json!({
+                "id": x.id, "region": x.region, "vpc_id": x.vpc_id, "zone": x.zone, "name": x.name,
+                "cidr": x.cidr.text(),
+                "tags": x.tags.iter().cloned().collect::<std::collections::BTreeMap<_, _>>(),
+            })).collect::<Vec<_>>(),
+            "security_groups": self.groups.iter().map(|x| json!({
+                "id": x.id, "region": x.region, "name": x.name, "ingress": x.ingress, "egress": x.egress,
+                "tags": x.tags.iter().cloned().collect::<std::collections::BTreeMap<_, _>>(),
+            })).collect::<Vec<_>>(),
             // Every public IP held (and billed) now; empty once every instance asking for one is gone.
             "public_ips": self.instances.iter().filter_map(|i| i.public_ip.as_ref().map(|p| json!({
                 "PublicIpAddress": p.address, "InstanceId": i.id,

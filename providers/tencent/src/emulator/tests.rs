@@ -44,7 +44,13 @@ fn signed(service: &str, action: &str, body: &Value) -> SimRequest {
 
 /// Call one action; returns `Response` (with `Error` on failure).
 fn call(emu: &Tencent, ctx: &SimCtx, action: &str, body: Value) -> Value {
-    let service = if super::api::CBS_ACTIONS.contains(&action) { "cbs" } else { "cvm" };
+    let service = if super::api::CBS_ACTIONS.contains(&action) {
+        "cbs"
+    } else if super::api::VPC_ACTIONS.contains(&action) {
+        "vpc"
+    } else {
+        "cvm"
+    };
     let req = signed(service, action, &body);
     assert!(emu.claims(&req));
     emu.tick(ctx);
@@ -664,4 +670,156 @@ fn run_instances_refuses_an_image_the_region_does_not_have() {
     assert_eq!(code(&r), "InvalidImageId.NotFound", "{r}");
     let r = call(&emu, &ctx, "RunInstances", run(json!({})));
     assert_eq!(code(&r), "", "a public image boots: {r}");
+}
+
+#[test]
+fn empty_account() -> (Tencent, SimCtx) {
+    setup(Knobs {
+        no_default_network: vec![gpuctl_simkit::ZoneRule { provider: None, zone: None }],
+        ..Knobs::default()
+    })
+}
+
+/// Creates a VPC, a subnet in ZONE and a group; answers their ids.
+fn network(emu: &Tencent, ctx: &SimCtx) -> (String, String, String) {
+    let tags = json!([{ "Key": "gpuctl-network", "Value": ZONE }]);
+    let v = call(emu, ctx, "CreateVpc", json!({ "VpcName": "n", "CidrBlock": "10.0.0.0/16", "Tags": tags }));
+    let vpc = v["Vpc"]["VpcId"].as_str().expect("vpc id").to_string();
+    let v = call(
+        emu,
+        ctx,
+        "CreateSubnet",
+        json!({ "VpcId": vpc, "SubnetName": "n", "CidrBlock": "10.0.0.0/24", "Zone": ZONE, "Tags": tags }),
+    );
+    let subnet = v["Subnet"]["SubnetId"].as_str().expect("subnet id").to_string();
+    let v = call(
+        emu,
+        ctx,
+        "CreateSecurityGroup",
+        json!({ "GroupName": "n", "GroupDescription": "d", "Tags": tags }),
+    );
+    let sg = v["SecurityGroup"]["SecurityGroupId"].as_str().expect("sg id").to_string();
+    (vpc, subnet, sg)
+}
+
+#[test]
+fn an_empty_account_launches_only_into_networks_it_made() {
+    let (emu, ctx) = empty_account();
+    assert_eq!(
+        code(&call(&emu, &ctx, "RunInstances", run(json!({})))),
+        "InvalidParameterValue.VpcIdNotExist"
+    );
+    let (vpc, subnet, sg) = network(&emu, &ctx);
+    let net = |vpc: &str, subnet: &str| {
+        run(json!({ "VirtualPrivateCloud": { "VpcId": vpc, "SubnetId": subnet }, "SecurityGroupIds": [sg] }))
+    };
+    assert_eq!(
+        code(&call(&emu, &ctx, "RunInstances", net("vpc-nothere1", &subnet))),
+        "InvalidParameterValue.VpcIdNotExist"
+    );
+    assert_eq!(
+        code(&call(&emu, &ctx, "RunInstances", net(&vpc, "subnet-nothere"))),
+        "InvalidParameterValue.SubnetNotExist"
+    );
+    let other = call(
+        &emu,
+        &ctx,
+        "CreateSubnet",
+        json!({ "VpcId": vpc, "SubnetName": "o", "CidrBlock": "10.0.1.0/24", "Zone": "ap-guangzhou-4" }),
+    );
+    let other = other["Subnet"]["SubnetId"].as_str().unwrap().to_string();
+    assert_eq!(
+        code(&call(&emu, &ctx, "RunInstances", net(&vpc, &other))),
+        "InvalidParameterValue.SubnetIdZoneIdNotMatch"
+    );
+    let ok = call(&emu, &ctx, "RunInstances", net(&vpc, &subnet));
+    assert!(ok["InstanceIdSet"][0].is_string(), "{ok}");
+    // Found again by its tag.
+    let found = call(
+        &emu,
+        &ctx,
+        "DescribeSubnets",
+        json!({ "Filters": [{ "Name": "tag:gpuctl-network", "Values": [ZONE] }, { "Name": "zone", "Values": [ZONE] }] }),
+    );
+    assert_eq!(found["TotalCount"], 1, "{found}");
+    assert_eq!(found["SubnetSet"][0]["SubnetId"], subnet.as_str());
+}
+
+#[test]
+fn deletes_are_refused_while_something_still_uses_the_network() {
+    let (emu, ctx) = empty_account();
+    let (vpc, subnet, sg) = network(&emu, &ctx);
+    let ins = call(
+        &emu,
+        &ctx,
+        "RunInstances",
+        run(json!({ "VirtualPrivateCloud": { "VpcId": vpc, "SubnetId": subnet }, "SecurityGroupIds": [sg] })),
+    );
+    let ins = ins["InstanceIdSet"][0].as_str().unwrap().to_string();
+    assert_eq!(code(&call(&emu, &ctx, "DeleteVpc", json!({ "VpcId": vpc }))), "ResourceInUse");
+    assert_eq!(code(&call(&emu, &ctx, "DeleteSubnet", json!({ "SubnetId": subnet }))), "ResourceInUse");
+    assert_eq!(
+        code(&call(&emu, &ctx, "DeleteSecurityGroup", json!({ "SecurityGroupId": sg }))),
+        "ResourceInUse"
+    );
+    call(&emu, &ctx, "TerminateInstances", json!({ "InstanceIds": [ins] }));
+    ctx.clock().advance(SignedDuration::from_hours(1));
+    assert_eq!(code(&call(&emu, &ctx, "DeleteSecurityGroup", json!({ "SecurityGroupId": sg }))), "");
+    assert_eq!(code(&call(&emu, &ctx, "DeleteSubnet", json!({ "SubnetId": subnet }))), "");
+    assert_eq!(code(&call(&emu, &ctx, "DeleteVpc", json!({ "VpcId": vpc }))), "");
+    assert_eq!(code(&call(&emu, &ctx, "DeleteVpc", json!({ "VpcId": vpc }))), "ResourceNotFound");
+    let state = Emulator::state(&emu, &ctx);
+    assert_eq!(
+        (state["vpcs"].as_array().map(Vec::len), state["subnets"].as_array().map(Vec::len)),
+        (Some(0), Some(0))
+    );
+}
+
+#[test]
+fn cidrs_and_policies_are_checked_as_the_definition_says() {
+    let (emu, ctx) = empty_account();
+    let c = |cidr: &str| {
+        code(&call(&emu, &ctx, "CreateVpc", json!({ "VpcName": "n", "CidrBlock": cidr }))).to_string()
+    };
+    assert_eq!(c("10.0.0.1/16"), "InvalidParameterValue.Malformed");
+    assert_eq!(c("not-a-cidr"), "InvalidParameterValue.Malformed");
+    assert_eq!(c("8.8.0.0/16"), "InvalidParameterValue.SubnetRange");
+    let (vpc, _, sg) = network(&emu, &ctx);
+    let s = |cidr: &str| {
+        code(&call(
+            &emu,
+            &ctx,
+            "CreateSubnet",
+            json!({ "VpcId": vpc, "SubnetName": "x", "CidrBlock": cidr, "Zone": ZONE }),
+        ))
+        .to_string()
+    };
+    assert_eq!(s("10.0.0.128/25"), "InvalidParameterValue.SubnetConflict");
+    assert_eq!(s("10.1.0.0/24"), "InvalidParameterValue.SubnetRange");
+    let pol = |p: Value| {
+        code(&call(
+            &emu,
+            &ctx,
+            "CreateSecurityGroupPolicies",
+            json!({ "SecurityGroupId": sg, "SecurityGroupPolicySet": { "Ingress": [p] } }),
+        ))
+        .to_string()
+    };
+    assert_eq!(
+        pol(json!({ "Protocol": "ALL", "Port": "22", "CidrBlock": "0.0.0.0/0", "Action": "ACCEPT" })),
+        "InvalidParameterValue.Range"
+    );
+    assert_eq!(
+        pol(json!({ "Protocol": "TCP", "Port": "22", "CidrBlock": "0.0.0.0/0", "Action": "ALLOW" })),
+        "InvalidParameterValue.Range"
+    );
+    assert_eq!(
+        pol(json!({ "Protocol": "TCP", "Port": "22", "SecurityGroupId": "sg-nothere", "Action": "ACCEPT" })),
+        "InvalidSecurityGroupID.NotFound"
+    );
+    let ok = json!({ "Protocol": "TCP", "Port": "22", "CidrBlock": "203.0.113.0/24", "Action": "ACCEPT" });
+    assert_eq!(pol(ok.clone()), "");
+    assert_eq!(pol(ok), "InvalidParameterValue.Duplicate");
+    let held = call(&emu, &ctx, "DescribeSecurityGroupPolicies", json!({ "SecurityGroupId": sg }));
+    assert_eq!(held["SecurityGroupPolicySet"]["Ingress"][0]["CidrBlock"], "203.0.113.0/24", "{held}");
 }

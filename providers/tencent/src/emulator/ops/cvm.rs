@@ -336,6 +336,7 @@ pub(crate) fn run_instances(state: &mut State, call: &Call) -> Result<Value> {
         ));
     }
     let key_ids = super::keypair::login_key_ids(state, call)?;
+    super::vpc::check_launch(state, call, &spec.zone)?;
     if call.ctx.is_sold_out(PROVIDER, &spec.offer.instance_type, &spec.zone) {
         return Err(TcError::new(
             codes::ZONE_SOLD_OUT_FOR_SPECIFIED_INSTANCE,
