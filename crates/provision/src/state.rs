@@ -10,6 +10,7 @@
 //! [`Db`] is the only place that knows which backend it talks to. Nothing secret is stored: parameters
 //! are the create request without credentials, and a PostgreSQL URL is only ever shown redacted.
 
+use std::borrow::Cow;
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
@@ -461,7 +462,7 @@ enum Db {
 }
 
 /// One statement and its arguments, in the shared dialect (`?N` parameters).
-type Stmt = (&'static str, Vec<Value>);
+type Stmt = (Cow<'static, str>, Vec<Value>);
 type Rows = Vec<Vec<Value>>;
 
 pub struct Store {
@@ -469,6 +470,7 @@ pub struct Store {
     /// The file, or the redacted URL: what every message names.
     path: PathBuf,
     actor: Actor,
+    lock_wait: std::time::Duration,
 }
 
 impl std::fmt::Debug for Store {
@@ -608,7 +610,7 @@ impl Store {
                 let path = PathBuf::from(t.shown());
                 let conn = pg::Conn::connect(t)
                     .map_err(|message| StateError::Postgres { path: path.clone(), message })?;
-                let store = Store { db: Db::Postgres(conn), path, actor };
+                let store = Store { db: Db::Postgres(conn), path, actor, lock_wait: Default::default() };
                 store.migrate_postgres()?;
                 Ok(store)
             }
@@ -646,7 +648,7 @@ impl Store {
             tx.pragma_update(None, "user_version", known.max(found)).map_err(sql)?;
             tx.commit().map_err(sql)?;
         }
-        Ok(Store { db: Db::Sqlite(conn), path: path.to_path_buf(), actor })
+        Ok(Store { db: Db::Sqlite(conn), path: path.to_path_buf(), actor, lock_wait: Default::default() })
     }
 
     /// PostgreSQL's migrations: one transaction under an advisory transaction lock (concurrent first
@@ -724,7 +726,7 @@ impl Store {
             Db::Sqlite(c) => {
                 let go = || -> rusqlite::Result<Vec<Rows>> {
                     if stmts.len() == 1 {
-                        return Ok(vec![sqlite_rows(c, stmts[0].0, &stmts[0].1)?]);
+                        return Ok(vec![sqlite_rows(c, &stmts[0].0, &stmts[0].1)?]);
                     }
                     let tx = c.unchecked_transaction()?;
                     let out =
@@ -744,7 +746,7 @@ impl Store {
             Db::Postgres(conn) => conn
                 .call(move |c| -> Result<Vec<Rows>, postgres::Error> {
                     if stmts.len() == 1 {
-                        return Ok(vec![postgres_rows(c, stmts[0].0, &stmts[0].1)?]);
+                        return Ok(vec![postgres_rows(c, &stmts[0].0, &stmts[0].1)?]);
                     }
                     let mut tx = c.transaction()?;
                     let out = stmts
@@ -759,12 +761,12 @@ impl Store {
         }
     }
 
-    fn exec(&self, sql: &'static str, args: Vec<Value>) -> Result<(), StateError> {
-        self.run(vec![(sql, args)], false).map(drop)
+    fn exec(&self, sql: impl Into<Cow<'static, str>>, args: Vec<Value>) -> Result<(), StateError> {
+        self.run(vec![(sql.into(), args)], false).map(drop)
     }
 
-    fn query(&self, sql: &'static str, args: Vec<Value>) -> Result<Rows, StateError> {
-        Ok(self.run(vec![(sql, args)], false)?.pop().unwrap_or_default())
+    fn query(&self, sql: impl Into<Cow<'static, str>>, args: Vec<Value>) -> Result<Rows, StateError> {
+        Ok(self.run(vec![(sql.into(), args)], false)?.pop().unwrap_or_default())
     }
 
     fn text(&self, row: &[Value], i: usize, column: &'static str) -> Result<String, StateError> {
@@ -800,7 +802,18 @@ impl Store {
 
     /// Takes the deployment's apply lock, or says who holds it. The lock file sits next to the database
     /// and is named after the deployment, so only a valid deployment name (`name::is_valid`) is taken.
+    /// Waits up to the store's lock wait ([`Store::set_lock_wait`], none by default) first.
     pub fn lock(&self, deployment: &str) -> Result<ApplyLock, StateError> {
+        self.lock_waiting(deployment, self.lock_wait)
+    }
+
+    /// How long [`Store::lock`] waits for another run to let go (`--wait-lock`): bounded, retried
+    /// every 200 ms, then the same refusal naming the holder.
+    pub fn set_lock_wait(&mut self, wait: std::time::Duration) {
+        self.lock_wait = wait;
+    }
+
+    fn try_lock(&self, deployment: &str) -> Result<ApplyLock, StateError> {
         if !crate::name::is_valid(deployment, crate::name::DEPLOYMENT_MAX) {
             return Err(StateError::BadName(deployment.to_string()));
         }
@@ -841,7 +854,7 @@ impl Store {
     pub fn lock_waiting(&self, deployment: &str, wait: std::time::Duration) -> Result<ApplyLock, StateError> {
         let deadline = std::time::Instant::now() + wait;
         loop {
-            match self.lock(deployment) {
+            match self.try_lock(deployment) {
                 Err(StateError::Locked { .. }) if std::time::Instant::now() < deadline => {
                     std::thread::sleep(std::time::Duration::from_millis(200))
                 }
@@ -898,8 +911,8 @@ impl Store {
 
     fn insert_operation(&self, intent: &Intent) -> Stmt {
         (
-            "INSERT INTO operations (deployment, kind, provider, region, client_token, target, params, status, started_at, by_user, by_host)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 'intent', ?8, ?9, ?10) RETURNING id",
+            Cow::Borrowed("INSERT INTO operations (deployment, kind, provider, region, client_token, target, params, status, started_at, by_user, by_host)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 'intent', ?8, ?9, ?10) RETURNING id"),
             args![
                 intent.deployment.as_deref(),
                 intent.kind,
@@ -928,10 +941,10 @@ impl Store {
     /// keeps the existing resource row.
     pub fn record_create_intent(&self, intent: &Intent, resource: &Resource) -> Result<i64, StateError> {
         let insert = (
-            "INSERT INTO resources (client_token, deployment, pool, idx, provider, region, zone, instance_type, billing,
+            Cow::Borrowed("INSERT INTO resources (client_token, deployment, pool, idx, provider, region, zone, instance_type, billing,
                  state, price_cny_per_hour, price_source, price_as_of, auto_release_at, created_at)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, 'creating', ?10, ?11, ?12, ?13, ?14)
-             ON CONFLICT (client_token) DO NOTHING",
+             ON CONFLICT (client_token) DO NOTHING"),
             args![
                 &resource.client_token,
                 &resource.deployment,
@@ -970,11 +983,12 @@ impl Store {
         self.run(
             vec![
                 (
-                    "UPDATE resources SET instance_id = ?2 WHERE client_token = ?1",
+                    "UPDATE resources SET instance_id = ?2 WHERE client_token = ?1".into(),
                     args![client_token, instance_id],
                 ),
                 (
-                    "UPDATE operations SET status = 'done', request_id = ?2, finished_at = ?3 WHERE id = ?1",
+                    "UPDATE operations SET status = 'done', request_id = ?2, finished_at = ?3 WHERE id = ?1"
+                        .into(),
                     args![op, request_id, now()],
                 ),
             ],
@@ -1248,6 +1262,186 @@ impl Store {
     pub fn token_known(&self, client_token: &str) -> Result<bool, StateError> {
         Ok(!self.query("SELECT 1 FROM resources WHERE client_token = ?1", args![client_token])?.is_empty())
     }
+}
+
+/// Every record of a store, table by table ([`RECORD_TABLES`]), as `state migrate` copies it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Dump {
+    /// (table, column names in the store's order, rows).
+    pub tables: Vec<(&'static str, Vec<String>, Rows)>,
+}
+
+/// What `state migrate` prints and compares: records per kind and a checksum over every record.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Summary {
+    pub counts: Vec<(&'static str, usize)>,
+    /// SHA-256 (hex) over every table's rows, independent of the backend, row order and column order.
+    pub checksum: String,
+}
+
+impl Dump {
+    pub fn is_empty(&self) -> bool {
+        self.tables.iter().all(|(_, _, rows)| rows.is_empty())
+    }
+
+    /// Each value is encoded with its type (NULL, integer, float by its bits, text with its length),
+    /// columns by name and rows sorted, so the same records give the same checksum on both backends.
+    pub fn summary(&self) -> Summary {
+        use sha2::Digest;
+        let mut h = sha2::Sha256::new();
+        let mut counts = Vec::new();
+        for (table, cols, rows) in &self.tables {
+            counts.push((*table, rows.len()));
+            let mut order: Vec<usize> = (0..cols.len()).collect();
+            order.sort_by(|&a, &b| cols[a].cmp(&cols[b]));
+            let mut encoded: Vec<String> = rows
+                .iter()
+                .map(|r| {
+                    let mut e = String::new();
+                    for &i in &order {
+                        let v = match r.get(i) {
+                            None | Some(Value::Null) => "N".to_string(),
+                            Some(Value::Int(n)) => format!("I{n}"),
+                            Some(Value::Real(f)) => format!("R{:016x}", f.to_bits()),
+                            Some(Value::Text(t)) => format!("T{}:{t}", t.len()),
+                        };
+                        e.push_str(&format!("{}={v};", cols[i]));
+                    }
+                    e
+                })
+                .collect();
+            encoded.sort();
+            h.update(format!("table {table} {}\n", rows.len()));
+            for e in encoded {
+                h.update(e.as_bytes());
+                h.update(b"\n");
+            }
+        }
+        Summary { counts, checksum: hex::encode(h.finalize()) }
+    }
+}
+
+impl Store {
+    fn columns(&self, table: &'static str) -> Result<Vec<String>, StateError> {
+        let rows = match self.db {
+            Db::Sqlite(_) => {
+                self.query("SELECT name FROM pragma_table_info(?1) ORDER BY cid", args![table])?
+            }
+            Db::Postgres(_) => self.query(
+                "SELECT CAST(column_name AS TEXT) FROM information_schema.columns
+                 WHERE table_schema = current_schema() AND table_name = ?1 ORDER BY ordinal_position",
+                args![table],
+            )?,
+        };
+        rows.iter().map(|r| self.text(r, 0, "schema column name")).collect()
+    }
+
+    /// The tables of the schema that hold records (not SQLite's bookkeeping, not the version table).
+    pub fn schema_tables(&self) -> Result<Vec<String>, StateError> {
+        let rows = match self.db {
+            Db::Sqlite(_) => self.query(
+                "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name",
+                vec![],
+            )?,
+            Db::Postgres(_) => self.query(
+                "SELECT CAST(table_name AS TEXT) FROM information_schema.tables
+                 WHERE table_schema = current_schema() AND table_name <> 'schema_migrations' ORDER BY table_name",
+                vec![],
+            )?,
+        };
+        rows.iter().map(|r| self.text(r, 0, "schema table name")).collect()
+    }
+
+    /// Every record, as stored.
+    pub fn dump(&self) -> Result<Dump, StateError> {
+        let mut tables = Vec::new();
+        for &table in RECORD_TABLES {
+            let cols = self.columns(table)?;
+            let list = cols.iter().map(|c| format!("\"{c}\"")).collect::<Vec<_>>().join(", ");
+            let rows = self.query(format!("SELECT {list} FROM {table}"), vec![])?;
+            tables.push((table, cols, rows));
+        }
+        Ok(Dump { tables })
+    }
+
+    /// Writes every record of `dump` in one transaction (ids kept), for `state migrate` into an empty
+    /// store of the same schema.
+    pub fn import(&self, dump: &Dump) -> Result<(), StateError> {
+        let mut stmts: Vec<Stmt> = Vec::new();
+        for (table, cols, rows) in &dump.tables {
+            if !RECORD_TABLES.contains(table) {
+                return Err(StateError::Migrate(format!("unknown table {table}")));
+            }
+            let list = cols.iter().map(|c| format!("\"{c}\"")).collect::<Vec<_>>().join(", ");
+            let marks = (1..=cols.len()).map(|i| format!("?{i}")).collect::<Vec<_>>().join(", ");
+            let sql = format!("INSERT INTO {table} ({list}) VALUES ({marks})");
+            for r in rows {
+                stmts.push((sql.clone().into(), r.clone()));
+            }
+        }
+        if self.is_postgres() {
+            // Explicit ids leave the sequence behind: the next intent must get a new id.
+            stmts.push((
+                "SELECT setval(pg_get_serial_sequence('operations', 'id'), (SELECT COALESCE(MAX(id), 0) + 1 FROM operations), false)"
+                    .into(),
+                vec![],
+            ));
+        }
+        if stmts.is_empty() {
+            return Ok(());
+        }
+        // One statement alone runs without a transaction; a second no-op keeps it atomic anyway.
+        stmts.push(("SELECT 1".into(), vec![]));
+        self.run(stmts, true).map(drop)
+    }
+}
+
+/// What `state migrate` did: both sides' summaries (equal when it succeeded) and whether it copied
+/// anything (`false`: the target already held exactly these records).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Migrated {
+    pub source: Summary,
+    pub target: Summary,
+    pub copied: bool,
+}
+
+/// Copies every record of `source` into `target` (`gpuctl state migrate`), verifiably: `target`
+/// must be empty, or already hold exactly the same records (then nothing is written); after the copy
+/// both sides' counts and checksums are compared again.
+pub fn migrate(source: &Store, target: &Store) -> Result<Migrated, StateError> {
+    let from = source.dump()?;
+    let there = target.dump()?;
+    let want = from.summary();
+    if !there.is_empty() {
+        let have = there.summary();
+        if have == want {
+            return Ok(Migrated { source: want, target: have, copied: false });
+        }
+        return Err(StateError::Migrate(format!(
+            "{} is not empty and holds other records ({}; checksum {}): refusing to mix stores",
+            target.path().display(),
+            counts_text(&have),
+            have.checksum
+        )));
+    }
+    target.import(&from)?;
+    let have = target.dump()?.summary();
+    if have != want {
+        return Err(StateError::Migrate(format!(
+            "the copy in {} does not match: {} (checksum {}) vs {} (checksum {})",
+            target.path().display(),
+            counts_text(&have),
+            have.checksum,
+            counts_text(&want),
+            want.checksum
+        )));
+    }
+    Ok(Migrated { source: want, target: have, copied: true })
+}
+
+/// "deployments 1, resources 3, …".
+pub fn counts_text(s: &Summary) -> String {
+    s.counts.iter().map(|(t, n)| format!("{t} {n}")).collect::<Vec<_>>().join(", ")
 }
 
 impl std::fmt::Display for Actor {
