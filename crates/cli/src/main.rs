@@ -50,6 +50,8 @@ enum Command {
     Destroy(cmd::destroy::DestroyArgs),
     /// Find instances tagged by gpuctl that no recorded deployment owns (lost state, someone else's run), with ¥/hour; `--release` them
     Sweep(cmd::sweep::SweepArgs),
+    /// The state store itself: `state migrate --to postgres://…` moves it to a team's PostgreSQL, verifiably
+    State(cmd::state::StateArgs),
 }
 
 fn run(cli: Cli) -> anyhow_free::Result {
@@ -68,6 +70,7 @@ fn run(cli: Cli) -> anyhow_free::Result {
         Command::Release(args) => cmd::release::run(args),
         Command::Destroy(args) => cmd::destroy::run(args),
         Command::Sweep(args) => cmd::sweep::run(args),
+        Command::State(args) => cmd::state::run(args),
     }
 }
 

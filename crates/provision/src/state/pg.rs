@@ -242,6 +242,59 @@ impl Target {
     }
 }
 
+/// For test harnesses: the PostgreSQL server `GPUCTL_TEST_POSTGRES` names (an admin URL;
+/// `scripts/pg-tools start` prints one), or `None` — a skip, said on stderr — unless
+/// `GPUCTL_TEST_POSTGRES_REQUIRED=1`, which turns its absence into a panic (the README's test command
+/// sets it, so a missing server fails the run instead of passing it silently).
+pub fn test_server() -> Option<Target> {
+    match std::env::var("GPUCTL_TEST_POSTGRES").ok().filter(|u| !u.is_empty()) {
+        Some(url) => {
+            Some(Target::parse(&url, &|_| None, None).unwrap_or_else(|e| panic!("GPUCTL_TEST_POSTGRES: {e}")))
+        }
+        None if std::env::var("GPUCTL_TEST_POSTGRES_REQUIRED").is_ok_and(|v| v == "1") => {
+            panic!("GPUCTL_TEST_POSTGRES_REQUIRED=1 but GPUCTL_TEST_POSTGRES is not set (scripts/pg-tools start DIR prints it)")
+        }
+        None => {
+            eprintln!(
+                "skipped on PostgreSQL: no GPUCTL_TEST_POSTGRES (scripts/pg-tools start DIR prints one)"
+            );
+            None
+        }
+    }
+}
+
+/// For test harnesses: a fresh database on [`test_server`], its URL (`None` as there).
+pub fn test_database() -> Option<String> {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static N: AtomicU32 = AtomicU32::new(0);
+    let admin = test_server()?;
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or(0);
+    let name = format!("gpuctl_t{}_{}_{nanos}", std::process::id(), N.fetch_add(1, Ordering::Relaxed));
+    Some(create_database(&admin, &name).unwrap_or_else(|e| panic!("creating test database {name}: {e}")))
+}
+
+/// For test harnesses: one SQL statement on [`test_server`]'s admin connection (the server-side view:
+/// terminating a backend, reading `pg_locks`), the first column of each row as text.
+pub fn test_admin_sql(sql: &str) -> Vec<String> {
+    let admin = test_server().expect("a PostgreSQL server for the tests");
+    let conn = Conn::connect(&admin).unwrap_or_else(|e| panic!("admin connection: {e}"));
+    let sql = sql.to_string();
+    conn.call(move |c| {
+        c.simple_query(&sql)
+            .unwrap_or_else(|e| panic!("{sql}: {}", describe(&e)))
+            .into_iter()
+            .filter_map(|m| match m {
+                postgres::SimpleQueryMessage::Row(r) => Some(r.get(0).unwrap_or("").to_string()),
+                _ => None,
+            })
+            .collect()
+    })
+    .unwrap_or_else(|e| panic!("admin connection: {e}"))
+}
+
 /// A fresh, empty database on the server `admin` names, and the URL to reach it (with `admin`'s
 /// credentials: this URL is for the test harness to pass on, never to print — show its
 /// [`Target::shown`]). `name` is lowercase letters, digits and `_`.
