@@ -25,31 +25,60 @@ pub mod pg;
 pub use pg::Value;
 
 /// One schema migration, in both dialects. Most are the same text in both (`Migration::shared`);
-/// where the dialects differ (auto-increment keys, float types), `Migration::dialects` gives each.
+/// where the dialects differ (auto-increment keys, float types), `Migration::sqlite_types` derives PostgreSQL's text
+/// from SQLite's type names, or `Migration::dialects` gives each.
 /// To add one: append it here — both backends run it on open, and record it (`user_version` /
 /// `schema_migrations`). Use `BIGINT` for integers and `DOUBLE PRECISION` for floats when writing
 /// shared SQL (SQLite reads both by affinity; PostgreSQL needs the widths the store binds).
 #[derive(Debug, Clone, Copy)]
 pub struct Migration {
     pub sqlite: &'static str,
-    pub postgres: &'static str,
+    postgres: PgText,
+}
+
+#[derive(Debug, Clone, Copy)]
+enum PgText {
+    Same,
+    Own(&'static str),
+    /// SQLite's text with its type spellings translated (`Migration::sqlite_types`).
+    FromSqlite,
 }
 
 impl Migration {
     pub const fn shared(sql: &'static str) -> Migration {
-        Migration { sqlite: sql, postgres: sql }
+        Migration { sqlite: sql, postgres: PgText::Same }
     }
     pub const fn dialects(sqlite: &'static str, postgres: &'static str) -> Migration {
-        Migration { sqlite, postgres }
+        Migration { sqlite, postgres: PgText::Own(postgres) }
+    }
+    /// SQLite text using its own type names: PostgreSQL gets `BIGSERIAL PRIMARY KEY` for
+    /// `INTEGER PRIMARY KEY AUTOINCREMENT`, `BIGINT` for `INTEGER` (the store binds i64) and
+    /// `DOUBLE PRECISION` for `REAL`.
+    pub const fn sqlite_types(sql: &'static str) -> Migration {
+        Migration { sqlite: sql, postgres: PgText::FromSqlite }
+    }
+
+    /// The migration's PostgreSQL text.
+    pub fn postgres(&self) -> Cow<'static, str> {
+        match self.postgres {
+            PgText::Same => Cow::Borrowed(self.sqlite),
+            PgText::Own(t) => Cow::Borrowed(t),
+            PgText::FromSqlite => Cow::Owned(
+                self.sqlite
+                    .replace("INTEGER PRIMARY KEY AUTOINCREMENT", "BIGSERIAL PRIMARY KEY")
+                    .replace(" INTEGER ", " BIGINT ")
+                    .replace(" REAL,", " DOUBLE PRECISION,"),
+            ),
+        }
     }
 }
 
 /// Schema migrations, in order; the schema version counts how many have run. Append only: never edit
 /// one that has shipped.
 pub const MIGRATIONS: &[Migration] = &[
-    // 1: the first schema. PostgreSQL: BIGINT for integers (the store binds i64), DOUBLE PRECISION
-    // for SQLite's REAL, BIGSERIAL for the AUTOINCREMENT key.
-    Migration::dialects(
+    // 1: the first schema, written for SQLite before there was a second backend; PostgreSQL's text is
+    // derived (`Migration::sqlite_types`).
+    Migration::sqlite_types(
         r#"
     CREATE TABLE deployments (
         name        TEXT PRIMARY KEY,
@@ -99,70 +128,6 @@ pub const MIGRATIONS: &[Migration] = &[
     );
     CREATE TABLE operations (
         id           INTEGER PRIMARY KEY AUTOINCREMENT,
-        deployment   TEXT,
-        kind         TEXT NOT NULL,
-        provider     TEXT NOT NULL,
-        region       TEXT NOT NULL,
-        client_token TEXT NOT NULL,
-        target       TEXT,
-        params       TEXT NOT NULL,
-        status       TEXT NOT NULL,
-        request_id   TEXT,
-        error        TEXT,
-        started_at   TEXT NOT NULL,
-        finished_at  TEXT
-    );
-    CREATE INDEX operations_open ON operations (status, deployment);
-    "#,
-        r#"
-    CREATE TABLE deployments (
-        name        TEXT PRIMARY KEY,
-        spec_file   TEXT NOT NULL,
-        spec_sha256 TEXT NOT NULL,
-        created_at  TEXT NOT NULL,
-        updated_at  TEXT NOT NULL
-    );
-    CREATE TABLE resources (
-        client_token   TEXT PRIMARY KEY,
-        deployment     TEXT NOT NULL,
-        pool           TEXT NOT NULL,
-        idx            BIGINT NOT NULL,
-        provider       TEXT NOT NULL,
-        region         TEXT NOT NULL,
-        zone           TEXT NOT NULL,
-        instance_type  TEXT NOT NULL,
-        billing        TEXT NOT NULL,
-        instance_id    TEXT,
-        state          TEXT NOT NULL,
-        public_ip      TEXT,
-        private_ip     TEXT,
-        price_cny_per_hour DOUBLE PRECISION,
-        price_source   TEXT,
-        price_as_of    TEXT,
-        auto_release_at TEXT,
-        created_at     TEXT NOT NULL,
-        running_at     TEXT,
-        released_at    TEXT,
-        last_error     TEXT
-    );
-    CREATE INDEX resources_by_deployment ON resources (deployment, pool, idx);
-    CREATE INDEX resources_by_instance ON resources (provider, instance_id);
-    CREATE TABLE snapshots (
-        snapshot_id  TEXT NOT NULL,
-        provider     TEXT NOT NULL,
-        region       TEXT NOT NULL,
-        instance_id  TEXT NOT NULL,
-        disk_id      TEXT NOT NULL,
-        disk_kind    TEXT NOT NULL,
-        deployment   TEXT,
-        pool         TEXT,
-        client_token TEXT NOT NULL,
-        state        TEXT NOT NULL,
-        created_at   TEXT NOT NULL,
-        PRIMARY KEY (provider, snapshot_id)
-    );
-    CREATE TABLE operations (
-        id           BIGSERIAL PRIMARY KEY,
         deployment   TEXT,
         kind         TEXT NOT NULL,
         provider     TEXT NOT NULL,
@@ -670,7 +635,7 @@ impl Store {
                     return Ok(Err((found, known)));
                 }
                 for (i, m) in MIGRATIONS.iter().enumerate().skip(found as usize) {
-                    tx.batch_execute(m.postgres)?;
+                    tx.batch_execute(&m.postgres())?;
                     tx.execute(
                         "INSERT INTO schema_migrations (version, applied_at) VALUES ($1, $2)",
                         &[&(i as i64 + 1), &now()],
