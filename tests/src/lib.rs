@@ -214,9 +214,43 @@ pub mod e2e {
     }
 
     /// A `gpuctl` command against `sim` with its own state file in `dir` and the sim's test keys.
+    /// The state store runs in `dir` use (issue 17): the PostgreSQL database named in `dir/state.url`
+    /// ([`use_postgres`]), else the SQLite file `dir/state.db`.
+    pub fn state_arg(dir: &Path) -> String {
+        match std::fs::read_to_string(dir.join("state.url")) {
+            Ok(url) => url.trim().to_string(),
+            Err(_) => dir.join("state.db").to_str().unwrap().to_string(),
+        }
+    }
+
+    /// Opens the store runs in `dir` use, as they open it.
+    pub fn open_store(
+        dir: &Path,
+    ) -> Result<gpuctl_provision::state::Store, gpuctl_provision::state::StateError> {
+        let loc = gpuctl_provision::state::Location::parse(&state_arg(dir), &|_| None, None)?;
+        gpuctl_provision::state::Store::open_at(&loc)
+    }
+
+    /// Makes runs in `dir` use a fresh PostgreSQL database (`GPUCTL_TEST_POSTGRES`); `false` when
+    /// there is none and none is required (the caller skips).
+    pub fn use_postgres(dir: &Path) -> bool {
+        match gpuctl_provision::state::pg::test_database() {
+            Some(url) => {
+                std::fs::write(dir.join("state.url"), url).unwrap();
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Makes runs in `dir` share `other`'s store (two machines, one team database).
+    pub fn share_store(dir: &Path, other: &Path) {
+        std::fs::write(dir.join("state.url"), state_arg(other)).unwrap();
+    }
+
     pub fn gpuctl_cmd(sim_url: &str, dir: &Path, args: &[&str]) -> Command {
         let mut c = Command::new(gpuctl_bin());
-        c.args(args).args(["--state", dir.join("state.db").to_str().unwrap(), "--poll-ms", "100"]);
+        c.args(args).args(["--state", &state_arg(dir), "--poll-ms", "100"]);
         c.env("GPUCTL_TODAY", "2026-11-30")
             .env("HOME", dir)
             .env_remove("GPUCTL_PRICE_OVERLAY")

@@ -9,13 +9,18 @@
 //! its import too: after every re-run the cloud holds that key pair once, and `destroy` keeps it.
 //!
 //! `GPUCTL_CRASH_TRIALS` (default 17 per provider, 51 in all) and `GPUCTL_CRASH_SEED` scale and vary it.
+//!
+//! The same trials run with the state in PostgreSQL (issue 17; `GPUCTL_TEST_POSTGRES`, a fresh
+//! database per trial): a SIGKILLed run's advisory lock ends with its connection, and its intents
+//! are on the server. `GPUCTL_CRASH_TRIALS_PG` (default 4 per provider) sizes that run.
 
 use std::collections::BTreeSet;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use gpuctl_e2e::e2e::{gpuctl_cmd, instance_id, ok_json, spec_text, Rng, SimProcess, PROVIDERS};
-use gpuctl_provision::state::Store;
+use gpuctl_e2e::e2e::{
+    gpuctl_cmd, instance_id, ok_json, open_store, spec_text, use_postgres, Rng, SimProcess, PROVIDERS,
+};
 
 /// Sim-clock boot time 1 s, 25 ms on every cloud call: a provision takes ~1.5 s, so kills spread over it.
 const SIM: &str = "seed = 11\n[knobs]\nboot_seconds = 1\nlatency_ms = 25\n";
@@ -55,8 +60,7 @@ fn check_consistent(sim: &SimProcess, dir: &Path, provider: &str, dep: &str, wan
     let distinct: BTreeSet<String> = cloud.iter().cloned().collect();
     assert_eq!(distinct.len(), cloud.len(), "{what}: an instance is listed twice: {cloud:?}");
     assert_eq!(cloud.len(), want, "{what}: the cloud holds {cloud:?} for {dep}, want {want}");
-    let store = Store::open(&dir.join("state.db"))
-        .unwrap_or_else(|e| panic!("{what}: the state store does not open: {e}"));
+    let store = open_store(dir).unwrap_or_else(|e| panic!("{what}: the state store does not open: {e}"));
     let recorded: Vec<_> =
         store.resources(Some(dep)).unwrap().into_iter().filter(|r| r.state.is_live()).collect();
     let rec_ids: BTreeSet<String> = recorded.iter().filter_map(|r| r.instance_id.clone()).collect();
@@ -90,7 +94,7 @@ fn key_pairs_named(sim: &SimProcess, provider: &str, name: &str) -> usize {
     keys.iter().filter(|k| k["name"] == name).count()
 }
 
-fn trials(provider: &str, n: u32, seed: u64) -> Tally {
+fn trials(provider: &str, n: u32, seed: u64, postgres: bool) -> Tally {
     let dir = tempfile::tempdir().unwrap();
     let sim = SimProcess::start(dir.path(), SIM, &[]);
     let mut rng = Rng(seed ^ (provider.len() as u64 * 0x1000_0000_01b3) ^ provider.as_bytes()[0] as u64);
@@ -98,6 +102,9 @@ fn trials(provider: &str, n: u32, seed: u64) -> Tally {
     for t in 0..n {
         let trial = tempfile::tempdir().unwrap();
         let d = trial.path();
+        if postgres {
+            assert!(use_postgres(d), "a PostgreSQL server for the tests");
+        }
         let dep = format!("crash-{provider}-{t}");
         let spec = d.join("spec.toml");
         // Each trial logs in with a key of its own, imported by its provision (issue 13).
@@ -197,11 +204,25 @@ fn trials(provider: &str, n: u32, seed: u64) -> Tally {
 #[test]
 fn killed_runs_leave_nothing_twice_and_nothing_untracked() {
     let n: u32 = std::env::var("GPUCTL_CRASH_TRIALS").ok().and_then(|v| v.parse().ok()).unwrap_or(17);
+    all_providers(n, false);
+}
+
+#[test]
+fn killed_runs_leave_nothing_twice_and_nothing_untracked_on_postgres() {
+    if gpuctl_provision::state::pg::test_server().is_none() {
+        return;
+    }
+    let n: u32 = std::env::var("GPUCTL_CRASH_TRIALS_PG").ok().and_then(|v| v.parse().ok()).unwrap_or(4);
+    all_providers(n, true);
+}
+
+/// `n` trials per provider, the providers in parallel, each with its own sim.
+fn all_providers(n: u32, postgres: bool) {
     let seed: u64 = std::env::var("GPUCTL_CRASH_SEED").ok().and_then(|v| v.parse().ok()).unwrap_or(20261130);
     gpuctl_e2e::e2e::gpuctl_bin(); // build once, before the threads race for it
     let started = Instant::now();
     let handles: Vec<_> =
-        PROVIDERS.iter().map(|p| std::thread::spawn(move || (p, trials(p, n, seed)))).collect();
+        PROVIDERS.iter().map(|p| std::thread::spawn(move || (p, trials(p, n, seed, postgres)))).collect();
     let mut total = Tally::default();
     for h in handles {
         let (p, t) = h.join().unwrap_or_else(|e| std::panic::resume_unwind(e));
@@ -209,8 +230,9 @@ fn killed_runs_leave_nothing_twice_and_nothing_untracked() {
         total.trials += t.trials;
         total.killed += t.killed;
     }
+    let backend = if postgres { "PostgreSQL" } else { "SQLite" };
     eprintln!(
-        "crash consistency: {} trials ({} provision) over 3 providers, {} kills landed mid-run, 0 duplicates, 0 untracked, {:.0} s",
+        "crash consistency ({backend}): {} trials ({} provision) over 3 providers, {} kills landed mid-run, 0 duplicates, 0 untracked, {:.0} s",
         total.trials,
         3 * n,
         total.killed,
@@ -266,7 +288,7 @@ fn killed_auto_network_runs_leave_one_network_and_then_none() {
         check_consistent(&sim, d, "tencent", &dep, COUNT as usize, &what);
         let (vpcs, subnets, groups) = tencent_networks(&sim);
         assert_eq!((vpcs.len(), subnets.len(), groups.len()), (1, 1, 1), "{what}: one of each");
-        let store = Store::open(&d.join("state.db")).unwrap();
+        let store = open_store(d).unwrap();
         let live: BTreeSet<String> = store
             .networks(gpuctl_provision::Provider::Tencent, "ap-guangzhou", "ap-guangzhou-3")
             .unwrap()
@@ -286,7 +308,7 @@ fn killed_auto_network_runs_leave_one_network_and_then_none() {
         check_consistent(&sim, d, "tencent", &dep, 0, &what);
         let (vpcs, subnets, groups) = tencent_networks(&sim);
         assert!(vpcs.is_empty() && subnets.is_empty() && groups.is_empty(), "{what}: none left");
-        let store = Store::open(&d.join("state.db")).unwrap();
+        let store = open_store(d).unwrap();
         let recs =
             store.networks(gpuctl_provision::Provider::Tencent, "ap-guangzhou", "ap-guangzhou-3").unwrap();
         assert!(recs.iter().all(|n| n.state == "deleted"), "{what}: {recs:?}");

@@ -3,11 +3,13 @@
 //! succeeds but its answer is lost, and the first zone is sold out. `provision` must complete (or stop
 //! with a clear error) and leak nothing: every instance the cloud holds for the deployment is recorded,
 //! none twice; retries are bounded and their total wait is reported; `destroy` then leaves nothing.
+//! The main fault run is repeated with the state in PostgreSQL (issue 17; `GPUCTL_TEST_POSTGRES`).
 
 use std::collections::BTreeSet;
 
-use gpuctl_e2e::e2e::{gpuctl, instance_id, ok_json, tag_value, SimProcess, PROVIDERS};
-use gpuctl_provision::state::Store;
+use gpuctl_e2e::e2e::{
+    gpuctl, instance_id, ok_json, open_store, tag_value, use_postgres, SimProcess, PROVIDERS,
+};
 
 /// The sim's seed (which calls draw the 20 % errors): `GPUCTL_FAULTS_SEED`, default 42.
 fn seed() -> u64 {
@@ -47,7 +49,7 @@ fn check_nothing_leaked(
     let cloud: Vec<String> = live.iter().map(instance_id).collect();
     let set: BTreeSet<String> = cloud.iter().cloned().collect();
     assert_eq!(set.len(), cloud.len(), "{provider}: an instance twice: {cloud:?}");
-    let store = Store::open(&dir.join("state.db")).unwrap();
+    let store = open_store(dir).unwrap();
     let all = store.resources(Some(dep)).unwrap();
     let rows: Vec<String> = all
         .iter()
@@ -71,6 +73,17 @@ fn check_nothing_leaked(
 
 #[test]
 fn provision_under_faults_completes_or_stops_clearly_and_leaks_nothing() {
+    under_faults(false);
+}
+
+#[test]
+fn provision_under_faults_completes_or_stops_clearly_and_leaks_nothing_on_postgres() {
+    if gpuctl_provision::state::pg::test_server().is_some() {
+        under_faults(true);
+    }
+}
+
+fn under_faults(postgres: bool) {
     let mut summary = Vec::new();
     for provider in PROVIDERS {
         let create = match provider {
@@ -79,6 +92,9 @@ fn provision_under_faults_completes_or_stops_clearly_and_leaks_nothing() {
         };
         let dir = tempfile::tempdir().unwrap();
         let d = dir.path();
+        if postgres {
+            assert!(use_postgres(d), "a PostgreSQL server for the tests");
+        }
         let sim = SimProcess::start(d, &config(create).replace("{P}", provider), &[]);
         let dep = format!("faults-{provider}");
         let spec_path = d.join("spec.toml");
@@ -138,7 +154,8 @@ fn provision_under_faults_completes_or_stops_clearly_and_leaks_nothing() {
             wait_ms as f64 / 1000.0
         ));
     }
-    eprintln!("faults: {}", summary.join("; "));
+    let backend = if postgres { "PostgreSQL" } else { "SQLite" };
+    eprintln!("faults ({backend}): {}", summary.join("; "));
 }
 
 /// The retry budget bounds a run whose creates never succeed: every create answers 500 (or hangs far
@@ -212,7 +229,7 @@ fn a_run_whose_creates_always_fail_stops_within_its_retry_budget() {
         assert_eq!(report["retries"].as_u64().unwrap() > 0, !fault.contains("timeout"), "{what}: {report}");
         // Nothing on the cloud; every unit recorded with its token, so a re-run or destroy finds it.
         assert_eq!(check_nothing_leaked(&sim, d, provider, &dep, &out, false), 0);
-        let store = Store::open(&d.join("state.db")).unwrap();
+        let store = open_store(d).unwrap();
         let rows = store.resources(Some(&dep)).unwrap();
         assert_eq!(rows.len(), 3, "{what}: {rows:?}");
         assert!(rows.iter().all(|r| r.state.is_live() && r.instance_id.is_none()), "{what}: {rows:?}");
@@ -266,7 +283,7 @@ fn jd_release_time_failing_after_the_create_leaves_the_instance_recorded_and_fix
         let live = sim.live("jdcloud", Some(&dep));
         assert_eq!(live.len(), 1, "{failures}: one instance, never two: {live:?}");
         let id = instance_id(&live[0]);
-        let store = Store::open(&d.join("state.db")).unwrap();
+        let store = open_store(d).unwrap();
         let rows = store.resources(Some(&dep)).unwrap();
         assert_eq!(rows.len(), 1, "{rows:?}");
         assert_eq!(
@@ -353,7 +370,7 @@ fn jd_partial_creates_fall_back_and_leak_nothing() {
         "two fit the stock, one fell back: {report}"
     );
     assert_eq!(check_nothing_leaked(&sim, d, "jdcloud", dep, &out, true), 3);
-    let store = Store::open(&d.join("state.db")).unwrap();
+    let store = open_store(d).unwrap();
     let failed: Vec<_> =
         store.resources(Some(dep)).unwrap().into_iter().filter(|r| r.state.name() == "failed").collect();
     assert_eq!(failed.len(), 1, "the failed launch stays recorded: {failed:?}");

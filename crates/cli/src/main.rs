@@ -58,6 +58,8 @@ enum Command {
     Cp(cmd::ssh::CpArgs),
     /// Wait until the instances' boot environment wrote its ready marker (checked over ssh)
     WaitReady(cmd::ssh::WaitReadyArgs),
+    /// The state store itself: `state migrate --to postgres://…` moves it to a team's PostgreSQL, verifiably
+    State(cmd::state::StateArgs),
 }
 
 fn run(cli: Cli) -> anyhow_free::Result {
@@ -80,6 +82,7 @@ fn run(cli: Cli) -> anyhow_free::Result {
         Command::Run(args) => cmd::ssh::run(args),
         Command::Cp(args) => cmd::ssh::cp(args),
         Command::WaitReady(args) => cmd::ssh::wait_ready(args),
+        Command::State(args) => cmd::state::run(args),
     }
 }
 

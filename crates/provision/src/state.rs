@@ -1,24 +1,85 @@
-//! The state store: what gpuctl has asked the clouds for and what it holds, in one SQLite file.
+//! The state store: what gpuctl has asked the clouds for and what it holds — in one SQLite file (the
+//! embedded default) or in a team's PostgreSQL database (issue 17, `state/pg.rs`).
 //!
-//! Owns the schema (versioned by `PRAGMA user_version`, migrated forward on open), the operations
-//! intent log (written *before* each billable call, with the call's client token), the resource and
-//! snapshot records (kept after release, marked released), and the per-deployment apply lock.
-//! Nothing secret is stored: parameters are the create request without credentials.
+//! Owns the schema (versioned: `PRAGMA user_version` in SQLite, the `schema_migrations` table in
+//! PostgreSQL; migrated forward on open), the operations intent log (written *before* each billable
+//! call, with the call's client token), the resource and snapshot records (kept after release, marked
+//! released), and the per-deployment apply lock (an OS file lock beside a SQLite file, a session
+//! advisory lock in PostgreSQL: both end with their holder), with who holds it. Every statement is
+//! written once, in the SQL both dialects share (`?N` parameters, rewritten to `$N` for PostgreSQL);
+//! [`Db`] is the only place that knows which backend it talks to. Nothing secret is stored: parameters
+//! are the create request without credentials, and a PostgreSQL URL is only ever shown redacted.
 
+use std::borrow::Cow;
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
-use rusqlite::{params, Connection, OptionalExtension};
+use rusqlite::Connection;
 
 use jiff::Timestamp;
 
 use crate::provider::{BillingMode, Provider};
 
-/// Schema migrations, in order; `user_version` counts how many have run. Append only: never edit one
-/// that has shipped.
-const MIGRATIONS: &[&str] = &[
-    // 1: the first schema.
-    r#"
+pub mod pg;
+
+pub use pg::Value;
+
+/// One schema migration, in both dialects. Most are the same text in both (`Migration::shared`);
+/// where the dialects differ (auto-increment keys, float types), `Migration::sqlite_types` derives PostgreSQL's text
+/// from SQLite's type names, or `Migration::dialects` gives each.
+/// To add one: append it here — both backends run it on open, and record it (`user_version` /
+/// `schema_migrations`). Use `BIGINT` for integers and `DOUBLE PRECISION` for floats when writing
+/// shared SQL (SQLite reads both by affinity; PostgreSQL needs the widths the store binds).
+#[derive(Debug, Clone, Copy)]
+pub struct Migration {
+    pub sqlite: &'static str,
+    postgres: PgText,
+}
+
+#[derive(Debug, Clone, Copy)]
+enum PgText {
+    Same,
+    Own(&'static str),
+    /// SQLite's text with its type spellings translated (`Migration::sqlite_types`).
+    FromSqlite,
+}
+
+impl Migration {
+    pub const fn shared(sql: &'static str) -> Migration {
+        Migration { sqlite: sql, postgres: PgText::Same }
+    }
+    pub const fn dialects(sqlite: &'static str, postgres: &'static str) -> Migration {
+        Migration { sqlite, postgres: PgText::Own(postgres) }
+    }
+    /// SQLite text using its own type names: PostgreSQL gets `BIGSERIAL PRIMARY KEY` for
+    /// `INTEGER PRIMARY KEY AUTOINCREMENT`, `BIGINT` for `INTEGER` (the store binds i64) and
+    /// `DOUBLE PRECISION` for `REAL`.
+    pub const fn sqlite_types(sql: &'static str) -> Migration {
+        Migration { sqlite: sql, postgres: PgText::FromSqlite }
+    }
+
+    /// The migration's PostgreSQL text.
+    pub fn postgres(&self) -> Cow<'static, str> {
+        match self.postgres {
+            PgText::Same => Cow::Borrowed(self.sqlite),
+            PgText::Own(t) => Cow::Borrowed(t),
+            PgText::FromSqlite => Cow::Owned(
+                self.sqlite
+                    .replace("INTEGER PRIMARY KEY AUTOINCREMENT", "BIGSERIAL PRIMARY KEY")
+                    .replace(" INTEGER ", " BIGINT ")
+                    .replace(" REAL,", " DOUBLE PRECISION,"),
+            ),
+        }
+    }
+}
+
+/// Schema migrations, in order; the schema version counts how many have run. Append only: never edit
+/// one that has shipped.
+pub const MIGRATIONS: &[Migration] = &[
+    // 1: the first schema, written for SQLite before there was a second backend; PostgreSQL's text is
+    // derived (`Migration::sqlite_types`).
+    Migration::sqlite_types(
+        r#"
     CREATE TABLE deployments (
         name        TEXT PRIMARY KEY,
         spec_file   TEXT NOT NULL,
@@ -82,16 +143,20 @@ const MIGRATIONS: &[&str] = &[
     );
     CREATE INDEX operations_open ON operations (status, deployment);
     "#,
+    ),
     // 2: a prepaid instance whose release the cloud refuses until its term ends (JD) is kept as
     // `billed_until`, with the term's end; NULL for every row written before.
-    r#"
+    Migration::shared(
+        r#"
     ALTER TABLE resources ADD COLUMN billed_until TEXT;
     "#,
+    ),
     // 3: the networks of `network = "auto"` (issue 13): each VPC, subnet and security group gpuctl
     // made or adopted, and which deployments use a zone's network, so `destroy` deletes one only when
     // gpuctl made it and no other deployment still uses it. Rows are never deleted: a deleted piece
     // keeps its row with state 'deleted', an ended use its `ended_at`.
-    r#"
+    Migration::sqlite_types(
+        r#"
     CREATE TABLE IF NOT EXISTS networks (
         provider     TEXT NOT NULL,
         region       TEXT NOT NULL,
@@ -115,24 +180,123 @@ const MIGRATIONS: &[&str] = &[
         PRIMARY KEY (provider, region, zone, deployment)
     );
     "#,
+    ),
+    // 4 (issue 17): who and where. Every operation and every
+    // deployment update records the OS user and host that made it; `lock_holders` records who took
+    // each deployment's lock last — written under the lock, so while it is held the row names the
+    // holder. NULL for rows written before.
+    Migration::shared(
+        r#"
+    ALTER TABLE operations ADD COLUMN by_user TEXT;
+    ALTER TABLE operations ADD COLUMN by_host TEXT;
+    ALTER TABLE deployments ADD COLUMN updated_by TEXT;
+    CREATE TABLE lock_holders (
+        deployment  TEXT PRIMARY KEY,
+        holder_user TEXT NOT NULL,
+        holder_host TEXT NOT NULL,
+        pid         BIGINT NOT NULL,
+        since       TEXT NOT NULL
+    );
+    "#,
+    ),
 ];
+
+/// Every table holding records, in the order `state migrate` copies them. A table added by a
+/// migration goes here too (a test compares this list with the schema).
+pub const RECORD_TABLES: &[&str] =
+    &["deployments", "resources", "snapshots", "operations", "lock_holders", "networks", "network_uses"];
 
 #[derive(Debug, thiserror::Error)]
 pub enum StateError {
     #[error("state store {path}: {source}")]
     Sqlite { path: PathBuf, source: rusqlite::Error },
+    /// `path` is the redacted URL; `message` never holds the password (`pg::describe`).
+    #[error("state store {path}: {message}")]
+    Postgres { path: PathBuf, message: String },
     #[error("state store {path} was written by a newer gpuctl (schema {found}, this build knows {known}); upgrade gpuctl")]
     TooNew { path: PathBuf, found: i64, known: i64 },
-    #[error(
-        "another `gpuctl` run holds deployment `{deployment}` (lock file {path}); wait for it to finish"
-    )]
-    Locked { deployment: String, path: PathBuf },
+    #[error("another `gpuctl` run holds deployment `{deployment}` ({}lock {path}); wait for it to finish, or pass --wait-lock", holder.as_ref().map(|h| format!("{h}; ")).unwrap_or_default())]
+    Locked { deployment: String, path: PathBuf, holder: Option<Box<Holder>> },
     #[error("state store {path}: {source}")]
     Io { path: PathBuf, source: std::io::Error },
     #[error("{0:?} is not a deployment name (1–40 characters of a-z, 0-9 and '-', starting with a letter)")]
     BadName(String),
     #[error("state store {path}: bad value `{value}` in column {column}")]
     Corrupt { path: PathBuf, column: &'static str, value: String },
+    #[error("state store {0}")]
+    Location(String),
+    #[error("state migrate: {0}")]
+    Migrate(String),
+}
+
+/// Who holds (or last took) a deployment's lock.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Holder {
+    pub user: String,
+    pub host: String,
+    pub pid: i64,
+    pub since: String,
+}
+
+impl std::fmt::Display for Holder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "held by {}@{} pid {} since {}", self.user, self.host, self.pid, self.since)
+    }
+}
+
+/// Who and where this process runs: the OS user (`USER`, else `LOGNAME`) and the host name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Actor {
+    pub user: String,
+    pub host: String,
+}
+
+impl Actor {
+    pub fn current() -> Actor {
+        let user = ["USER", "LOGNAME"]
+            .iter()
+            .find_map(|k| std::env::var(k).ok().filter(|v| !v.is_empty()))
+            .unwrap_or_else(|| "unknown".into());
+        // The kernel's name for this host (Linux); HOSTNAME elsewhere.
+        let host = gpuctl_sign::file::read_string_bounded(Path::new("/proc/sys/kernel/hostname"), 256)
+            .ok()
+            .map(|h| h.trim().to_string())
+            .or_else(|| std::env::var("HOSTNAME").ok())
+            .filter(|h| !h.is_empty())
+            .unwrap_or_else(|| "unknown".into());
+        Actor { user, host }
+    }
+}
+
+/// Where a store lives: a SQLite file or a PostgreSQL URL (`--state` / `GPUCTL_STATE`).
+#[derive(Debug, Clone)]
+pub enum Location {
+    Sqlite(PathBuf),
+    Postgres(pg::Target),
+}
+
+impl Location {
+    /// `postgres://…` or `postgresql://…` is a PostgreSQL store (completed from libpq's places, see
+    /// [`pg::Target::parse`]); anything else is a SQLite file path.
+    pub fn parse(
+        s: &str,
+        env: &dyn Fn(&str) -> Option<String>,
+        home: Option<&Path>,
+    ) -> Result<Location, StateError> {
+        if pg::is_url(s) {
+            pg::Target::parse(s, env, home).map(Location::Postgres).map_err(StateError::Location)
+        } else {
+            Ok(Location::Sqlite(PathBuf::from(s)))
+        }
+    }
+
+    /// How the location may be printed (a URL's password redacted).
+    pub fn shown(&self) -> String {
+        match self {
+            Location::Sqlite(p) => p.display().to_string(),
+            Location::Postgres(t) => t.shown(),
+        }
+    }
 }
 
 /// Where a resource is in its life. Records are never deleted: `Released` keeps the history.
@@ -256,17 +420,53 @@ pub struct Operation {
     pub started_at: Timestamp,
 }
 
-/// Held while an apply/destroy runs on a deployment; released when dropped or when the process dies
-/// (an OS file lock, so a SIGKILLed run never leaves a stale lock behind).
-#[derive(Debug)]
+/// Held while an apply/destroy runs on a deployment; released when dropped or when the process dies:
+/// an OS file lock beside a SQLite store, a session advisory lock on the run's PostgreSQL connection
+/// (the server ends it with the connection, so a SIGKILLed run never leaves a stale lock behind).
 pub struct ApplyLock {
-    _file: File,
+    held: Held,
+    /// The lock file, or the store's redacted URL.
     pub path: PathBuf,
 }
 
+enum Held {
+    File(#[allow(dead_code)] File),
+    Advisory { conn: pg::Conn, key: i64 },
+}
+
+impl std::fmt::Debug for ApplyLock {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ApplyLock").field("path", &self.path).finish()
+    }
+}
+
+impl Drop for ApplyLock {
+    fn drop(&mut self) {
+        if let Held::Advisory { conn, key } = &self.held {
+            let key = *key;
+            conn.post(move |c| {
+                let _ = c.execute("SELECT pg_advisory_unlock($1)", &[&key]);
+            });
+        }
+    }
+}
+
+/// The backend a store talks to; every statement goes through [`Db::run`].
+enum Db {
+    Sqlite(Connection),
+    Postgres(pg::Conn),
+}
+
+/// One statement and its arguments, in the shared dialect (`?N` parameters).
+type Stmt = (Cow<'static, str>, Vec<Value>);
+type Rows = Vec<Vec<Value>>;
+
 pub struct Store {
-    conn: Connection,
+    db: Db,
+    /// The file, or the redacted URL: what every message names.
     path: PathBuf,
+    actor: Actor,
+    lock_wait: std::time::Duration,
 }
 
 impl std::fmt::Debug for Store {
@@ -282,9 +482,138 @@ fn now() -> String {
     Timestamp::now().to_string()
 }
 
+impl From<&str> for Value {
+    fn from(s: &str) -> Value {
+        Value::Text(s.to_string())
+    }
+}
+impl From<&String> for Value {
+    fn from(s: &String) -> Value {
+        Value::Text(s.clone())
+    }
+}
+impl From<String> for Value {
+    fn from(s: String) -> Value {
+        Value::Text(s)
+    }
+}
+impl From<i64> for Value {
+    fn from(i: i64) -> Value {
+        Value::Int(i)
+    }
+}
+impl From<u32> for Value {
+    fn from(i: u32) -> Value {
+        Value::Int(i.into())
+    }
+}
+impl From<f64> for Value {
+    fn from(f: f64) -> Value {
+        Value::Real(f)
+    }
+}
+impl<T: Into<Value>> From<Option<T>> for Value {
+    fn from(o: Option<T>) -> Value {
+        o.map_or(Value::Null, Into::into)
+    }
+}
+
+macro_rules! args {
+    ($($v:expr),* $(,)?) => { vec![$(Value::from($v)),*] };
+}
+
+/// `?N` → `$N`: the one difference of the shared SQL between the dialects. (PostgreSQL types a
+/// parameter where it first appears, so an optional filter is written `col = ?1 OR ?1 IS NULL`.)
+fn to_postgres(sql: &str) -> String {
+    let mut out = String::with_capacity(sql.len());
+    let mut chars = sql.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '?' && chars.peek().is_some_and(|d| d.is_ascii_digit()) {
+            out.push('$');
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+fn sqlite_value(v: &Value) -> rusqlite::types::Value {
+    match v {
+        Value::Null => rusqlite::types::Value::Null,
+        Value::Int(i) => rusqlite::types::Value::Integer(*i),
+        Value::Real(f) => rusqlite::types::Value::Real(*f),
+        Value::Text(s) => rusqlite::types::Value::Text(s.clone()),
+    }
+}
+
+fn sqlite_rows(conn: &Connection, sql: &str, args: &[Value]) -> rusqlite::Result<Rows> {
+    let mut st = conn.prepare_cached(sql)?;
+    let n = st.column_count();
+    let vals: Vec<_> = args.iter().map(sqlite_value).collect();
+    let mut rows = st.query(rusqlite::params_from_iter(vals))?;
+    let mut out = Vec::new();
+    while let Some(r) = rows.next()? {
+        let mut row = Vec::with_capacity(n);
+        for i in 0..n {
+            row.push(match r.get_ref(i)? {
+                rusqlite::types::ValueRef::Null => Value::Null,
+                rusqlite::types::ValueRef::Integer(i) => Value::Int(i),
+                rusqlite::types::ValueRef::Real(f) => Value::Real(f),
+                rusqlite::types::ValueRef::Text(t) => Value::Text(String::from_utf8_lossy(t).into_owned()),
+                rusqlite::types::ValueRef::Blob(b) => Value::Text(hex::encode(b)),
+            });
+        }
+        out.push(row);
+    }
+    Ok(out)
+}
+
+fn postgres_rows(
+    c: &mut impl postgres::GenericClient,
+    sql: &str,
+    args: &[Value],
+) -> Result<Rows, postgres::Error> {
+    let params: Vec<&(dyn postgres::types::ToSql + Sync)> = args.iter().map(|v| v as _).collect();
+    let rows = c.query(&to_postgres(sql), &params)?;
+    rows.iter()
+        .map(|r| (0..r.len()).map(|i| r.try_get::<_, Value>(i)).collect::<Result<Vec<_>, _>>())
+        .collect()
+}
+
+/// The stable 64-bit advisory-lock key of a deployment: the first 8 bytes of SHA-256 over a
+/// gpuctl-specific prefix and the name (the prefix keeps other applications' keys apart).
+pub fn lock_key(deployment: &str) -> i64 {
+    use sha2::Digest;
+    let d = sha2::Sha256::digest(format!("gpuctl deployment lock\0{deployment}"));
+    i64::from_be_bytes(d[..8].try_into().unwrap_or_default())
+}
+
+/// The key held (per transaction) while PostgreSQL migrates, so two first runs migrate once.
+const MIGRATE_KEY: i64 = 0x6770_7563_746c_6d67; // "gpuctlmg"
+
 impl Store {
-    /// Opens (creating if needed) the store at `path` and migrates it to the current schema.
+    /// Opens (creating if needed) the SQLite store at `path` and migrates it to the current schema.
     pub fn open(path: &Path) -> Result<Store, StateError> {
+        Store::open_at(&Location::Sqlite(path.to_path_buf()))
+    }
+
+    /// Opens the store at `location` (SQLite file or PostgreSQL URL) and migrates it.
+    pub fn open_at(location: &Location) -> Result<Store, StateError> {
+        let actor = Actor::current();
+        match location {
+            Location::Sqlite(path) => Store::open_sqlite(path, actor),
+            Location::Postgres(t) => {
+                let path = PathBuf::from(t.shown());
+                let conn = pg::Conn::connect(t)
+                    .map_err(|message| StateError::Postgres { path: path.clone(), message })?;
+                let store = Store { db: Db::Postgres(conn), path, actor, lock_wait: Default::default() };
+                store.migrate_postgres()?;
+                Ok(store)
+            }
+        }
+    }
+
+    fn open_sqlite(path: &Path, actor: Actor) -> Result<Store, StateError> {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir)
                 .map_err(|source| StateError::Io { path: dir.to_path_buf(), source })?;
@@ -310,46 +639,250 @@ impl Store {
             let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate).map_err(sql)?;
             let found: i64 = tx.pragma_query_value(None, "user_version", |r| r.get(0)).map_err(sql)?;
             for m in MIGRATIONS.get(found as usize..).unwrap_or_default() {
-                tx.execute_batch(m).map_err(sql)?;
+                tx.execute_batch(m.sqlite).map_err(sql)?;
             }
             tx.pragma_update(None, "user_version", known.max(found)).map_err(sql)?;
             tx.commit().map_err(sql)?;
         }
-        Ok(Store { conn, path: path.to_path_buf() })
+        Ok(Store { db: Db::Sqlite(conn), path: path.to_path_buf(), actor, lock_wait: Default::default() })
     }
 
+    /// PostgreSQL's migrations: one transaction under an advisory transaction lock (concurrent first
+    /// runs migrate once), each applied migration a row of `schema_migrations`.
+    fn migrate_postgres(&self) -> Result<(), StateError> {
+        let Db::Postgres(conn) = &self.db else { return Ok(()) };
+        let known = MIGRATIONS.len() as i64;
+        let path = self.path.clone();
+        let out = conn
+            .call(move |c| -> Result<Result<(), (i64, i64)>, postgres::Error> {
+                let mut tx = c.transaction()?;
+                tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATE_KEY])?;
+                tx.batch_execute(
+                    "CREATE TABLE IF NOT EXISTS schema_migrations (version BIGINT PRIMARY KEY, applied_at TEXT NOT NULL)",
+                )?;
+                let found: i64 =
+                    tx.query_one("SELECT COALESCE(MAX(version), 0) FROM schema_migrations", &[])?.get(0);
+                if found > known {
+                    return Ok(Err((found, known)));
+                }
+                for (i, m) in MIGRATIONS.iter().enumerate().skip(found as usize) {
+                    tx.batch_execute(&m.postgres())?;
+                    tx.execute(
+                        "INSERT INTO schema_migrations (version, applied_at) VALUES ($1, $2)",
+                        &[&(i as i64 + 1), &now()],
+                    )?;
+                }
+                tx.commit()?;
+                Ok(Ok(()))
+            })
+            .map_err(|message| StateError::Postgres { path: path.clone(), message })?
+            .map_err(|e| StateError::Postgres { path: path.clone(), message: pg::describe(&e) })?;
+        out.map_err(|(found, known)| StateError::TooNew { path, found, known })
+    }
+
+    /// The file, or the redacted URL.
     pub fn path(&self) -> &Path {
         &self.path
     }
 
+    pub fn is_postgres(&self) -> bool {
+        matches!(self.db, Db::Postgres(_))
+    }
+
+    /// Who this store records as the actor of its writes.
+    pub fn actor(&self) -> &Actor {
+        &self.actor
+    }
+
     pub fn schema_version(&self) -> Result<i64, StateError> {
-        self.conn.pragma_query_value(None, "user_version", |r| r.get(0)).map_err(|e| self.err(e))
+        match &self.db {
+            Db::Sqlite(c) => {
+                c.pragma_query_value(None, "user_version", |r| r.get(0)).map_err(|e| self.err(e))
+            }
+            Db::Postgres(_) => {
+                let rows = self.query("SELECT COALESCE(MAX(version), 0) FROM schema_migrations", vec![])?;
+                self.int(&rows[0], 0, "schema_migrations.version")
+            }
+        }
     }
 
     fn err(&self, source: rusqlite::Error) -> StateError {
         StateError::Sqlite { path: self.path.clone(), source }
     }
 
+    fn pg_err(&self, message: String) -> StateError {
+        StateError::Postgres { path: self.path.clone(), message }
+    }
+
+    /// Runs statements in one transaction (one statement: on its own), committed before this
+    /// returns; `durable` makes the SQLite commit fsynced (PostgreSQL commits are, with the server's
+    /// default `synchronous_commit = on`). The rows of each statement, in order.
+    fn run(&self, stmts: Vec<Stmt>, durable: bool) -> Result<Vec<Rows>, StateError> {
+        match &self.db {
+            Db::Sqlite(c) => {
+                let go = || -> rusqlite::Result<Vec<Rows>> {
+                    if stmts.len() == 1 {
+                        return Ok(vec![sqlite_rows(c, &stmts[0].0, &stmts[0].1)?]);
+                    }
+                    let tx = c.unchecked_transaction()?;
+                    let out =
+                        stmts.iter().map(|(sql, a)| sqlite_rows(&tx, sql, a)).collect::<Result<_, _>>()?;
+                    tx.commit()?;
+                    Ok(out)
+                };
+                if durable {
+                    c.pragma_update(None, "synchronous", "FULL").map_err(|e| self.err(e))?;
+                }
+                let out = go().map_err(|e| self.err(e));
+                if durable {
+                    c.pragma_update(None, "synchronous", "NORMAL").map_err(|e| self.err(e))?;
+                }
+                out
+            }
+            Db::Postgres(conn) => conn
+                .call(move |c| -> Result<Vec<Rows>, postgres::Error> {
+                    if stmts.len() == 1 {
+                        return Ok(vec![postgres_rows(c, &stmts[0].0, &stmts[0].1)?]);
+                    }
+                    let mut tx = c.transaction()?;
+                    let out = stmts
+                        .iter()
+                        .map(|(sql, a)| postgres_rows(&mut tx, sql, a))
+                        .collect::<Result<_, _>>()?;
+                    tx.commit()?;
+                    Ok(out)
+                })
+                .map_err(|m| self.pg_err(m))?
+                .map_err(|e| self.pg_err(pg::describe(&e))),
+        }
+    }
+
+    fn exec(&self, sql: impl Into<Cow<'static, str>>, args: Vec<Value>) -> Result<(), StateError> {
+        self.run(vec![(sql.into(), args)], false).map(drop)
+    }
+
+    fn query(&self, sql: impl Into<Cow<'static, str>>, args: Vec<Value>) -> Result<Rows, StateError> {
+        Ok(self.run(vec![(sql.into(), args)], false)?.pop().unwrap_or_default())
+    }
+
+    fn text(&self, row: &[Value], i: usize, column: &'static str) -> Result<String, StateError> {
+        match row.get(i) {
+            Some(Value::Text(s)) => Ok(s.clone()),
+            v => Err(self.corrupt(column, format!("{v:?}"))),
+        }
+    }
+
+    fn text_opt(&self, row: &[Value], i: usize, column: &'static str) -> Result<Option<String>, StateError> {
+        match row.get(i) {
+            Some(Value::Null) => Ok(None),
+            _ => self.text(row, i, column).map(Some),
+        }
+    }
+
+    fn int(&self, row: &[Value], i: usize, column: &'static str) -> Result<i64, StateError> {
+        match row.get(i) {
+            Some(Value::Int(n)) => Ok(*n),
+            v => Err(self.corrupt(column, format!("{v:?}"))),
+        }
+    }
+
+    fn real_opt(&self, row: &[Value], i: usize, column: &'static str) -> Result<Option<f64>, StateError> {
+        match row.get(i) {
+            Some(Value::Null) => Ok(None),
+            Some(Value::Real(f)) => Ok(Some(*f)),
+            // SQLite keeps a whole REAL as written; an integer there is still the same number.
+            Some(Value::Int(n)) => Ok(Some(*n as f64)),
+            v => Err(self.corrupt(column, format!("{v:?}"))),
+        }
+    }
+
     /// Takes the deployment's apply lock, or says who holds it. The lock file sits next to the database
     /// and is named after the deployment, so only a valid deployment name (`name::is_valid`) is taken.
+    /// Waits up to the store's lock wait ([`Store::set_lock_wait`], none by default) first.
     pub fn lock(&self, deployment: &str) -> Result<ApplyLock, StateError> {
+        self.lock_waiting(deployment, self.lock_wait)
+    }
+
+    /// How long [`Store::lock`] waits for another run to let go (`--wait-lock`): bounded, retried
+    /// every 200 ms, then the same refusal naming the holder.
+    pub fn set_lock_wait(&mut self, wait: std::time::Duration) {
+        self.lock_wait = wait;
+    }
+
+    fn try_lock(&self, deployment: &str) -> Result<ApplyLock, StateError> {
         if !crate::name::is_valid(deployment, crate::name::DEPLOYMENT_MAX) {
             return Err(StateError::BadName(deployment.to_string()));
         }
-        let path = self.path.with_extension(format!("{deployment}.lock"));
-        let file = File::options()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&path)
-            .map_err(|source| StateError::Io { path: path.clone(), source })?;
-        match file.try_lock() {
-            Ok(()) => Ok(ApplyLock { _file: file, path }),
-            Err(std::fs::TryLockError::WouldBlock) => {
-                Err(StateError::Locked { deployment: deployment.to_string(), path })
+        let lock = match &self.db {
+            Db::Sqlite(_) => {
+                let path = self.path.with_extension(format!("{deployment}.lock"));
+                let file = File::options()
+                    .create(true)
+                    .truncate(false)
+                    .write(true)
+                    .open(&path)
+                    .map_err(|source| StateError::Io { path: path.clone(), source })?;
+                match file.try_lock() {
+                    Ok(()) => ApplyLock { held: Held::File(file), path },
+                    Err(std::fs::TryLockError::WouldBlock) => return Err(self.locked(deployment, path)),
+                    Err(std::fs::TryLockError::Error(source)) => return Err(StateError::Io { path, source }),
+                }
             }
-            Err(std::fs::TryLockError::Error(source)) => Err(StateError::Io { path, source }),
+            Db::Postgres(conn) => {
+                let key = lock_key(deployment);
+                let rows = self.query("SELECT pg_try_advisory_lock(?1)", args![key])?;
+                if rows.first().and_then(|r| r.first()) != Some(&Value::Int(1)) {
+                    return Err(self.locked(deployment, self.path.clone()));
+                }
+                ApplyLock { held: Held::Advisory { conn: conn.clone(), key }, path: self.path.clone() }
+            }
+        };
+        // Written under the lock: while it is held, this row names the holder.
+        self.exec(
+            "INSERT INTO lock_holders (deployment, holder_user, holder_host, pid, since) VALUES (?1, ?2, ?3, ?4, ?5)
+             ON CONFLICT (deployment) DO UPDATE SET holder_user = ?2, holder_host = ?3, pid = ?4, since = ?5",
+            args![deployment, &self.actor.user, &self.actor.host, i64::from(std::process::id()), now()],
+        )?;
+        Ok(lock)
+    }
+
+    /// [`Store::lock`], retried for up to `wait` while another run holds it (`--wait-lock`).
+    pub fn lock_waiting(&self, deployment: &str, wait: std::time::Duration) -> Result<ApplyLock, StateError> {
+        let deadline = std::time::Instant::now() + wait;
+        loop {
+            match self.try_lock(deployment) {
+                Err(StateError::Locked { .. }) if std::time::Instant::now() < deadline => {
+                    std::thread::sleep(std::time::Duration::from_millis(200))
+                }
+                other => return other,
+            }
         }
+    }
+
+    fn locked(&self, deployment: &str, path: PathBuf) -> StateError {
+        StateError::Locked {
+            deployment: deployment.to_string(),
+            path,
+            holder: self.holder(deployment).ok().flatten().map(Box::new),
+        }
+    }
+
+    /// Who took the deployment's lock last (the holder, while it is held).
+    pub fn holder(&self, deployment: &str) -> Result<Option<Holder>, StateError> {
+        let rows = self.query(
+            "SELECT holder_user, holder_host, pid, since FROM lock_holders WHERE deployment = ?1",
+            args![deployment],
+        )?;
+        rows.first()
+            .map(|r| {
+                Ok(Holder {
+                    user: self.text(r, 0, "lock_holders.holder_user")?,
+                    host: self.text(r, 1, "lock_holders.holder_host")?,
+                    pid: self.int(r, 2, "lock_holders.pid")?,
+                    since: self.text(r, 3, "lock_holders.since")?,
+                })
+            })
+            .transpose()
     }
 
     pub fn upsert_deployment(
@@ -358,82 +891,90 @@ impl Store {
         spec_file: &str,
         spec_sha256: &str,
     ) -> Result<(), StateError> {
-        let t = now();
-        self.conn
-            .execute(
-                "INSERT INTO deployments (name, spec_file, spec_sha256, created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?4)
-                 ON CONFLICT (name) DO UPDATE SET spec_file = ?2, spec_sha256 = ?3, updated_at = ?4",
-                params![name, spec_file, spec_sha256, t],
-            )
-            .map(drop)
-            .map_err(|e| self.err(e))
+        self.exec(
+            "INSERT INTO deployments (name, spec_file, spec_sha256, created_at, updated_at, updated_by) VALUES (?1, ?2, ?3, ?4, ?4, ?5)
+             ON CONFLICT (name) DO UPDATE SET spec_file = ?2, spec_sha256 = ?3, updated_at = ?4, updated_by = ?5",
+            args![name, spec_file, spec_sha256, now(), self.actor.to_string()],
+        )
     }
 
     /// The spec file a deployment was last applied from, as it was named then (`ssh`/`run`/`cp` read
     /// its pools' login keys); `None` for a deployment the store does not know.
     pub fn spec_file(&self, deployment: &str) -> Result<Option<String>, StateError> {
-        self.conn
-            .query_row("SELECT spec_file FROM deployments WHERE name = ?1", params![deployment], |r| r.get(0))
-            .optional()
-            .map_err(|e| self.err(e))
+        match self.query("SELECT spec_file FROM deployments WHERE name = ?1", args![deployment])?.first() {
+            Some(r) => self.text(r, 0, "deployments.spec_file").map(Some),
+            None => Ok(None),
+        }
     }
 
     pub fn deployments(&self) -> Result<Vec<String>, StateError> {
-        let mut st =
-            self.conn.prepare("SELECT name FROM deployments ORDER BY name").map_err(|e| self.err(e))?;
-        let rows = st.query_map([], |r| r.get(0)).map_err(|e| self.err(e))?;
-        rows.collect::<Result<_, _>>().map_err(|e| self.err(e))
+        self.query("SELECT name FROM deployments ORDER BY name", vec![])?
+            .iter()
+            .map(|r| self.text(r, 0, "deployments.name"))
+            .collect()
+    }
+
+    fn insert_operation(&self, intent: &Intent) -> Stmt {
+        (
+            Cow::Borrowed("INSERT INTO operations (deployment, kind, provider, region, client_token, target, params, status, started_at, by_user, by_host)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 'intent', ?8, ?9, ?10) RETURNING id"),
+            args![
+                intent.deployment.as_deref(),
+                intent.kind,
+                intent.provider.as_str(),
+                &intent.region,
+                &intent.client_token,
+                intent.target.as_deref(),
+                &intent.params,
+                now(),
+                &self.actor.user,
+                &self.actor.host,
+            ],
+        )
+    }
+
+    fn op_id(&self, rows: &[Rows]) -> Result<i64, StateError> {
+        let row = rows
+            .first()
+            .and_then(|r| r.first())
+            .ok_or_else(|| self.corrupt("operations.id", "none".into()))?;
+        self.int(row, 0, "operations.id")
     }
 
     /// Writes the intent of a create — the operation and the resource row in `creating` — in one
-    /// transaction, before the cloud is called. Re-writing the same token (a retry, a re-run) keeps the
-    /// existing resource row.
-    /// Runs `f` with `synchronous=FULL`: its commit is on disk (fsynced) before this returns. Used for
-    /// intents, which must outlive even a power cut before the billable call goes out.
-    fn durably<T>(&self, f: impl FnOnce() -> Result<T, StateError>) -> Result<T, StateError> {
-        self.conn.pragma_update(None, "synchronous", "FULL").map_err(|e| self.err(e))?;
-        let out = f();
-        self.conn.pragma_update(None, "synchronous", "NORMAL").map_err(|e| self.err(e))?;
-        out
-    }
-
+    /// transaction, durably, before the cloud is called. Re-writing the same token (a retry, a re-run)
+    /// keeps the existing resource row.
     pub fn record_create_intent(&self, intent: &Intent, resource: &Resource) -> Result<i64, StateError> {
-        self.durably(|| self.create_intent(intent, resource))
-    }
-
-    fn create_intent(&self, intent: &Intent, resource: &Resource) -> Result<i64, StateError> {
-        let tx = self.conn.unchecked_transaction().map_err(|e| self.err(e))?;
-        let op = insert_operation(&tx, intent).map_err(|e| self.err(e))?;
-        tx.execute(
-            "INSERT INTO resources (client_token, deployment, pool, idx, provider, region, zone, instance_type, billing,
+        let insert = (
+            Cow::Borrowed("INSERT INTO resources (client_token, deployment, pool, idx, provider, region, zone, instance_type, billing,
                  state, price_cny_per_hour, price_source, price_as_of, auto_release_at, created_at)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, 'creating', ?10, ?11, ?12, ?13, ?14)
-             ON CONFLICT (client_token) DO NOTHING",
-            params![
-                resource.client_token,
-                resource.deployment,
-                resource.pool,
+             ON CONFLICT (client_token) DO NOTHING"),
+            args![
+                &resource.client_token,
+                &resource.deployment,
+                &resource.pool,
                 resource.index,
                 resource.provider.as_str(),
-                resource.region,
-                resource.zone,
-                resource.instance_type,
+                &resource.region,
+                &resource.zone,
+                &resource.instance_type,
                 resource.billing.as_str(),
                 resource.price_cny_per_hour,
-                resource.price_source,
-                resource.price_as_of,
+                resource.price_source.as_deref(),
+                resource.price_as_of.as_deref(),
                 resource.auto_release_at.map(|t| t.to_string()),
                 resource.created_at.to_string(),
             ],
-        )
-        .map_err(|e| self.err(e))?;
-        tx.commit().map_err(|e| self.err(e))?;
-        Ok(op)
+        );
+        let rows = self.run(vec![self.insert_operation(intent), insert], true)?;
+        self.op_id(&rows)
     }
 
-    /// Writes the intent of a non-create billable call (terminate, snapshot).
+    /// Writes the intent of a non-create billable call (terminate, snapshot), durably.
     pub fn record_intent(&self, intent: &Intent) -> Result<i64, StateError> {
-        self.durably(|| insert_operation(&self.conn, intent).map_err(|e| self.err(e)))
+        let rows = self.run(vec![self.insert_operation(intent)], true)?;
+        self.op_id(&rows)
     }
 
     /// The create answered: its instance id and the operation's outcome, in one commit.
@@ -444,18 +985,21 @@ impl Store {
         instance_id: &str,
         request_id: Option<&str>,
     ) -> Result<(), StateError> {
-        let tx = self.conn.unchecked_transaction().map_err(|e| self.err(e))?;
-        tx.execute(
-            "UPDATE resources SET instance_id = ?2 WHERE client_token = ?1",
-            params![client_token, instance_id],
+        self.run(
+            vec![
+                (
+                    "UPDATE resources SET instance_id = ?2 WHERE client_token = ?1".into(),
+                    args![client_token, instance_id],
+                ),
+                (
+                    "UPDATE operations SET status = 'done', request_id = ?2, finished_at = ?3 WHERE id = ?1"
+                        .into(),
+                    args![op, request_id, now()],
+                ),
+            ],
+            false,
         )
-        .map_err(|e| self.err(e))?;
-        tx.execute(
-            "UPDATE operations SET status = 'done', request_id = ?2, finished_at = ?3 WHERE id = ?1",
-            params![op, request_id, now()],
-        )
-        .map_err(|e| self.err(e))?;
-        tx.commit().map_err(|e| self.err(e))
+        .map(drop)
     }
 
     /// Closes an operation: "done" or "failed", with the cloud's request id and error text.
@@ -466,58 +1010,22 @@ impl Store {
         request_id: Option<&str>,
         error: Option<&str>,
     ) -> Result<(), StateError> {
-        self.conn
-            .execute(
-                "UPDATE operations SET status = ?2, request_id = ?3, error = ?4, finished_at = ?5 WHERE id = ?1",
-                params![id, status, request_id, error, now()],
-            )
-            .map(drop)
-            .map_err(|e| self.err(e))
+        self.exec(
+            "UPDATE operations SET status = ?2, request_id = ?3, error = ?4, finished_at = ?5 WHERE id = ?1",
+            args![id, status, request_id, error, now()],
+        )
     }
 
     /// Operations whose outcome was never written: a run stopped between the call and its answer.
     pub fn open_operations(&self, deployment: Option<&str>) -> Result<Vec<Operation>, StateError> {
-        let mut st = self
-            .conn
-            .prepare(
-                "SELECT id, deployment, kind, provider, region, client_token, target, params, status, request_id, error, started_at
-                 FROM operations WHERE status = 'intent' AND (?1 IS NULL OR deployment = ?1) ORDER BY id",
-            )
-            .map_err(|e| self.err(e))?;
-        let rows = st
-            .query_map(params![deployment], |r| {
-                Ok((
-                    r.get::<_, i64>(0)?,
-                    r.get::<_, Option<String>>(1)?,
-                    r.get::<_, String>(2)?,
-                    r.get::<_, String>(3)?,
-                    r.get::<_, String>(4)?,
-                    r.get::<_, String>(5)?,
-                    r.get::<_, Option<String>>(6)?,
-                    r.get::<_, String>(7)?,
-                    r.get::<_, String>(8)?,
-                    r.get::<_, Option<String>>(9)?,
-                    r.get::<_, Option<String>>(10)?,
-                    r.get::<_, String>(11)?,
-                ))
-            })
-            .map_err(|e| self.err(e))?;
+        let rows = self.query(
+            "SELECT id, deployment, kind, provider, region, client_token, target, params, status, request_id, error, started_at
+             FROM operations WHERE status = 'intent' AND (deployment = ?1 OR ?1 IS NULL) ORDER BY id",
+            args![deployment],
+        )?;
         let mut out = Vec::new();
-        for row in rows {
-            let (
-                id,
-                deployment,
-                kind,
-                provider,
-                region,
-                client_token,
-                target,
-                params,
-                status,
-                request_id,
-                error,
-                started_at,
-            ) = row.map_err(|e| self.err(e))?;
+        for r in &rows {
+            let kind = self.text(r, 2, "operations.kind")?;
             let kind = match kind.as_str() {
                 "create" => "create",
                 "terminate" => "terminate",
@@ -525,16 +1033,25 @@ impl Store {
                 "import-key" => "import-key",
                 _ => return Err(self.corrupt("operations.kind", kind)),
             };
+            let provider = self.text(r, 3, "operations.provider")?;
             let provider = gpuctl_core::parse_provider(&provider)
                 .ok()
                 .ok_or_else(|| self.corrupt("operations.provider", provider.clone()))?;
             out.push(Operation {
-                id,
-                intent: Intent { deployment, kind, provider, region, client_token, target, params },
-                status,
-                request_id,
-                error,
-                started_at: self.time("operations.started_at", started_at)?,
+                id: self.int(r, 0, "operations.id")?,
+                intent: Intent {
+                    deployment: self.text_opt(r, 1, "operations.deployment")?,
+                    kind,
+                    provider,
+                    region: self.text(r, 4, "operations.region")?,
+                    client_token: self.text(r, 5, "operations.client_token")?,
+                    target: self.text_opt(r, 6, "operations.target")?,
+                    params: self.text(r, 7, "operations.params")?,
+                },
+                status: self.text(r, 8, "operations.status")?,
+                request_id: self.text_opt(r, 9, "operations.request_id")?,
+                error: self.text_opt(r, 10, "operations.error")?,
+                started_at: self.time("operations.started_at", self.text(r, 11, "operations.started_at")?)?,
             });
         }
         Ok(out)
@@ -555,13 +1072,10 @@ impl Store {
 
     /// The cloud answered a create (or a re-run found the instance by its token): record its id.
     pub fn set_instance_id(&self, client_token: &str, instance_id: &str) -> Result<(), StateError> {
-        self.conn
-            .execute(
-                "UPDATE resources SET instance_id = ?2 WHERE client_token = ?1",
-                params![client_token, instance_id],
-            )
-            .map(drop)
-            .map_err(|e| self.err(e))
+        self.exec(
+            "UPDATE resources SET instance_id = ?2 WHERE client_token = ?1",
+            args![client_token, instance_id],
+        )
     }
 
     pub fn set_running(
@@ -570,14 +1084,11 @@ impl Store {
         public_ip: Option<&str>,
         private_ip: Option<&str>,
     ) -> Result<(), StateError> {
-        self.conn
-            .execute(
-                "UPDATE resources SET state = 'running', public_ip = ?2, private_ip = ?3, running_at = COALESCE(running_at, ?4), last_error = NULL
-                 WHERE client_token = ?1",
-                params![client_token, public_ip, private_ip, now()],
-            )
-            .map(drop)
-            .map_err(|e| self.err(e))
+        self.exec(
+            "UPDATE resources SET state = 'running', public_ip = ?2, private_ip = ?3, running_at = COALESCE(running_at, ?4), last_error = NULL
+             WHERE client_token = ?1",
+            args![client_token, public_ip, private_ip, now()],
+        )
     }
 
     pub fn set_state(
@@ -587,194 +1098,174 @@ impl Store {
         error: Option<&str>,
     ) -> Result<(), StateError> {
         let released_at = (state == ResourceState::Released).then(now);
-        self.conn
-            .execute(
-                "UPDATE resources SET state = ?2, last_error = COALESCE(?3, last_error), released_at = COALESCE(?4, released_at)
-                 WHERE client_token = ?1",
-                params![client_token, state.name(), error, released_at],
-            )
-            .map(drop)
-            .map_err(|e| self.err(e))
+        self.exec(
+            "UPDATE resources SET state = ?2, last_error = COALESCE(?3, last_error), released_at = COALESCE(?4, released_at)
+             WHERE client_token = ?1",
+            args![client_token, state.name(), error, released_at],
+        )
     }
 
     /// The release went as far as the cloud allows: renewal off, billed until `until`.
     pub fn set_billed_until(&self, client_token: &str, until: Timestamp) -> Result<(), StateError> {
-        self.conn
-            .execute(
-                "UPDATE resources SET state = 'billed_until', billed_until = ?2 WHERE client_token = ?1",
-                params![client_token, until.to_string()],
-            )
-            .map(drop)
-            .map_err(|e| self.err(e))
+        self.exec(
+            "UPDATE resources SET state = 'billed_until', billed_until = ?2 WHERE client_token = ?1",
+            args![client_token, until.to_string()],
+        )
     }
 
     pub fn set_auto_release(&self, client_token: &str, at: Option<Timestamp>) -> Result<(), StateError> {
-        self.conn
-            .execute(
-                "UPDATE resources SET auto_release_at = ?2 WHERE client_token = ?1",
-                params![client_token, at.map(|t| t.to_string())],
-            )
-            .map(drop)
-            .map_err(|e| self.err(e))
+        self.exec(
+            "UPDATE resources SET auto_release_at = ?2 WHERE client_token = ?1",
+            args![client_token, at.map(|t| t.to_string())],
+        )
     }
 
     /// Resources of one deployment (all when `None`), live and released, in pool/index order.
     pub fn resources(&self, deployment: Option<&str>) -> Result<Vec<Resource>, StateError> {
         self.query_resources(
-            "WHERE (?1 IS NULL OR deployment = ?1) ORDER BY deployment, pool, idx, created_at",
-            params![deployment],
+            "SELECT client_token, deployment, pool, idx, provider, region, zone, instance_type, billing, instance_id, state,
+                    public_ip, private_ip, price_cny_per_hour, price_source, price_as_of, auto_release_at, created_at,
+                    running_at, released_at, last_error, billed_until FROM resources
+             WHERE (deployment = ?1 OR ?1 IS NULL) ORDER BY deployment, pool, idx, created_at",
+            args![deployment],
         )
     }
 
     pub fn resource(&self, client_token: &str) -> Result<Option<Resource>, StateError> {
-        Ok(self.query_resources("WHERE client_token = ?1", params![client_token])?.pop())
+        Ok(self
+            .query_resources(
+                "SELECT client_token, deployment, pool, idx, provider, region, zone, instance_type, billing, instance_id, state,
+                        public_ip, private_ip, price_cny_per_hour, price_source, price_as_of, auto_release_at, created_at,
+                        running_at, released_at, last_error, billed_until FROM resources WHERE client_token = ?1",
+                args![client_token],
+            )?
+            .pop())
     }
 
     pub fn resource_by_instance(&self, instance_id: &str) -> Result<Option<Resource>, StateError> {
         Ok(self
-            .query_resources("WHERE instance_id = ?1 ORDER BY created_at DESC LIMIT 1", params![instance_id])?
+            .query_resources(
+                "SELECT client_token, deployment, pool, idx, provider, region, zone, instance_type, billing, instance_id, state,
+                        public_ip, private_ip, price_cny_per_hour, price_source, price_as_of, auto_release_at, created_at,
+                        running_at, released_at, last_error, billed_until FROM resources
+                 WHERE instance_id = ?1 ORDER BY created_at DESC LIMIT 1",
+                args![instance_id],
+            )?
             .pop())
     }
 
-    fn query_resources(&self, tail: &str, args: impl rusqlite::Params) -> Result<Vec<Resource>, StateError> {
-        let sql = format!(
-            "SELECT client_token, deployment, pool, idx, provider, region, zone, instance_type, billing, instance_id, state,
-                    public_ip, private_ip, price_cny_per_hour, price_source, price_as_of, auto_release_at, created_at,
-                    running_at, released_at, last_error, billed_until FROM resources {tail}"
-        );
-        let mut st = self.conn.prepare(&sql).map_err(|e| self.err(e))?;
-        let mut rows = st.query(args).map_err(|e| self.err(e))?;
+    fn query_resources(&self, sql: &'static str, args: Vec<Value>) -> Result<Vec<Resource>, StateError> {
+        let rows = self.query(sql, args)?;
         let mut out = Vec::new();
-        while let Some(r) = rows.next().map_err(|e| self.err(e))? {
-            let g = |e| self.err(e);
-            let provider: String = r.get(4).map_err(g)?;
-            let billing: String = r.get(8).map_err(g)?;
-            let state: String = r.get(10).map_err(g)?;
+        for r in &rows {
+            let provider = self.text(r, 4, "resources.provider")?;
+            let billing = self.text(r, 8, "resources.billing")?;
+            let state = self.text(r, 10, "resources.state")?;
+            let index = self.int(r, 3, "resources.idx")?;
             out.push(Resource {
-                client_token: r.get(0).map_err(g)?,
-                deployment: r.get(1).map_err(g)?,
-                pool: r.get(2).map_err(g)?,
-                index: r.get(3).map_err(g)?,
+                client_token: self.text(r, 0, "resources.client_token")?,
+                deployment: self.text(r, 1, "resources.deployment")?,
+                pool: self.text(r, 2, "resources.pool")?,
+                index: u32::try_from(index).map_err(|_| self.corrupt("resources.idx", index.to_string()))?,
                 provider: gpuctl_core::parse_provider(&provider)
                     .ok()
                     .ok_or_else(|| self.corrupt("resources.provider", provider.clone()))?,
-                region: r.get(5).map_err(g)?,
-                zone: r.get(6).map_err(g)?,
-                instance_type: r.get(7).map_err(g)?,
+                region: self.text(r, 5, "resources.region")?,
+                zone: self.text(r, 6, "resources.zone")?,
+                instance_type: self.text(r, 7, "resources.instance_type")?,
                 billing: BillingMode::parse(&billing)
                     .ok()
                     .ok_or_else(|| self.corrupt("resources.billing", billing.clone()))?,
-                instance_id: r.get(9).map_err(g)?,
+                instance_id: self.text_opt(r, 9, "resources.instance_id")?,
                 state: ResourceState::from_name(&state)
                     .ok_or_else(|| self.corrupt("resources.state", state.clone()))?,
-                public_ip: r.get(11).map_err(g)?,
-                private_ip: r.get(12).map_err(g)?,
-                price_cny_per_hour: r.get(13).map_err(g)?,
-                price_source: r.get(14).map_err(g)?,
-                price_as_of: r.get(15).map_err(g)?,
-                auto_release_at: self.time_opt("resources.auto_release_at", r.get(16).map_err(g)?)?,
-                created_at: self.time("resources.created_at", r.get(17).map_err(g)?)?,
-                running_at: self.time_opt("resources.running_at", r.get(18).map_err(g)?)?,
-                released_at: self.time_opt("resources.released_at", r.get(19).map_err(g)?)?,
-                last_error: r.get(20).map_err(g)?,
-                billed_until: self.time_opt("resources.billed_until", r.get(21).map_err(g)?)?,
+                public_ip: self.text_opt(r, 11, "resources.public_ip")?,
+                private_ip: self.text_opt(r, 12, "resources.private_ip")?,
+                price_cny_per_hour: self.real_opt(r, 13, "resources.price_cny_per_hour")?,
+                price_source: self.text_opt(r, 14, "resources.price_source")?,
+                price_as_of: self.text_opt(r, 15, "resources.price_as_of")?,
+                auto_release_at: self.time_opt(
+                    "resources.auto_release_at",
+                    self.text_opt(r, 16, "resources.auto_release_at")?,
+                )?,
+                created_at: self.time("resources.created_at", self.text(r, 17, "resources.created_at")?)?,
+                running_at: self
+                    .time_opt("resources.running_at", self.text_opt(r, 18, "resources.running_at")?)?,
+                released_at: self
+                    .time_opt("resources.released_at", self.text_opt(r, 19, "resources.released_at")?)?,
+                last_error: self.text_opt(r, 20, "resources.last_error")?,
+                billed_until: self
+                    .time_opt("resources.billed_until", self.text_opt(r, 21, "resources.billed_until")?)?,
             });
         }
+        // The order SQLite gives (its BINARY collation), on PostgreSQL too, whatever the database's
+        // collation: byte order of the names, then index and creation time.
+        out.sort_by(|a, b| {
+            (&a.deployment, &a.pool, a.index, a.created_at).cmp(&(
+                &b.deployment,
+                &b.pool,
+                b.index,
+                b.created_at,
+            ))
+        });
         Ok(out)
     }
 
     pub fn record_snapshot(&self, s: &SnapshotRecord) -> Result<(), StateError> {
-        self.conn
-            .execute(
-                "INSERT INTO snapshots (snapshot_id, provider, region, instance_id, disk_id, disk_kind, deployment, pool, client_token, state, created_at)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)
-                 ON CONFLICT (provider, snapshot_id) DO UPDATE SET state = ?10",
-                params![
-                    s.snapshot_id,
-                    s.provider.as_str(),
-                    s.region,
-                    s.instance_id,
-                    s.disk_id,
-                    s.disk_kind,
-                    s.deployment,
-                    s.pool,
-                    s.client_token,
-                    s.state,
-                    s.created_at.to_string()
-                ],
-            )
-            .map(drop)
-            .map_err(|e| self.err(e))
+        self.exec(
+            "INSERT INTO snapshots (snapshot_id, provider, region, instance_id, disk_id, disk_kind, deployment, pool, client_token, state, created_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)
+             ON CONFLICT (provider, snapshot_id) DO UPDATE SET state = ?10",
+            args![
+                &s.snapshot_id,
+                s.provider.as_str(),
+                &s.region,
+                &s.instance_id,
+                &s.disk_id,
+                &s.disk_kind,
+                s.deployment.as_deref(),
+                s.pool.as_deref(),
+                &s.client_token,
+                &s.state,
+                s.created_at.to_string()
+            ],
+        )
     }
 
     /// Snapshots taken of one instance (all when `None`), newest first.
     pub fn snapshots(&self, instance_id: Option<&str>) -> Result<Vec<SnapshotRecord>, StateError> {
-        let mut st = self
-            .conn
-            .prepare(
-                "SELECT snapshot_id, provider, region, instance_id, disk_id, disk_kind, deployment, pool, client_token, state, created_at
-                 FROM snapshots WHERE (?1 IS NULL OR instance_id = ?1) ORDER BY created_at DESC, disk_kind DESC",
-            )
-            .map_err(|e| self.err(e))?;
-        let rows = st
-            .query_map(params![instance_id], |r| {
-                Ok((
-                    r.get::<_, String>(0)?,
-                    r.get::<_, String>(1)?,
-                    r.get(2)?,
-                    r.get(3)?,
-                    r.get(4)?,
-                    r.get(5)?,
-                    r.get(6)?,
-                    r.get(7)?,
-                    r.get(8)?,
-                    r.get(9)?,
-                    r.get(10)?,
-                ))
-            })
-            .map_err(|e| self.err(e))?;
+        let rows = self.query(
+            "SELECT snapshot_id, provider, region, instance_id, disk_id, disk_kind, deployment, pool, client_token, state, created_at
+             FROM snapshots WHERE (instance_id = ?1 OR ?1 IS NULL) ORDER BY created_at DESC, disk_kind DESC",
+            args![instance_id],
+        )?;
         let mut out = Vec::new();
-        for row in rows {
-            let (
-                snapshot_id,
-                provider,
-                region,
-                instance_id,
-                disk_id,
-                disk_kind,
-                deployment,
-                pool,
-                client_token,
-                state,
-                created_at,
-            ) = row.map_err(|e| self.err(e))?;
-            let provider = gpuctl_core::parse_provider(&provider)
-                .ok()
-                .ok_or_else(|| self.corrupt("snapshots.provider", provider.clone()))?;
+        for r in &rows {
+            let provider = self.text(r, 1, "snapshots.provider")?;
             out.push(SnapshotRecord {
-                snapshot_id,
-                provider,
-                region,
-                instance_id,
-                disk_id,
-                disk_kind,
-                deployment,
-                pool,
-                client_token,
-                state,
-                created_at: self.time("snapshots.created_at", created_at)?,
+                snapshot_id: self.text(r, 0, "snapshots.snapshot_id")?,
+                provider: gpuctl_core::parse_provider(&provider)
+                    .ok()
+                    .ok_or_else(|| self.corrupt("snapshots.provider", provider.clone()))?,
+                region: self.text(r, 2, "snapshots.region")?,
+                instance_id: self.text(r, 3, "snapshots.instance_id")?,
+                disk_id: self.text(r, 4, "snapshots.disk_id")?,
+                disk_kind: self.text(r, 5, "snapshots.disk_kind")?,
+                deployment: self.text_opt(r, 6, "snapshots.deployment")?,
+                pool: self.text_opt(r, 7, "snapshots.pool")?,
+                client_token: self.text(r, 8, "snapshots.client_token")?,
+                state: self.text(r, 9, "snapshots.state")?,
+                created_at: self.time("snapshots.created_at", self.text(r, 10, "snapshots.created_at")?)?,
             });
         }
+        // Newest first, the system disk before data disks, in byte order on both backends.
+        out.sort_by(|a, b| (b.created_at, &b.disk_kind).cmp(&(a.created_at, &a.disk_kind)));
         Ok(out)
     }
 
     /// Whether a token was already used for a create (fallbacks and clones must not reuse one).
     pub fn token_known(&self, client_token: &str) -> Result<bool, StateError> {
-        self.conn
-            .query_row("SELECT 1 FROM resources WHERE client_token = ?1", params![client_token], |_| Ok(()))
-            .optional()
-            .map(|o| o.is_some())
-            .map_err(|e| self.err(e))
+        Ok(!self.query("SELECT 1 FROM resources WHERE client_token = ?1", args![client_token])?.is_empty())
     }
 }
 
@@ -798,9 +1289,9 @@ pub struct NetworkRecord {
 /// The networks of `network = "auto"`: kept apart from the instance rows above so the merge of
 /// other schema changes stays easy.
 impl Store {
-    /// One statement, committed with a full sync (the intent log's own durability).
-    fn write_durably(&self, sql: &str, p: impl rusqlite::Params) -> Result<(), StateError> {
-        self.durably(|| self.conn.execute(sql, p).map(|_| ()).map_err(|e| self.err(e)))
+    /// One statement, committed durably (the intent log's own durability).
+    fn write_durably(&self, sql: &'static str, args: Vec<Value>) -> Result<(), StateError> {
+        self.run(vec![(Cow::Borrowed(sql), args)], true).map(drop)
     }
 
     /// Records a piece found or made (a piece already recorded keeps its row; a deleted one made
@@ -810,7 +1301,16 @@ impl Store {
             "INSERT INTO networks (provider, region, zone, kind, cloud_id, client_token, made_by_gpuctl, state, created_at)
                      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 'live', ?8)
                      ON CONFLICT (provider, cloud_id) DO UPDATE SET state = 'live', deleted_at = NULL",
-            params![n.provider.as_str(), n.region, n.zone, n.kind, n.cloud_id, n.client_token, n.made_by_gpuctl, now()],
+            args![
+                n.provider.as_str(),
+                &n.region,
+                &n.zone,
+                &n.kind,
+                &n.cloud_id,
+                &n.client_token,
+                i64::from(n.made_by_gpuctl),
+                now()
+            ],
         )
     }
 
@@ -821,34 +1321,31 @@ impl Store {
         region: &str,
         zone: &str,
     ) -> Result<Vec<NetworkRecord>, StateError> {
-        let mut st = self
-            .conn
-            .prepare(
-                "SELECT kind, cloud_id, client_token, made_by_gpuctl, state FROM networks
-                 WHERE provider = ?1 AND region = ?2 AND zone = ?3 ORDER BY created_at, rowid",
-            )
-            .map_err(|e| self.err(e))?;
-        let rows = st
-            .query_map(params![provider.as_str(), region, zone], |r| {
-                Ok(NetworkRecord {
-                    provider,
-                    region: region.to_owned(),
-                    zone: zone.to_owned(),
-                    kind: r.get(0)?,
-                    cloud_id: r.get(1)?,
-                    client_token: r.get(2)?,
-                    made_by_gpuctl: r.get(3)?,
-                    state: r.get(4)?,
-                })
+        self.query(
+            "SELECT kind, cloud_id, client_token, made_by_gpuctl, state FROM networks
+             WHERE provider = ?1 AND region = ?2 AND zone = ?3 ORDER BY created_at, cloud_id",
+            args![provider.as_str(), region, zone],
+        )?
+        .iter()
+        .map(|r| {
+            Ok(NetworkRecord {
+                provider,
+                region: region.to_owned(),
+                zone: zone.to_owned(),
+                kind: self.text(r, 0, "networks.kind")?,
+                cloud_id: self.text(r, 1, "networks.cloud_id")?,
+                client_token: self.text(r, 2, "networks.client_token")?,
+                made_by_gpuctl: self.int(r, 3, "networks.made_by_gpuctl")? != 0,
+                state: self.text(r, 4, "networks.state")?,
             })
-            .map_err(|e| self.err(e))?;
-        rows.collect::<Result<_, _>>().map_err(|e| self.err(e))
+        })
+        .collect()
     }
 
     pub fn set_network_deleted(&self, provider: Provider, cloud_id: &str) -> Result<(), StateError> {
         self.write_durably(
             "UPDATE networks SET state = 'deleted', deleted_at = ?3 WHERE provider = ?1 AND cloud_id = ?2",
-            params![provider.as_str(), cloud_id, now()],
+            args![provider.as_str(), cloud_id, now()],
         )
     }
 
@@ -863,7 +1360,7 @@ impl Store {
         self.write_durably(
             "INSERT INTO network_uses (provider, region, zone, deployment, since) VALUES (?1, ?2, ?3, ?4, ?5)
                      ON CONFLICT (provider, region, zone, deployment) DO UPDATE SET ended_at = NULL",
-            params![provider.as_str(), region, zone, deployment, now()],
+            args![provider.as_str(), region, zone, deployment, now()],
         )
     }
 
@@ -878,35 +1375,25 @@ impl Store {
         self.write_durably(
             "UPDATE network_uses SET ended_at = ?5 WHERE provider = ?1 AND region = ?2 AND zone = ?3
                      AND deployment = ?4 AND ended_at IS NULL",
-            params![provider.as_str(), region, zone, deployment, now()],
+            args![provider.as_str(), region, zone, deployment, now()],
         )
     }
 
     /// The slots `deployment` uses now.
     pub fn network_uses(&self, deployment: &str) -> Result<Vec<(Provider, String, String)>, StateError> {
-        let mut st = self
-            .conn
-            .prepare(
-                "SELECT provider, region, zone FROM network_uses WHERE deployment = ?1 AND ended_at IS NULL
-                 ORDER BY provider, region, zone",
-            )
-            .map_err(|e| self.err(e))?;
-        let rows = st
-            .query_map(params![deployment], |r| {
-                Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, r.get::<_, String>(2)?))
-            })
-            .map_err(|e| self.err(e))?;
-        let mut out = Vec::new();
-        for row in rows {
-            let (p, region, zone) = row.map_err(|e| self.err(e))?;
-            let provider = p.parse::<Provider>().map_err(|_| StateError::Corrupt {
-                path: self.path.clone(),
-                column: "network_uses.provider",
-                value: p.clone(),
-            })?;
-            out.push((provider, region, zone));
-        }
-        Ok(out)
+        self.query(
+            "SELECT provider, region, zone FROM network_uses WHERE deployment = ?1 AND ended_at IS NULL
+             ORDER BY provider, region, zone",
+            args![deployment],
+        )?
+        .iter()
+        .map(|r| {
+            let p = self.text(r, 0, "network_uses.provider")?;
+            let provider =
+                p.parse::<Provider>().map_err(|_| self.corrupt("network_uses.provider", p.clone()))?;
+            Ok((provider, self.text(r, 1, "network_uses.region")?, self.text(r, 2, "network_uses.zone")?))
+        })
+        .collect()
     }
 
     /// The deployments other than `except` that still use the zone's network.
@@ -917,34 +1404,199 @@ impl Store {
         zone: &str,
         except: &str,
     ) -> Result<Vec<String>, StateError> {
-        let mut st = self
-            .conn
-            .prepare(
-                "SELECT deployment FROM network_uses WHERE provider = ?1 AND region = ?2 AND zone = ?3
-                 AND deployment != ?4 AND ended_at IS NULL ORDER BY deployment",
-            )
-            .map_err(|e| self.err(e))?;
-        let rows = st
-            .query_map(params![provider.as_str(), region, zone, except], |r| r.get(0))
-            .map_err(|e| self.err(e))?;
-        rows.collect::<Result<_, _>>().map_err(|e| self.err(e))
+        self.query(
+            "SELECT deployment FROM network_uses WHERE provider = ?1 AND region = ?2 AND zone = ?3
+             AND deployment != ?4 AND ended_at IS NULL ORDER BY deployment",
+            args![provider.as_str(), region, zone, except],
+        )?
+        .iter()
+        .map(|r| self.text(r, 0, "network_uses.deployment"))
+        .collect()
     }
 }
 
-fn insert_operation(conn: &Connection, intent: &Intent) -> rusqlite::Result<i64> {
-    conn.execute(
-        "INSERT INTO operations (deployment, kind, provider, region, client_token, target, params, status, started_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 'intent', ?8)",
-        params![
-            intent.deployment,
-            intent.kind,
-            intent.provider.as_str(),
-            intent.region,
-            intent.client_token,
-            intent.target,
-            intent.params,
-            now()
-        ],
-    )?;
-    Ok(conn.last_insert_rowid())
+/// Every record of a store, table by table ([`RECORD_TABLES`]), as `state migrate` copies it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Dump {
+    /// (table, column names in the store's order, rows).
+    pub tables: Vec<(&'static str, Vec<String>, Rows)>,
+}
+
+/// What `state migrate` prints and compares: records per kind and a checksum over every record.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Summary {
+    pub counts: Vec<(&'static str, usize)>,
+    /// SHA-256 (hex) over every table's rows, independent of the backend, row order and column order.
+    pub checksum: String,
+}
+
+impl Dump {
+    pub fn is_empty(&self) -> bool {
+        self.tables.iter().all(|(_, _, rows)| rows.is_empty())
+    }
+
+    /// Each value is encoded with its type (NULL, integer, float by its bits, text with its length),
+    /// columns by name and rows sorted, so the same records give the same checksum on both backends.
+    pub fn summary(&self) -> Summary {
+        use sha2::Digest;
+        let mut h = sha2::Sha256::new();
+        let mut counts = Vec::new();
+        for (table, cols, rows) in &self.tables {
+            counts.push((*table, rows.len()));
+            let mut order: Vec<usize> = (0..cols.len()).collect();
+            order.sort_by(|&a, &b| cols[a].cmp(&cols[b]));
+            let mut encoded: Vec<String> = rows
+                .iter()
+                .map(|r| {
+                    let mut e = String::new();
+                    for &i in &order {
+                        let v = match r.get(i) {
+                            None | Some(Value::Null) => "N".to_string(),
+                            Some(Value::Int(n)) => format!("I{n}"),
+                            Some(Value::Real(f)) => format!("R{:016x}", f.to_bits()),
+                            Some(Value::Text(t)) => format!("T{}:{t}", t.len()),
+                        };
+                        e.push_str(&format!("{}={v};", cols[i]));
+                    }
+                    e
+                })
+                .collect();
+            encoded.sort();
+            h.update(format!("table {table} {}\n", rows.len()));
+            for e in encoded {
+                h.update(e.as_bytes());
+                h.update(b"\n");
+            }
+        }
+        Summary { counts, checksum: hex::encode(h.finalize()) }
+    }
+}
+
+impl Store {
+    fn columns(&self, table: &'static str) -> Result<Vec<String>, StateError> {
+        let rows = match self.db {
+            Db::Sqlite(_) => {
+                self.query("SELECT name FROM pragma_table_info(?1) ORDER BY cid", args![table])?
+            }
+            Db::Postgres(_) => self.query(
+                "SELECT CAST(column_name AS TEXT) FROM information_schema.columns
+                 WHERE table_schema = current_schema() AND table_name = ?1 ORDER BY ordinal_position",
+                args![table],
+            )?,
+        };
+        rows.iter().map(|r| self.text(r, 0, "schema column name")).collect()
+    }
+
+    /// The tables of the schema that hold records (not SQLite's bookkeeping, not the version table).
+    pub fn schema_tables(&self) -> Result<Vec<String>, StateError> {
+        let rows = match self.db {
+            Db::Sqlite(_) => self.query(
+                "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name",
+                vec![],
+            )?,
+            Db::Postgres(_) => self.query(
+                "SELECT CAST(table_name AS TEXT) FROM information_schema.tables
+                 WHERE table_schema = current_schema() AND table_name <> 'schema_migrations' ORDER BY table_name",
+                vec![],
+            )?,
+        };
+        rows.iter().map(|r| self.text(r, 0, "schema table name")).collect()
+    }
+
+    /// Every record, as stored.
+    pub fn dump(&self) -> Result<Dump, StateError> {
+        let mut tables = Vec::new();
+        for &table in RECORD_TABLES {
+            let cols = self.columns(table)?;
+            let list = cols.iter().map(|c| format!("\"{c}\"")).collect::<Vec<_>>().join(", ");
+            let rows = self.query(format!("SELECT {list} FROM {table}"), vec![])?;
+            tables.push((table, cols, rows));
+        }
+        Ok(Dump { tables })
+    }
+
+    /// Writes every record of `dump` in one transaction (ids kept), for `state migrate` into an empty
+    /// store of the same schema.
+    pub fn import(&self, dump: &Dump) -> Result<(), StateError> {
+        let mut stmts: Vec<Stmt> = Vec::new();
+        for (table, cols, rows) in &dump.tables {
+            if !RECORD_TABLES.contains(table) {
+                return Err(StateError::Migrate(format!("unknown table {table}")));
+            }
+            let list = cols.iter().map(|c| format!("\"{c}\"")).collect::<Vec<_>>().join(", ");
+            let marks = (1..=cols.len()).map(|i| format!("?{i}")).collect::<Vec<_>>().join(", ");
+            let sql = format!("INSERT INTO {table} ({list}) VALUES ({marks})");
+            for r in rows {
+                stmts.push((sql.clone().into(), r.clone()));
+            }
+        }
+        if self.is_postgres() {
+            // Explicit ids leave the sequence behind: the next intent must get a new id.
+            stmts.push((
+                "SELECT setval(pg_get_serial_sequence('operations', 'id'), (SELECT COALESCE(MAX(id), 0) + 1 FROM operations), false)"
+                    .into(),
+                vec![],
+            ));
+        }
+        if stmts.is_empty() {
+            return Ok(());
+        }
+        // One statement alone runs without a transaction; a second no-op keeps it atomic anyway.
+        stmts.push(("SELECT 1".into(), vec![]));
+        self.run(stmts, true).map(drop)
+    }
+}
+
+/// What `state migrate` did: both sides' summaries (equal when it succeeded) and whether it copied
+/// anything (`false`: the target already held exactly these records).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Migrated {
+    pub source: Summary,
+    pub target: Summary,
+    pub copied: bool,
+}
+
+/// Copies every record of `source` into `target` (`gpuctl state migrate`), verifiably: `target`
+/// must be empty, or already hold exactly the same records (then nothing is written); after the copy
+/// both sides' counts and checksums are compared again.
+pub fn migrate(source: &Store, target: &Store) -> Result<Migrated, StateError> {
+    let from = source.dump()?;
+    let there = target.dump()?;
+    let want = from.summary();
+    if !there.is_empty() {
+        let have = there.summary();
+        if have == want {
+            return Ok(Migrated { source: want, target: have, copied: false });
+        }
+        return Err(StateError::Migrate(format!(
+            "{} is not empty and holds other records ({}; checksum {}): refusing to mix stores",
+            target.path().display(),
+            counts_text(&have),
+            have.checksum
+        )));
+    }
+    target.import(&from)?;
+    let have = target.dump()?.summary();
+    if have != want {
+        return Err(StateError::Migrate(format!(
+            "the copy in {} does not match: {} (checksum {}) vs {} (checksum {})",
+            target.path().display(),
+            counts_text(&have),
+            have.checksum,
+            counts_text(&want),
+            want.checksum
+        )));
+    }
+    Ok(Migrated { source: want, target: have, copied: true })
+}
+
+/// "deployments 1, resources 3, …".
+pub fn counts_text(s: &Summary) -> String {
+    s.counts.iter().map(|(t, n)| format!("{t} {n}")).collect::<Vec<_>>().join(", ")
+}
+
+impl std::fmt::Display for Actor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}@{}", self.user, self.host)
+    }
 }

@@ -17,6 +17,7 @@ pub mod provisioning;
 pub mod refresh;
 pub mod release;
 pub mod snapshot;
+pub mod state;
 pub mod status;
 // finding leaks without state (issue 7)
 pub mod sweep;

@@ -13,7 +13,7 @@ use gpuctl_cloud::http::{endpoint_override, Endpoint, Http};
 use gpuctl_cloud::Provider;
 use gpuctl_provision::apply::{ApplyError, Engine, Event, Options};
 use gpuctl_provision::spec::{self, Limits, Spec};
-use gpuctl_provision::state::{StateError, Store};
+use gpuctl_provision::state::{Location, StateError, Store};
 use gpuctl_provision::workflow::WorkflowError;
 use gpuctl_sign::credentials::{self, Env};
 use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
@@ -28,9 +28,15 @@ pub const EXIT_PARTIAL: u8 = 4;
 /// Flags every provisioning command takes.
 #[derive(Args, Debug, Clone)]
 pub struct CloudArgs {
-    /// The state store (SQLite). Default: $GPUCTL_STATE, else $XDG_DATA_HOME/gpuctl/state.db (~/.local/share/gpuctl/state.db)
-    #[arg(long, global = true, value_name = "FILE")]
-    pub state: Option<PathBuf>,
+    /// The state store: a SQLite file, or a team's PostgreSQL as `postgres://user@host/db` (password from
+    /// the URL, PGPASSWORD or ~/.pgpass; never printed). Default: $GPUCTL_STATE, else
+    /// $XDG_DATA_HOME/gpuctl/state.db (~/.local/share/gpuctl/state.db)
+    #[arg(long, global = true, value_name = "FILE|URL")]
+    pub state: Option<String>,
+    /// When another run holds the deployment's lock, wait for it up to DURATION (e.g. 90s, 10m, 1h;
+    /// default 10m when given without a value) instead of stopping at once
+    #[arg(long, global = true, value_name = "DURATION", num_args = 0..=1, default_missing_value = "10m")]
+    pub wait_lock: Option<String>,
     /// Send one cloud's calls to URL, e.g. `--endpoint tencent=http://127.0.0.1:8080` (repeatable; also
     /// GPUCTL_TENCENT_ENDPOINT / GPUCTL_ALIBABA_ENDPOINT / GPUCTL_JDCLOUD_ENDPOINT). Plain http only to loopback.
     #[arg(long = "endpoint", global = true, value_name = "PROVIDER=URL")]
@@ -59,20 +65,47 @@ pub struct CloudArgs {
     pub run_retry_secs: Option<u64>,
 }
 
-impl CloudArgs {
-    fn state_path(&self, env: &Env) -> Result<PathBuf, CliError> {
-        if let Some(p) = &self.state {
-            return Ok(p.clone());
+/// Where the state store is: `flag` (`--state`), else $GPUCTL_STATE, else the SQLite file under
+/// $XDG_DATA_HOME (or ~/.local/share). A `postgres://` URL is completed from libpq's places in `env`.
+pub fn state_location(flag: Option<&str>, env: &Env) -> Result<Location, CliError> {
+    let given = flag.map(str::to_string).or_else(|| var(env, "GPUCTL_STATE"));
+    let text = match given {
+        Some(t) => t,
+        None => {
+            let base = var(env, "XDG_DATA_HOME")
+                .map(PathBuf::from)
+                .or_else(|| env.home.as_ref().map(|h| h.join(".local/share")))
+                .ok_or_else(|| {
+                    CliError::usage("no state location: pass --state FILE|URL or set GPUCTL_STATE")
+                })?;
+            return Ok(Location::Sqlite(base.join("gpuctl/state.db")));
         }
-        if let Some(p) = var(env, "GPUCTL_STATE") {
-            return Ok(PathBuf::from(p));
-        }
-        let base = var(env, "XDG_DATA_HOME")
-            .map(PathBuf::from)
-            .or_else(|| env.home.as_ref().map(|h| h.join(".local/share")))
-            .ok_or_else(|| CliError::usage("no state location: pass --state FILE or set GPUCTL_STATE"))?;
-        Ok(base.join("gpuctl/state.db"))
+    };
+    Location::parse(&text, &|k| var(env, k), env.home.as_deref()).map_err(|e| CliError::usage(e.to_string()))
+}
+
+/// `--wait-lock`'s DURATION: whole seconds with an `s`, `m` or `h` suffix (or none: seconds), at
+/// most a day.
+pub fn parse_wait(text: &str) -> Result<Duration, CliError> {
+    let t = text.trim();
+    let (num, unit) = match t.char_indices().find(|(_, c)| !c.is_ascii_digit()) {
+        Some((i, _)) => t.split_at(i),
+        None => (t, "s"),
+    };
+    let n: u64 = num
+        .parse()
+        .map_err(|_| CliError::usage(format!("--wait-lock {text:?}: expected e.g. 90s, 10m, 1h")))?;
+    let secs = match unit {
+        "s" => Some(n),
+        "m" => n.checked_mul(60),
+        "h" => n.checked_mul(3600),
+        _ => None,
     }
+    .filter(|&s| s <= 86_400)
+    .ok_or_else(|| {
+        CliError::usage(format!("--wait-lock {text:?}: expected e.g. 90s, 10m, 1h (at most 24h)"))
+    })?;
+    Ok(Duration::from_secs(secs))
 }
 
 /// A non-empty environment variable.
@@ -115,14 +148,14 @@ impl Session {
             .map_err(|e| CliError::failed(format!("cannot start the async runtime: {e}")))?;
         let http = Http::new(Duration::from_secs(30)).map_err(CliError::failed)?;
         let mut sim = None;
-        let state_path;
+        let location;
         let mut clouds: Vec<Arc<dyn Cloud>> = Vec::new();
         if args.sim {
             let bg = gpuctl_sim::BackgroundSim::start(gpuctl_simkit::SimConfig::default())
                 .map_err(|e| CliError::failed(format!("cannot start the local cloud: {e}")))?;
             let dir = tempfile::tempdir()
                 .map_err(|e| CliError::failed(format!("cannot make a temporary state folder: {e}")))?;
-            state_path = dir.path().join("state.db");
+            location = Location::Sqlite(dir.path().join("state.db"));
             let ep = Endpoint::parse(&bg.url()).map_err(CliError::failed)?;
             for p in Provider::ALL {
                 let (ak, sk) = gpuctl_simkit::creds::TEST_KEY_PAIRS
@@ -135,7 +168,7 @@ impl Session {
             eprintln!("local cloud (--sim) at {}; state in a temporary folder", bg.url());
             sim = Some((bg, dir));
         } else {
-            state_path = args.state_path(&env)?;
+            location = state_location(args.state.as_deref(), &env)?;
             let mut warned: Vec<String> = Vec::new();
             for p in Provider::ALL {
                 let ep = endpoint_override(p, &args.endpoints, |k| var(&env, k)).map_err(CliError::usage)?;
@@ -156,7 +189,10 @@ impl Session {
                 }
             }
         }
-        let store = Store::open(&state_path).map_err(state_error)?;
+        let mut store = Store::open_at(&location).map_err(state_error)?;
+        if let Some(w) = &args.wait_lock {
+            store.set_lock_wait(parse_wait(w)?);
+        }
         let bars = Bars::new(args.json);
         let progress_bars = bars.clone();
         let defaults = Options::default();

@@ -201,9 +201,19 @@ fn identity_for(
 }
 
 /// gpuctl's known_hosts: beside the state store, so each state (and each test) keeps its own.
+/// A team's PostgreSQL store has no folder of its own (its "path" is the redacted URL): host keys
+/// are then this machine's, in the user's data folder where the SQLite store would be.
 pub fn known_hosts(session: &Session) -> Result<PathBuf, CliError> {
     let state = session.engine.store(|s| s.path().to_path_buf());
-    let dir = state.parent().map(Path::to_path_buf).unwrap_or_else(|| PathBuf::from("."));
+    let dir = if state.to_string_lossy().contains("://") {
+        std::env::var_os("XDG_DATA_HOME")
+            .map(PathBuf::from)
+            .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/share")))
+            .map(|d| d.join("gpuctl"))
+            .ok_or_else(|| CliError::usage("no folder for known_hosts: set HOME or XDG_DATA_HOME"))?
+    } else {
+        state.parent().map(Path::to_path_buf).unwrap_or_else(|| PathBuf::from("."))
+    };
     std::fs::create_dir_all(&dir)
         .map_err(|e| CliError::failed(format!("cannot make {}: {e}", dir.display())))?;
     Ok(dir.join("known_hosts"))

@@ -672,7 +672,6 @@ fn run_instances_refuses_an_image_the_region_does_not_have() {
     assert_eq!(code(&r), "", "a public image boots: {r}");
 }
 
-#[test]
 fn empty_account() -> (Tencent, SimCtx) {
     setup(Knobs {
         no_default_network: vec![gpuctl_simkit::ZoneRule { provider: None, zone: None }],
