@@ -265,7 +265,7 @@ fn killed_auto_network_runs_leave_one_network_and_then_none() {
     let seed: u64 = std::env::var("GPUCTL_CRASH_SEED").ok().and_then(|v| v.parse().ok()).unwrap_or(20261130);
     let dir = tempfile::tempdir().unwrap();
     let sim = SimProcess::start(dir.path(), SIM, &["--empty-account"]);
-    let mut rng = Rng(seed ^ 0x6e65_7477_6f72_6b);
+    let mut rng = Rng(seed ^ 0x006e_6574_776f_726b);
     let mut killed = 0;
     for t in 0..n {
         let trial = tempfile::tempdir().unwrap();

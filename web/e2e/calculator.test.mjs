@@ -2,7 +2,8 @@
 // real `gpuctl web`. Each test opens a fresh browser context, so nothing leaks between them.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { mkdirSync, readFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { execFileSync } from "node:child_process";
 import path from "node:path";
 import { parse as parseToml } from "smol-toml";
@@ -16,8 +17,17 @@ before(async () => {
 });
 after(async () => { await browser?.close(); server?.stop(); });
 
-/** `gpuctl plan FILE`: throws (failing the test) unless it exits 0; returns what it printed. */
-const plan = (file) => execFileSync(GPUCTL, ["plan", file], { encoding: "utf8", env: { ...process.env, NO_COLOR: "1" } });
+/** `gpuctl plan --sim FILE` (the exported image is a name, resolved through a cloud's image API: the
+ * in-process local cloud's here), with a home whose ~/.ssh holds the public keys the export names:
+ * throws (failing the test) unless it exits 0; returns what it printed. */
+const plan = (file) => {
+  const home = mkdtempSync(path.join(tmpdir(), "gpuctl-web-home-"));
+  mkdirSync(path.join(home, ".ssh"));
+  // Public halves only, of keys whose private halves were thrown away.
+  writeFileSync(path.join(home, ".ssh/id_ed25519.pub"), "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIO2a1L/E68n+5sZjP5Zzs6Dz+RnIt9VGaEXKK/EgZZKW me@laptop\n");
+  writeFileSync(path.join(home, ".ssh/id_rsa.pub"), "ssh-rsa AAAAB3NzaC1yc2EAAAADAQABAAABAQDyUSzFRX6BlPCXVwGlPJ2aq4JIrBHpWO6v/+qdK5Mt4W4BqBF/GJjht1oz0d2eLH/oAonZsIA9xLlS8mDO167cWL0xevJP/LlhUlNNvf4SfPOa0Ml8vK3v9LT26xDHlvmbVx3fCuKCyr6dIN5rrK0AEn0sa6GP58rwYHIZV9DDwH2ZOTVBgu2IV8tcHN7MGz7YP8NKJNPYFG4Q07aarKCUU89mo/X5cZv+bwXMXqyZhOVeqloJqLwbKMInrVIqIKYwc5bo4y52RpA89mM1IRC6XyEb79S9wB5ogirgLvT662REkhOVn0dZnTLEJepDAga83XLbjtgYkh+ymt51HKaV me@laptop\n");
+  return execFileSync(GPUCTL, ["plan", "--sim", file], { encoding: "utf8", env: { ...process.env, HOME: home, NO_COLOR: "1" } });
+};
 
 const rowKeys = (page) => page.getByTestId("offer-row").evaluateAll((rows) => rows.map((r) => r.dataset.key));
 const firstRowText = (page) => page.getByTestId("offer-row").first().innerText();

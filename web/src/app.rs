@@ -467,6 +467,7 @@ fn JobInputs(ctx: Ctx) -> impl IntoView {
 
 fn export_context<'a>(
     ctx: &Ctx,
+    provider: gpuctl_core::Provider,
     inputs: &'a Inputs,
     today: &'a str,
     pool: &'a str,
@@ -482,14 +483,18 @@ fn export_context<'a>(
         today,
         pool,
         by: "the gpuctl browser calculator",
+        // A static page cannot see the user's files: the usual key, which `plan` checks exists.
+        public_key: Some(gpuctl_core::export::usual_public_key(provider)),
+        ssh_from: &[],
     }
 }
 
 /// The exported spec text for an offer.
 fn spec_text(ctx: &Ctx, offer: &Offer, pool: &str) -> String {
     let today = ctx.today.to_string();
-    ctx.inputs
-        .with_untracked(|i| spec::export(Catalog::shipped(), offer, &export_context(ctx, i, &today, pool)))
+    ctx.inputs.with_untracked(|i| {
+        spec::export(Catalog::shipped(), offer, &export_context(ctx, offer.provider, i, &today, pool))
+    })
 }
 
 /// Saves `text` as a file through a temporary object URL.

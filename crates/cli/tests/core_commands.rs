@@ -473,7 +473,14 @@ fn estimate_writes_the_chosen_rows_spec() {
         gpuctl(&a, &[])
     };
     let v = json(&[&base[..], &["--json", "--top", "0"]].concat());
-    let o = with(&["--spec-out", p, "--pick", "2"]);
+    let key = dir.join("id_test.pub");
+    std::fs::write(
+        &key,
+        // RSA: every cloud's key-pair import takes it (Tencent and Alibaba take no Ed25519).
+        "ssh-rsa AAAAB3NzaC1yc2EAAAADAQABAAABAQDyUSzFRX6BlPCXVwGlPJ2aq4JIrBHpWO6v/+qdK5Mt4W4BqBF/GJjht1oz0d2eLH/oAonZsIA9xLlS8mDO167cWL0xevJP/LlhUlNNvf4SfPOa0Ml8vK3v9LT26xDHlvmbVx3fCuKCyr6dIN5rrK0AEn0sa6GP58rwYHIZV9DDwH2ZOTVBgu2IV8tcHN7MGz7YP8NKJNPYFG4Q07aarKCUU89mo/X5cZv+bwXMXqyZhOVeqloJqLwbKMInrVIqIKYwc5bo4y52RpA89mM1IRC6XyEb79S9wB5ogirgLvT662REkhOVn0dZnTLEJepDAga83XLbjtgYkh+ymt51HKaV me@laptop\n",
+    )
+    .unwrap();
+    let o = with(&["--spec-out", p, "--pick", "2", "--public-key", key.to_str().unwrap()]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(stdout(&o).contains("Wrote ") && stdout(&o).contains("for row 2"), "{}", stdout(&o));
     let text = std::fs::read_to_string(&path).unwrap();
@@ -481,6 +488,9 @@ fn estimate_writes_the_chosen_rows_spec() {
         .unwrap_or_else(|e| panic!("{e}\n{text}"));
     assert_eq!(spec.deployment.value, "qwen2-5-7b-qlora4");
     assert!(text.starts_with("# Exported by gpuctl estimate on 2026-11-30"), "{text}");
+    assert!(text.contains(&format!("login_key = {{ public_key = \"{}\" }}", key.display())), "{text}");
+    assert!(spec.pools[0].login_key.is_some());
+    assert!(text.contains("image = \"ubuntu-22.04\""), "{text}");
     // Row 2 of the table is the first offer of the second (provider, family, GPUs, mode) group.
     let offers = v["ranking"]["offers"].as_array().unwrap();
     let key = |o: &serde_json::Value| {
@@ -501,6 +511,11 @@ fn estimate_writes_the_chosen_rows_spec() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert_ne!(std::fs::read_to_string(&path).unwrap(), text, "row 1 replaced row 2");
 
+    // A file that is not a public key is refused before anything is written.
+    let o = with(&["--spec-out", dir.join("none.toml").to_str().unwrap(), "--public-key", p]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("--public-key"), "{}", stderr(&o));
+    assert!(!dir.join("none.toml").exists());
     let o = with(&["--spec-out", dir.join("none.toml").to_str().unwrap(), "--pick", "0"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("--pick 0: the table has rows 1 to"), "{}", stderr(&o));

@@ -4,9 +4,9 @@
 //! core so the page and the CLI write the same file.
 //!
 //! The file is complete and valid as exported — a native test parses it with gpuctl-provision's own
-//! spec parser — but account-specific ids (image, key pair, and JD Cloud's VPC/subnet, which its API
-//! requires) cannot be known to a static page: they are public-image defaults or marked placeholders,
-//! said so in the file's comments.
+//! spec parser. The image is a name the provisioner resolves; the network is `auto` where gpuctl makes
+//! one (Tencent), the default VPC on Alibaba, and marked placeholders on JD Cloud, whose API needs a
+//! subnet gpuctl does not make yet.
 
 use crate::catalog::{BillingMode, Catalog, Provider};
 use crate::rank::Offer;
@@ -27,6 +27,11 @@ pub struct ExportContext<'a> {
     pub pool: &'a str,
     /// Who wrote the file, for its first line: "the gpuctl browser calculator", "gpuctl estimate".
     pub by: &'a str,
+    /// The user's public key as the spec names it (`~/.ssh/id_ed25519.pub`), imported once per cloud
+    /// and region by `provision`; `None`: the file says to add one.
+    pub public_key: Option<&'a str>,
+    /// Where SSH may come from (CIDR blocks) when gpuctl makes the network; empty: anywhere, said so.
+    pub ssh_from: &'a [String],
 }
 
 /// A TOML basic string. JSON string escapes (`\"`, `\\`, `\n`, `\u00XX`) are all valid TOML
@@ -54,20 +59,19 @@ pub fn deployment_name(model: &str, method: &str) -> String {
     name.trim_end_matches('-').to_string()
 }
 
-/// Public Ubuntu 22.04 images as in infra/stage*.toml (ids vary by account and region: check).
-fn image(provider: Provider) -> (&'static str, &'static str) {
+/// The public key a spec names when the user's own files cannot be seen (the page): the usual RSA
+/// key where the cloud's key-pair import takes no Ed25519 (Tencent: RSA only; Alibaba: RSA, DSA,
+/// ECDSA — gpuctl-cloud's `provider::imports_key_type` cites both), else the usual ed25519 one.
+pub fn usual_public_key(provider: Provider) -> &'static str {
     match provider {
-        Provider::Tencent => {
-            ("img-pi0ii46r", "Ubuntu Server 22.04 LTS 64-bit public image; check the id in your region")
-        }
-        Provider::Alibaba => {
-            ("ubuntu_22_04_x64_20G_alibase_20240926.vhd", "public image; check DescribeImages in your region")
-        }
-        Provider::JdCloud => {
-            ("img-replace-me", "PLACEHOLDER: put a JD Cloud image id (describeImages) before provisioning")
-        }
+        Provider::Tencent | Provider::Alibaba => "~/.ssh/id_rsa.pub",
+        Provider::JdCloud => "~/.ssh/id_ed25519.pub",
     }
 }
+
+/// The image, by name: `gpuctl plan` resolves it to the region's newest public Ubuntu 22.04 image
+/// through the cloud's image API and shows the id and name it chose.
+const IMAGE: &str = "ubuntu-22.04";
 
 /// Prepaid terms to buy for the job, within what the spec accepts per mode.
 fn term(mode: BillingMode, terms_high: f64) -> Option<u32> {
@@ -99,7 +103,6 @@ pub fn export(catalog: &Catalog, o: &Offer, ctx: &ExportContext<'_>) -> String {
         term(o.mode, o.terms_high).unwrap_or(1) as f64 * o.price.cny
     };
     let budget = (o.cost_high.max(billed) * 1.1).ceil();
-    let (image_id, image_note) = image(o.provider);
     let p = &o.price;
 
     let mut s = String::new();
@@ -140,9 +143,9 @@ pub fn export(catalog: &Catalog, o: &Offer, ctx: &ExportContext<'_>) -> String {
     ));
     line("#");
     line(&format!("#   gpuctl plan {deployment}.toml        # what would be created and what it costs"));
-    line(&format!("#   gpuctl provision {deployment}.toml   # create it (after replacing the ids below)"));
+    line(&format!("#   gpuctl provision {deployment}.toml   # create it"));
     line("#");
-    line("# Ids for your account (image, login_key, network) are defaults or placeholders: check them.");
+    line("# The image is a name (plan shows the id it resolves to); read ssh_from and login_key below.");
     line("# Every key is explained in infra/stage1.toml.");
     line("");
     line(&format!("deployment = {}", quoted(&deployment)));
@@ -158,14 +161,37 @@ pub fn export(catalog: &Catalog, o: &Offer, ctx: &ExportContext<'_>) -> String {
     if let Some(t) = term(o.mode, o.terms_high) {
         line(&format!("term = {t}  # {t} × {}", o.mode.unit()));
     }
-    line(&format!("image = {}  # {image_note}", quoted(image_id)));
+    line(&format!(
+        "image = {}  # the region's newest public image of it; plan shows id and name",
+        quoted(IMAGE)
+    ));
+    match ctx.public_key {
+        Some(k) => line(&format!(
+            "login_key = {{ public_key = {} }}  # imported once per cloud and region; no passwords",
+            quoted(k)
+        )),
+        None => {
+            line("# login_key = { public_key = \"~/.ssh/id_ed25519.pub\" }  # add your public key to log in")
+        }
+    }
     line("system_disk = { category = \"ssd\", size_gb = 100 }");
     line("data_disks = [{ category = \"ssd\", size_gb = 200 }]  # datasets and checkpoints");
-    if o.provider == Provider::JdCloud {
-        line("# PLACEHOLDERS: JD Cloud's createInstances needs a subnet; put your VPC, subnet and security group ids.");
-        line("network = { vpc = \"vpc-replace-me\", subnet = \"subnet-replace-me\", security_groups = [\"sg-replace-me\"] }");
-    } else {
-        line("network = \"default\"  # the account's default VPC");
+    match o.provider {
+        // gpuctl finds or makes the zone's VPC, subnet and security group (issue 13).
+        Provider::Tencent => {
+            line("network = \"auto\"  # a VPC, subnet and security group gpuctl finds or makes in the zone");
+            if ctx.ssh_from.is_empty() {
+                line("ssh_from = [\"0.0.0.0/0\"]  # SSH (key only) from anywhere: narrow it to your address");
+            } else {
+                let cidrs: Vec<String> = ctx.ssh_from.iter().map(|c| quoted(c)).collect();
+                line(&format!("ssh_from = [{}]  # where SSH may come from", cidrs.join(", ")));
+            }
+        }
+        Provider::Alibaba => line("network = \"default\"  # the account's default VPC"),
+        Provider::JdCloud => {
+            line("# PLACEHOLDERS: JD Cloud's createInstances needs a subnet; put your VPC, subnet and security group ids.");
+            line("network = { vpc = \"vpc-replace-me\", subnet = \"subnet-replace-me\", security_groups = [\"sg-replace-me\"] }");
+        }
     }
     line("snapshot = { before_release = true }");
     line(&format!("tags = {{ source = \"gpuctl-web\", model = {} }}", quoted(ctx.model)));

@@ -118,6 +118,14 @@ pub struct EstimateArgs {
     /// Let `--spec-out` replace a file that exists (by default it refuses, so no spec is lost).
     #[arg(long, requires = "spec_out")]
     pub overwrite: bool,
+    /// The public key `--spec-out`'s spec logs in with (default: ~/.ssh/id_ed25519.pub, id_ecdsa.pub
+    /// or id_rsa.pub, the first that exists and the offer's cloud imports).
+    #[arg(long, value_name = "FILE", requires = "spec_out")]
+    pub public_key: Option<PathBuf>,
+    /// Where SSH may come from when gpuctl makes the network, a CIDR such as 203.0.113.7/32
+    /// (repeatable; default: anywhere, and the spec says so).
+    #[arg(long = "ssh-from", value_name = "CIDR", requires = "spec_out")]
+    pub ssh_from: Vec<String>,
 }
 
 /// `--json` output.
@@ -321,6 +329,36 @@ pub fn run(args: EstimateArgs) -> Result<ExitCode, CliError> {
     Ok(exit)
 }
 
+/// The public key the written spec names: `--public-key` (made absolute, since the spec resolves a
+/// relative path against its own folder), checked to be one the cloud's key-pair import takes; else
+/// the first of the usual files in `~/.ssh` that exists and the cloud takes, written `~/.ssh/…` so
+/// the spec stays the user's own. `None`: there is none.
+fn public_key_for_spec(
+    given: Option<&std::path::Path>,
+    provider: gpuctl_core::Provider,
+) -> Result<Option<String>, CliError> {
+    const MAX_KEY_BYTES: u64 = 16 << 10;
+    let check = |p: &std::path::Path| -> Result<(), String> {
+        let text = gpuctl_sign::file::read_string_bounded(p, MAX_KEY_BYTES).map_err(|e| e.reason())?;
+        let key = gpuctl_provision::pubkey::PublicKey::parse(&text, &p.display().to_string())?;
+        gpuctl_cloud::provider::imports_key_type(provider, &key.key_type)
+    };
+    if let Some(p) = given {
+        check(p).map_err(|e| CliError::usage(format!("--public-key {}: {e}", p.display())))?;
+        let abs = std::path::absolute(p)
+            .map_err(|e| CliError::usage(format!("--public-key {}: {e}", p.display())))?;
+        return Ok(Some(abs.display().to_string()));
+    }
+    let Some(home) = std::env::var_os("HOME").map(PathBuf::from) else { return Ok(None) };
+    for name in ["id_ed25519.pub", "id_ecdsa.pub", "id_rsa.pub"] {
+        let p = home.join(".ssh").join(name);
+        if p.is_file() && check(&p).is_ok() {
+            return Ok(Some(format!("~/.ssh/{name}")));
+        }
+    }
+    Ok(None)
+}
+
 /// The table's rows: one per provider, family, GPU count and mode (the cheapest, smallest machine),
 /// each with how many sibling types have the same estimate. `--pick N` counts these rows.
 fn table_rows(r: &Ranking) -> Vec<(&gpuctl_core::Offer, usize)> {
@@ -368,7 +406,12 @@ fn write_spec(
         today: &today,
         pool: "train",
         by: "gpuctl estimate",
+        public_key: None,
+        ssh_from: &[],
     };
+    let key = public_key_for_spec(args.public_key.as_deref(), offer.provider)?;
+    let ctx =
+        gpuctl_core::export::ExportContext { public_key: key.as_deref(), ssh_from: &args.ssh_from, ..ctx };
     let text = gpuctl_core::export::export(cat, offer, &ctx);
     output::write_new_file(path, &text, args.overwrite)?;
     Ok(format!(

@@ -181,6 +181,12 @@ impl Client {
     }
 }
 
+/// `network = "auto"` is made on Tencent only so far (issue 13); here the trait's defaults refuse it
+/// with `gpuctl-unsupported`, and the spec's check says so before anything is bought.
+impl gpuctl_cloud::services::Networks for Client {
+    const NET_PROVIDER: gpuctl_cloud::Provider = gpuctl_cloud::Provider::Alibaba;
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -229,10 +235,4 @@ mod tests {
         let e = gpuctl_cloud::send::read(&Wire, "DescribePrice", &resp(200, &[], "<html>")).unwrap_err();
         assert!(e.message.starts_with("ECS answered 200 with a body that is not JSON"), "{}", e.message);
     }
-}
-
-/// `network = "auto"` is made on Tencent only so far (issue 13); here the trait's defaults refuse it
-/// with `gpuctl-unsupported`, and the spec's check says so before anything is bought.
-impl gpuctl_cloud::services::Networks for Client {
-    const NET_PROVIDER: gpuctl_cloud::Provider = gpuctl_cloud::Provider::Alibaba;
 }

@@ -134,6 +134,12 @@ impl Client {
     }
 }
 
+/// `network = "auto"` is made on Tencent only so far (issue 13); here the trait's defaults refuse it
+/// with `gpuctl-unsupported`, and the spec's check says so before anything is bought.
+impl gpuctl_cloud::services::Networks for Client {
+    const NET_PROVIDER: gpuctl_cloud::Provider = gpuctl_cloud::Provider::JdCloud;
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -197,10 +203,4 @@ mod tests {
         let e = gpuctl_cloud::send::read(&Wire, "createInstances", &resp(502, "bad gateway")).unwrap_err();
         assert_eq!((e.kind, e.code.as_str()), (ErrorKind::Transient, "HTTP502"));
     }
-}
-
-/// `network = "auto"` is made on Tencent only so far (issue 13); here the trait's defaults refuse it
-/// with `gpuctl-unsupported`, and the spec's check says so before anything is bought.
-impl gpuctl_cloud::services::Networks for Client {
-    const NET_PROVIDER: gpuctl_cloud::Provider = gpuctl_cloud::Provider::JdCloud;
 }
