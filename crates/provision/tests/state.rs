@@ -336,7 +336,7 @@ fn every_table_is_a_record_kind(b) {
 }
 
 /// A store with every record kind: deployments, resources (every column set), snapshots, open and
-/// closed operations, lock holders.
+/// closed operations, lock holders, a network piece and its use.
 fn fill(s: &Store) {
     s.upsert_deployment("d", "stage1.toml", "abc").unwrap();
     s.upsert_deployment("e", "other.toml", "def").unwrap();
@@ -365,6 +365,18 @@ fn fill(s: &Store) {
         created_at: "2026-11-30T07:00:00Z".parse().unwrap(),
     })
     .unwrap();
+    s.record_network(&state::NetworkRecord {
+        provider: Provider::Tencent,
+        region: "ap-guangzhou".into(),
+        zone: "ap-guangzhou-3".into(),
+        kind: "vpc".into(),
+        cloud_id: "vpc-1".into(),
+        client_token: "tok-n".into(),
+        made_by_gpuctl: true,
+        state: "live".into(),
+    })
+    .unwrap();
+    s.use_network(Provider::Tencent, "ap-guangzhou", "ap-guangzhou-3", "d").unwrap();
     drop(s.lock("d").unwrap());
 }
 
@@ -384,8 +396,19 @@ fn migrate_round_trips_every_record_kind() {
     let counts: Vec<(&str, usize)> = m.source.counts.clone();
     assert_eq!(
         counts,
-        [("deployments", 2), ("resources", 2), ("snapshots", 1), ("operations", 3), ("lock_holders", 1)]
+        [
+            ("deployments", 2),
+            ("resources", 2),
+            ("snapshots", 1),
+            ("operations", 3),
+            ("lock_holders", 1),
+            ("networks", 1),
+            ("network_uses", 1)
+        ]
     );
+    let zone = |st: &Store| st.networks(Provider::Tencent, "ap-guangzhou", "ap-guangzhou-3").unwrap();
+    assert_eq!(zone(&dst), zone(&src));
+    assert_eq!(dst.network_uses("d").unwrap(), src.network_uses("d").unwrap());
     assert_eq!(dst.resources(None).unwrap(), src.resources(None).unwrap());
     assert_eq!(dst.snapshots(None).unwrap(), src.snapshots(None).unwrap());
     assert_eq!(dst.open_operations(None).unwrap(), src.open_operations(None).unwrap());
