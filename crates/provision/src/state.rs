@@ -779,6 +779,12 @@ impl Store {
         }
     }
 
+    /// A provider column, as `Provider::as_str` wrote it.
+    fn provider(&self, row: &[Value], i: usize, column: &'static str) -> Result<Provider, StateError> {
+        let text = self.text(row, i, column)?;
+        gpuctl_core::parse_provider(&text).ok().ok_or_else(|| self.corrupt(column, text.clone()))
+    }
+
     fn int(&self, row: &[Value], i: usize, column: &'static str) -> Result<i64, StateError> {
         match row.get(i) {
             Some(Value::Int(n)) => Ok(*n),
@@ -1033,10 +1039,7 @@ impl Store {
                 "import-key" => "import-key",
                 _ => return Err(self.corrupt("operations.kind", kind)),
             };
-            let provider = self.text(r, 3, "operations.provider")?;
-            let provider = gpuctl_core::parse_provider(&provider)
-                .ok()
-                .ok_or_else(|| self.corrupt("operations.provider", provider.clone()))?;
+            let provider = self.provider(r, 3, "operations.provider")?;
             out.push(Operation {
                 id: self.int(r, 0, "operations.id")?,
                 intent: Intent {
@@ -1158,7 +1161,6 @@ impl Store {
         let rows = self.query(sql, args)?;
         let mut out = Vec::new();
         for r in &rows {
-            let provider = self.text(r, 4, "resources.provider")?;
             let billing = self.text(r, 8, "resources.billing")?;
             let state = self.text(r, 10, "resources.state")?;
             let index = self.int(r, 3, "resources.idx")?;
@@ -1167,9 +1169,7 @@ impl Store {
                 deployment: self.text(r, 1, "resources.deployment")?,
                 pool: self.text(r, 2, "resources.pool")?,
                 index: u32::try_from(index).map_err(|_| self.corrupt("resources.idx", index.to_string()))?,
-                provider: gpuctl_core::parse_provider(&provider)
-                    .ok()
-                    .ok_or_else(|| self.corrupt("resources.provider", provider.clone()))?,
+                provider: self.provider(r, 4, "resources.provider")?,
                 region: self.text(r, 5, "resources.region")?,
                 zone: self.text(r, 6, "resources.zone")?,
                 instance_type: self.text(r, 7, "resources.instance_type")?,
@@ -1241,12 +1241,9 @@ impl Store {
         )?;
         let mut out = Vec::new();
         for r in &rows {
-            let provider = self.text(r, 1, "snapshots.provider")?;
             out.push(SnapshotRecord {
                 snapshot_id: self.text(r, 0, "snapshots.snapshot_id")?,
-                provider: gpuctl_core::parse_provider(&provider)
-                    .ok()
-                    .ok_or_else(|| self.corrupt("snapshots.provider", provider.clone()))?,
+                provider: self.provider(r, 1, "snapshots.provider")?,
                 region: self.text(r, 2, "snapshots.region")?,
                 instance_id: self.text(r, 3, "snapshots.instance_id")?,
                 disk_id: self.text(r, 4, "snapshots.disk_id")?,
@@ -1388,10 +1385,11 @@ impl Store {
         )?
         .iter()
         .map(|r| {
-            let p = self.text(r, 0, "network_uses.provider")?;
-            let provider =
-                p.parse::<Provider>().map_err(|_| self.corrupt("network_uses.provider", p.clone()))?;
-            Ok((provider, self.text(r, 1, "network_uses.region")?, self.text(r, 2, "network_uses.zone")?))
+            Ok((
+                self.provider(r, 0, "network_uses.provider")?,
+                self.text(r, 1, "network_uses.region")?,
+                self.text(r, 2, "network_uses.zone")?,
+            ))
         })
         .collect()
     }
