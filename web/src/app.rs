@@ -486,6 +486,8 @@ fn export_context<'a>(
         // A static page cannot see the user's files: the usual key, which `plan` checks exists.
         public_key: Some(gpuctl_core::export::usual_public_key(provider)),
         ssh_from: &[],
+        file: None,
+        source: "gpuctl-web",
     }
 }
 

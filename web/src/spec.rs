@@ -37,6 +37,8 @@ mod tests {
                 by: "the gpuctl browser calculator",
                 public_key: Some(gpuctl_core::export::usual_public_key(row.best.provider)),
                 ssh_from: &[],
+                file: None,
+                source: "gpuctl-web",
             };
             let text = export(catalog, &row.best, &ctx);
             assert!(text.contains("image = \"ubuntu-22.04\""), "{text}");

@@ -488,6 +488,9 @@ fn estimate_writes_the_chosen_rows_spec() {
         .unwrap_or_else(|e| panic!("{e}\n{text}"));
     assert_eq!(spec.deployment.value, "qwen2-5-7b-qlora4");
     assert!(text.starts_with("# Exported by gpuctl estimate on 2026-11-30"), "{text}");
+    // The next steps name the file written, not the deployment, and the tags say who wrote it.
+    assert!(text.contains(&format!("#   gpuctl provision {p}   # create it")), "{text}");
+    assert!(text.contains("source = \"gpuctl-estimate\""), "{text}");
     assert!(text.contains(&format!("login_key = {{ public_key = \"{}\" }}", key.display())), "{text}");
     assert!(spec.pools[0].login_key.is_some());
     assert!(text.contains("image = \"ubuntu-22.04\""), "{text}");

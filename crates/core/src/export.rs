@@ -32,6 +32,12 @@ pub struct ExportContext<'a> {
     pub public_key: Option<&'a str>,
     /// Where SSH may come from (CIDR blocks) when gpuctl makes the network; empty: anywhere, said so.
     pub ssh_from: &'a [String],
+    /// The file's name as the user will type it in the header's next steps (`estimate --spec-out`'s
+    /// path); `None`: `<deployment>.toml`, the name the browser calculator's download suggests.
+    pub file: Option<&'a str>,
+    /// The `source` tag every resource of the deployment carries: which face wrote the spec
+    /// ("gpuctl-web", "gpuctl-estimate"), so the console shows where a bill line came from.
+    pub source: &'a str,
 }
 
 /// A TOML basic string. JSON string escapes (`\"`, `\\`, `\n`, `\u00XX`) are all valid TOML
@@ -142,8 +148,9 @@ pub fn export(catalog: &Catalog, o: &Offer, ctx: &ExportContext<'_>) -> String {
         if p.derivation.is_empty() { String::new() } else { format!("; {}", p.derivation) }
     ));
     line("#");
-    line(&format!("#   gpuctl plan {deployment}.toml        # what would be created and what it costs"));
-    line(&format!("#   gpuctl provision {deployment}.toml   # create it"));
+    let file = ctx.file.map_or_else(|| format!("{deployment}.toml"), str::to_owned);
+    line(&format!("#   gpuctl plan {file}        # what would be created and what it costs"));
+    line(&format!("#   gpuctl provision {file}   # create it"));
     line("#");
     line("# The image is a name (plan shows the id it resolves to); read ssh_from and login_key below.");
     line("# Every key is explained in infra/stage1.toml.");
@@ -194,7 +201,7 @@ pub fn export(catalog: &Catalog, o: &Offer, ctx: &ExportContext<'_>) -> String {
         }
     }
     line("snapshot = { before_release = true }");
-    line(&format!("tags = {{ source = \"gpuctl-web\", model = {} }}", quoted(ctx.model)));
+    line(&format!("tags = {{ source = {}, model = {} }}", quoted(ctx.source), quoted(ctx.model)));
     line(&format!("provider = {}", quoted(o.provider.as_str())));
     line(&format!("region = {}", quoted(&o.region)));
     line(&format!("zone = {}  # first listed zone; stock varies by zone", quoted(&zone)));

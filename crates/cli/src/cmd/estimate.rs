@@ -408,10 +408,17 @@ fn write_spec(
         by: "gpuctl estimate",
         public_key: None,
         ssh_from: &[],
+        file: None,
+        source: "gpuctl-estimate",
     };
+    let file = path.display().to_string();
     let key = public_key_for_spec(args.public_key.as_deref(), offer.provider)?;
-    let ctx =
-        gpuctl_core::export::ExportContext { public_key: key.as_deref(), ssh_from: &args.ssh_from, ..ctx };
+    let ctx = gpuctl_core::export::ExportContext {
+        public_key: key.as_deref(),
+        ssh_from: &args.ssh_from,
+        file: Some(&file),
+        ..ctx
+    };
     let text = gpuctl_core::export::export(cat, offer, &ctx);
     output::write_new_file(path, &text, args.overwrite)?;
     Ok(format!(
