@@ -96,7 +96,7 @@ TC = [
 
 # ---------------------------------------------------------------- Alibaba (to_map + Utils.query)
 # The VPC actions come from their own SDK and carry its API version (alibabacloud_vpc20160428 client.py).
-ALI_VPC = {"DescribeVSwitches"}
+ALI_VPC = {"DescribeVSwitches", "CreateVpc", "DescribeVpcs", "DeleteVpc", "CreateVSwitch", "DeleteVSwitch"}
 
 
 def alibaba(action, wire_map):
@@ -147,6 +147,27 @@ ALI = [
                        "PublicKeyBody": "ecdsa-sha2-nistp256 AAAAE2VjZHNhLXNoYTItbmlzdHAyNTYAAAA"}),
     ("DescribeImages", {"RegionId": "cn-hangzhou", "ImageOwnerAlias": "system", "PageNumber": 1,
                         "PageSize": 100}),
+    # network = "auto" (issue 13): what the client sends to find, make and delete the zone's network.
+    ("CreateVpc", {"RegionId": "cn-hangzhou", "ClientToken": "gpuctl-vpc-cn-hangzhou-i-0123456789ab",
+                   "VpcName": "gpuctl-cn-hangzhou-i", "CidrBlock": "10.0.0.0/16", "Description": "gpuctl",
+                   "Tag": [{"Key": "gpuctl-network", "Value": "cn-hangzhou-i"}]}),
+    ("DescribeVpcs", {"RegionId": "cn-hangzhou", "PageNumber": 1, "PageSize": 50,
+                      "Tag": [{"Key": "gpuctl-network", "Value": "cn-hangzhou-i"}]}),
+    ("DeleteVpc", {"RegionId": "cn-hangzhou", "VpcId": "vpc-1"}),
+    ("CreateVSwitch", {"RegionId": "cn-hangzhou", "ClientToken": "t", "VpcId": "vpc-1", "ZoneId": "cn-hangzhou-i",
+                       "CidrBlock": "10.0.0.0/20", "VSwitchName": "gpuctl-cn-hangzhou-i",
+                       "Tag": [{"Key": "gpuctl-network", "Value": "cn-hangzhou-i"}]}),
+    ("DeleteVSwitch", {"RegionId": "cn-hangzhou", "VSwitchId": "vsw-1"}),
+    ("CreateSecurityGroup", {"RegionId": "cn-hangzhou", "ClientToken": "t", "VpcId": "vpc-1",
+                             "SecurityGroupName": "gpuctl-cn-hangzhou-i", "SecurityGroupType": "normal",
+                             "Description": "gpuctl", "Tag": [{"Key": "gpuctl-network", "Value": "cn-hangzhou-i"}]}),
+    ("AuthorizeSecurityGroup", {"RegionId": "cn-hangzhou", "SecurityGroupId": "sg-1", "Permissions": [
+        {"IpProtocol": "TCP", "PortRange": "22/22", "SourceCidrIp": "203.0.113.0/24", "Policy": "accept",
+         "Description": "gpuctl: ssh_from"},
+        {"IpProtocol": "ALL", "PortRange": "-1/-1", "SourceGroupId": "sg-1", "Policy": "accept"}]}),
+    ("DescribeSecurityGroupAttribute", {"RegionId": "cn-hangzhou", "SecurityGroupId": "sg-1",
+                                        "Direction": "ingress"}),
+    ("DeleteSecurityGroup", {"RegionId": "cn-hangzhou", "SecurityGroupId": "sg-1"}),
 ]
 
 

@@ -49,9 +49,12 @@ ALIBABA = ["RunInstances", "DescribeInstances", "DescribeInstanceStatus", "Delet
            "StopInstances", "StopInstance", "DescribePrice", "DescribeAvailableResource", "DescribeDisks",
            "CreateSnapshot", "DescribeSnapshots", "DeleteSnapshot", "CreateImage", "DescribeImages",
            "ModifyInstanceAutoReleaseTime", "ModifyInstanceChargeType", "CreateAutoSnapshotPolicy",
-           "ApplyAutoSnapshotPolicy", "DescribeSecurityGroups", "ImportKeyPair", "DescribeKeyPairs"]
-# The VPC API (its own host and version 2016-04-28): the zone's default vSwitch for network = "default".
-ALIBABA_VPC = ["DescribeVSwitches"]
+           "ApplyAutoSnapshotPolicy", "DescribeSecurityGroups", "ImportKeyPair", "DescribeKeyPairs",
+           # network = "auto" (issue 13): the security group gpuctl makes, its rules, and its deletion.
+           "CreateSecurityGroup", "AuthorizeSecurityGroup", "DescribeSecurityGroupAttribute", "DeleteSecurityGroup"]
+# The VPC API (its own host and version 2016-04-28): the zone's default vSwitch for network = "default",
+# and the VPC and vSwitch gpuctl makes and deletes for network = "auto".
+ALIBABA_VPC = ["DescribeVSwitches", "CreateVpc", "DescribeVpcs", "DeleteVpc", "CreateVSwitch", "DeleteVSwitch"]
 JDCLOUD = {
     "vm": ["createInstances", "describeInstances", "describeInstance", "deleteInstance", "describeInstanceTypes",
            "modifyInstanceReleaseTime", "createImage", "describeInstancesCustomData", "importKeypair",
@@ -71,7 +74,9 @@ CLIENT_ACTIONS = {
     "alibaba": ["RunInstances", "DescribeInstances", "DescribeDisks", "DeleteInstances", "CreateSnapshot",
                 "DescribeSnapshots", "DescribePrice", "DescribeAvailableResource", "ModifyInstanceChargeType",
                 "DescribeVSwitches", "DescribeSecurityGroups", "ImportKeyPair", "DescribeKeyPairs",
-                "DescribeImages"],
+                "DescribeImages", "CreateVpc", "DescribeVpcs", "DeleteVpc", "CreateVSwitch", "DeleteVSwitch",
+                "CreateSecurityGroup", "AuthorizeSecurityGroup", "DescribeSecurityGroupAttribute",
+                "DeleteSecurityGroup"],
     "jdcloud": ["describeInstanceTypes", "createInstances", "modifyInstanceReleaseTime", "describeInstances",
                 "describeInstance", "deleteInstance", "createSnapshot", "describeSnapshots",
                 "calculateTotalPrice", "setRenewal", "importKeypair", "describeKeypairs", "describeImages"],

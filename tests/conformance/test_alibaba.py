@@ -319,3 +319,86 @@ def test_describe_by_tag_key_alone_matches_any_value(ecs):
     assert {(t.tag_key, t.tag_value) for i in found.instances.instance for t in i.tags.tag} == {(key, "a"), (key, "b")}
     page = ecs.describe_instances(m.DescribeInstancesRequest(region_id=REGION, tag=[m.DescribeInstancesRequestTag(key=key)], page_size=1, page_number=2)).body
     assert page.total_count == 2 and len(page.instances.instance) == 1
+
+
+def vpc_client(sim, mode="v3"):
+    host = sim.url.split("://", 1)[1]
+    cfg = dict(access_key_id=AK, access_key_secret=SK, endpoint=host, protocol="http", region_id=REGION)
+    if mode == "v2":
+        cfg["signature_algorithm"] = "v2"
+    return VpcClient(Config(**cfg))
+
+
+def raw_call(client, action, version, query):
+    """The answer's raw JSON, as the SDK's own `*_with_options` methods fetch it before parsing:
+    to check that every field the emulator sends is one the response model declares."""
+    from alibabacloud_tea_openapi import utils_models as um
+    from alibabacloud_tea_openapi.utils import Utils
+    from darabonba.runtime import RuntimeOptions
+    params = um.Params(action=action, version=version, protocol="HTTPS", pathname="/", method="POST",
+                       auth_type="AK", style="RPC", req_body_type="formData", body_type="json")
+    return client.call_api(params, um.OpenApiRequest(query=Utils.query(query)), RuntimeOptions())["body"]
+
+
+def test_auto_network_through_the_sdks(ecs, sim):
+    """network = "auto" (issue 13) as the official SDKs make it: VPC CreateVpc (Pending, then
+    Available), CreateVSwitch, ECS CreateSecurityGroup and AuthorizeSecurityGroup, found again by tag,
+    an instance launched into them, each piece refused deletion while in use, then deleted."""
+    vpc = vpc_client(sim, "v2" if ecs._signature_algorithm == "v2" else "v3")
+    key, zone = f"gpuctl-network-{uuid.uuid4().hex[:8]}", default_vswitch(ecs)[0]
+    made = vpc.create_vpc(vm.CreateVpcRequest(region_id=REGION, cidr_block="10.0.0.0/16", vpc_name="gpuctl-t",
+                                              client_token=key, tag=[vm.CreateVpcRequestTag(key=key, value=zone)])).body
+    assert made.vpc_id.startswith("vpc-")
+    again = vpc.create_vpc(vm.CreateVpcRequest(region_id=REGION, cidr_block="10.0.0.0/16", vpc_name="gpuctl-t",
+                                               client_token=key, tag=[vm.CreateVpcRequestTag(key=key, value=zone)])).body
+    assert again.vpc_id == made.vpc_id, "a ClientToken retry answers the same VPC"
+    deadline = time.monotonic() + 10
+    while True:
+        found = vpc.describe_vpcs(vm.DescribeVpcsRequest(region_id=REGION, tag=[vm.DescribeVpcsRequestTag(key=key, value=zone)])).body
+        assert [v.vpc_id for v in found.vpcs.vpc] == [made.vpc_id]
+        if found.vpcs.vpc[0].status == "Available" or time.monotonic() > deadline:
+            break
+        time.sleep(0.3)
+    assert found.vpcs.vpc[0].status == "Available"
+    assert [(t.key, t.value) for t in found.vpcs.vpc[0].tags.tag] == [(key, zone)]
+    vsw = vpc.create_vswitch(vm.CreateVSwitchRequest(region_id=REGION, vpc_id=made.vpc_id, zone_id=zone,
+                                                      cidr_block="10.0.0.0/20", client_token=key + "-vsw",
+                                                      tag=[vm.CreateVSwitchRequestTag(key=key, value=zone)])).body.v_switch_id
+    with pytest.raises(ClientException) as e:
+        vpc.create_vswitch(vm.CreateVSwitchRequest(region_id=REGION, vpc_id=made.vpc_id, zone_id=zone, cidr_block="10.0.8.0/24"))
+    assert e.value.code == "InvalidCidrBlock.Overlapped"
+    listed = vpc.describe_vswitches(vm.DescribeVSwitchesRequest(region_id=REGION, vpc_id=made.vpc_id, zone_id=zone,
+                                                                tag=[vm.DescribeVSwitchesRequestTag(key=key, value=zone)])).body
+    assert [s.v_switch_id for s in listed.v_switches.v_switch] == [vsw]
+    sg = ecs.create_security_group(m.CreateSecurityGroupRequest(region_id=REGION, vpc_id=made.vpc_id, security_group_name="gpuctl-t",
+                                                                client_token=key + "-sg",
+                                                                tag=[m.CreateSecurityGroupRequestTag(key=key, value=zone)])).body.security_group_id
+    perms = [m.AuthorizeSecurityGroupRequestPermissions(ip_protocol="TCP", port_range="22/22", source_cidr_ip="203.0.113.0/24"),
+             m.AuthorizeSecurityGroupRequestPermissions(ip_protocol="ALL", port_range="-1/-1", source_group_id=sg)]
+    ecs.authorize_security_group(m.AuthorizeSecurityGroupRequest(region_id=REGION, security_group_id=sg, permissions=perms))
+    attr = ecs.describe_security_group_attribute(m.DescribeSecurityGroupAttributeRequest(region_id=REGION, security_group_id=sg, direction="ingress")).body
+    assert sorted((p.ip_protocol, p.port_range, p.source_cidr_ip or p.source_group_id) for p in attr.permissions.permission) == [
+        ("ALL", "-1/-1", sg), ("TCP", "22/22", "203.0.113.0/24")]
+    groups = ecs.describe_security_groups(m.DescribeSecurityGroupsRequest(region_id=REGION, vpc_id=made.vpc_id,
+                                                                         tag=[m.DescribeSecurityGroupsRequestTag(key=key, value=zone)])).body
+    assert [g.security_group_id for g in groups.security_groups.security_group] == [sg]
+
+    # Every field the emulator answers with is one the SDK's response models declare.
+    for client, action, version, query, cls in [
+        (vpc, "DescribeVpcs", "2016-04-28", {"RegionId": REGION, "VpcId": made.vpc_id}, vm.DescribeVpcsResponseBody),
+        (vpc, "DescribeVSwitches", "2016-04-28", {"RegionId": REGION, "VSwitchId": vsw}, vm.DescribeVSwitchesResponseBody),
+        (ecs, "DescribeSecurityGroupAttribute", "2014-05-26", {"RegionId": REGION, "SecurityGroupId": sg}, m.DescribeSecurityGroupAttributeResponseBody),
+        (ecs, "DescribeSecurityGroups", "2014-05-26", {"RegionId": REGION, "SecurityGroupId": sg}, m.DescribeSecurityGroupsResponseBody),
+    ]:
+        raw = raw_call(client, action, version, query)
+        assert unknown_fields(raw, cls().from_map(raw).to_map()) == [], action
+
+    iid = ecs.run_instances(m.RunInstancesRequest(region_id=REGION, instance_type=TYPE, image_id=IMAGE, zone_id=zone,
+                                                  v_switch_id=vsw, security_group_ids=[sg])).body.instance_id_sets.instance_id_set[0]
+    assert error_code(lambda: ecs.delete_security_group(m.DeleteSecurityGroupRequest(region_id=REGION, security_group_id=sg))) == "DependencyViolation"
+    assert error_code(lambda: vpc.delete_vpc(vm.DeleteVpcRequest(region_id=REGION, vpc_id=made.vpc_id))) == "DependencyViolation.VSwitch"
+    ecs.delete_instance(m.DeleteInstanceRequest(instance_id=iid, force=True))
+    ecs.delete_security_group(m.DeleteSecurityGroupRequest(region_id=REGION, security_group_id=sg))
+    vpc.delete_vswitch(vm.DeleteVSwitchRequest(region_id=REGION, v_switch_id=vsw))
+    vpc.delete_vpc(vm.DeleteVpcRequest(region_id=REGION, vpc_id=made.vpc_id))
+    assert vpc.describe_vpcs(vm.DescribeVpcsRequest(region_id=REGION, vpc_id=made.vpc_id)).body.total_count == 0

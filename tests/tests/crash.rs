@@ -244,12 +244,16 @@ fn all_providers(n: u32, postgres: bool) {
     );
 }
 
-/// The zone network's pieces on Tencent (`/_sim/state`): (vpcs, subnets, security groups).
-fn tencent_networks(sim: &SimProcess) -> (Vec<String>, Vec<String>, Vec<String>) {
+/// The zone network's pieces gpuctl made on `provider` (`/_sim/state`, the account's default pieces
+/// left out): (vpcs, subnets, security groups).
+fn made_networks(sim: &SimProcess, provider: &str) -> (Vec<String>, Vec<String>, Vec<String>) {
     let st = sim.state();
     let ids = |what: &str| -> Vec<String> {
-        let all = st["providers"]["tencent"][what].as_array().cloned().unwrap_or_default();
-        all.iter().map(|x| x["id"].as_str().unwrap_or_default().to_string()).collect()
+        let all = st["providers"][provider][what].as_array().cloned().unwrap_or_default();
+        all.iter()
+            .filter(|x| x["default"] != true)
+            .map(|x| x["id"].as_str().unwrap_or_default().to_string())
+            .collect()
     };
     (ids("vpcs"), ids("subnets"), ids("security_groups"))
 }
@@ -258,11 +262,30 @@ fn tencent_networks(sim: &SimProcess) -> (Vec<String>, Vec<String>, Vec<String>)
 /// provision killed anywhere in making the zone's VPC, subnet and security group, then re-run, leaves
 /// exactly one of each, every one recorded live in the state store (found again by its tag, never
 /// made twice); a destroy killed anywhere, then re-run, leaves none on the cloud and every record
-/// deleted. `GPUCTL_CRASH_TRIALS` scales it too (default 17 here as well).
+/// deleted. On Tencent (no ClientToken on the VPC creates) and Alibaba (a ClientToken on each, and a
+/// VPC that is `Pending` for a second). `GPUCTL_CRASH_TRIALS` scales it (default 17 on Tencent,
+/// 9 on Alibaba).
 #[test]
 fn killed_auto_network_runs_leave_one_network_and_then_none() {
-    let n: u32 = std::env::var("GPUCTL_CRASH_TRIALS").ok().and_then(|v| v.parse().ok()).unwrap_or(17);
+    let n: Option<u32> = std::env::var("GPUCTL_CRASH_TRIALS").ok().and_then(|v| v.parse().ok());
     let seed: u64 = std::env::var("GPUCTL_CRASH_SEED").ok().and_then(|v| v.parse().ok()).unwrap_or(20261130);
+    for (provider, p, region, zone, default_n, window) in [
+        ("tencent", gpuctl_provision::Provider::Tencent, "ap-guangzhou", "ap-guangzhou-3", 17, 1200),
+        ("alibaba", gpuctl_provision::Provider::Alibaba, "cn-hangzhou", "cn-hangzhou-i", 9, 2400),
+    ] {
+        killed_auto_network_trials(provider, p, region, zone, n.unwrap_or(default_n), seed, window);
+    }
+}
+
+fn killed_auto_network_trials(
+    provider: &str,
+    p: gpuctl_provision::Provider,
+    region: &str,
+    zone: &str,
+    n: u32,
+    seed: u64,
+    window_ms: u64,
+) {
     let dir = tempfile::tempdir().unwrap();
     let sim = SimProcess::start(dir.path(), SIM, &["--empty-account"]);
     let mut rng = Rng(seed ^ 0x006e_6574_776f_726b);
@@ -274,23 +297,24 @@ fn killed_auto_network_runs_leave_one_network_and_then_none() {
         let spec = d.join("spec.toml");
         let text = format!(
             "{}network = \"auto\"\nssh_from = [\"203.0.113.0/24\"]\n",
-            spec_text("tencent", &dep, COUNT)
+            spec_text(provider, &dep, COUNT)
         );
         std::fs::write(&spec, text).unwrap();
         let spec_s = spec.to_str().unwrap();
 
-        // The network is made first (six calls of 25 ms and more), then the instances.
-        let at = rng.range(0, 1200);
+        // The network is made first (six calls of 25 ms and more; Alibaba's VPC is Pending for a
+        // second too), then the instances.
+        let at = rng.range(0, window_ms);
         killed +=
             kill_after(&sim, d, &["provision", spec_s, "--yes", "--json"], Duration::from_millis(at)) as u32;
         ok_json(&sim.url, d, &["provision", spec_s, "--yes", "--json"]);
-        let what = format!("tencent auto-network trial {t} provision killed at {at} ms");
-        check_consistent(&sim, d, "tencent", &dep, COUNT as usize, &what);
-        let (vpcs, subnets, groups) = tencent_networks(&sim);
+        let what = format!("{provider} auto-network trial {t} provision killed at {at} ms");
+        check_consistent(&sim, d, provider, &dep, COUNT as usize, &what);
+        let (vpcs, subnets, groups) = made_networks(&sim, provider);
         assert_eq!((vpcs.len(), subnets.len(), groups.len()), (1, 1, 1), "{what}: one of each");
         let store = open_store(d).unwrap();
         let live: BTreeSet<String> = store
-            .networks(gpuctl_provision::Provider::Tencent, "ap-guangzhou", "ap-guangzhou-3")
+            .networks(p, region, zone)
             .unwrap()
             .into_iter()
             .filter(|n| n.state == "live")
@@ -304,14 +328,15 @@ fn killed_auto_network_runs_leave_one_network_and_then_none() {
         killed +=
             kill_after(&sim, d, &["destroy", spec_s, "--yes", "--json"], Duration::from_millis(at)) as u32;
         ok_json(&sim.url, d, &["destroy", spec_s, "--yes", "--json"]);
-        let what = format!("tencent auto-network trial {t} destroy killed at {at} ms");
-        check_consistent(&sim, d, "tencent", &dep, 0, &what);
-        let (vpcs, subnets, groups) = tencent_networks(&sim);
+        let what = format!("{provider} auto-network trial {t} destroy killed at {at} ms");
+        check_consistent(&sim, d, provider, &dep, 0, &what);
+        let (vpcs, subnets, groups) = made_networks(&sim, provider);
         assert!(vpcs.is_empty() && subnets.is_empty() && groups.is_empty(), "{what}: none left");
         let store = open_store(d).unwrap();
-        let recs =
-            store.networks(gpuctl_provision::Provider::Tencent, "ap-guangzhou", "ap-guangzhou-3").unwrap();
+        let recs = store.networks(p, region, zone).unwrap();
         assert!(recs.iter().all(|n| n.state == "deleted"), "{what}: {recs:?}");
     }
-    eprintln!("auto network: {n} trials, {killed} kills landed mid-run, 0 duplicates, 0 untracked");
+    eprintln!(
+        "auto network on {provider}: {n} trials, {killed} kills landed mid-run, 0 duplicates, 0 untracked"
+    );
 }

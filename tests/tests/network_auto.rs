@@ -1,22 +1,95 @@
 //! `network = "auto"` (issue 13) with the `gpuctl` binary against `gpuctl sim --empty-account` (no
-//! default network anywhere): provision makes the zone's VPC, subnet and security group, tagged, and
-//! puts the instance in them; a second deployment in the zone reuses them; destroying the first keeps
-//! them, destroying the second deletes them (`/_sim/state` shows none left); a create whose answer is
-//! lost is adopted by tag, never made twice. Tencent only so far: the spec refuses `auto` elsewhere.
+//! default network anywhere), on Tencent and Alibaba: provision makes the zone's VPC, subnet
+//! (vSwitch) and security group, tagged, and puts the instance in them; a second deployment in the
+//! zone reuses them; destroying the first keeps them, destroying the second deletes them
+//! (`/_sim/state` shows none left); a create whose answer is lost is adopted by tag, never made
+//! twice. JD Cloud does not make networks yet: the spec refuses `auto` there.
 
 use std::path::Path;
 
 use gpuctl_e2e::e2e::{self, SimProcess};
 use serde_json::{json, Value};
 
-const ZONE: &str = "ap-guangzhou-3";
+/// One cloud's side of the test: where it rents, and how its emulator's state shows the network.
+struct Cloud {
+    provider: &'static str,
+    region: &'static str,
+    zone: &'static str,
+    instance_type: &'static str,
+    image: &'static str,
+    /// The three create actions, VPC first.
+    creates: [&'static str; 3],
+}
 
-fn spec(dep: &str, ssh_from: &str) -> String {
-    format!(
-        "deployment = \"{dep}\"\nhours = 2\n[[pool]]\nname = \"work\"\ncount = 1\nbilling = \"hourly\"\n\
-         provider = \"tencent\"\nregion = \"ap-guangzhou\"\nzone = \"{ZONE}\"\ninstance_type = \"GN7.2XLARGE32\"\n\
-         image = \"img-pi0ii46r\"\nnetwork = \"auto\"\nssh_from = [{ssh_from}]\n"
-    )
+const TENCENT: Cloud = Cloud {
+    provider: "tencent",
+    region: "ap-guangzhou",
+    zone: "ap-guangzhou-3",
+    instance_type: "GN7.2XLARGE32",
+    image: "img-pi0ii46r",
+    creates: ["CreateVpc", "CreateSubnet", "CreateSecurityGroup"],
+};
+
+const ALIBABA: Cloud = Cloud {
+    provider: "alibaba",
+    region: "cn-hangzhou",
+    zone: "cn-hangzhou-i",
+    instance_type: "ecs.gn7i-c8g1.2xlarge",
+    image: "ubuntu_22_04_x64_20G_alibase_20240926.vhd",
+    creates: ["CreateVpc", "CreateVSwitch", "CreateSecurityGroup"],
+};
+
+impl Cloud {
+    fn spec(&self, dep: &str, ssh_from: &str) -> String {
+        format!(
+            "deployment = \"{dep}\"\nhours = 2\n[[pool]]\nname = \"work\"\ncount = 1\nbilling = \"hourly\"\n\
+             provider = \"{}\"\nregion = \"{}\"\nzone = \"{}\"\ninstance_type = \"{}\"\n\
+             image = \"{}\"\nnetwork = \"auto\"\nssh_from = [{ssh_from}]\n",
+            self.provider, self.region, self.zone, self.instance_type, self.image
+        )
+    }
+
+    /// The pieces gpuctl made (`vpcs`, `subnets`, `security_groups`), not the account's defaults.
+    fn list(&self, st: &Value, what: &str) -> Vec<Value> {
+        let all = st["providers"][self.provider][what].as_array().cloned().unwrap_or_default();
+        all.into_iter().filter(|x| x["default"] != true).collect()
+    }
+
+    fn counts(&self, st: &Value) -> (usize, usize, usize) {
+        (self.list(st, "vpcs").len(), self.list(st, "subnets").len(), self.list(st, "security_groups").len())
+    }
+
+    /// An instance's (VPC, subnet, security groups) as DescribeInstances shows them.
+    fn placement(&self, inst: &Value) -> (Value, Value, Value) {
+        match self.provider {
+            "tencent" => (
+                inst["VirtualPrivateCloud"]["VpcId"].clone(),
+                inst["VirtualPrivateCloud"]["SubnetId"].clone(),
+                inst["SecurityGroupIds"].clone(),
+            ),
+            _ => (
+                inst["VpcAttributes"]["VpcId"].clone(),
+                inst["VpcAttributes"]["VSwitchId"].clone(),
+                inst["SecurityGroupIds"]["SecurityGroupId"].clone(),
+            ),
+        }
+    }
+
+    /// Whether the group's ingress lets SSH in from `cidr`.
+    fn ssh_from(&self, ingress: &[Value], cidr: &str) -> bool {
+        ingress.iter().any(|p| match self.provider {
+            "tencent" => p["Protocol"] == "TCP" && p["Port"] == "22" && p["CidrBlock"] == cidr,
+            _ => p["IpProtocol"] == "TCP" && p["PortRange"] == "22/22" && p["SourceCidrIp"] == cidr,
+        })
+    }
+
+    /// Whether the group's ingress lets everything in from the group itself.
+    fn inside(&self, ingress: &[Value], sg: &Value) -> bool {
+        ingress.iter().any(|p| match self.provider {
+            "tencent" => p["Protocol"] == "ALL" && p["SecurityGroupId"] == *sg,
+            _ => p["IpProtocol"] == "ALL" && p["SourceGroupId"] == *sg,
+        })
+    }
 }
 
 fn write(dir: &Path, name: &str, text: &str) -> String {
@@ -25,134 +98,127 @@ fn write(dir: &Path, name: &str, text: &str) -> String {
     p.to_str().unwrap().to_string()
 }
 
-fn list(st: &Value, what: &str) -> Vec<Value> {
-    st["providers"]["tencent"][what].as_array().cloned().unwrap_or_default()
-}
-
 fn sim(dir: &Path) -> SimProcess {
     SimProcess::start(dir, "seed = 5\n[knobs]\nboot_seconds = 1\n", &["--empty-account"])
 }
 
-#[test]
-fn tencent_auto_network_is_made_tagged_shared_and_deleted_with_its_last_user() {
+fn made_tagged_shared_and_deleted_with_its_last_user(c: &Cloud) {
     let dir = tempfile::tempdir().unwrap();
     let sim = sim(dir.path());
-    let a = write(dir.path(), "a.toml", &spec("net-a", "\"203.0.113.0/24\""));
-    let b = write(dir.path(), "b.toml", &spec("net-b", "\"198.51.100.7/32\""));
+    let a = write(dir.path(), "a.toml", &c.spec("net-a", "\"203.0.113.0/24\""));
+    let b = write(dir.path(), "b.toml", &c.spec("net-b", "\"198.51.100.7/32\""));
 
     // The empty account has nothing to launch into: the default network is refused by the cloud.
     let bare = write(
         dir.path(),
         "bare.toml",
-        &spec("net-bare", "\"203.0.113.0/24\"")
+        &c.spec("net-bare", "\"203.0.113.0/24\"")
             .replace("network = \"auto\"\nssh_from = [\"203.0.113.0/24\"]\n", ""),
     );
     let o = e2e::gpuctl(&sim.url, dir.path(), &["provision", &bare, "--yes"]);
     assert!(!o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(sim.live(c.provider, None).is_empty(), "nothing bought");
 
     let plan = e2e::ok_json(&sim.url, dir.path(), &["plan", &a, "--json"]);
     assert_eq!(
         plan["networks"],
-        json!([{ "provider": "tencent", "region": "ap-guangzhou", "zone": ZONE, "ssh_from": ["203.0.113.0/24"] }]),
+        json!([{ "provider": c.provider, "region": c.region, "zone": c.zone, "ssh_from": ["203.0.113.0/24"] }]),
         "{plan}"
     );
 
     let report = e2e::ok_json(&sim.url, dir.path(), &["provision", &a, "--yes", "--json"]);
     assert_eq!(report["units"][0]["state"], "running", "{report}");
     let st = sim.state();
-    let (vpcs, subnets, groups) = (list(&st, "vpcs"), list(&st, "subnets"), list(&st, "security_groups"));
-    assert_eq!((vpcs.len(), subnets.len(), groups.len()), (1, 1, 1), "{st}");
+    let (vpcs, subnets, groups) =
+        (c.list(&st, "vpcs"), c.list(&st, "subnets"), c.list(&st, "security_groups"));
+    assert_eq!(c.counts(&st), (1, 1, 1), "{st}");
     for piece in [&vpcs[0], &subnets[0], &groups[0]] {
-        assert_eq!(piece["tags"]["gpuctl-network"], ZONE, "tagged: {piece}");
+        assert_eq!(piece["tags"]["gpuctl-network"], c.zone, "tagged: {piece}");
     }
-    assert_eq!(subnets[0]["zone"], ZONE);
+    assert_eq!(subnets[0]["zone"], c.zone);
     assert_eq!(subnets[0]["vpc_id"], vpcs[0]["id"]);
-    let inst = sim.live("tencent", Some("net-a"));
+    let inst = sim.live(c.provider, Some("net-a"));
     assert_eq!(inst.len(), 1);
-    assert_eq!(inst[0]["VirtualPrivateCloud"]["VpcId"], vpcs[0]["id"], "{}", inst[0]);
-    assert_eq!(inst[0]["VirtualPrivateCloud"]["SubnetId"], subnets[0]["id"]);
-    assert_eq!(inst[0]["SecurityGroupIds"], json!([groups[0]["id"]]));
-    let ingress = groups[0]["ingress"].as_array().unwrap();
-    assert!(
-        ingress
-            .iter()
-            .any(|p| p["Protocol"] == "TCP" && p["Port"] == "22" && p["CidrBlock"] == "203.0.113.0/24"),
-        "{ingress:?}"
+    let (vpc, subnet, sgs) = c.placement(&inst[0]);
+    assert_eq!(
+        (vpc, subnet, sgs),
+        (vpcs[0]["id"].clone(), subnets[0]["id"].clone(), json!([groups[0]["id"]])),
+        "{}",
+        inst[0]
     );
-    assert!(
-        ingress.iter().any(|p| p["Protocol"] == "ALL" && p["SecurityGroupId"] == groups[0]["id"]),
-        "{ingress:?}"
-    );
+    let ingress = groups[0]["ingress"].as_array().cloned().unwrap();
+    assert!(c.ssh_from(&ingress, "203.0.113.0/24"), "{ingress:?}");
+    assert!(c.inside(&ingress, &groups[0]["id"]), "{ingress:?}");
 
     // A second deployment in the zone reuses every piece, and adds its own ssh_from.
     let report = e2e::ok_json(&sim.url, dir.path(), &["provision", &b, "--yes", "--json"]);
     assert_eq!(report["units"][0]["state"], "running", "{report}");
     let st = sim.state();
-    assert_eq!(
-        (list(&st, "vpcs").len(), list(&st, "subnets").len(), list(&st, "security_groups").len()),
-        (1, 1, 1)
-    );
-    let inst_b = sim.live("tencent", Some("net-b"));
-    assert_eq!(inst_b[0]["VirtualPrivateCloud"]["SubnetId"], subnets[0]["id"]);
-    let ingress = list(&st, "security_groups")[0]["ingress"].as_array().cloned().unwrap();
-    assert!(ingress.iter().any(|p| p["CidrBlock"] == "198.51.100.7/32"), "{ingress:?}");
+    assert_eq!(c.counts(&st), (1, 1, 1));
+    let inst_b = sim.live(c.provider, Some("net-b"));
+    assert_eq!(c.placement(&inst_b[0]).1, subnets[0]["id"]);
+    let ingress = c.list(&st, "security_groups")[0]["ingress"].as_array().cloned().unwrap();
+    assert!(c.ssh_from(&ingress, "198.51.100.7/32"), "{ingress:?}");
 
     // Destroying the first keeps the network (the second still uses it).
     let out = e2e::ok_json(&sim.url, dir.path(), &["destroy", &a, "--yes", "--json"]);
     assert_eq!(out["networks"][0]["deleted"], json!([]), "{out}");
     assert!(out["networks"][0]["kept"].as_str().unwrap_or("").contains("net-b"), "{out}");
-    assert_eq!(list(&sim.state(), "vpcs").len(), 1);
+    assert_eq!(c.list(&sim.state(), "vpcs").len(), 1);
 
     // Destroying the second deletes it all: security group, subnet, VPC.
     let out = e2e::ok_json(&sim.url, dir.path(), &["destroy", &b, "--yes", "--json"]);
     assert_eq!(out["networks"][0]["deleted"].as_array().map(Vec::len), Some(3), "{out}");
-    let st = sim.state();
-    assert!(
-        list(&st, "vpcs").is_empty()
-            && list(&st, "subnets").is_empty()
-            && list(&st, "security_groups").is_empty(),
-        "no gpuctl network left: {st}"
-    );
+    assert_eq!(c.counts(&sim.state()), (0, 0, 0), "no gpuctl network left: {}", sim.state());
 }
 
 #[test]
-fn a_lost_create_answer_is_adopted_by_tag_not_made_twice() {
+fn tencent_auto_network_is_made_tagged_shared_and_deleted_with_its_last_user() {
+    made_tagged_shared_and_deleted_with_its_last_user(&TENCENT);
+}
+
+#[test]
+fn alibaba_auto_network_is_made_tagged_shared_and_deleted_with_its_last_user() {
+    made_tagged_shared_and_deleted_with_its_last_user(&ALIBABA);
+}
+
+fn a_lost_create_answer_is_adopted(c: &Cloud) {
     let dir = tempfile::tempdir().unwrap();
     let sim = sim(dir.path());
-    let a = write(dir.path(), "a.toml", &spec("net-lost", "\"203.0.113.0/24\""));
+    let a = write(dir.path(), "a.toml", &c.spec("net-lost", "\"203.0.113.0/24\""));
     // Each create is carried out and its answer lost on the way back.
-    for action in ["CreateVpc", "CreateSubnet", "CreateSecurityGroup"] {
+    for action in c.creates {
         let rule =
-            json!({ "provider": "tencent", "action": action, "kind": "success_then_drop", "count": 1 });
+            json!({ "provider": c.provider, "action": action, "kind": "success_then_drop", "count": 1 });
         let (status, body) = sim.admin("POST", "/_sim/faults", &rule.to_string());
         assert_eq!(status, 200, "{body}");
     }
     let report = e2e::ok_json(&sim.url, dir.path(), &["provision", &a, "--yes", "--json"]);
     assert_eq!(report["units"][0]["state"], "running", "{report}");
-    let st = sim.state();
-    assert_eq!(
-        (list(&st, "vpcs").len(), list(&st, "subnets").len(), list(&st, "security_groups").len()),
-        (1, 1, 1),
-        "adopted, not duplicated: {st}"
-    );
+    assert_eq!(c.counts(&sim.state()), (1, 1, 1), "adopted, not duplicated: {}", sim.state());
     // A re-run changes nothing.
     e2e::ok_json(&sim.url, dir.path(), &["provision", &a, "--yes", "--json"]);
-    let st = sim.state();
-    assert_eq!((list(&st, "vpcs").len(), list(&st, "subnets").len()), (1, 1));
+    assert_eq!(c.counts(&sim.state()), (1, 1, 1));
     e2e::ok_json(&sim.url, dir.path(), &["destroy", &a, "--yes", "--json"]);
-    assert!(list(&sim.state(), "vpcs").is_empty());
+    assert_eq!(c.counts(&sim.state()), (0, 0, 0));
+}
+
+#[test]
+fn a_lost_create_answer_is_adopted_by_tag_not_made_twice() {
+    a_lost_create_answer_is_adopted(&TENCENT);
+    a_lost_create_answer_is_adopted(&ALIBABA);
 }
 
 #[test]
 fn auto_needs_ssh_from_and_a_cloud_that_makes_networks() {
     let dir = tempfile::tempdir().unwrap();
     let sim = sim(dir.path());
-    let no_from = write(dir.path(), "n.toml", &spec("net-n", "").replace("ssh_from = []\n", ""));
+    let no_from = write(dir.path(), "n.toml", &TENCENT.spec("net-n", "").replace("ssh_from = []\n", ""));
     let o = e2e::gpuctl(&sim.url, dir.path(), &["plan", &no_from]);
     let text = String::from_utf8_lossy(&o.stderr).to_string() + &String::from_utf8_lossy(&o.stdout);
     assert!(!o.status.success() && text.contains("no `ssh_from`") && text.contains("0.0.0.0/0"), "{text}");
 
-    let open = write(dir.path(), "o.toml", &spec("net-o", "\"0.0.0.0/0\""));
+    let open = write(dir.path(), "o.toml", &TENCENT.spec("net-o", "\"0.0.0.0/0\""));
     let plan = e2e::ok_json(&sim.url, dir.path(), &["plan", &open, "--json"]);
     assert!(
         plan["warnings"]
@@ -163,14 +229,14 @@ fn auto_needs_ssh_from_and_a_cloud_that_makes_networks() {
         "{plan}"
     );
 
-    let ali = write(
+    let jd = write(
         dir.path(),
-        "ali.toml",
-        "deployment = \"net-ali\"\n[[pool]]\nname = \"w\"\ncount = 1\nbilling = \"hourly\"\nprovider = \"alibaba\"\n\
-         region = \"cn-hangzhou\"\nzone = \"cn-hangzhou-i\"\ninstance_type = \"ecs.gn7i-c8g1.2xlarge\"\n\
-         image = \"ubuntu_22_04_x64_20G_alibase_20240926.vhd\"\nnetwork = \"auto\"\nssh_from = [\"203.0.113.0/24\"]\n",
+        "jd.toml",
+        "deployment = \"net-jd\"\n[[pool]]\nname = \"w\"\ncount = 1\nbilling = \"hourly\"\nprovider = \"jdcloud\"\n\
+         region = \"cn-north-1\"\nzone = \"cn-north-1a\"\ninstance_type = \"p.n1v100.2xlarge\"\n\
+         image = \"img-ubuntu2204\"\nnetwork = \"auto\"\nssh_from = [\"203.0.113.0/24\"]\n",
     );
-    let o = e2e::gpuctl(&sim.url, dir.path(), &["plan", &ali]);
+    let o = e2e::gpuctl(&sim.url, dir.path(), &["plan", &jd]);
     let text = String::from_utf8_lossy(&o.stderr).to_string();
-    assert!(!o.status.success() && text.contains("does not make on alibaba yet"), "{text}");
+    assert!(!o.status.success() && text.contains("does not make on jdcloud yet"), "{text}");
 }

@@ -246,19 +246,20 @@ fn alibaba_default_network_is_the_zones_default_vswitch() {
 
     let st = sim.state();
     let ali = &st["providers"]["alibaba"];
-    let default_in =
-        |zone: &str| ali["vswitches"].as_array().unwrap().iter().find(|v| v["ZoneId"] == zone).cloned();
+    let default_in = |zone: &str| {
+        ali["subnets"].as_array().unwrap().iter().find(|v| v["zone"] == zone && v["default"] == true).cloned()
+    };
     let vsw = default_in("cn-hangzhou-i").expect("the account has a default vSwitch in cn-hangzhou-i");
     assert!(default_in("cn-hangzhou-h").is_none(), "the knob leaves cn-hangzhou-h without one");
     let inst = &live(&sim, "alibaba")[0];
-    assert_eq!(inst["VpcAttributes"]["VSwitchId"], vsw["VSwitchId"], "{inst}");
-    assert_eq!(inst["VpcAttributes"]["VpcId"], vsw["VpcId"], "{inst}");
+    assert_eq!(inst["VpcAttributes"]["VSwitchId"], vsw["id"], "{inst}");
+    assert_eq!(inst["VpcAttributes"]["VpcId"], vsw["vpc_id"], "{inst}");
     let group = ali["security_groups"]
         .as_array()
         .unwrap()
         .iter()
-        .find(|g| g["VpcId"] == vsw["VpcId"])
-        .expect("the default VPC has a security group")["SecurityGroupId"]
+        .find(|g| g["vpc_id"] == vsw["vpc_id"])
+        .expect("the default VPC has a security group")["id"]
         .clone();
     assert_eq!(inst["SecurityGroupIds"]["SecurityGroupId"], serde_json::json!([group]), "{inst}");
 

@@ -219,6 +219,15 @@ impl NetKind {
     pub fn parse(s: &str) -> Option<NetKind> {
         NetKind::ALL.into_iter().find(|k| k.as_str() == s)
     }
+
+    /// A short name for client tokens, which the clouds bound (Alibaba: 64 characters).
+    pub fn short(self) -> &'static str {
+        match self {
+            NetKind::Vpc => "vpc",
+            NetKind::Subnet => "subnet",
+            NetKind::SecurityGroup => "sg",
+        }
+    }
 }
 
 /// One network piece to find or create. `name` is derived from deployment-independent facts (the

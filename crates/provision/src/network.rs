@@ -35,7 +35,7 @@ pub const SUBNET_CIDR: &str = "10.0.0.0/20";
 
 /// The clouds whose client makes networks (the others refuse `network = "auto"` in the spec check).
 pub fn makes_networks(p: Provider) -> bool {
-    matches!(p, Provider::Tencent)
+    matches!(p, Provider::Tencent | Provider::Alibaba)
 }
 
 /// An IPv4 CIDR block as `ssh_from` takes it: `a.b.c.d/n`, n ≤ 32, no host bits set.
@@ -73,7 +73,16 @@ pub fn spec(kind: NetKind, region: &str, zone: &str, vpc: Option<String>) -> Net
         vpc,
         cidr,
         tags: BTreeMap::from([(TAG_NETWORK.to_string(), zone.to_string())]),
-        client_token: format!("gpuctl-net-{}-{zone}", kind.as_str()),
+        // Fresh for each attempt, never derived from the zone alone: a cloud that takes a ClientToken
+        // (Alibaba's CreateVpc, CreateVSwitch, CreateSecurityGroup) keeps it per account, so a token
+        // used again after `destroy` — or by another state store on the same account — would answer
+        // with the piece made (and perhaps deleted) back then. The engine's retry of one create
+        // reuses this spec, and so its token; a re-run after a crash finds the piece by its tag.
+        client_token: format!(
+            "gpuctl-{}-{zone}-{}",
+            kind.short(),
+            &uuid::Uuid::new_v4().simple().to_string()[..12]
+        ),
     }
 }
 
@@ -323,6 +332,9 @@ mod tests {
         assert_eq!(s.name, "gpuctl-ap-guangzhou-3");
         assert_eq!(s.tags.get(TAG_NETWORK).map(String::as_str), Some("ap-guangzhou-3"));
         assert_eq!(s.cidr.as_deref(), Some(SUBNET_CIDR));
-        assert_eq!(s.client_token, "gpuctl-net-subnet-ap-guangzhou-3");
+        assert!(s.client_token.starts_with("gpuctl-subnet-ap-guangzhou-3-"), "{}", s.client_token);
+        assert!(s.client_token.len() <= 64, "Alibaba's ClientToken is at most 64 ASCII characters");
+        let again = spec(NetKind::Subnet, "ap-guangzhou", "ap-guangzhou-3", Some("vpc-1".into()));
+        assert_ne!(again.client_token, s.client_token, "a fresh token for each attempt");
     }
 }

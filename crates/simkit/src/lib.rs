@@ -12,6 +12,7 @@
 //! crate's `emulator` module does the cloud.
 
 pub mod auth;
+pub mod cidr;
 pub mod clock;
 pub mod config;
 pub mod creds;
@@ -32,6 +33,7 @@ pub mod testing;
 pub mod validate;
 
 pub use auth::{AuthError, Scheme, Verified};
+pub use cidr::Cidr;
 pub use clock::SimClock;
 pub use config::{ConfigError, SimConfig};
 pub use creds::{Credentials, KeyPair, SecretKey};

@@ -181,12 +181,6 @@ impl Client {
     }
 }
 
-/// `network = "auto"` is made on Tencent only so far (issue 13); here the trait's defaults refuse it
-/// with `gpuctl-unsupported`, and the spec's check says so before anything is bought.
-impl gpuctl_cloud::services::Networks for Client {
-    const NET_PROVIDER: gpuctl_cloud::Provider = gpuctl_cloud::Provider::Alibaba;
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -91,7 +91,7 @@ impl Ecs {
         }
     }
 
-    /// The VPC API's operations (the account's network is fixed: see `ops/vpc.rs`).
+    /// The VPC API's operations (VPCs and vSwitches: see `ops/vpc.rs`).
     fn dispatch_vpc(
         &self,
         account: &str,
@@ -100,8 +100,14 @@ impl Ecs {
         ctx: &SimCtx,
     ) -> Result<Value, EcsError> {
         let c = Self::call(account, params, ctx);
+        let mut st = lock(&self.state);
         match action {
-            "DescribeVSwitches" => vpc::describe_vswitches(&c),
+            "CreateVpc" => vpc::create_vpc(&c, &mut st),
+            "DescribeVpcs" => vpc::describe_vpcs(&c, &st),
+            "DeleteVpc" => vpc::delete_vpc(&c, &mut st),
+            "CreateVSwitch" => vpc::create_vswitch(&c, &mut st),
+            "DescribeVSwitches" => vpc::describe_vswitches(&c, &st),
+            "DeleteVSwitch" => vpc::delete_vswitch(&c, &mut st),
             other => Err(EcsError::new(
                 404,
                 codes::ACTION_NOT_FOUND,
@@ -133,7 +139,11 @@ impl Ecs {
             "ModifyInstanceAutoReleaseTime" => instances::modify_instance_auto_release_time(&c, &mut st),
             "CreateAutoSnapshotPolicy" => policies::create_auto_snapshot_policy(&c, &mut st),
             "ApplyAutoSnapshotPolicy" => policies::apply_auto_snapshot_policy(&c, &mut st),
-            "DescribeSecurityGroups" => vpc::describe_security_groups(&c),
+            "CreateSecurityGroup" => vpc::create_security_group(&c, &mut st),
+            "DescribeSecurityGroups" => vpc::describe_security_groups(&c, &st),
+            "AuthorizeSecurityGroup" => vpc::authorize_security_group(&c, &mut st),
+            "DescribeSecurityGroupAttribute" => vpc::describe_security_group_attribute(&c, &st),
+            "DeleteSecurityGroup" => vpc::delete_security_group(&c, &mut st),
             "ImportKeyPair" => keypairs::import_key_pair(&c, &mut st),
             "DescribeKeyPairs" => keypairs::describe_key_pairs(&c, &st),
             other => Err(EcsError::new(
@@ -284,8 +294,11 @@ impl Emulator for Ecs {
     }
 
     fn state(&self, ctx: &SimCtx) -> Value {
-        let mut st = ops::state_json(&lock(&self.state), ctx.now(), &timings(ctx));
-        if let (Value::Object(map), Value::Object(net)) = (&mut st, vpc::network_json(ctx)) {
+        let held = lock(&self.state);
+        let mut st = ops::state_json(&held, ctx.now(), &timings(ctx));
+        if let (Value::Object(map), Value::Object(net)) =
+            (&mut st, vpc::network_json(ctx, &held, ctx.now(), &timings(ctx)))
+        {
             map.extend(net);
         }
         st

@@ -20,6 +20,8 @@ pub struct Timings {
     pub snapshot: SignedDuration,
     /// From CreateImage until the image is `Available`.
     pub image: SignedDuration,
+    /// From CreateVpc until the VPC is `Available` (a vSwitch cannot be made in it before).
+    pub vpc: SignedDuration,
 }
 
 impl Default for Timings {
@@ -30,6 +32,7 @@ impl Default for Timings {
             stopping: SignedDuration::from_secs(2),
             snapshot: SignedDuration::from_secs(5),
             image: SignedDuration::from_secs(10),
+            vpc: SignedDuration::from_secs(1),
         }
     }
 }
@@ -208,6 +211,9 @@ pub struct EcsState {
     /// The public addresses instances hold.
     #[serde(skip)]
     pub addresses: AddressPool,
+    /// The VPCs, vSwitches and security groups callers made (`ops/vpc.rs`).
+    #[serde(skip)]
+    pub net: crate::emulator::ops::vpc::Network,
 }
 
 /// Beijing time, which ECS automatic-snapshot time points are written in.

@@ -1295,3 +1295,226 @@ fn describe_images_lists_system_images_by_owner_name_and_page() {
     .unwrap();
     assert_eq!(by_id["TotalCount"].as_u64(), Some(2), "{by_id}");
 }
+
+/// An account with no default network anywhere (`gpuctl sim --empty-account`).
+fn empty_account() -> SimCtx {
+    ctx_with(Knobs {
+        no_default_network: vec![gpuctl_simkit::ZoneRule {
+            provider: Some(gpuctl_simkit::Provider::Alibaba),
+            zone: None,
+        }],
+        ..Knobs::default()
+    })
+}
+
+/// `network = "auto"` on ECS (issue 13): an empty account has nothing to launch into; a VPC, a
+/// vSwitch in the zone and a security group are made (tagged, found again by tag), the group gets
+/// SSH and in-group rules, an instance goes into them, and each piece is refused deletion while
+/// something is in it, then deleted last to first.
+#[test]
+fn an_empty_account_makes_its_own_network_and_launches_into_it() {
+    let (ecs, ctx) = (Ecs::new(), empty_account());
+    let r = [("RegionId", "cn-hangzhou")];
+    let all = vpc_call(&ecs, &ctx, "DescribeVSwitches", &r).unwrap();
+    assert_eq!(all["TotalCount"], 0, "no default vSwitch: {all}");
+    assert_eq!(vpc_call(&ecs, &ctx, "DescribeVpcs", &r).unwrap()["TotalCount"], 0);
+    assert_eq!(
+        err_code(run(&ecs, &ctx, &[("ZoneId", "cn-hangzhou-i")])),
+        (400, codes::MISSING_PARAMETER.into())
+    );
+
+    let tag = [("Tag.1.Key", "gpuctl-network"), ("Tag.1.Value", "cn-hangzhou-i")];
+    let mk_vpc = |token: &str| {
+        let mut p = vec![
+            ("RegionId", "cn-hangzhou"),
+            ("CidrBlock", "10.0.0.0/16"),
+            ("VpcName", "gpuctl-cn-hangzhou-i"),
+            ("ClientToken", token),
+        ];
+        p.extend(tag);
+        vpc_call(&ecs, &ctx, "CreateVpc", &p)
+    };
+    let vpc = mk_vpc("t-vpc").unwrap()["VpcId"].as_str().unwrap().to_string();
+    assert_eq!(mk_vpc("t-vpc").unwrap()["VpcId"], vpc.as_str(), "a ClientToken retry answers the same VPC");
+    assert_eq!(
+        err_code(vpc_call(
+            &ecs,
+            &ctx,
+            "CreateVpc",
+            &[("RegionId", "cn-hangzhou"), ("CidrBlock", "127.0.0.0/16")]
+        )),
+        (400, "InvalidCidrBlock.Malformed".into())
+    );
+    let found = vpc_call(&ecs, &ctx, "DescribeVpcs", &[&r[..], &tag[..]].concat()).unwrap();
+    assert_eq!(found["Vpcs"]["Vpc"][0]["VpcId"], vpc.as_str(), "{found}");
+    assert_eq!(found["Vpcs"]["Vpc"][0]["Status"], "Pending");
+    let vsw_p = |zone: &'static str, cidr: &'static str| {
+        let mut p =
+            vec![("RegionId", "cn-hangzhou"), ("VpcId", vpc.as_str()), ("ZoneId", zone), ("CidrBlock", cidr)];
+        p.extend(tag);
+        p
+    };
+    assert_eq!(
+        err_code(vpc_call(&ecs, &ctx, "CreateVSwitch", &vsw_p("cn-hangzhou-i", "10.0.0.0/20"))),
+        (400, "IncorrectVpcStatus".into()),
+        "a Pending VPC takes no vSwitch"
+    );
+    ctx.clock().advance(SignedDuration::from_secs(2));
+    let vsw = vpc_call(&ecs, &ctx, "CreateVSwitch", &vsw_p("cn-hangzhou-i", "10.0.0.0/20")).unwrap()
+        ["VSwitchId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(
+        err_code(vpc_call(&ecs, &ctx, "CreateVSwitch", &vsw_p("cn-hangzhou-j", "10.0.8.0/24"))),
+        (400, "InvalidCidrBlock.Overlapped".into())
+    );
+    assert_eq!(
+        err_code(vpc_call(&ecs, &ctx, "CreateVSwitch", &vsw_p("cn-hangzhou-j", "10.1.0.0/24"))),
+        (400, "InvalidCidrBlock.Malformed".into()),
+        "outside the VPC"
+    );
+    let other = vpc_call(&ecs, &ctx, "CreateVSwitch", &vsw_p("cn-hangzhou-j", "10.0.16.0/20")).unwrap()
+        ["VSwitchId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let in_zone = vpc_call(
+        &ecs,
+        &ctx,
+        "DescribeVSwitches",
+        &[&r[..], &[("VpcId", vpc.as_str()), ("ZoneId", "cn-hangzhou-i")][..], &tag[..]].concat(),
+    )
+    .unwrap();
+    assert_eq!(in_zone["TotalCount"], 1);
+    assert_eq!(in_zone["VSwitches"]["VSwitch"][0]["VSwitchId"], vsw.as_str());
+
+    let mut gp = vec![
+        ("RegionId", "cn-hangzhou"),
+        ("VpcId", vpc.as_str()),
+        ("SecurityGroupName", "gpuctl-cn-hangzhou-i"),
+    ];
+    gp.extend(tag);
+    let sg = call(&ecs, &ctx, "CreateSecurityGroup", &gp).unwrap()["SecurityGroupId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let rules = [
+        ("RegionId", "cn-hangzhou"),
+        ("SecurityGroupId", sg.as_str()),
+        ("Permissions.1.IpProtocol", "tcp"),
+        ("Permissions.1.PortRange", "22/22"),
+        ("Permissions.1.SourceCidrIp", "203.0.113.0/24"),
+        ("Permissions.2.IpProtocol", "ALL"),
+        ("Permissions.2.PortRange", "-1/-1"),
+        ("Permissions.2.SourceGroupId", sg.as_str()),
+    ];
+    call(&ecs, &ctx, "AuthorizeSecurityGroup", &rules).unwrap();
+    call(&ecs, &ctx, "AuthorizeSecurityGroup", &rules).unwrap();
+    let held = call(
+        &ecs,
+        &ctx,
+        "DescribeSecurityGroupAttribute",
+        &[("RegionId", "cn-hangzhou"), ("SecurityGroupId", sg.as_str()), ("Direction", "ingress")],
+    )
+    .unwrap();
+    let perms = held["Permissions"]["Permission"].as_array().unwrap();
+    assert_eq!(perms.len(), 2, "a rule held already is not added twice: {held}");
+    assert_eq!(
+        (perms[0]["IpProtocol"].as_str(), perms[0]["SourceCidrIp"].as_str()),
+        (Some("TCP"), Some("203.0.113.0/24"))
+    );
+    for (field, bad, code) in [
+        ("Permissions.1.IpProtocol", "SCTP", "InvalidIpProtocol.ValueNotSupported"),
+        ("Permissions.1.PortRange", "22", "InvalidIpPortRange.Malformed"),
+        ("Permissions.1.SourceCidrIp", "203.0.113.0/33", "InvalidSourceCidrIp.Malformed"),
+    ] {
+        let q: Vec<(&str, &str)> =
+            rules[..5].iter().map(|&(k, v)| if k == field { (k, bad) } else { (k, v) }).collect();
+        assert_eq!(
+            err_code(call(&ecs, &ctx, "AuthorizeSecurityGroup", &q)),
+            (400, code.into()),
+            "{field}={bad}"
+        );
+    }
+
+    // The launch must name what the account holds, in the zone, in one VPC.
+    let net = |v: &str, g: &str| -> Vec<(String, String)> {
+        vec![
+            ("ZoneId".into(), "cn-hangzhou-i".into()),
+            ("VSwitchId".into(), v.into()),
+            ("SecurityGroupIds.1".into(), g.into()),
+        ]
+    };
+    assert_eq!(
+        err_code(run(&ecs, &ctx, &with(&net("vsw-nope", &sg)))),
+        (404, "InvalidVSwitchId.NotFound".into())
+    );
+    assert_eq!(
+        err_code(run(&ecs, &ctx, &with(&net(&other, &sg)))),
+        (400, "InvalidParameter.Mismatch".into()),
+        "another zone's vSwitch"
+    );
+    assert_eq!(
+        err_code(run(&ecs, &ctx, &with(&net(&vsw, "sg-nope")))),
+        (404, "InvalidSecurityGroupId.NotFound".into())
+    );
+    let ids = run(&ecs, &ctx, &with(&net(&vsw, &sg))).unwrap();
+    let inst = call(&ecs, &ctx, "DescribeInstances", &[("RegionId", "cn-hangzhou")]).unwrap();
+    assert_eq!(inst["Instances"]["Instance"][0]["VpcAttributes"]["VpcId"], vpc.as_str(), "{inst}");
+
+    // Deleted last to first, each refused while something is in it.
+    let del_sg = || {
+        call(
+            &ecs,
+            &ctx,
+            "DeleteSecurityGroup",
+            &[("RegionId", "cn-hangzhou"), ("SecurityGroupId", sg.as_str())],
+        )
+    };
+    let del_vsw =
+        |id: &str| vpc_call(&ecs, &ctx, "DeleteVSwitch", &[("RegionId", "cn-hangzhou"), ("VSwitchId", id)]);
+    let del_vpc =
+        || vpc_call(&ecs, &ctx, "DeleteVpc", &[("RegionId", "cn-hangzhou"), ("VpcId", vpc.as_str())]);
+    assert_eq!(err_code(del_sg()), (403, "DependencyViolation".into()));
+    assert_eq!(err_code(del_vsw(&vsw)), (400, "DependencyViolation".into()));
+    assert_eq!(err_code(del_vpc()), (400, "DependencyViolation.VSwitch".into()));
+    call(
+        &ecs,
+        &ctx,
+        "DeleteInstances",
+        &[("RegionId", "cn-hangzhou"), ("InstanceId.1", &ids[0]), ("Force", "true")],
+    )
+    .unwrap();
+    del_sg().unwrap();
+    assert_eq!(err_code(del_sg()), (404, "InvalidSecurityGroupId.NotFound".into()));
+    del_vsw(&vsw).unwrap();
+    assert_eq!(err_code(del_vpc()), (400, "DependencyViolation.VSwitch".into()), "the other vSwitch");
+    del_vsw(&other).unwrap();
+    del_vpc().unwrap();
+    assert_eq!(err_code(del_vpc()), (404, "InvalidVpcId.NotFound".into()));
+    let st = ecs.state(&ctx);
+    assert!(
+        st["vpcs"].as_array().unwrap().is_empty() && st["subnets"].as_array().unwrap().is_empty(),
+        "{st}"
+    );
+}
+
+#[test]
+fn the_default_network_is_the_local_clouds_to_keep() {
+    let (ecs, ctx) = (Ecs::new(), ctx());
+    let vsw = vpc_call(&ecs, &ctx, "DescribeVSwitches", &[("RegionId", "cn-hangzhou")]).unwrap();
+    let id = vsw["VSwitches"]["VSwitch"][0]["VSwitchId"].as_str().unwrap().to_string();
+    assert_eq!(
+        err_code(vpc_call(&ecs, &ctx, "DeleteVSwitch", &[("RegionId", "cn-hangzhou"), ("VSwitchId", &id)])),
+        (403, "Forbidden.DefaultNetwork".into())
+    );
+    let vpcs =
+        vpc_call(&ecs, &ctx, "DescribeVpcs", &[("RegionId", "cn-hangzhou"), ("IsDefault", "true")]).unwrap();
+    assert_eq!(vpcs["TotalCount"], 1, "{vpcs}");
+    assert_eq!(vpcs["Vpcs"]["Vpc"][0]["Status"], "Available");
+}
+
+fn with(p: &[(String, String)]) -> Vec<(&str, &str)> {
+    p.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect()
+}

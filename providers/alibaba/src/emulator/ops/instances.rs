@@ -185,6 +185,7 @@ pub fn run_instances(c: &Call, st: &mut EcsState) -> Answer {
     }
     let unit_price = price_for(offer, &charge, &spot, &term);
     let key_pair_name = super::keypairs::login_key(c, st, &region)?;
+    super::vpc::check_launch(c, st, &region, &zone)?;
     if c.p.opt_bool("DryRun")?.unwrap_or(false) {
         return Err(dry_run_passed());
     }
@@ -243,7 +244,7 @@ pub fn run_instances(c: &Call, st: &mut EcsState) -> Answer {
                 .into_iter()
                 .chain(c.p.list("SecurityGroupIds"))
                 .collect(),
-            vpc_id: vpc_of(c, &region, &c.p.text("VSwitchId").unwrap_or_default()),
+            vpc_id: super::vpc::vpc_of(c.ctx, st, &region, &c.p.text("VSwitchId").unwrap_or_default()),
             vswitch_id: c.p.text("VSwitchId").unwrap_or_default(),
             private_ip: format!("172.16.{}.{}", ip_tail / 250, ip_tail),
             key_pair_name: key_pair_name.clone(),
@@ -624,17 +625,4 @@ pub fn modify_instance_charge_type(c: &Call, st: &mut EcsState) -> Answer {
 /// An order number as ECS shows them: digits only.
 fn order_id(c: &Call) -> String {
     c.ctx.new_id("", 15).chars().map(|ch| if ch.is_ascii_digit() { ch } else { '7' }).collect()
-}
-
-/// The VPC a vSwitch belongs to: the default VPC for one of the account's default vSwitches; for an
-/// id the local cloud does not model (a spec's own network), one named after the vSwitch.
-fn vpc_of(c: &Call, region: &str, vswitch: &str) -> String {
-    if vswitch.is_empty() {
-        return String::new();
-    }
-    super::vpc::default_vswitches(c.ctx, region)
-        .into_iter()
-        .find(|v| v.id == vswitch)
-        .map(|v| v.vpc_id)
-        .unwrap_or_else(|| format!("vpc-{}", vswitch.trim_start_matches("vsw-")))
 }

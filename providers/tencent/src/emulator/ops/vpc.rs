@@ -10,6 +10,7 @@
 
 use std::net::Ipv4Addr;
 
+use gpuctl_simkit::Cidr;
 use jiff::Timestamp;
 use serde_json::{json, Value};
 
@@ -61,44 +62,6 @@ pub(crate) struct Group {
     pub ingress: Vec<Value>,
     pub egress: Vec<Value>,
     pub created: Timestamp,
-}
-
-/// An IPv4 CIDR block.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub(crate) struct Cidr {
-    pub base: u32,
-    pub len: u8,
-}
-
-impl Cidr {
-    pub fn parse(s: &str) -> Option<Cidr> {
-        let (ip, len) = s.split_once('/')?;
-        let ip: Ipv4Addr = ip.parse().ok()?;
-        let len: u8 = len.parse().ok().filter(|l| *l <= 32)?;
-        let base = u32::from(ip);
-        // A block whose address has host bits set is not a network address.
-        (base & !Self::mask(len) == 0).then_some(Cidr { base, len })
-    }
-
-    fn mask(len: u8) -> u32 {
-        if len == 0 {
-            0
-        } else {
-            u32::MAX << (32 - len)
-        }
-    }
-
-    pub fn contains(&self, other: &Cidr) -> bool {
-        other.len >= self.len && other.base & Self::mask(self.len) == self.base
-    }
-
-    pub fn overlaps(&self, other: &Cidr) -> bool {
-        self.contains(other) || other.contains(self)
-    }
-
-    pub fn text(&self) -> String {
-        format!("{}/{}", Ipv4Addr::from(self.base), self.len)
-    }
 }
 
 fn err(code: &'static str, msg: impl Into<String>) -> TcError {
@@ -298,7 +261,7 @@ pub(crate) fn create_subnet(state: &mut State, call: &Call) -> Result<Value> {
 }
 
 fn subnet_json(state: &State, s: &Subnet) -> Value {
-    let total = 1u64 << (32 - s.cidr.len as u32).min(31);
+    let total = s.cidr.size();
     let used = state.instances.iter().filter(|i| i.subnet_id == s.id).count() as u64;
     json!({
         "VpcId": s.vpc_id, "SubnetId": s.id, "SubnetName": s.name, "CidrBlock": s.cidr.text(),
