@@ -34,6 +34,15 @@ pub(super) fn kv(k: impl Into<String>, v: impl ToString) -> (String, String) {
     (k.into(), v.to_string())
 }
 
+/// `Tag.N.Key` / `Tag.N.Value` (N from 1), as RunInstances and the network creates and Describe*
+/// calls take tags.
+pub(super) fn tag_params(tags: &std::collections::BTreeMap<String, String>) -> Vec<(String, String)> {
+    tags.iter()
+        .enumerate()
+        .flat_map(|(i, (k, v))| [kv(format!("Tag.{}.Key", i + 1), k), kv(format!("Tag.{}.Value", i + 1), v)])
+        .collect()
+}
+
 /// RunInstances parameters for one instance.
 fn run_params(r: &CreateRequest) -> Vec<(String, String)> {
     let mut p = vec![
@@ -105,10 +114,7 @@ fn run_params(r: &CreateRequest) -> Vec<(String, String)> {
         // ECS takes whole minutes' precision at most; seconds are rounded down anyway.
         p.push(kv("AutoReleaseTime", t.strftime("%Y-%m-%dT%H:%M:%SZ")));
     }
-    for (i, (k, v)) in r.tags.iter().enumerate() {
-        p.push(kv(format!("Tag.{}.Key", i + 1), k));
-        p.push(kv(format!("Tag.{}.Value", i + 1), v));
-    }
+    p.extend(tag_params(&r.tags));
     if let Some(u) = &r.user_data {
         p.push(kv("UserData", base64::engine::general_purpose::STANDARD.encode(u)));
     }

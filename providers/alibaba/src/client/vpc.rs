@@ -18,7 +18,7 @@ use gpuctl_cloud::page::{self, Page, Style};
 use gpuctl_cloud::services::Networks;
 use gpuctl_cloud::{NetworkIds, Provider};
 
-use super::ecs::kv;
+use super::ecs::{kv, tag_params};
 use super::Client;
 use crate::api::vpc::{DESCRIBE_SECURITY_GROUPS, DESCRIBE_VSWITCHES, VSWITCH_AVAILABLE, VSWITCH_PAGE_MAX};
 
@@ -119,15 +119,6 @@ impl Client {
 const VPC_READY_WAIT: std::time::Duration = std::time::Duration::from_secs(60);
 const VPC_READY_POLL: std::time::Duration = std::time::Duration::from_millis(500);
 
-/// `Tag.N.Key` / `Tag.N.Value`, as every create and Describe* here takes them (N from 1).
-fn tag_params(spec: &NetSpec) -> Vec<(String, String)> {
-    spec.tags
-        .iter()
-        .enumerate()
-        .flat_map(|(i, (k, v))| [kv(format!("Tag.{}.Key", i + 1), k), kv(format!("Tag.{}.Value", i + 1), v)])
-        .collect()
-}
-
 /// One network call: to the VPC product (else ECS), the action and its parameters.
 pub(crate) struct NetCall {
     vpc_product: bool,
@@ -142,7 +133,7 @@ fn net_call(vpc_product: bool, action: &'static str, params: Vec<(String, String
 /// The Describe* call that finds `spec`'s piece by tag (a vSwitch also by zone and VPC, a group by
 /// VPC), the answer's list path and the id field.
 pub(crate) fn find_call(spec: &NetSpec) -> (NetCall, [&'static str; 2], &'static str) {
-    let mut p = tag_params(spec);
+    let mut p = tag_params(&spec.tags);
     let vpc = spec.vpc.clone().unwrap_or_default();
     match spec.kind {
         // DescribeVpcs and DescribeVSwitches page by PageNumber/PageSize, 50 at most; one zone's
@@ -176,7 +167,7 @@ pub(crate) fn create_call(spec: &NetSpec) -> (NetCall, &'static str) {
     // Every create takes a ClientToken (alibabacloud_vpc20160428 7.2.2 `_create_vpc_request.py`,
     // `_create_vswitch_request.py`; alibabacloud_ecs20140526 7.11.8 `_create_security_group_request.py`).
     let mut p = vec![kv("ClientToken", &spec.client_token)];
-    p.extend(tag_params(spec));
+    p.extend(tag_params(&spec.tags));
     let vpc = spec.vpc.clone().unwrap_or_default();
     let cidr = spec.cidr.clone().unwrap_or_default();
     match spec.kind {

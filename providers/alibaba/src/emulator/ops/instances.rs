@@ -10,8 +10,8 @@ use gpuctl_simkit::ParamErrors;
 
 use super::prices::price_for;
 use super::{
-    dry_run_passed, instance_not_found, offer_for, region, sold_out, tags_json, token_check, token_remember,
-    Answer, Call, NEVER_EXPIRES,
+    dry_run, instance_not_found, offer_for, region, sold_out, tags_json, tags_match, token_check,
+    token_remember, Answer, Call, NEVER_EXPIRES,
 };
 use crate::api::{codes, format_time, parse_time};
 use crate::emulator::error::EcsError;
@@ -186,9 +186,7 @@ pub fn run_instances(c: &Call, st: &mut EcsState) -> Answer {
     let unit_price = price_for(offer, &charge, &spot, &term);
     let key_pair_name = super::keypairs::login_key(c, st, &region)?;
     super::vpc::check_launch(c, st, &region, &zone)?;
-    if c.p.opt_bool("DryRun")?.unwrap_or(false) {
-        return Err(dry_run_passed());
-    }
+    dry_run(c)?;
     // A stock knob with `available` left: all `Amount` instances or none (refused as sold out).
     if c.ctx.take_stock(PROVIDER, &[&offer.instance_type], &zone, amount as u32, true) < amount as u32 {
         return Err(EcsError::new(
@@ -391,9 +389,7 @@ pub fn describe_instances(c: &Call, st: &EcsState) -> Answer {
         .filter(|i| status.as_ref().is_none_or(|s| s == i.status(c.now, &c.timings).as_str()))
         .filter(|i| name.as_ref().is_none_or(|n| glob_match(n, &i.name)))
         .filter(|i| charge.as_ref().is_none_or(|ch| *ch == i.charge_type))
-        .filter(|i| {
-            tags.iter().all(|(k, v)| i.tags.iter().any(|(tk, tv)| tk == k && (v.is_empty() || tv == v)))
-        })
+        .filter(|i| tags_match(&i.tags, &tags))
         .collect();
     let (total, page_items) = pg.apply(matching);
     Ok(json!({
@@ -494,9 +490,7 @@ pub fn delete_instances(c: &Call, st: &mut EcsState) -> Answer {
             st.instances.get(id).filter(|i| i.region == region).ok_or_else(|| instance_not_found(id))?;
         check_deletable(inst, force, terminate_subscription, c)?;
     }
-    if c.p.opt_bool("DryRun")?.unwrap_or(false) {
-        return Err(dry_run_passed());
-    }
+    dry_run(c)?;
     for id in &ids {
         st.remove_instance(id);
     }
@@ -512,9 +506,7 @@ pub fn delete_instance(c: &Call, st: &mut EcsState) -> Answer {
         c.p.opt_bool("TerminateSubscription")?.unwrap_or(false),
         c,
     )?;
-    if c.p.opt_bool("DryRun")?.unwrap_or(false) {
-        return Err(dry_run_passed());
-    }
+    dry_run(c)?;
     st.remove_instance(&id);
     Ok(json!({}))
 }
@@ -536,9 +528,7 @@ pub fn stop_instances(c: &Call, st: &mut EcsState, ids: Vec<String>) -> Answer {
             ));
         }
     }
-    if c.p.opt_bool("DryRun")?.unwrap_or(false) {
-        return Err(dry_run_passed());
-    }
+    dry_run(c)?;
     for id in &ids {
         if let Some(i) = st.instances.get_mut(id) {
             i.stopped_at = Some(c.now);
@@ -603,9 +593,7 @@ pub fn modify_instance_charge_type(c: &Call, st: &mut EcsState) -> Answer {
             ));
         }
     }
-    if c.p.opt_bool("DryRun")?.unwrap_or(false) {
-        return Err(dry_run_passed());
-    }
+    dry_run(c)?;
     for id in &ids {
         if let Some(i) = st.instances.get_mut(id) {
             i.charge_type = "PostPaid".into();

@@ -90,6 +90,21 @@ pub(crate) fn tags_json(tags: &[(String, String)]) -> Value {
     json!({ "Tag": tags.iter().map(|(k, v)| json!({"TagKey": k, "TagValue": v})).collect::<Vec<_>>() })
 }
 
+/// Whether `held` carries every `Tag.N` pair a Describe* call filters by; a pair without a value
+/// matches any value of its key (DescribeInstances, DescribeVpcs, DescribeVSwitches,
+/// DescribeSecurityGroups).
+pub(crate) fn tags_match(held: &[(String, String)], wanted: &[(String, String)]) -> bool {
+    wanted.iter().all(|(k, v)| held.iter().any(|(hk, hv)| hk == k && (v.is_empty() || hv == v)))
+}
+
+/// `DryRun=true`: the checks passed, so answer ECS's `DryRunOperation` instead of doing the work.
+pub(crate) fn dry_run(c: &Call) -> Result<(), EcsError> {
+    if c.p.opt_bool("DryRun")?.unwrap_or(false) {
+        return Err(dry_run_passed());
+    }
+    Ok(())
+}
+
 /// Replay or refuse a ClientToken seen before; `None` → do the work.
 pub(crate) fn token_check(st: &EcsState, action: &str, c: &Call) -> Result<Option<Value>, EcsError> {
     let Some(t) = c.p.text("ClientToken") else { return Ok(None) };

@@ -27,7 +27,7 @@ use gpuctl_simkit::{Cidr, ParamErrors as _, SimCtx};
 use jiff::Timestamp;
 use serde_json::{json, Value};
 
-use super::{region, token_check, token_remember, Answer, Call};
+use super::{dry_run, region, tags_json, tags_match, token_check, token_remember, Answer, Call};
 use crate::api::vpc::{VSWITCH_AVAILABLE, VSWITCH_PAGE_MAX};
 use crate::api::{codes, format_time};
 use crate::emulator::error::EcsError;
@@ -247,15 +247,6 @@ fn vpc_tags_json(tags: &[(String, String)]) -> Value {
     json!({ "Tag": tags.iter().map(|(k, v)| json!({ "Key": k, "Value": v })).collect::<Vec<_>>() })
 }
 
-fn ecs_tags_json(tags: &[(String, String)]) -> Value {
-    json!({ "Tag": tags.iter().map(|(k, v)| json!({ "TagKey": k, "TagValue": v })).collect::<Vec<_>>() })
-}
-
-/// Whether `held` carries every `Tag.N` pair asked for (the Describe* calls' `Tag` filter).
-fn has_tags(held: &[(String, String)], wanted: &[(String, String)]) -> bool {
-    wanted.iter().all(|(k, v)| held.iter().any(|(hk, hv)| hk == k && (v.is_empty() || hv == v)))
-}
-
 /// "The name must be 1 to 128 characters in length and cannot start with `http://` or `https://`"
 /// (VpcName, VSwitchName); the descriptions are 1 to 256 with the same rule.
 fn check_text(field: &str, code: &str, v: &Option<String>, max: usize) -> Result<(), EcsError> {
@@ -290,13 +281,6 @@ fn reserved(b: &Cidr) -> bool {
         .iter()
         .filter_map(|r| Cidr::parse(r))
         .any(|r| r.overlaps(b))
-}
-
-fn dry_run(c: &Call) -> Result<(), EcsError> {
-    if c.p.opt_bool("DryRun")?.unwrap_or(false) {
-        return Err(super::dry_run_passed());
-    }
-    Ok(())
 }
 
 fn vpc_not_found(id: &str) -> EcsError {
@@ -427,7 +411,7 @@ pub fn describe_vpcs(c: &Call, st: &EcsState) -> Answer {
         .filter(|v| ids.as_ref().is_none_or(|xs| xs.contains(&v.id)))
         .filter(|v| name.as_ref().is_none_or(|n| *n == v.name))
         .filter(|v| is_default.is_none_or(|d| d == v.default))
-        .filter(|v| has_tags(&v.tags, &tags))
+        .filter(|v| tags_match(&v.tags, &tags))
         .collect();
     let (total, items) = pg.apply(matching);
     Ok(json!({
@@ -631,7 +615,7 @@ pub fn describe_vswitches(c: &Call, st: &EcsState) -> Answer {
         .filter(|v| id.as_ref().is_none_or(|x| *x == v.id))
         .filter(|v| name.as_ref().is_none_or(|x| *x == v.name))
         .filter(|v| is_default.is_none_or(|d| d == v.default))
-        .filter(|v| has_tags(&v.tags, &tags))
+        .filter(|v| tags_match(&v.tags, &tags))
         .collect();
     let (total, items) = pg.apply(matching);
     Ok(json!({
@@ -757,7 +741,7 @@ pub fn describe_security_groups(c: &Call, st: &EcsState) -> Answer {
         .filter(|g| ids.as_ref().is_none_or(|xs| xs.contains(&g.id)))
         .filter(|g| name.as_ref().is_none_or(|x| *x == g.name))
         .filter(|_| network.as_deref().is_none_or(|n| n == "vpc"))
-        .filter(|g| has_tags(&g.tags, &tags))
+        .filter(|g| tags_match(&g.tags, &tags))
         .collect();
     let (total, items) = pg.apply(matching);
     Ok(json!({
@@ -772,7 +756,7 @@ pub fn describe_security_groups(c: &Call, st: &EcsState) -> Answer {
             "ServiceManaged": false,
             "RuleCount": g.rules.len(),
             "GroupToGroupRuleCount": g.rules.iter().filter(|r| !r.source_group.is_empty()).count(),
-            "Tags": ecs_tags_json(&g.tags),
+            "Tags": tags_json(&g.tags),
         })).collect::<Vec<_>>() },
         "RegionId": region,
         "TotalCount": total,
