@@ -240,6 +240,36 @@ def jd_cases():
         ("calculateTotalPrice", jdcloud("billing", "calculateTotalPrice",
                                         {"regionId": "cn-north-1", "cmd": 1, "packageCount": 1},
                                         {"orderList": [order]})),
+        # network = "auto" (issue 13): what providers/jdcloud/src/client/vpc.rs sends.
+        ("createVpc", jdcloud("vpc", "createVpc", {"regionId": "cn-north-1", "vpcName": "gpuctl-cn-north-1a"},
+                              {"addressPrefix": "10.0.0.0/16", "description": "gpuctl",
+                               "userTags": [jd_model("vpc.Tag", key="gpuctl-network", value="cn-north-1a")]})),
+        ("describeVpcs", jdcloud("vpc", "describeVpcs", {"regionId": "cn-north-1"},
+                                 {"tags": [jd_model("vpc.TagFilter", key="gpuctl-network", values=["cn-north-1a"])],
+                                  "pageNumber": 1, "pageSize": 10})),
+        ("deleteVpc", jdcloud("vpc", "deleteVpc", {"regionId": "cn-north-1", "vpcId": "vpc-1"})),
+        ("createSubnet", jdcloud("vpc", "createSubnet", {"regionId": "cn-north-1", "vpcId": "vpc-1",
+                                                         "subnetName": "gpuctl-cn-north-1a",
+                                                         "addressPrefix": "10.0.0.0/20"},
+                                 {"userTags": [jd_model("vpc.Tag", key="gpuctl-network", value="cn-north-1a")]})),
+        ("describeSubnets", jdcloud("vpc", "describeSubnets", {"regionId": "cn-north-1"},
+                                    {"filters": [jd_model("common.Filter", name="vpcId", values=["vpc-1"])],
+                                     "tags": [jd_model("vpc.TagFilter", key="gpuctl-network", values=["cn-north-1a"])]})),
+        ("deleteSubnet", jdcloud("vpc", "deleteSubnet", {"regionId": "cn-north-1", "subnetId": "subnet-1"})),
+        ("createNetworkSecurityGroup", jdcloud("vpc", "createNetworkSecurityGroup", {
+            "regionId": "cn-north-1", "vpcId": "vpc-1", "networkSecurityGroupName": "gpuctl-cn-north-1a"})),
+        ("describeNetworkSecurityGroups", jdcloud("vpc", "describeNetworkSecurityGroups", {"regionId": "cn-north-1"},
+                                                  {"filters": [jd_model("common.Filter", name="vpcId", values=["vpc-1"])]})),
+        ("describeNetworkSecurityGroup", jdcloud("vpc", "describeNetworkSecurityGroup", {
+            "regionId": "cn-north-1", "networkSecurityGroupId": "sg-1"})),
+        ("addNetworkSecurityGroupRules", jdcloud("vpc", "addNetworkSecurityGroupRules", {
+            "regionId": "cn-north-1", "networkSecurityGroupId": "sg-1",
+            "networkSecurityGroupRuleSpecs": [
+                jd_model("vpc.AddSecurityGroupRules", protocol=6, direction=0, addressPrefix="203.0.113.0/24",
+                         fromPort=22, toPort=22, ruleAction="ALLOW"),
+                jd_model("vpc.AddSecurityGroupRules", protocol=300, direction=0, addressPrefix="10.0.0.0/16")]})),
+        ("deleteNetworkSecurityGroup", jdcloud("vpc", "deleteNetworkSecurityGroup", {
+            "regionId": "cn-north-1", "networkSecurityGroupId": "sg-1"})),
     ]
 
 
@@ -300,6 +330,10 @@ def planted(sdk):
         ("jdcloud boot script in metadata", with_json(jd, lambda b: b["instanceSpec"].update(
             metadata=[{"key": "user-data", "value": "I2Nsb3VkLWNvbmZpZwo="}], userdata=None)),
          "jdcloud createInstances instanceSpec.metadata[].key: is 'user-data': metadata is only readable through the metadata service, never run; a boot script goes in instanceSpec.userdata with key launch-script (Userdata.py) (jdcloud_sdk/services/vm/models/InstanceSpec.py metadata, userdata)"),
+        # A JD rule for all protocols carries no ports: 0 is outside the stated 1-65535.
+        ("jdcloud all-protocol rule with port 0", with_json(sdk[("jdcloud", "addNetworkSecurityGroupRules")],
+                                                             lambda b: b["networkSecurityGroupRuleSpecs"][1].update(fromPort=0)),
+         "jdcloud addNetworkSecurityGroupRules networkSecurityGroupRuleSpecs[].fromPort: is 0, out of range [1, 65535] (jdcloud_sdk/services/vpc/models/AddSecurityGroupRules.py fromPort)"),
         ("alibaba a 10-month term", with_query(ali, lambda q: q.update(PeriodUnit="Month", Period="10")),
          f"alibaba RunInstances Period: is 10 with PeriodUnit=Month, allowed: 1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 24, 36, 48, 60 ({asrc}/_run_instances_request.py RunInstancesRequest.period)"),
         ("jdcloud a 12-month term", with_json(jd, lambda b: b["instanceSpec"]["charge"].update(chargeUnit="month", chargeDuration=12)),

@@ -63,6 +63,10 @@ JDCLOUD = {
              "applySnapshotPolicies"],
     "billing": ["calculateTotalPrice"],
     "renewal": ["setRenewal"],
+    # network = "auto" (issue 13): the VPC, subnet and security group gpuctl makes and deletes.
+    "vpc": ["createVpc", "describeVpcs", "deleteVpc", "createSubnet", "describeSubnets", "deleteSubnet",
+            "createNetworkSecurityGroup", "describeNetworkSecurityGroups", "describeNetworkSecurityGroup",
+            "addNetworkSecurityGroupRules", "deleteNetworkSecurityGroup"],
 }
 # Which actions each client sends today (the README's table and the "never appeared" list).
 CLIENT_ACTIONS = {
@@ -79,7 +83,10 @@ CLIENT_ACTIONS = {
                 "DeleteSecurityGroup"],
     "jdcloud": ["describeInstanceTypes", "createInstances", "modifyInstanceReleaseTime", "describeInstances",
                 "describeInstance", "deleteInstance", "createSnapshot", "describeSnapshots",
-                "calculateTotalPrice", "setRenewal", "importKeypair", "describeKeypairs", "describeImages"],
+                "calculateTotalPrice", "setRenewal", "importKeypair", "describeKeypairs", "describeImages",
+                "createVpc", "describeVpcs", "deleteVpc", "createSubnet", "describeSubnets", "deleteSubnet",
+                "createNetworkSecurityGroup", "describeNetworkSecurityGroups", "describeNetworkSecurityGroup",
+                "addNetworkSecurityGroupRules", "deleteNetworkSecurityGroup"],
 }
 
 

@@ -314,3 +314,96 @@ def test_describe_by_tag_key_without_values(jd):
     insts = [model(Instance, i, jd.strict) for i in found["instances"]]
     assert sorted(i.instanceId for i in insts) == sorted(made)
     assert sorted(t["value"] for i in insts for t in i.tags if t["key"] == key) == ["a", "b"]
+
+
+def test_auto_network_through_the_sdks(jd, sim):
+    """network = "auto" (issue 13) as jdcloud_sdk's vpc classes make it: createVpc and createSubnet
+    with userTags found again by TagFilter, createNetworkSecurityGroup found by name in its VPC,
+    addNetworkSecurityGroupRules, an instance launched into them, each piece refused deletion while in
+    use, then deleted."""
+    if not jd.strict:
+        pytest.skip("jdcloud_sdk 1.6.93's vpc request classes predate userTags and TagFilter")
+    from jdcloud_sdk.services.vpc.apis.AddNetworkSecurityGroupRulesRequest import (
+        AddNetworkSecurityGroupRulesParameters, AddNetworkSecurityGroupRulesRequest)
+    from jdcloud_sdk.services.vpc.apis.CreateNetworkSecurityGroupRequest import (
+        CreateNetworkSecurityGroupParameters, CreateNetworkSecurityGroupRequest)
+    from jdcloud_sdk.services.vpc.apis.CreateSubnetRequest import CreateSubnetParameters, CreateSubnetRequest
+    from jdcloud_sdk.services.vpc.apis.CreateVpcRequest import CreateVpcParameters, CreateVpcRequest
+    from jdcloud_sdk.services.vpc.apis.DeleteNetworkSecurityGroupRequest import (
+        DeleteNetworkSecurityGroupParameters, DeleteNetworkSecurityGroupRequest)
+    from jdcloud_sdk.services.vpc.apis.DeleteSubnetRequest import DeleteSubnetParameters, DeleteSubnetRequest
+    from jdcloud_sdk.services.vpc.apis.DeleteVpcRequest import DeleteVpcParameters, DeleteVpcRequest
+    from jdcloud_sdk.services.vpc.apis.DescribeNetworkSecurityGroupRequest import (
+        DescribeNetworkSecurityGroupParameters, DescribeNetworkSecurityGroupRequest)
+    from jdcloud_sdk.services.vpc.apis.DescribeNetworkSecurityGroupsRequest import (
+        DescribeNetworkSecurityGroupsParameters, DescribeNetworkSecurityGroupsRequest)
+    from jdcloud_sdk.services.vpc.apis.DescribeSubnetsRequest import DescribeSubnetsParameters, DescribeSubnetsRequest
+    from jdcloud_sdk.services.vpc.apis.DescribeVpcsRequest import DescribeVpcsParameters, DescribeVpcsRequest
+    from jdcloud_sdk.services.vpc.client.VpcClient import VpcClient
+    from jdcloud_sdk.services.vpc.models.AddSecurityGroupRules import AddSecurityGroupRules
+    from jdcloud_sdk.services.vpc.models.NetworkSecurityGroup import NetworkSecurityGroup
+    from jdcloud_sdk.services.vpc.models.SecurityGroupRule import SecurityGroupRule
+    from jdcloud_sdk.services.vpc.models.Subnet import Subnet
+    from jdcloud_sdk.services.vpc.models.Tag import Tag
+    from jdcloud_sdk.services.vpc.models.TagFilter import TagFilter
+    from jdcloud_sdk.services.vpc.models.Vpc import Vpc
+
+    host = sim.url.split("://", 1)[1]
+    vpc = VpcClient(Credential(AK, SK), Config(host, scheme="http"))
+    key = f"gpuctl-network-{uuid.uuid4().hex[:8]}"
+    p = CreateVpcParameters(REGION, "gpuctl-t")
+    p.setAddressPrefix("10.0.0.0/16")
+    p.setUserTags([vars(Tag(key=key, value=AZ))])
+    vpc_id = ok(vpc.send(CreateVpcRequest(p)))["vpcId"]
+    assert vpc_id.startswith("vpc-")
+    bad = CreateVpcParameters(REGION, "x" * 33)
+    assert err(vpc.send(CreateVpcRequest(bad))) == (400, "INVALID_ARGUMENT"), "a name of more than 32 characters"
+    p = DescribeVpcsParameters(REGION)
+    p.setTags([vars(TagFilter(key=key, values=[AZ]))])
+    found = ok(vpc.send(DescribeVpcsRequest(p)))
+    assert [v["vpcId"] for v in found["vpcs"]] == [vpc_id]
+    assert model(Vpc, found["vpcs"][0], True).addressPrefix == "10.0.0.0/16"
+
+    p = CreateSubnetParameters(REGION, vpc_id, "gpuctl-t", "10.0.0.0/20")
+    p.setUserTags([vars(Tag(key=key, value=AZ))])
+    subnet = ok(vpc.send(CreateSubnetRequest(p)))["subnetId"]
+    for block in ("10.0.8.0/24", "10.1.0.0/20"):
+        assert err(vpc.send(CreateSubnetRequest(CreateSubnetParameters(REGION, vpc_id, "x", block)))) == (400, "INVALID_ARGUMENT"), block
+    p = DescribeSubnetsParameters(REGION)
+    p.setFilters([Filter("vpcId", [vpc_id])])
+    p.setTags([vars(TagFilter(key=key, values=[AZ]))])
+    listed = ok(vpc.send(DescribeSubnetsRequest(p)))
+    assert [s["subnetId"] for s in listed["subnets"]] == [subnet]
+    model(Subnet, listed["subnets"][0], True)
+
+    sg = ok(vpc.send(CreateNetworkSecurityGroupRequest(CreateNetworkSecurityGroupParameters(REGION, vpc_id, "gpuctl-t"))))["networkSecurityGroupId"]
+    rules = [vars(AddSecurityGroupRules(protocol=6, direction=0, addressPrefix="203.0.113.0/24", fromPort=22, toPort=22)),
+             vars(AddSecurityGroupRules(protocol=300, direction=0, addressPrefix="10.0.0.0/16"))]
+    rules = [{k: v for k, v in r.items() if v is not None} for r in rules]
+    ok(vpc.send(AddNetworkSecurityGroupRulesRequest(AddNetworkSecurityGroupRulesParameters(REGION, sg, rules))))
+    bad = [{"protocol": 42, "direction": 0, "addressPrefix": "10.0.0.0/16"}]
+    assert err(vpc.send(AddNetworkSecurityGroupRulesRequest(AddNetworkSecurityGroupRulesParameters(REGION, sg, bad)))) == (400, "INVALID_ARGUMENT")
+    group = ok(vpc.send(DescribeNetworkSecurityGroupRequest(DescribeNetworkSecurityGroupParameters(REGION, sg))))["networkSecurityGroup"]
+    group = model(NetworkSecurityGroup, group, True)
+    held = sorted((r.protocol, r.addressPrefix, r.fromPort) for r in (model(SecurityGroupRule, x, True) for x in group.securityGroupRules))
+    assert held == [(6, "203.0.113.0/24", 22), (300, "10.0.0.0/16", 0)]
+    p = DescribeNetworkSecurityGroupsParameters(REGION)
+    p.setFilters([Filter("vpcId", [vpc_id]), Filter("networkSecurityGroupNames", ["gpuctl-t"])])
+    assert [g["networkSecurityGroupId"] for g in ok(vpc.send(DescribeNetworkSecurityGroupsRequest(p)))["networkSecurityGroups"]] == [sg]
+
+    nic = {"networkInterface": {"subnetId": subnet, "securityGroups": [sg]}}
+    iid = ok(create(jd, primaryNetworkInterface=nic))["instanceIds"][0]
+    inst = ok(describe(jd, iid))["instance"]
+    assert inst["vpcId"] == vpc_id and inst["privateIpAddress"].startswith("10.0.")
+    assert [g["groupId"] for g in inst["primaryNetworkInterface"]["networkInterface"]["securityGroups"]] == [sg]
+    assert err(vpc.send(DeleteNetworkSecurityGroupRequest(DeleteNetworkSecurityGroupParameters(REGION, sg))))[1] == "FAILED_PRECONDITION"
+    assert err(vpc.send(DeleteSubnetRequest(DeleteSubnetParameters(REGION, subnet))))[1] == "FAILED_PRECONDITION"
+    assert err(vpc.send(DeleteVpcRequest(DeleteVpcParameters(REGION, vpc_id))))[1] == "FAILED_PRECONDITION"
+    wait_running(jd, iid)
+    ok(jd.vm.send(DeleteInstanceRequest(DeleteInstanceParameters(REGION, iid))))
+    ok(vpc.send(DeleteNetworkSecurityGroupRequest(DeleteNetworkSecurityGroupParameters(REGION, sg))))
+    ok(vpc.send(DeleteSubnetRequest(DeleteSubnetParameters(REGION, subnet))))
+    ok(vpc.send(DeleteVpcRequest(DeleteVpcParameters(REGION, vpc_id))))
+    p = DescribeVpcsParameters(REGION)
+    p.setFilters([Filter("vpcIds", [vpc_id])])
+    assert ok(vpc.send(DescribeVpcsRequest(p)))["totalCount"] == 0

@@ -262,9 +262,10 @@ fn made_networks(sim: &SimProcess, provider: &str) -> (Vec<String>, Vec<String>,
 /// provision killed anywhere in making the zone's VPC, subnet and security group, then re-run, leaves
 /// exactly one of each, every one recorded live in the state store (found again by its tag, never
 /// made twice); a destroy killed anywhere, then re-run, leaves none on the cloud and every record
-/// deleted. On Tencent (no ClientToken on the VPC creates) and Alibaba (a ClientToken on each, and a
-/// VPC that is `Pending` for a second). `GPUCTL_CRASH_TRIALS` scales it (default 17 on Tencent,
-/// 9 on Alibaba).
+/// deleted. On Tencent (no ClientToken on the VPC creates), Alibaba (a ClientToken on each, and a
+/// VPC that is `Pending` for a second) and JD Cloud (no ClientToken, and a security group without
+/// tags, found by name in the tagged VPC). `GPUCTL_CRASH_TRIALS` scales it (default 17 on Tencent,
+/// 9 on Alibaba and on JD).
 #[test]
 fn killed_auto_network_runs_leave_one_network_and_then_none() {
     let n: Option<u32> = std::env::var("GPUCTL_CRASH_TRIALS").ok().and_then(|v| v.parse().ok());
@@ -272,6 +273,7 @@ fn killed_auto_network_runs_leave_one_network_and_then_none() {
     for (provider, p, region, zone, default_n, window) in [
         ("tencent", gpuctl_provision::Provider::Tencent, "ap-guangzhou", "ap-guangzhou-3", 17, 1200),
         ("alibaba", gpuctl_provision::Provider::Alibaba, "cn-hangzhou", "cn-hangzhou-i", 9, 2400),
+        ("jdcloud", gpuctl_provision::Provider::JdCloud, "cn-north-1", "cn-north-1a", 9, 1200),
     ] {
         killed_auto_network_trials(provider, p, region, zone, n.unwrap_or(default_n), seed, window);
     }
@@ -295,10 +297,13 @@ fn killed_auto_network_trials(
         let d = trial.path();
         let dep = format!("crash-net-{t}");
         let spec = d.join("spec.toml");
-        let text = format!(
-            "{}network = \"auto\"\nssh_from = [\"203.0.113.0/24\"]\n",
-            spec_text(provider, &dep, COUNT)
-        );
+        // The test pool's own network ids (JD's) give way to `auto`.
+        let pool: String = spec_text(provider, &dep, COUNT)
+            .lines()
+            .filter(|l| !l.starts_with("network = "))
+            .map(|l| format!("{l}\n"))
+            .collect();
+        let text = format!("{pool}network = \"auto\"\nssh_from = [\"203.0.113.0/24\"]\n");
         std::fs::write(&spec, text).unwrap();
         let spec_s = spec.to_str().unwrap();
 

@@ -1,9 +1,9 @@
 //! `network = "auto"` (issue 13) with the `gpuctl` binary against `gpuctl sim --empty-account` (no
-//! default network anywhere), on Tencent and Alibaba: provision makes the zone's VPC, subnet
-//! (vSwitch) and security group, tagged, and puts the instance in them; a second deployment in the
-//! zone reuses them; destroying the first keeps them, destroying the second deletes them
-//! (`/_sim/state` shows none left); a create whose answer is lost is adopted by tag, never made
-//! twice. JD Cloud does not make networks yet: the spec refuses `auto` there.
+//! default network anywhere), on Tencent, Alibaba and JD Cloud: provision makes the zone's VPC,
+//! subnet (vSwitch) and security group, tagged (a JD group, which takes no tags, by its name in the
+//! tagged VPC), and puts the instance in them; a second deployment in the zone reuses them;
+//! destroying the first keeps them, destroying the second deletes them (`/_sim/state` shows none
+//! left); a create whose answer is lost is adopted, never made twice.
 
 use std::path::Path;
 
@@ -39,6 +39,15 @@ const ALIBABA: Cloud = Cloud {
     creates: ["CreateVpc", "CreateVSwitch", "CreateSecurityGroup"],
 };
 
+const JDCLOUD: Cloud = Cloud {
+    provider: "jdcloud",
+    region: "cn-north-1",
+    zone: "cn-north-1a",
+    instance_type: "p.n1v100.2xlarge",
+    image: "img-ubuntu2204",
+    creates: ["createVpc", "createSubnet", "createNetworkSecurityGroup"],
+};
+
 impl Cloud {
     fn spec(&self, dep: &str, ssh_from: &str) -> String {
         format!(
@@ -67,11 +76,20 @@ impl Cloud {
                 inst["VirtualPrivateCloud"]["SubnetId"].clone(),
                 inst["SecurityGroupIds"].clone(),
             ),
-            _ => (
+            "alibaba" => (
                 inst["VpcAttributes"]["VpcId"].clone(),
                 inst["VpcAttributes"]["VSwitchId"].clone(),
                 inst["SecurityGroupIds"]["SecurityGroupId"].clone(),
             ),
+            _ => {
+                let nic = &inst["primaryNetworkInterface"]["networkInterface"];
+                let groups = nic["securityGroups"].as_array().cloned().unwrap_or_default();
+                (
+                    inst["vpcId"].clone(),
+                    inst["subnetId"].clone(),
+                    Value::Array(groups.iter().map(|g| g["groupId"].clone()).collect()),
+                )
+            }
         }
     }
 
@@ -79,15 +97,18 @@ impl Cloud {
     fn ssh_from(&self, ingress: &[Value], cidr: &str) -> bool {
         ingress.iter().any(|p| match self.provider {
             "tencent" => p["Protocol"] == "TCP" && p["Port"] == "22" && p["CidrBlock"] == cidr,
-            _ => p["IpProtocol"] == "TCP" && p["PortRange"] == "22/22" && p["SourceCidrIp"] == cidr,
+            "alibaba" => p["IpProtocol"] == "TCP" && p["PortRange"] == "22/22" && p["SourceCidrIp"] == cidr,
+            _ => p["protocol"] == 6 && p["fromPort"] == 22 && p["toPort"] == 22 && p["addressPrefix"] == cidr,
         })
     }
 
-    /// Whether the group's ingress lets everything in from the group itself.
-    fn inside(&self, ingress: &[Value], sg: &Value) -> bool {
+    /// Whether the group's ingress lets everything in from the group itself (on JD, whose rules
+    /// take only CIDR sources, from the VPC's block `vpc_cidr`).
+    fn inside(&self, ingress: &[Value], sg: &Value, vpc_cidr: &Value) -> bool {
         ingress.iter().any(|p| match self.provider {
             "tencent" => p["Protocol"] == "ALL" && p["SecurityGroupId"] == *sg,
-            _ => p["IpProtocol"] == "ALL" && p["SourceGroupId"] == *sg,
+            "alibaba" => p["IpProtocol"] == "ALL" && p["SourceGroupId"] == *sg,
+            _ => p["protocol"] == 300 && p["addressPrefix"] == *vpc_cidr,
         })
     }
 }
@@ -132,10 +153,16 @@ fn made_tagged_shared_and_deleted_with_its_last_user(c: &Cloud) {
     let (vpcs, subnets, groups) =
         (c.list(&st, "vpcs"), c.list(&st, "subnets"), c.list(&st, "security_groups"));
     assert_eq!(c.counts(&st), (1, 1, 1), "{st}");
-    for piece in [&vpcs[0], &subnets[0], &groups[0]] {
+    // A JD security group takes no tags: it is found by its name in the tagged VPC.
+    let tagged: &[&Value] =
+        if c.provider == "jdcloud" { &[&vpcs[0], &subnets[0]] } else { &[&vpcs[0], &subnets[0], &groups[0]] };
+    for piece in tagged {
         assert_eq!(piece["tags"]["gpuctl-network"], c.zone, "tagged: {piece}");
     }
-    assert_eq!(subnets[0]["zone"], c.zone);
+    assert_eq!(groups[0]["name"], format!("gpuctl-{}", c.zone));
+    if c.provider != "jdcloud" {
+        assert_eq!(subnets[0]["zone"], c.zone, "JD subnets are regional");
+    }
     assert_eq!(subnets[0]["vpc_id"], vpcs[0]["id"]);
     let inst = sim.live(c.provider, Some("net-a"));
     assert_eq!(inst.len(), 1);
@@ -148,7 +175,7 @@ fn made_tagged_shared_and_deleted_with_its_last_user(c: &Cloud) {
     );
     let ingress = groups[0]["ingress"].as_array().cloned().unwrap();
     assert!(c.ssh_from(&ingress, "203.0.113.0/24"), "{ingress:?}");
-    assert!(c.inside(&ingress, &groups[0]["id"]), "{ingress:?}");
+    assert!(c.inside(&ingress, &groups[0]["id"], &vpcs[0]["cidr"]), "{ingress:?}");
 
     // A second deployment in the zone reuses every piece, and adds its own ssh_from.
     let report = e2e::ok_json(&sim.url, dir.path(), &["provision", &b, "--yes", "--json"]);
@@ -182,6 +209,11 @@ fn alibaba_auto_network_is_made_tagged_shared_and_deleted_with_its_last_user() {
     made_tagged_shared_and_deleted_with_its_last_user(&ALIBABA);
 }
 
+#[test]
+fn jdcloud_auto_network_is_made_tagged_shared_and_deleted_with_its_last_user() {
+    made_tagged_shared_and_deleted_with_its_last_user(&JDCLOUD);
+}
+
 fn a_lost_create_answer_is_adopted(c: &Cloud) {
     let dir = tempfile::tempdir().unwrap();
     let sim = sim(dir.path());
@@ -207,10 +239,11 @@ fn a_lost_create_answer_is_adopted(c: &Cloud) {
 fn a_lost_create_answer_is_adopted_by_tag_not_made_twice() {
     a_lost_create_answer_is_adopted(&TENCENT);
     a_lost_create_answer_is_adopted(&ALIBABA);
+    a_lost_create_answer_is_adopted(&JDCLOUD);
 }
 
 #[test]
-fn auto_needs_ssh_from_and_a_cloud_that_makes_networks() {
+fn auto_needs_ssh_from_and_jd_needs_auto_or_ids() {
     let dir = tempfile::tempdir().unwrap();
     let sim = sim(dir.path());
     let no_from = write(dir.path(), "n.toml", &TENCENT.spec("net-n", "").replace("ssh_from = []\n", ""));
@@ -229,14 +262,13 @@ fn auto_needs_ssh_from_and_a_cloud_that_makes_networks() {
         "{plan}"
     );
 
+    // JD sells no default network: a pool there names its ids or says `auto`.
     let jd = write(
         dir.path(),
         "jd.toml",
-        "deployment = \"net-jd\"\n[[pool]]\nname = \"w\"\ncount = 1\nbilling = \"hourly\"\nprovider = \"jdcloud\"\n\
-         region = \"cn-north-1\"\nzone = \"cn-north-1a\"\ninstance_type = \"p.n1v100.2xlarge\"\n\
-         image = \"img-ubuntu2204\"\nnetwork = \"auto\"\nssh_from = [\"203.0.113.0/24\"]\n",
+        &JDCLOUD.spec("net-jd", "").replace("network = \"auto\"\nssh_from = []\n", ""),
     );
     let o = e2e::gpuctl(&sim.url, dir.path(), &["plan", &jd]);
     let text = String::from_utf8_lossy(&o.stderr).to_string();
-    assert!(!o.status.success() && text.contains("does not make on jdcloud yet"), "{text}");
+    assert!(!o.status.success() && text.contains("jdcloud has no default network"), "{text}");
 }

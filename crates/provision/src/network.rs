@@ -33,9 +33,10 @@ pub const TAG_NETWORK: &str = "gpuctl-network";
 pub const VPC_CIDR: &str = "10.0.0.0/16";
 pub const SUBNET_CIDR: &str = "10.0.0.0/20";
 
-/// The clouds whose client makes networks (the others refuse `network = "auto"` in the spec check).
+/// The clouds whose client makes networks (the others refuse `network = "auto"` in the spec check):
+/// all three now.
 pub fn makes_networks(p: Provider) -> bool {
-    matches!(p, Provider::Tencent | Provider::Alibaba)
+    matches!(p, Provider::Tencent | Provider::Alibaba | Provider::JdCloud)
 }
 
 /// An IPv4 CIDR block as `ssh_from` takes it: `a.b.c.d/n`, n ≤ 32, no host bits set.

@@ -434,7 +434,7 @@ impl Parser<'_> {
             }
             match &network {
                 Network::Default if !has_default_network(*p) => {
-                    r.error_at(*at, format!("{p} has no default network; set network = {{ vpc = \"…\", subnet = \"…\", security_groups = [\"…\"] }}"))
+                    r.error_at(*at, format!("{p} has no default network; set network = \"auto\" with ssh_from (gpuctl makes one) or network = {{ vpc = \"…\", subnet = \"…\", security_groups = [\"…\"] }}"))
                 }
                 Network::Auto { .. } if !crate::network::makes_networks(*p) => {
                     r.error_at(*at, format!("{} has network = \"auto\", which gpuctl does not make on {p} yet; use network = \"default\" or network.{p} = {{ vpc = \"…\", subnet = \"…\", security_groups = [\"…\"] }}", t.what))

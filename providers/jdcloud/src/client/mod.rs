@@ -1,5 +1,5 @@
-//! The client side of JD Cloud: gpuctl-cloud's `Cloud` (its three service traits) over the VM (`vm.rs`), Disk (`disk.rs`) and
-//! Billing (`billing.rs`) APIs (`/v1/regions/{region}/…` paths, JSON bodies for POST,
+//! The client side of JD Cloud: gpuctl-cloud's `Cloud` (its service traits) over the VM (`vm.rs`), Disk (`disk.rs`),
+//! Billing (`billing.rs`), renewal (`renewal.rs`) and VPC (`vpc.rs`, `network = "auto"`) APIs (`/v1/regions/{region}/…` paths, JSON bodies for POST,
 //! `filters.N.name/values.M` queries for GET), signed with JDCLOUD3 as JD's current SDK does, and the
 //! classifier for JD's HTTP status words.
 //!
@@ -12,6 +12,7 @@ mod billing;
 mod disk;
 mod renewal;
 mod vm;
+mod vpc;
 
 use gpuctl_cloud::cloud::{CloudError, ErrorKind};
 use gpuctl_cloud::http::{Endpoint, Http, Response};
@@ -132,12 +133,6 @@ impl Client {
         };
         self.account.send(&Wire, action, &req, &sp).await
     }
-}
-
-/// `network = "auto"` is made on Tencent only so far (issue 13); here the trait's defaults refuse it
-/// with `gpuctl-unsupported`, and the spec's check says so before anything is bought.
-impl gpuctl_cloud::services::Networks for Client {
-    const NET_PROVIDER: gpuctl_cloud::Provider = gpuctl_cloud::Provider::JdCloud;
 }
 
 #[cfg(test)]

@@ -1,6 +1,6 @@
 //! JD's route table: method + `/v1/regions/{region}/...` path (with `:verb` custom actions) → the
 //! operation, the service whose credential scope must sign it, and the path's id. Paths follow the
-//! jdcloud_sdk request classes (vm, disk, billing; renewal under `/v2/`).
+//! jdcloud_sdk request classes (vm, disk, billing, vpc; renewal under `/v2/`).
 
 /// One routed call: which operation, for which service, region and path id.
 #[derive(Clone, Debug, PartialEq)]
@@ -47,6 +47,27 @@ pub fn route(method: &str, path: &str) -> Option<Route> {
         ("POST", ["snapshotPolicy"]) => ("createSnapshotPolicy", "disk", None),
         ("POST", ["snapshotPolicies:apply"]) => ("applySnapshotPolicies", "disk", None),
         ("POST", ["calculateTotalPrice"]) => ("calculateTotalPrice", "billing", None),
+        // The vpc service's collection paths end in `/` (jdcloud_sdk 1.6.354 services/vpc/apis/
+        // CreateVpcRequest.py '/regions/{regionId}/vpcs/', and so on), which the SDK sends as is.
+        ("POST", ["vpcs", ""]) => ("createVpc", "vpc", None),
+        ("GET", ["vpcs", ""]) => ("describeVpcs", "vpc", None),
+        ("DELETE", ["vpcs", id]) if !id.is_empty() => ("deleteVpc", "vpc", Some(*id)),
+        ("POST", ["subnets", ""]) => ("createSubnet", "vpc", None),
+        ("GET", ["subnets", ""]) => ("describeSubnets", "vpc", None),
+        ("DELETE", ["subnets", id]) if !id.is_empty() => ("deleteSubnet", "vpc", Some(*id)),
+        ("POST", ["networkSecurityGroups", ""]) => ("createNetworkSecurityGroup", "vpc", None),
+        ("GET", ["networkSecurityGroups", ""]) => ("describeNetworkSecurityGroups", "vpc", None),
+        ("POST", ["networkSecurityGroups", id]) if id.ends_with(":addNetworkSecurityGroupRules") => (
+            "addNetworkSecurityGroupRules",
+            "vpc",
+            Some(id.trim_end_matches(":addNetworkSecurityGroupRules")),
+        ),
+        ("GET", ["networkSecurityGroups", id]) if !id.is_empty() => {
+            ("describeNetworkSecurityGroup", "vpc", Some(*id))
+        }
+        ("DELETE", ["networkSecurityGroups", id]) if !id.is_empty() => {
+            ("deleteNetworkSecurityGroup", "vpc", Some(*id))
+        }
         _ => return None,
     };
     Some(Route { action, service, region: region.to_string(), id: id.map(str::to_string) })

@@ -8,6 +8,8 @@ use gpuctl_simkit::{AddressPool, TokenGate};
 use jiff::{SignedDuration, Timestamp};
 use serde::Serialize;
 
+use super::ops::vpc::{Group, Subnet, Vpc};
+
 /// How long a failed instance shows `error` before JD deletes it, and how long snapshots and
 /// images take to become available, on the sim clock.
 pub const ERROR_VISIBLE: SignedDuration = SignedDuration::from_secs(10);
@@ -40,6 +42,8 @@ pub struct Instance {
     pub subnet_id: String,
     pub vpc_id: String,
     pub private_ip: String,
+    /// `primaryNetworkInterface.networkInterface.securityGroups` as given.
+    pub security_groups: Vec<String>,
     pub system_disk_id: Option<String>,
     pub data_disk_ids: Vec<String>,
     pub key_names: Vec<String>,
@@ -167,6 +171,13 @@ pub struct JdState {
     pub images: BTreeMap<String, Image>,
     pub snapshot_policies: BTreeMap<String, SnapshotPolicy>,
     pub elastic_ips: BTreeMap<String, ElasticIp>,
+    /// The VPCs, subnets and security groups made through the vpc API (`ops/vpc.rs`).
+    #[serde(skip)]
+    pub vpcs: BTreeMap<String, Vpc>,
+    #[serde(skip)]
+    pub subnets: BTreeMap<String, Subnet>,
+    #[serde(skip)]
+    pub security_groups: BTreeMap<String, Group>,
     #[serde(skip)]
     pub addresses: AddressPool,
     /// clientToken → the first call's result, per operation ("createInstances:token").

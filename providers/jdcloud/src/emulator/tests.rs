@@ -3,7 +3,7 @@
 //! signed path (JDCLOUD3 and JDCLOUD2 through gpuctl-sign, scope checks, nonce replay).
 
 use gpuctl_simkit::creds::TEST_KEY_PAIRS;
-use gpuctl_simkit::{Discount, Knobs, Offer, Prices, SimConfig, SimCtx, SimRequest, StockOut};
+use gpuctl_simkit::{Discount, Knobs, Offer, Prices, SimConfig, SimCtx, SimRequest, StockOut, ZoneRule};
 use jiff::SignedDuration;
 use serde_json::{json, Value};
 
@@ -105,6 +105,21 @@ fn routes_match_the_sdk_paths() {
     );
     check("PATCH", "/v1/regions/cn-north-1/instances", None);
     check("GET", "/", None);
+    // The vpc service's collections end in `/`, as its request classes spell them.
+    check("POST", "/v1/regions/cn-north-1/vpcs/", Some(("createVpc", "vpc", None)));
+    check("POST", "/v1/regions/cn-north-1/vpcs", None);
+    check("DELETE", "/v1/regions/cn-north-1/vpcs/vpc-1", Some(("deleteVpc", "vpc", Some("vpc-1"))));
+    check("GET", "/v1/regions/cn-north-1/subnets/", Some(("describeSubnets", "vpc", None)));
+    check(
+        "POST",
+        "/v1/regions/cn-north-1/networkSecurityGroups/sg-1:addNetworkSecurityGroupRules",
+        Some(("addNetworkSecurityGroupRules", "vpc", Some("sg-1"))),
+    );
+    check(
+        "GET",
+        "/v1/regions/cn-north-1/networkSecurityGroups/sg-1",
+        Some(("describeNetworkSecurityGroup", "vpc", Some("sg-1"))),
+    );
 }
 
 #[test]
@@ -938,4 +953,174 @@ fn describe_images_needs_a_source_and_filters_public_images() {
     assert_eq!(gpu["totalCount"].as_u64(), Some(1), "{gpu}");
     let own = call(&jd, &ctx, "GET", "images", json!({ "imageSource": "private" })).unwrap();
     assert_eq!(own["totalCount"].as_u64(), Some(0), "{own}");
+}
+
+/// The vpc service's operations (the schema's rules are the SDK conformance test's): made, found by
+/// tag or name, used by an instance, refused deletion while used.
+#[test]
+fn vpcs_subnets_and_groups_are_made_found_used_and_deleted_in_order() {
+    let jd = JdCloud::new();
+    let empty = ZoneRule { provider: Some(gpuctl_simkit::Provider::JdCloud), zone: None };
+    let ctx = ctx_with(Knobs { boot_seconds: 1, no_default_network: vec![empty], ..Knobs::default() });
+    let tags = json!([{ "key": "gpuctl-network", "value": AZ }]);
+    let vpc = call(
+        &jd,
+        &ctx,
+        "POST",
+        "vpcs/",
+        json!({ "vpcName": "gpuctl-cn-north-1a", "addressPrefix": "10.0.0.0/16", "userTags": tags }),
+    )
+    .unwrap()["vpcId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    for (body, why) in [
+        (json!({ "vpcName": "x".repeat(33) }), "a name over 32 characters"),
+        (json!({ "vpcName": "a b" }), "a space in the name"),
+        (json!({ "vpcName": "v", "addressPrefix": "10.0.0.0/8" }), "a mask under 16"),
+        (json!({ "vpcName": "v", "addressPrefix": "8.8.0.0/16" }), "not a private range"),
+    ] {
+        assert_eq!(call(&jd, &ctx, "POST", "vpcs/", body).unwrap_err().status, "INVALID_ARGUMENT", "{why}");
+    }
+    let by_tag = json!({ "tags": [{ "key": "gpuctl-network", "values": [AZ] }] });
+    let found = call(&jd, &ctx, "GET", "vpcs/", by_tag.clone()).unwrap();
+    assert_eq!(found["vpcs"].as_array().map(|v| v.len()), Some(1), "{found}");
+    let other = json!({ "tags": [{ "key": "gpuctl-network", "values": ["cn-north-1b"] }] });
+    assert_eq!(call(&jd, &ctx, "GET", "vpcs/", other).unwrap()["totalCount"], 0);
+
+    let subnet_body = |block: &str| json!({ "vpcId": vpc, "subnetName": "gpuctl-cn-north-1a", "addressPrefix": block, "userTags": tags });
+    let subnet = call(&jd, &ctx, "POST", "subnets/", subnet_body("10.0.0.0/20")).unwrap()["subnetId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    for block in ["10.0.8.0/24", "10.1.0.0/20"] {
+        assert_eq!(
+            call(&jd, &ctx, "POST", "subnets/", subnet_body(block)).unwrap_err().status,
+            "INVALID_ARGUMENT",
+            "{block}"
+        );
+    }
+    let missing = json!({ "vpcId": "vpc-nope", "subnetName": "s", "addressPrefix": "10.0.0.0/20" });
+    assert_eq!(call(&jd, &ctx, "POST", "subnets/", missing).unwrap_err().status, "NOT_FOUND");
+    let mut q = by_tag.clone();
+    q["filters"] = json!([{ "name": "vpcId", "values": [vpc] }]);
+    assert_eq!(call(&jd, &ctx, "GET", "subnets/", q).unwrap()["subnets"][0]["subnetId"], subnet);
+
+    let sg = call(
+        &jd,
+        &ctx,
+        "POST",
+        "networkSecurityGroups/",
+        json!({ "vpcId": vpc, "networkSecurityGroupName": "gpuctl-cn-north-1a" }),
+    )
+    .unwrap()["networkSecurityGroupId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let q = json!({ "filters": [{ "name": "vpcId", "values": [vpc] }, { "name": "networkSecurityGroupNames", "values": ["gpuctl-cn-north-1a"] }] });
+    assert_eq!(
+        call(&jd, &ctx, "GET", "networkSecurityGroups/", q).unwrap()["networkSecurityGroups"][0]
+            ["networkSecurityGroupId"],
+        sg
+    );
+    let add = |specs: Value| {
+        call(
+            &jd,
+            &ctx,
+            "POST",
+            &format!("networkSecurityGroups/{sg}:addNetworkSecurityGroupRules"),
+            json!({ "networkSecurityGroupRuleSpecs": specs }),
+        )
+    };
+    add(json!([
+        { "protocol": 6, "direction": 0, "addressPrefix": "203.0.113.0/24", "fromPort": 22, "toPort": 22 },
+        { "protocol": 300, "direction": 0, "addressPrefix": "10.0.0.0/16" },
+    ]))
+    .unwrap();
+    for (bad, why) in [
+        (json!([{ "protocol": 42, "direction": 0, "addressPrefix": "10.0.0.0/16" }]), "protocol"),
+        (json!([{ "protocol": 6, "direction": 2, "addressPrefix": "10.0.0.0/16" }]), "direction"),
+        (json!([{ "protocol": 6, "direction": 0, "addressPrefix": "10.0.0.1/16" }]), "host bits"),
+        (
+            json!([{ "protocol": 6, "direction": 0, "addressPrefix": "10.0.0.0/16", "fromPort": 30, "toPort": 22 }]),
+            "ports",
+        ),
+        (
+            json!([{ "protocol": 6, "direction": 0, "addressPrefix": "10.0.0.0/16", "priority": 0 }]),
+            "priority",
+        ),
+        (json!([]), "no rules"),
+    ] {
+        assert_eq!(add(bad).unwrap_err().status, "INVALID_ARGUMENT", "{why}");
+    }
+    let group = call(&jd, &ctx, "GET", &format!("networkSecurityGroups/{sg}"), json!({})).unwrap();
+    let rules = group["networkSecurityGroup"]["securityGroupRules"].as_array().cloned().unwrap();
+    assert_eq!(rules.len(), 2);
+    assert_eq!(
+        (rules[1]["protocol"].as_i64(), rules[1]["fromPort"].as_i64()),
+        (Some(300), Some(0)),
+        "no ports for all"
+    );
+
+    // The empty account knows only what was made: an unknown subnet or a foreign group is refused.
+    let nic = |subnet: &str, groups: Value| {
+        json!({ "instanceSpec": { "az": AZ, "instanceType": TYPE, "imageId": "img-ubuntu", "name": "n",
+        "primaryNetworkInterface": { "networkInterface": { "subnetId": subnet, "securityGroups": groups } } } })
+    };
+    assert_eq!(
+        call(&jd, &ctx, "POST", "instances", nic("subnet-nope", json!([]))).unwrap_err().status,
+        "NOT_FOUND"
+    );
+    assert_eq!(
+        call(&jd, &ctx, "POST", "instances", nic(&subnet, json!(["sg-nope"]))).unwrap_err().status,
+        "NOT_FOUND"
+    );
+    let six = json!([sg, sg, sg, sg, sg, sg]);
+    assert_eq!(
+        call(&jd, &ctx, "POST", "instances", nic(&subnet, six)).unwrap_err().status,
+        "INVALID_ARGUMENT",
+        "at most 5"
+    );
+    let mut two = nic(&subnet, json!([sg]));
+    two["maxCount"] = json!(2);
+    let ids = call(&jd, &ctx, "POST", "instances", two).unwrap()["instanceIds"].clone();
+    let first =
+        call(&jd, &ctx, "GET", &format!("instances/{}", ids[0].as_str().unwrap()), json!({})).unwrap();
+    let second =
+        call(&jd, &ctx, "GET", &format!("instances/{}", ids[1].as_str().unwrap()), json!({})).unwrap();
+    assert_eq!(first["instance"]["vpcId"], vpc);
+    assert_eq!(
+        first["instance"]["privateIpAddress"], "10.0.0.3",
+        "the first two are the gateway's and DHCP's"
+    );
+    assert_eq!(second["instance"]["privateIpAddress"], "10.0.0.4");
+    assert_eq!(
+        first["instance"]["primaryNetworkInterface"]["networkInterface"]["securityGroups"][0]["groupId"],
+        sg
+    );
+
+    for (path, what) in [
+        (format!("networkSecurityGroups/{sg}"), "group"),
+        (format!("subnets/{subnet}"), "subnet"),
+        (format!("vpcs/{vpc}"), "vpc"),
+    ] {
+        assert_eq!(
+            call(&jd, &ctx, "DELETE", &path, json!({})).unwrap_err().status,
+            "FAILED_PRECONDITION",
+            "{what} in use"
+        );
+    }
+    ctx.clock().advance(SignedDuration::from_secs(2));
+    for id in ids.as_array().unwrap() {
+        call(&jd, &ctx, "DELETE", &format!("instances/{}", id.as_str().unwrap()), json!({})).unwrap();
+    }
+    for path in [format!("networkSecurityGroups/{sg}"), format!("subnets/{subnet}"), format!("vpcs/{vpc}")] {
+        call(&jd, &ctx, "DELETE", &path, json!({})).unwrap();
+    }
+    assert_eq!(call(&jd, &ctx, "DELETE", &format!("vpcs/{vpc}"), json!({})).unwrap_err().status, "NOT_FOUND");
+    let st = jd.state(&ctx);
+    assert_eq!(
+        (st["vpcs"].as_array().map(Vec::len), st["security_groups"].as_array().map(Vec::len)),
+        (Some(0), Some(0))
+    );
 }

@@ -3,7 +3,7 @@
 //! InstanceType, disk Disk/Snapshot/SnapshotPolicy, billing OrderPrice).
 
 //!
-//! One file per service: `vm.rs` (with its key pairs in `keypair.rs`), `disk.rs`, `billing.rs`; this file holds the call, JD's reading
+//! One file per service: `vm.rs` (with its key pairs in `keypair.rs`), `disk.rs`, `billing.rs`, `vpc.rs`; this file holds the call, JD's reading
 //! of parameters over simkit's reader, the clientToken gate and the `/_sim/state` view.
 
 pub(crate) mod billing;
@@ -12,6 +12,7 @@ pub(crate) mod image;
 pub(crate) mod keypair;
 pub(crate) mod renewal;
 pub(crate) mod vm;
+pub(crate) mod vpc;
 
 use gpuctl_simkit::params::as_string;
 use gpuctl_simkit::{Idem, Params, SimCtx, Window};
@@ -116,6 +117,7 @@ pub(crate) fn token_remember(st: &mut JdState, op: &str, c: &Call, result: &Valu
 
 /// `/_sim/state` view.
 pub fn state_json(st: &JdState, now: Timestamp, boot: SignedDuration) -> Value {
+    let (vpcs, subnets, security_groups) = vpc::network_json(st);
     json!({
         // The describe view plus what only the renewal service knows.
         "instances": st.instances.values().map(|i| {
@@ -139,5 +141,8 @@ pub fn state_json(st: &JdState, now: Timestamp, boot: SignedDuration) -> Value {
         })).collect::<Vec<_>>(),
         "snapshot_policies": st.snapshot_policies.values().map(|p| policy_json(p, st, now)).collect::<Vec<_>>(),
         "key_pairs": st.key_pairs.view(),
+        "vpcs": vpcs,
+        "subnets": subnets,
+        "security_groups": security_groups,
     })
 }

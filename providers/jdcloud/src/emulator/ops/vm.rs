@@ -168,10 +168,10 @@ pub fn create_instances(c: &Call, st: &mut JdState) -> Answer {
         Some(Value::Array(a)) => a.clone(),
         _ => Vec::new(),
     };
-    let subnet = get(spec, "primaryNetworkInterface")
-        .and_then(|n| get(n, "networkInterface"))
-        .and_then(|n| text(n, "subnetId"))
-        .unwrap_or_default();
+    let nic = get(spec, "primaryNetworkInterface").and_then(|n| get(n, "networkInterface"));
+    let subnet = nic.and_then(|n| text(n, "subnetId")).unwrap_or_default();
+    let groups = nic.map(|n| list(n, "securityGroups")).unwrap_or_default();
+    let placement = super::vpc::check_launch(c, st, &az, &subnet, &groups, count as usize)?;
     let tags: Vec<(String, String)> = match get(spec, "userTags") {
         Some(Value::Array(a)) => {
             a.iter().filter_map(|t| Some((text(t, "key")?, text(t, "value").unwrap_or_default()))).collect()
@@ -233,12 +233,13 @@ pub fn create_instances(c: &Call, st: &mut JdState) -> Answer {
             auto_release: None,
             tags: tags.clone(),
             subnet_id: subnet.clone(),
-            vpc_id: if subnet.is_empty() {
-                String::new()
+            vpc_id: placement.vpc_id.clone(),
+            private_ip: if placement.made {
+                super::vpc::next_address(st, &subnet, &[]).unwrap_or_default()
             } else {
-                format!("vpc-{}", subnet.trim_start_matches("subnet-"))
+                format!("10.0.{}.{}", st.instances.len() / 250, st.instances.len() % 250 + 2)
             },
-            private_ip: format!("10.0.{}.{}", st.instances.len() / 250, st.instances.len() % 250 + 2),
+            security_groups: groups.clone(),
             system_disk_id,
             data_disk_ids: disk_ids,
             key_names: key_names.clone(),
@@ -347,7 +348,12 @@ pub fn instance_json(i: &Instance, st: &JdState, now: Timestamp, boot: SignedDur
         "imageId": i.image_id,
         "systemDisk": system,
         "dataDisks": i.data_disk_ids.iter().filter_map(|d| st.disks.get(d)).map(|d| attachment_json(d, st, now, boot)).collect::<Vec<_>>(),
-        "primaryNetworkInterface": {"deviceIndex": 0, "autoDelete": true, "networkInterface": {"subnetId": i.subnet_id, "vpcId": i.vpc_id, "primaryIp": {"privateIpAddress": i.private_ip}}},
+        "primaryNetworkInterface": {"deviceIndex": 0, "autoDelete": true, "networkInterface": {
+            "subnetId": i.subnet_id, "vpcId": i.vpc_id, "primaryIp": {"privateIpAddress": i.private_ip},
+            "securityGroups": i.security_groups.iter().map(|g| json!({
+                "groupId": g, "groupName": st.security_groups.get(g).map(|x| x.name.clone()),
+            })).collect::<Vec<_>>(),
+        }},
         "secondaryNetworkInterfaces": [],
         "launchTime": format_time(i.created),
         "az": i.az,
