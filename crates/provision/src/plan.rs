@@ -83,6 +83,11 @@ pub struct PoolPlan {
     pub create: Vec<u32>,
     /// Recorded live instances the spec still wants.
     pub keep: Vec<Resource>,
+    /// Recorded live instances of this pool that sit where the spec no longer places them (another
+    /// cloud, region, instance type or billing mode): neither kept nor replaced — gpuctl does not
+    /// move a running instance, so `provision` refuses until they are released (`Plan::moved`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub moved: Vec<Resource>,
     /// ¥/hour for the whole pool at the first choice's price (prepaid: the term price spread over its hours).
     pub cny_per_hour: Option<f64>,
     /// ¥ for the whole pool over the deployment's hours (or one term when prepaid and no hours).
@@ -109,6 +114,10 @@ pub struct Plan {
     pub total_cny: Option<f64>,
     /// Why the plan exceeds the spec's budget (empty = within budget, or no budget).
     pub over_budget: Vec<String>,
+    /// One line per recorded instance the spec no longer places where it is (see `PoolPlan::moved`):
+    /// `provision` creates nothing while any is left.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub moved: Vec<String>,
     pub warnings: Vec<String>,
     /// The public keys `login_key = { public_key = … }` imports before creating, one per key, cloud
     /// and region a create may land on (fallbacks included): imported only where the cloud has no key
@@ -255,6 +264,23 @@ pub fn plan(spec: &Spec, catalog: &Catalog, recorded: &[Resource], today: gpuctl
             warnings.push("a total budget with pay-as-you-go pools needs `hours` to be checked; without it one hour is counted".into());
         }
     }
+    let moved: Vec<String> = pools
+        .iter()
+        .flat_map(|p| &p.moved)
+        .map(|r| {
+            format!(
+                "pool `{}` #{} is {} on {} {} {} ({}), where this spec no longer places it; gpuctl does not move a running instance: `gpuctl destroy` this spec (or `gpuctl release {}`) first, or give this spec another deployment name",
+                r.pool,
+                r.index,
+                r.instance_id.as_deref().unwrap_or("an instance being created"),
+                r.provider,
+                r.zone,
+                r.instance_type,
+                r.billing,
+                r.instance_id.as_deref().unwrap_or(&r.client_token),
+            )
+        })
+        .collect();
     let key_imports = key_imports(&pools);
     let networks = networks(&pools);
     for n in networks.iter().filter(|n| crate::network::open_to_all(&n.ssh_from)) {
@@ -271,6 +297,7 @@ pub fn plan(spec: &Spec, catalog: &Catalog, recorded: &[Resource], today: gpuctl
         cny_per_hour,
         total_cny,
         over_budget,
+        moved,
         warnings,
         key_imports,
         networks,
@@ -387,7 +414,7 @@ fn pool_plan(
     // A unit still `creating` (an earlier run was killed between intent and running) is not kept but
     // created again: the same client token makes the cloud answer with the instance it already made,
     // and the engine adopts it and waits for it to run.
-    let keep: Vec<Resource> = live
+    let (keep, moved): (Vec<Resource>, Vec<Resource>) = live
         .iter()
         .filter(|r| {
             r.pool == pool.name.value
@@ -395,8 +422,17 @@ fn pool_plan(
                 && r.state != crate::state::ResourceState::Creating
         })
         .map(|r| (*r).clone())
-        .collect();
-    let create: Vec<u32> = (0..pool.count.value).filter(|i| !keep.iter().any(|r| r.index == *i)).collect();
+        .partition(|r| {
+            // Kept only where the spec would still create it: one of its candidates, in its mode. A
+            // spec exported for another cloud under the same deployment name must not count (and
+            // price) the instance on the first cloud as its own.
+            r.billing == mode
+                && choices.iter().any(|c| {
+                    c.provider == r.provider && c.region == r.region && c.instance_type == r.instance_type
+                })
+        });
+    let create: Vec<u32> =
+        (0..pool.count.value).filter(|i| !keep.iter().chain(&moved).any(|r| r.index == *i)).collect();
     let count = f64::from(pool.count.value);
     let first = choices.first();
     let cny_per_hour = first.and_then(|c| c.price.as_ref()).map(|p| p.cny_per_hour * count);
@@ -445,6 +481,7 @@ fn pool_plan(
         choices,
         create,
         keep,
+        moved,
         cny_per_hour,
         total_cny,
         by_mode,

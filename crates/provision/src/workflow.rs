@@ -25,6 +25,9 @@ pub enum WorkflowError {
     /// The plan is over the spec's budget: nothing is created (the reasons are in `Plan::over_budget`).
     #[error("the plan is over the spec's budget; nothing was created")]
     OverBudget,
+    /// A recorded instance sits where the spec no longer places it (`Plan::moved`): nothing is created.
+    #[error("{}; nothing was created", .0.join("; "))]
+    Moved(Vec<String>),
     /// A clone's normalized spec did not parse: a bug in the normalization, not in the user's input.
     #[error("the normalized spec does not parse (please report):\n{0}")]
     CloneSpec(spec::SpecErrors),
@@ -224,6 +227,9 @@ impl<L> Provisioning<'_, L> {
     pub async fn apply(self, now: jiff::Timestamp) -> Result<Report, WorkflowError> {
         if !self.plan.over_budget.is_empty() {
             return Err(WorkflowError::OverBudget);
+        }
+        if !self.plan.moved.is_empty() {
+            return Err(WorkflowError::Moved(self.plan.moved.clone()));
         }
         let spec = &self.spec;
         self.engine.store(|s| s.upsert_deployment(&spec.deployment.value, &spec.file, &spec.sha256))?;

@@ -110,6 +110,29 @@ fn recorded_state_decides_keep_create_and_release() {
     assert_eq!(p.creates(), 1);
 }
 
+/// A recorded instance the spec no longer places where it is (another cloud, type or mode) is not
+/// kept, priced or duplicated: the plan names it and `provision` refuses until it is released.
+#[test]
+fn an_instance_the_spec_no_longer_places_is_named_not_kept() {
+    let mut other_type = recorded("a", 0, ResourceState::Running);
+    other_type.instance_type = "PNV4.7XLARGE116".into();
+    let mut other_cloud = recorded("a", 1, ResourceState::Running);
+    other_cloud.provider = Provider::Alibaba;
+    other_cloud.region = "cn-beijing".into();
+    let p = plan(&spec_of(T4), Catalog::shipped(), &[other_type, other_cloud], TODAY);
+    let pool = &p.pools[0];
+    assert!(pool.keep.is_empty() && pool.create.is_empty(), "{pool:?}");
+    assert_eq!(pool.moved.iter().map(|r| r.index).collect::<Vec<_>>(), vec![0, 1]);
+    assert_eq!(p.moved.len(), 2);
+    assert!(p.moved[0].contains("ins-a0") && p.moved[0].contains("PNV4.7XLARGE116"), "{:?}", p.moved);
+    assert!(p.moved[1].contains("alibaba") && p.moved[1].contains("gpuctl destroy"), "{:?}", p.moved);
+    // Another billing mode is another purchase too.
+    let mut spot = recorded("a", 0, ResourceState::Running);
+    spot.billing = BillingMode::Spot;
+    let p = plan(&spec_of(T4), Catalog::shipped(), &[spot], TODAY);
+    assert_eq!((p.pools[0].create.clone(), p.moved.len()), (vec![1], 1));
+}
+
 #[test]
 fn staged_specs_plan_with_known_prices() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../infra");

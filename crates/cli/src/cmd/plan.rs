@@ -130,6 +130,9 @@ pub fn print_plan(p: &Plan) {
     for o in &p.over_budget {
         crate::outln!("over budget: {o}");
     }
+    for m in &p.moved {
+        crate::outln!("refused: {m}");
+    }
 }
 
 /// Where a pool's image was given by name: the id and name it resolved to, once per cloud and region.
@@ -209,5 +212,11 @@ pub fn run(args: PlanArgs) -> Result<ExitCode, CliError> {
             print_boot(&p);
         }
     }
-    Ok(if p.over_budget.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(EXIT_OVER_BUDGET) })
+    Ok(if !p.over_budget.is_empty() {
+        ExitCode::from(EXIT_OVER_BUDGET)
+    } else if !p.moved.is_empty() {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
 }

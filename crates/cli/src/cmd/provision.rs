@@ -112,6 +112,14 @@ pub fn run(args: ProvisionArgs) -> Result<ExitCode, CliError> {
         }
         return Ok(ExitCode::from(EXIT_OVER_BUDGET));
     }
+    if !plan.moved.is_empty() {
+        if args.cloud.json {
+            print_json(plan)?;
+        } else {
+            print_plan(plan);
+        }
+        return Err(CliError::failed(format!("{}; nothing was created", plan.moved.join("; "))));
+    }
     if !args.cloud.json {
         print_plan(plan);
     }
