@@ -309,3 +309,111 @@ pub mod e2e {
         }
     }
 }
+
+/// A real OpenSSH server for the `ssh`/`run`/`cp` tests (issue 13): Debian's `/usr/sbin/sshd` on a
+/// free loopback port with a temp host key and one authorized key, and the local cloud's admin call
+/// that points an instance's public address at it.
+pub mod sshd {
+    use std::net::{TcpListener, TcpStream};
+    use std::path::Path;
+    use std::process::{Child, Command, Stdio};
+    use std::time::{Duration, Instant};
+
+    use crate::e2e::SimProcess;
+
+    /// `sshd -D -e` on 127.0.0.1:`port`, killed when dropped.
+    pub struct Sshd {
+        child: Child,
+    }
+
+    impl Sshd {
+        /// Starts sshd with `host_key` and `authorized` as its only key files, logging to `log`.
+        pub fn start(dir: &Path, port: u16, host_key: &Path, authorized: &Path) -> Sshd {
+            let cfg = dir.join("sshd_config");
+            std::fs::write(
+            &cfg,
+            format!(
+                "Port {port}\nListenAddress 127.0.0.1\nHostKey {}\nAuthorizedKeysFile {}\nPidFile none\n\
+                 PermitRootLogin prohibit-password\nPasswordAuthentication no\nKbdInteractiveAuthentication no\n\
+                 UsePAM no\nStrictModes no\nSubsystem sftp internal-sftp\nLogLevel VERBOSE\n",
+                host_key.display(),
+                authorized.display()
+            ),
+        )
+        .unwrap();
+            if is_root() {
+                // sshd's privilege separation needs its empty folder (the Debian package makes it at boot).
+                std::fs::create_dir_all("/run/sshd").unwrap();
+            }
+            let log = std::fs::File::create(dir.join("sshd.log")).unwrap();
+            let child = Command::new("/usr/sbin/sshd")
+                .args(["-D", "-e", "-f"])
+                .arg(&cfg)
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(log)
+                .spawn()
+                .expect("/usr/sbin/sshd starts (scripts/boot-tools installs openssh-server)");
+            let mut me = Sshd { child };
+            let deadline = Instant::now() + Duration::from_secs(10);
+            while TcpStream::connect(("127.0.0.1", port)).is_err() {
+                if let Ok(Some(st)) = me.child.try_wait() {
+                    panic!(
+                        "sshd exited {st}: {}",
+                        std::fs::read_to_string(dir.join("sshd.log")).unwrap_or_default()
+                    );
+                }
+                assert!(Instant::now() < deadline, "sshd did not listen on {port} within 10 s");
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            me
+        }
+    }
+
+    impl Drop for Sshd {
+        fn drop(&mut self) {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+
+    pub fn is_root() -> bool {
+        Command::new("id").arg("-u").output().is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
+    }
+
+    pub fn whoami() -> String {
+        let o = Command::new("id").arg("-un").output().expect("id runs");
+        String::from_utf8_lossy(&o.stdout).trim().to_string()
+    }
+
+    pub fn free_port() -> u16 {
+        TcpListener::bind(("127.0.0.1", 0)).unwrap().local_addr().unwrap().port()
+    }
+
+    pub fn keygen(path: &Path) {
+        keygen_of("ed25519", path);
+    }
+
+    /// A key pair of OpenSSH type `kind` (`ed25519`, `rsa`) at `path` and `path.pub`, no passphrase.
+    pub fn keygen_of(kind: &str, path: &Path) {
+        let ok = Command::new("ssh-keygen")
+            .args(["-q", "-t", kind, "-N", "", "-C", "gpuctl-test", "-f"])
+            .arg(path)
+            .status()
+            .expect("ssh-keygen runs")
+            .success();
+        assert!(ok, "ssh-keygen -t {kind} -f {}", path.display());
+    }
+
+    /// Points each instance's public address at 127.0.0.1 (the admin API of the local cloud).
+    pub fn point_at_localhost(sim: &SimProcess, ids: &[String]) {
+        for id in ids {
+            let (status, body) = sim.admin(
+                "POST",
+                "/_sim/public_address",
+                &format!("{{\"instance_id\": \"{id}\", \"address\": \"127.0.0.1\"}}"),
+            );
+            assert_eq!(status, 200, "{body}");
+        }
+    }
+}

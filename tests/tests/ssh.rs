@@ -12,95 +12,15 @@
 //! Needs `ssh`, `scp`, `ssh-keygen` and `/usr/sbin/sshd` (scripts/boot-tools installs them); without
 //! them the test fails and says so, rather than passing without testing anything.
 
-use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{Command, Output};
 
 use gpuctl_e2e::e2e::{self, SimProcess};
+use gpuctl_e2e::sshd::{free_port, is_root, keygen, point_at_localhost, whoami, Sshd};
 use gpuctl_provision::boot::{FAILED_MARKER, READY_MARKER};
 use serde_json::Value;
 
 const QUICK: &str = "seed = 13\n[knobs]\nboot_seconds = 1\n";
-
-/// `sshd -D -e` on 127.0.0.1:`port`, killed when dropped.
-struct Sshd {
-    child: Child,
-}
-
-impl Sshd {
-    /// Starts sshd with `host_key` and `authorized` as its only key files, logging to `log`.
-    fn start(dir: &Path, port: u16, host_key: &Path, authorized: &Path) -> Sshd {
-        let cfg = dir.join("sshd_config");
-        std::fs::write(
-            &cfg,
-            format!(
-                "Port {port}\nListenAddress 127.0.0.1\nHostKey {}\nAuthorizedKeysFile {}\nPidFile none\n\
-                 PermitRootLogin prohibit-password\nPasswordAuthentication no\nKbdInteractiveAuthentication no\n\
-                 UsePAM no\nStrictModes no\nSubsystem sftp internal-sftp\nLogLevel VERBOSE\n",
-                host_key.display(),
-                authorized.display()
-            ),
-        )
-        .unwrap();
-        if is_root() {
-            // sshd's privilege separation needs its empty folder (the Debian package makes it at boot).
-            std::fs::create_dir_all("/run/sshd").unwrap();
-        }
-        let log = std::fs::File::create(dir.join("sshd.log")).unwrap();
-        let child = Command::new("/usr/sbin/sshd")
-            .args(["-D", "-e", "-f"])
-            .arg(&cfg)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(log)
-            .spawn()
-            .expect("/usr/sbin/sshd starts (scripts/boot-tools installs openssh-server)");
-        let mut me = Sshd { child };
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while TcpStream::connect(("127.0.0.1", port)).is_err() {
-            if let Ok(Some(st)) = me.child.try_wait() {
-                panic!(
-                    "sshd exited {st}: {}",
-                    std::fs::read_to_string(dir.join("sshd.log")).unwrap_or_default()
-                );
-            }
-            assert!(Instant::now() < deadline, "sshd did not listen on {port} within 10 s");
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        me
-    }
-}
-
-impl Drop for Sshd {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn is_root() -> bool {
-    Command::new("id").arg("-u").output().is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
-}
-
-fn whoami() -> String {
-    let o = Command::new("id").arg("-un").output().expect("id runs");
-    String::from_utf8_lossy(&o.stdout).trim().to_string()
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind(("127.0.0.1", 0)).unwrap().local_addr().unwrap().port()
-}
-
-fn keygen(path: &Path) {
-    let ok = Command::new("ssh-keygen")
-        .args(["-q", "-t", "ed25519", "-N", "", "-C", "gpuctl-test", "-f"])
-        .arg(path)
-        .status()
-        .expect("ssh-keygen runs")
-        .success();
-    assert!(ok, "ssh-keygen -f {}", path.display());
-}
 
 /// Removes boot.rs's markers when created and when dropped, so no run leaves them behind.
 struct Markers;
@@ -147,17 +67,6 @@ impl Seen {
 fn gpuctl(sim: &SimProcess, dir: &Path, args: &[&str]) -> Output {
     let cut = args.iter().position(|a| *a == "--").unwrap_or(args.len());
     e2e::gpuctl_cmd(&sim.url, dir, &args[..cut]).args(&args[cut..]).output().expect("gpuctl runs")
-}
-
-fn point_at_localhost(sim: &SimProcess, ids: &[String]) {
-    for id in ids {
-        let (status, body) = sim.admin(
-            "POST",
-            "/_sim/public_address",
-            &format!("{{\"instance_id\": \"{id}\", \"address\": \"127.0.0.1\"}}"),
-        );
-        assert_eq!(status, 200, "{body}");
-    }
 }
 
 #[test]

@@ -4,9 +4,8 @@
 //! core so the page and the CLI write the same file.
 //!
 //! The file is complete and valid as exported — a native test parses it with gpuctl-provision's own
-//! spec parser. The image is a name the provisioner resolves; the network is `auto` where gpuctl makes
-//! one (Tencent), the default VPC on Alibaba, and marked placeholders on JD Cloud, whose API needs a
-//! subnet gpuctl does not make yet.
+//! spec parser. The image is a name the provisioner resolves; the network is `auto` (gpuctl finds or
+//! makes the zone's VPC, subnet and security group) on every cloud.
 
 use crate::catalog::{BillingMode, Catalog, Provider};
 use crate::rank::Offer;
@@ -183,22 +182,14 @@ pub fn export(catalog: &Catalog, o: &Offer, ctx: &ExportContext<'_>) -> String {
     }
     line("system_disk = { category = \"ssd\", size_gb = 100 }");
     line("data_disks = [{ category = \"ssd\", size_gb = 200 }]  # datasets and checkpoints");
-    match o.provider {
-        // gpuctl finds or makes the zone's VPC, subnet and security group (issue 13).
-        Provider::Tencent => {
-            line("network = \"auto\"  # a VPC, subnet and security group gpuctl finds or makes in the zone");
-            if ctx.ssh_from.is_empty() {
-                line("ssh_from = [\"0.0.0.0/0\"]  # SSH (key only) from anywhere: narrow it to your address");
-            } else {
-                let cidrs: Vec<String> = ctx.ssh_from.iter().map(|c| quoted(c)).collect();
-                line(&format!("ssh_from = [{}]  # where SSH may come from", cidrs.join(", ")));
-            }
-        }
-        Provider::Alibaba => line("network = \"default\"  # the account's default VPC"),
-        Provider::JdCloud => {
-            line("# PLACEHOLDERS: JD Cloud's createInstances needs a subnet; put your VPC, subnet and security group ids.");
-            line("network = { vpc = \"vpc-replace-me\", subnet = \"subnet-replace-me\", security_groups = [\"sg-replace-me\"] }");
-        }
+    // gpuctl finds or makes the zone's VPC, subnet and security group on every cloud (issue 13): a
+    // new account has no default network on JD Cloud at all, and may have none in a zone elsewhere.
+    line("network = \"auto\"  # a VPC, subnet and security group gpuctl finds or makes in the zone");
+    if ctx.ssh_from.is_empty() {
+        line("ssh_from = [\"0.0.0.0/0\"]  # SSH (key only) from anywhere: narrow it to your address");
+    } else {
+        let cidrs: Vec<String> = ctx.ssh_from.iter().map(|c| quoted(c)).collect();
+        line(&format!("ssh_from = [{}]  # where SSH may come from", cidrs.join(", ")));
     }
     line("snapshot = { before_release = true }");
     line(&format!("tags = {{ source = {}, model = {} }}", quoted(ctx.source), quoted(ctx.model)));
