@@ -72,6 +72,14 @@ TC = [
     # image = "ubuntu-22.04": the region's public images, page by page.
     ("DescribeImages", "cvm", {"Filters": [{"Name": "image-type", "Values": ["PUBLIC_IMAGE"]}],
                                "Offset": 0, "Limit": 100}),
+    # clone --from-snapshot / snapshot --image: a custom image, found again by its name.
+    ("CreateImage", "cvm", {"InstanceId": "ins-1", "ImageName": "gpuctl-img-0123456789ab",
+                            "ImageDescription": "gpuctl",
+                            "TagSpecification": [{"ResourceType": "image",
+                                                  "Tags": [{"Key": "gpuctl-token", "Value": "t" * 40}]}]}),
+    ("DescribeImages", "cvm", {"Filters": [{"Name": "image-type", "Values": ["PRIVATE_IMAGE"]},
+                                           {"Name": "image-name", "Values": ["gpuctl-img-0123456789ab"]}],
+                               "Offset": 0, "Limit": 100}),
     # network = "auto": the zone's VPC, subnet and security group, found by tag, made, deleted.
     ("DescribeVpcs", "vpc", {"Filters": [{"Name": "tag:gpuctl-network", "Values": ["ap-guangzhou-3"]}],
                              "Offset": "0", "Limit": "100"}),
@@ -147,6 +155,11 @@ ALI = [
                        "PublicKeyBody": "ecdsa-sha2-nistp256 AAAAE2VjZHNhLXNoYTItbmlzdHAyNTYAAAA"}),
     ("DescribeImages", {"RegionId": "cn-hangzhou", "ImageOwnerAlias": "system", "PageNumber": 1,
                         "PageSize": 100}),
+    ("CreateImage", {"RegionId": "cn-hangzhou", "InstanceId": "i-1", "ImageName": "gpuctl-img-0123456789ab",
+                     "Description": "gpuctl", "ClientToken": "t" * 40,
+                     "Tag": [{"Key": "gpuctl-token", "Value": "t" * 40}]}),
+    ("DescribeImages", {"RegionId": "cn-hangzhou", "ImageOwnerAlias": "self", "ImageName": "gpuctl-img-0123456789ab",
+                        "Status": "ALL", "PageNumber": 1, "PageSize": 100}),
     # network = "auto" (issue 13): what the client sends to find, make and delete the zone's network.
     ("CreateVpc", {"RegionId": "cn-hangzhou", "ClientToken": "gpuctl-vpc-cn-hangzhou-i-0123456789ab",
                    "VpcName": "gpuctl-cn-hangzhou-i", "CidrBlock": "10.0.0.0/16", "Description": "gpuctl",
@@ -240,6 +253,11 @@ def jd_cases():
         ("calculateTotalPrice", jdcloud("billing", "calculateTotalPrice",
                                         {"regionId": "cn-north-1", "cmd": 1, "packageCount": 1},
                                         {"orderList": [order]})),
+        ("createImage", jdcloud("vm", "createImage", {"regionId": "cn-north-1", "instanceId": "i-1",
+                                                      "name": "gpuctl-img-0123456789ab"},
+                                {"description": "gpuctl"})),
+        ("describeImages", jdcloud("vm", "describeImages", {"regionId": "cn-north-1"},
+                                   {"ids": ["img-1"]})),
         # network = "auto" (issue 13): what providers/jdcloud/src/client/vpc.rs sends.
         ("createVpc", jdcloud("vpc", "createVpc", {"regionId": "cn-north-1", "vpcName": "gpuctl-cn-north-1a"},
                               {"addressPrefix": "10.0.0.0/16", "description": "gpuctl",

@@ -74,19 +74,20 @@ CLIENT_ACTIONS = {
                 "DescribeZoneInstanceConfigInfos", "DescribeDisks", "DescribeSnapshots", "CreateSnapshot",
                 "ImportKeyPair", "DescribeKeyPairs", "DescribeImages", "CreateVpc", "DescribeVpcs", "DeleteVpc",
                 "CreateSubnet", "DescribeSubnets", "DeleteSubnet", "CreateSecurityGroup", "DescribeSecurityGroups",
-                "DeleteSecurityGroup", "CreateSecurityGroupPolicies", "DescribeSecurityGroupPolicies"],
+                "DeleteSecurityGroup", "CreateSecurityGroupPolicies", "DescribeSecurityGroupPolicies",
+                "CreateImage"],
     "alibaba": ["RunInstances", "DescribeInstances", "DescribeDisks", "DeleteInstances", "CreateSnapshot",
                 "DescribeSnapshots", "DescribePrice", "DescribeAvailableResource", "ModifyInstanceChargeType",
                 "DescribeVSwitches", "DescribeSecurityGroups", "ImportKeyPair", "DescribeKeyPairs",
                 "DescribeImages", "CreateVpc", "DescribeVpcs", "DeleteVpc", "CreateVSwitch", "DeleteVSwitch",
                 "CreateSecurityGroup", "AuthorizeSecurityGroup", "DescribeSecurityGroupAttribute",
-                "DeleteSecurityGroup"],
+                "DeleteSecurityGroup", "CreateImage"],
     "jdcloud": ["describeInstanceTypes", "createInstances", "modifyInstanceReleaseTime", "describeInstances",
                 "describeInstance", "deleteInstance", "createSnapshot", "describeSnapshots",
                 "calculateTotalPrice", "setRenewal", "importKeypair", "describeKeypairs", "describeImages",
                 "createVpc", "describeVpcs", "deleteVpc", "createSubnet", "describeSubnets", "deleteSubnet",
                 "createNetworkSecurityGroup", "describeNetworkSecurityGroups", "describeNetworkSecurityGroup",
-                "addNetworkSecurityGroupRules", "deleteNetworkSecurityGroup"],
+                "addNetworkSecurityGroupRules", "deleteNetworkSecurityGroup", "createImage"],
 }
 
 

@@ -7,6 +7,8 @@
 //!
 //! Each trial logs in with a public key of its own (`login_key = { public_key = … }`), so kills land in
 //! its import too: after every re-run the cloud holds that key pair once, and `destroy` keeps it.
+//! Each instance asks for a public IP (the spec's default): after every re-run each live instance
+//! holds exactly one, and no JD elastic IP (its own resource) is left billing without an instance.
 //!
 //! `GPUCTL_CRASH_TRIALS` (default 17 per provider, 51 in all) and `GPUCTL_CRASH_SEED` scale and vary it.
 //!
@@ -94,6 +96,37 @@ fn key_pairs_named(sim: &SimProcess, provider: &str, name: &str) -> usize {
     keys.iter().filter(|k| k["name"] == name).count()
 }
 
+/// The public IPs `provider` holds, with the instance each is bound to (`/_sim/state` `public_ips`:
+/// Tencent `InstanceId`, Alibaba `InstanceId`, JD's elastic IPs `instanceId`, null once unbound).
+fn public_ips(sim: &SimProcess, provider: &str) -> Vec<(String, Option<String>)> {
+    let st = sim.state();
+    let (addr, inst) = match provider {
+        "tencent" => ("PublicIpAddress", "InstanceId"),
+        "alibaba" => ("IpAddress", "InstanceId"),
+        _ => ("elasticIpAddress", "instanceId"),
+    };
+    let ips = st["providers"][provider]["public_ips"].as_array().cloned().unwrap_or_default();
+    ips.iter()
+        .map(|p| (p[addr].as_str().unwrap_or_default().to_string(), p[inst].as_str().map(str::to_string)))
+        .collect()
+}
+
+/// Every live instance of `dep` has exactly one public IP (the spec's default `public_ip`), and none
+/// is held for an instance that is gone: a JD elastic IP is its own resource and bills unbound.
+fn check_public_ips(sim: &SimProcess, provider: &str, dep: &str, what: &str) {
+    let ips = public_ips(sim, provider);
+    let live: BTreeSet<String> = sim.live(provider, None).iter().map(instance_id).collect();
+    for id in sim.live(provider, Some(dep)).iter().map(instance_id) {
+        let n = ips.iter().filter(|(_, i)| i.as_deref() == Some(id.as_str())).count();
+        assert_eq!(n, 1, "{what}: {id} holds {n} public IPs: {ips:?}");
+    }
+    if provider == "jdcloud" {
+        let stray: Vec<_> =
+            ips.iter().filter(|(_, i)| i.as_ref().is_none_or(|i| !live.contains(i))).collect();
+        assert!(stray.is_empty(), "{what}: elastic IPs left billing without an instance: {stray:?}");
+    }
+}
+
 fn trials(provider: &str, n: u32, seed: u64, postgres: bool) -> Tally {
     let dir = tempfile::tempdir().unwrap();
     let sim = SimProcess::start(dir.path(), SIM, &[]);
@@ -139,6 +172,7 @@ fn trials(provider: &str, n: u32, seed: u64, postgres: bool) -> Tally {
             1,
             "{provider} trial {t} provision killed at {at} ms: key pair {key_name} imported once"
         );
+        check_public_ips(&sim, provider, &dep, &format!("{provider} trial {t} provision killed at {at} ms"));
         tally.trials += 1;
 
         // clone --count 2 (every third trial; it costs a second deployment).
@@ -196,6 +230,7 @@ fn trials(provider: &str, n: u32, seed: u64, postgres: bool) -> Tally {
             1,
             "{provider} trial {t}: destroy keeps the key pair"
         );
+        check_public_ips(&sim, provider, &dep, &format!("{provider} trial {t} destroy killed at {at} ms"));
         tally.trials += 1;
     }
     tally

@@ -453,11 +453,38 @@ pub trait Cloud: Send + Sync {
         name: &'a str,
     ) -> BoxFuture<'a, Result<Option<KeyPair>, CloudError>>;
 
-    /// Imports an OpenSSH public key line (`type base64`) as the key pair `name` (Tencent/Alibaba
-    /// ImportKeyPair, JD importKeypair).
     /// The region's public (the cloud's own) images, every page.
     fn public_images<'a>(&'a self, region: &'a str) -> BoxFuture<'a, Result<Vec<ImageInfo>, CloudError>>;
 
+    /// Makes a custom image of the instance's system disk (Tencent/Alibaba CreateImage, JD
+    /// createImage), named `name` and carrying gpuctl's token tag where the cloud takes tags; returns
+    /// its id. The image is `Creating` until [`Cloud::image_state`] says `Available`.
+    fn create_image<'a>(
+        &'a self,
+        region: &'a str,
+        instance_id: &'a str,
+        name: &'a str,
+        client_token: &'a str,
+    ) -> BoxFuture<'a, Result<String, CloudError>>;
+
+    /// The custom image named `name` (gpuctl's names are unique per create), or `None`: found before
+    /// each create, so a create whose answer was lost (or a run killed after it) is adopted, not
+    /// made twice — Tencent's and JD's creates take no client token.
+    fn find_image<'a>(
+        &'a self,
+        region: &'a str,
+        name: &'a str,
+    ) -> BoxFuture<'a, Result<Option<String>, CloudError>>;
+
+    /// Where a custom image stands (the same three states as a snapshot).
+    fn image_state<'a>(
+        &'a self,
+        region: &'a str,
+        image_id: &'a str,
+    ) -> BoxFuture<'a, Result<SnapshotState, CloudError>>;
+
+    /// Imports an OpenSSH public key line (`type base64`) as the key pair `name` (Tencent/Alibaba
+    /// ImportKeyPair, JD importKeypair).
     fn import_key_pair<'a>(
         &'a self,
         region: &'a str,

@@ -107,6 +107,27 @@ pub trait KeyPairs: Send + Sync {
 /// The region's public images (issue 13's images by name).
 pub trait Images: Send + Sync {
     fn public_images(&self, region: &str) -> impl Future<Output = Result<Vec<ImageInfo>, CloudError>> + Send;
+
+    /// A custom image of the instance (see [`Cloud::create_image`]).
+    fn create_image(
+        &self,
+        region: &str,
+        instance_id: &str,
+        name: &str,
+        client_token: &str,
+    ) -> impl Future<Output = Result<String, CloudError>> + Send;
+
+    fn find_image(
+        &self,
+        region: &str,
+        name: &str,
+    ) -> impl Future<Output = Result<Option<String>, CloudError>> + Send;
+
+    fn image_state(
+        &self,
+        region: &str,
+        image_id: &str,
+    ) -> impl Future<Output = Result<SnapshotState, CloudError>> + Send;
 }
 
 /// The networks gpuctl makes for `network = "auto"` (see [`Cloud::find_net`]). A client that does not
@@ -245,6 +266,32 @@ impl<T: Instances + Disks + Prices + KeyPairs + Images + Networks> Cloud for T {
 
     fn public_images<'a>(&'a self, region: &'a str) -> BoxFuture<'a, Result<Vec<ImageInfo>, CloudError>> {
         Box::pin(Images::public_images(self, region))
+    }
+
+    fn create_image<'a>(
+        &'a self,
+        region: &'a str,
+        instance_id: &'a str,
+        name: &'a str,
+        client_token: &'a str,
+    ) -> BoxFuture<'a, Result<String, CloudError>> {
+        Box::pin(Images::create_image(self, region, instance_id, name, client_token))
+    }
+
+    fn find_image<'a>(
+        &'a self,
+        region: &'a str,
+        name: &'a str,
+    ) -> BoxFuture<'a, Result<Option<String>, CloudError>> {
+        Box::pin(Images::find_image(self, region, name))
+    }
+
+    fn image_state<'a>(
+        &'a self,
+        region: &'a str,
+        image_id: &'a str,
+    ) -> BoxFuture<'a, Result<SnapshotState, CloudError>> {
+        Box::pin(Images::image_state(self, region, image_id))
     }
 
     fn find_net<'a>(&'a self, spec: &'a NetSpec) -> BoxFuture<'a, Result<Option<String>, CloudError>> {

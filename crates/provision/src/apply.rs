@@ -21,7 +21,7 @@ use crate::provider::Provider;
 use crate::pubkey::PublicKey;
 use crate::retry::{with_retry, Calls, Deadline, Pacer, RetryPolicy, RetryStats};
 use crate::spec::{AutoRelease, LoginKey, Network, Pool};
-use crate::state::{Intent, Resource, ResourceState, SnapshotRecord, StateError, Store};
+use crate::state::{ImageRecord, Intent, Resource, ResourceState, SnapshotRecord, StateError, Store};
 
 /// Whether `r` buys a term its cloud cannot end early, so a release may have to wait for its end.
 fn keeps_its_term(r: &Resource) -> bool {
@@ -1181,30 +1181,19 @@ impl Engine {
                     s.record_snapshot(&rec)?;
                     s.finish_operation(op, "done", None, None)
                 })?;
-                let deadline = tokio::time::Instant::now() + engine.0.opts.wait_timeout;
-                loop {
-                    let st = engine
-                        .call(provider, "describe-snapshot", &snapshot_id, || {
+                let available = engine
+                    .wait_available(&format!("snapshot {snapshot_id}"), || {
+                        engine.call(provider, "describe-snapshot", &snapshot_id, || {
                             cloud.snapshot_state(&region, &snapshot_id)
                         })
-                        .await?;
-                    match st {
-                        SnapshotState::Available => break,
-                        SnapshotState::Failed => {
-                            rec.state = "failed".into();
-                            engine.store(|s| s.record_snapshot(&rec))?;
-                            return Err(ApplyError::Other(format!(
-                                "snapshot {snapshot_id} of disk {disk_id} failed"
-                            )));
-                        }
-                        SnapshotState::Creating if tokio::time::Instant::now() > deadline => {
-                            return Err(ApplyError::Timeout {
-                                what: format!("snapshot {snapshot_id}"),
-                                secs: engine.0.opts.wait_timeout.as_secs(),
-                            })
-                        }
-                        SnapshotState::Creating => tokio::time::sleep(engine.0.opts.poll_interval).await,
-                    }
+                    })
+                    .await?;
+                if !available {
+                    rec.state = "failed".into();
+                    engine.store(|s| s.record_snapshot(&rec))?;
+                    return Err(ApplyError::Other(format!(
+                        "snapshot {snapshot_id} of disk {disk_id} failed"
+                    )));
                 }
                 rec.state = "available".into();
                 engine.store(|s| s.record_snapshot(&rec))?;
@@ -1217,6 +1206,113 @@ impl Engine {
         }
         out.sort_by(|a, b| b.disk_kind.cmp(&a.disk_kind).then(a.disk_id.cmp(&b.disk_id)));
         Ok(out)
+    }
+
+    /// Polls `state` until it says `Available` (true) or `Failed` (false), within the wait timeout:
+    /// snapshots and custom images alike.
+    async fn wait_available<F, Fut>(&self, what: &str, mut state: F) -> Result<bool, ApplyError>
+    where
+        F: FnMut() -> Fut,
+        Fut: std::future::Future<Output = Result<SnapshotState, CloudError>>,
+    {
+        let deadline = tokio::time::Instant::now() + self.0.opts.wait_timeout;
+        loop {
+            match state().await? {
+                SnapshotState::Available => return Ok(true),
+                SnapshotState::Failed => return Ok(false),
+                SnapshotState::Creating if tokio::time::Instant::now() > deadline => {
+                    return Err(ApplyError::Timeout {
+                        what: what.to_string(),
+                        secs: self.0.opts.wait_timeout.as_secs(),
+                    })
+                }
+                SnapshotState::Creating => tokio::time::sleep(self.0.opts.poll_interval).await,
+            }
+        }
+    }
+
+    /// A custom image of the instance's system disk (issue 13, "clone the environment, not just the
+    /// shape"): Tencent/Alibaba CreateImage, JD createImage, under a `create-image` intent, waited for
+    /// until the cloud says it is available, and recorded (`images`). The image is named from a token
+    /// derived from the instance and `generation` (the how-many-th image of it), and looked up by that
+    /// name before the create: Tencent's and JD's creates take no client token, so a run killed after
+    /// the create adopts the image on the re-run instead of making a second one.
+    pub async fn image(
+        &self,
+        provider: Provider,
+        region: &str,
+        instance_id: &str,
+        owner: Option<&Resource>,
+        generation: u32,
+    ) -> Result<ImageRecord, ApplyError> {
+        let cloud = self.cloud(provider)?;
+        let token = format!(
+            "gpuctl-{}",
+            &hex::encode(Sha256::digest(format!("image/{provider}/{instance_id}/{generation}")))[..40]
+        );
+        // 22 characters of letters, digits and `-`: inside every cloud's image-name rule (JD 2-32).
+        let name = format!("gpuctl-img-{}", &token[7..19]);
+        let mut rec = ImageRecord {
+            image_id: String::new(),
+            provider,
+            region: region.to_string(),
+            instance_id: instance_id.to_string(),
+            name: name.clone(),
+            deployment: owner.map(|o| o.deployment.clone()),
+            pool: owner.map(|o| o.pool.clone()),
+            client_token: token.clone(),
+            state: "creating".into(),
+            created_at: jiff::Timestamp::now(),
+        };
+        let found = self.call(provider, "find-image", &token, || cloud.find_image(region, &name)).await?;
+        rec.image_id = match found {
+            Some(id) => id,
+            None => {
+                let intent = Intent {
+                    deployment: rec.deployment.clone(),
+                    kind: "create-image",
+                    provider,
+                    region: region.to_string(),
+                    client_token: token.clone(),
+                    target: Some(instance_id.to_string()),
+                    params: serde_json::json!({ "instance_id": instance_id, "name": name }).to_string(),
+                };
+                let op = self.store(|s| s.record_intent(&intent))?;
+                // Not retried blindly: a create whose answer was lost is found by name first.
+                match cloud.create_image(region, instance_id, &name, &token).await {
+                    Ok(id) => {
+                        rec.image_id = id.clone();
+                        self.store(|s| {
+                            s.record_image(&rec)?;
+                            s.finish_operation(op, "done", None, None)
+                        })?;
+                        id
+                    }
+                    Err(e) => {
+                        let msg = e.to_string();
+                        self.store(|s| {
+                            s.finish_operation(op, "failed", e.request_id.as_deref(), Some(&msg))
+                        })?;
+                        return Err(ApplyError::Cloud(e));
+                    }
+                }
+            }
+        };
+        self.store(|s| s.record_image(&rec))?;
+        let image_id = rec.image_id.clone();
+        let available = self
+            .wait_available(&format!("image {image_id}"), || {
+                self.call(provider, "describe-image", &image_id, || cloud.image_state(region, &image_id))
+            })
+            .await?;
+        if !available {
+            rec.state = "failed".into();
+            self.store(|s| s.record_image(&rec))?;
+            return Err(ApplyError::Other(format!("image {image_id} of {instance_id} failed")));
+        }
+        rec.state = "available".into();
+        self.store(|s| s.record_image(&rec))?;
+        Ok(rec)
     }
 
     /// Asks the cloud to check one create without making it (not billable, so no intent is written).

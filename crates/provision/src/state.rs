@@ -199,12 +199,39 @@ pub const MIGRATIONS: &[Migration] = &[
     );
     "#,
     ),
+    // 5 (issue 13): custom images of instances (`snapshot --image`, `clone --from-snapshot`), so a
+    // clone boots the environment that was validated, and `sweep` can find what gpuctl made.
+    Migration::shared(
+        r#"
+    CREATE TABLE images (
+        image_id     TEXT NOT NULL,
+        provider     TEXT NOT NULL,
+        region       TEXT NOT NULL,
+        instance_id  TEXT NOT NULL,
+        name         TEXT NOT NULL,
+        deployment   TEXT,
+        pool         TEXT,
+        client_token TEXT NOT NULL,
+        state        TEXT NOT NULL,
+        created_at   TEXT NOT NULL,
+        PRIMARY KEY (provider, image_id)
+    );
+    "#,
+    ),
 ];
 
 /// Every table holding records, in the order `state migrate` copies them. A table added by a
 /// migration goes here too (a test compares this list with the schema).
-pub const RECORD_TABLES: &[&str] =
-    &["deployments", "resources", "snapshots", "operations", "lock_holders", "networks", "network_uses"];
+pub const RECORD_TABLES: &[&str] = &[
+    "deployments",
+    "resources",
+    "snapshots",
+    "operations",
+    "lock_holders",
+    "networks",
+    "network_uses",
+    "images",
+];
 
 #[derive(Debug, thiserror::Error)]
 pub enum StateError {
@@ -391,6 +418,23 @@ pub struct SnapshotRecord {
     pub deployment: Option<String>,
     pub pool: Option<String>,
     pub client_token: String,
+    pub state: String,
+    pub created_at: Timestamp,
+}
+
+/// A custom image gpuctl made of an instance (migration 5): the system disk as it was, so clones boot
+/// what was installed and validated.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct ImageRecord {
+    pub image_id: String,
+    pub provider: Provider,
+    pub region: String,
+    pub instance_id: String,
+    pub name: String,
+    pub deployment: Option<String>,
+    pub pool: Option<String>,
+    pub client_token: String,
+    /// "creating", "available" or "failed".
     pub state: String,
     pub created_at: Timestamp,
 }
@@ -1257,6 +1301,53 @@ impl Store {
         }
         // Newest first, the system disk before data disks, in byte order on both backends.
         out.sort_by(|a, b| (b.created_at, &b.disk_kind).cmp(&(a.created_at, &a.disk_kind)));
+        Ok(out)
+    }
+
+    /// Records a custom image made or adopted, or its new state.
+    pub fn record_image(&self, i: &ImageRecord) -> Result<(), StateError> {
+        self.exec(
+            "INSERT INTO images (image_id, provider, region, instance_id, name, deployment, pool, client_token, state, created_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
+             ON CONFLICT (provider, image_id) DO UPDATE SET state = ?9",
+            args![
+                &i.image_id,
+                i.provider.as_str(),
+                &i.region,
+                &i.instance_id,
+                &i.name,
+                i.deployment.as_deref(),
+                i.pool.as_deref(),
+                &i.client_token,
+                &i.state,
+                i.created_at.to_string()
+            ],
+        )
+    }
+
+    /// Custom images made of one instance (all when `None`), newest first.
+    pub fn images(&self, instance_id: Option<&str>) -> Result<Vec<ImageRecord>, StateError> {
+        let rows = self.query(
+            "SELECT image_id, provider, region, instance_id, name, deployment, pool, client_token, state, created_at
+             FROM images WHERE (instance_id = ?1 OR ?1 IS NULL) ORDER BY created_at DESC",
+            args![instance_id],
+        )?;
+        let mut out = Vec::new();
+        for r in &rows {
+            out.push(ImageRecord {
+                image_id: self.text(r, 0, "images.image_id")?,
+                provider: self.provider(r, 1, "images.provider")?,
+                region: self.text(r, 2, "images.region")?,
+                instance_id: self.text(r, 3, "images.instance_id")?,
+                name: self.text(r, 4, "images.name")?,
+                deployment: self.text_opt(r, 5, "images.deployment")?,
+                pool: self.text_opt(r, 6, "images.pool")?,
+                client_token: self.text(r, 7, "images.client_token")?,
+                state: self.text(r, 8, "images.state")?,
+                created_at: self.time("images.created_at", self.text(r, 9, "images.created_at")?)?,
+            });
+        }
+        out.sort_by_key(|i| std::cmp::Reverse(i.created_at));
         Ok(out)
     }
 

@@ -14,7 +14,7 @@ use crate::name;
 use crate::plan::{self, Choice, Plan};
 use crate::provider::{BillingMode, Provider};
 use crate::spec::{self, DiskCategory, Limits, Spec};
-use crate::state::{ApplyLock, Resource, SnapshotRecord, StateError};
+use crate::state::{ApplyLock, ImageRecord, Resource, SnapshotRecord, StateError};
 
 #[derive(Debug, thiserror::Error)]
 pub enum WorkflowError {
@@ -82,6 +82,21 @@ impl Engine {
             .filter(|s| s.disk_kind == "system")
             .count() as u32;
         self.snapshot(provider, region, instance_id, owner, round).await
+    }
+
+    /// A new custom image of the instance, the next generation after those recorded (`snapshot
+    /// --image`, `clone --from-snapshot`). A generation left `creating` by a killed run is finished,
+    /// not made again: its name is found on the cloud.
+    pub async fn image_next(
+        &self,
+        provider: Provider,
+        region: &str,
+        instance_id: &str,
+        owner: Option<&Resource>,
+    ) -> Result<ImageRecord, ApplyError> {
+        let made = self.store(|s| s.images(Some(instance_id)))?;
+        let round = made.iter().filter(|i| i.state != "creating").count() as u32;
+        self.image(provider, region, instance_id, owner, round).await
     }
 
     /// Step one of `provision`: takes the deployment's lock and plans once from the spec (parsed and
@@ -162,17 +177,22 @@ impl Engine {
         let src = self.describe_one(provider, region, &instance_id).await?;
         let disks = self.disks(provider, region, &instance_id).await?;
         let mut snapshots = Vec::new();
+        let mut image = None;
         if opts.from_snapshot && !opts.dry_run {
             for s in self.snapshot_next(provider, region, &instance_id, owner).await? {
                 snapshots.push((s.disk_id, s.snapshot_id));
             }
+            // The system disk as it is now — with everything installed and validated on it — as a
+            // custom image the clones boot, instead of the source's original image.
+            image = Some(self.image_next(provider, region, &instance_id, owner).await?.image_id);
         }
         let deployment = opts
             .deployment
             .clone()
             .unwrap_or_else(|| name::clone_deployment(owner.map(|o| o.deployment.as_str()), &instance_id));
         let pool = owner.map(|o| o.pool.clone()).unwrap_or_else(|| "clone".into());
-        let text = clone_spec_text(&deployment, &pool, opts.count, provider, &src, &disks, &snapshots);
+        let from = Restored { snapshots: &snapshots, image: image.as_deref() };
+        let text = clone_spec_text(&deployment, &pool, opts.count, provider, &src, &disks, from);
         let file = opts.spec_file.clone().unwrap_or_else(|| format!("<clone of {instance_id}>"));
         let spec = spec::parse(&file, &text, None, &Limits::default()).map_err(WorkflowError::CloneSpec)?;
         let lock = if opts.dry_run { None } else { Some(self.store(|s| s.lock(&spec.deployment.value))?) };
@@ -367,6 +387,13 @@ fn category(c: DiskCategory) -> &'static str {
 
 /// The spec a copy of `src` is made from (same zone, type, image, disks, network, security groups,
 /// billing, user tags), as TOML a person can read, edit and reuse.
+/// What `clone --from-snapshot` made of the source: each data disk's snapshot (disk id, snapshot id)
+/// and the custom image of its system disk; empty and `None` for a plain clone.
+struct Restored<'a> {
+    snapshots: &'a [(String, String)],
+    image: Option<&'a str>,
+}
+
 fn clone_spec_text(
     deployment: &str,
     pool: &str,
@@ -374,8 +401,9 @@ fn clone_spec_text(
     provider: Provider,
     src: &Instance,
     disks: &[(DiskKind, DiskInfo)],
-    snapshots: &[(String, String)],
+    from: Restored<'_>,
 ) -> String {
+    let Restored { snapshots, image } = from;
     use toml_edit::{value, Array, DocumentMut, InlineTable, Item, Table};
     let mut doc = DocumentMut::new();
     doc["deployment"] = value(deployment);
@@ -388,8 +416,8 @@ fn clone_spec_text(
     p["instance_type"] = value(src.instance_type.as_str());
     let billing = src.billing.unwrap_or(BillingMode::Hourly);
     p["billing"] = value(billing.as_str());
-    if let Some(img) = &src.image_id {
-        p["image"] = value(img.as_str());
+    if let Some(img) = image.or(src.image_id.as_deref()) {
+        p["image"] = value(img);
     }
     let disk_table = |d: &DiskInfo, snap: Option<&String>| {
         let mut t = InlineTable::new();

@@ -462,6 +462,71 @@ impl Images for Client {
         })
         .await
     }
+
+    /// CreateImage from the instance (alibabacloud_ecs20140526 7.11.8 `_create_image_request.py`:
+    /// `InstanceId`, `ImageName` "2 to 128 characters ... must start with a letter", `ClientToken`,
+    /// `Tag.N`): the ClientToken makes a retry answer the same image.
+    async fn create_image(
+        &self,
+        region: &str,
+        instance_id: &str,
+        name: &str,
+        client_token: &str,
+    ) -> Result<String, CloudError> {
+        let mut p = vec![
+            kv("InstanceId", instance_id),
+            kv("ImageName", name),
+            kv("Description", "gpuctl: the environment of a validated instance, for its clones"),
+            kv("ClientToken", client_token),
+        ];
+        p.extend(tag_params(&BTreeMap::from([("gpuctl-token".to_string(), client_token.to_string())])));
+        let a = self.call(region, "CreateImage", p).await?;
+        a.get("ImageId").text_required().map_err(|missing| {
+            CloudError::bad_response(
+                Provider::Alibaba,
+                "CreateImage",
+                format!("CreateImage answered without an id ({missing})"),
+            )
+            .with_request_id(a.request_id.clone())
+        })
+    }
+
+    /// The account's image named exactly `name`, whatever its status (`Status` "Default value:
+    /// Available"; `ALL` "images in all statuses"; `ImageName` is matched again here).
+    async fn find_image(&self, region: &str, name: &str) -> Result<Option<String>, CloudError> {
+        let p = vec![
+            kv("ImageOwnerAlias", "self"),
+            kv("ImageName", name),
+            kv("Status", "ALL"),
+            kv("PageNumber", 1),
+            kv("PageSize", 100),
+        ];
+        let a = self.call(region, "DescribeImages", p).await?;
+        Ok(a.get("Images")
+            .get("Image")
+            .items()
+            .iter()
+            .find(|i| i.get("ImageName").value() == name)
+            .and_then(|i| i.get("ImageId").opt_text()))
+    }
+
+    /// `Status`: Creating, Waiting, Available, UnAvailable, CreateFailed, Deprecated.
+    async fn image_state(&self, region: &str, image_id: &str) -> Result<SnapshotState, CloudError> {
+        let p = vec![kv("ImageId", image_id), kv("ImageOwnerAlias", "self"), kv("Status", "ALL")];
+        let a = self.call(region, "DescribeImages", p).await?;
+        let listed = a.listed(
+            Provider::Alibaba,
+            "DescribeImages",
+            "InvalidImageId.NotFound",
+            format!("image {image_id}"),
+            a.get("Images").get("Image").at(0),
+        )?;
+        match listed.get("Status").text().as_str() {
+            "Available" => Ok(SnapshotState::Available),
+            "Creating" | "Waiting" => Ok(SnapshotState::Creating),
+            _ => Ok(SnapshotState::Failed),
+        }
+    }
 }
 
 #[cfg(test)]

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use base64::Engine as _;
 use gpuctl_cloud::cloud::{
     CloudError, CreateRequest, Created, DiskInfo, ErrorKind, Filter, ImageInfo, Instance, InstanceState,
-    KeyPair,
+    KeyPair, SnapshotState,
 };
 use gpuctl_cloud::json::Field;
 use gpuctl_cloud::page::{self, Page, Style};
@@ -360,6 +360,67 @@ impl Images for Client {
             Ok(Page::counted(items, a.get("totalCount").u64().unwrap_or(0)))
         })
         .await
+    }
+
+    /// createImage (jdcloud_sdk 1.6.354 `services/vm/apis/CreateImageRequest.py`:
+    /// `POST /regions/{regionId}/instances/{instanceId}:createImage`, `name` and `description`; no
+    /// clientToken and no tags, so `find_image` by its unique name runs before it).
+    async fn create_image(
+        &self,
+        region: &str,
+        instance_id: &str,
+        name: &str,
+        _client_token: &str,
+    ) -> Result<String, CloudError> {
+        let path = format!("instances/{instance_id}:createImage");
+        let body = json!({
+            "regionId": region, "instanceId": instance_id, "name": name,
+            "description": "gpuctl: the environment of a validated instance, for its clones",
+        });
+        let a = self.call(vm("createImage", "POST", &path), region, vec![], Some(body)).await?;
+        a.get("imageId").text_required().map_err(|missing| {
+            CloudError::bad_response(
+                Provider::JdCloud,
+                "createImage",
+                format!("createImage answered without an id ({missing})"),
+            )
+            .with_request_id(a.request_id.clone())
+        })
+    }
+
+    /// The account's own image named exactly `name` (`imageSource` `private`; `imageName` "根据镜像名称模糊查询").
+    async fn find_image(&self, region: &str, name: &str) -> Result<Option<String>, CloudError> {
+        let q = vec![
+            ("imageSource".to_string(), "private".to_string()),
+            ("imageName".to_string(), name.to_string()),
+            ("pageNumber".to_string(), "1".to_string()),
+            ("pageSize".to_string(), "100".to_string()),
+        ];
+        let a = self.call(vm("describeImages", "GET", "images"), region, q, None).await?;
+        Ok(a.get("images")
+            .items()
+            .iter()
+            .find(|i| i.get("name").value() == name)
+            .and_then(|i| i.get("imageId").opt_text()))
+    }
+
+    /// `status` (services/vm/models/Image.py, "参考镜像状态"): `ready` boots; `error` and `deleting`
+    /// never will; anything else is still being made.
+    async fn image_state(&self, region: &str, image_id: &str) -> Result<SnapshotState, CloudError> {
+        let q = vec![("ids.1".to_string(), image_id.to_string())];
+        let a = self.call(vm("describeImages", "GET", "images"), region, q, None).await?;
+        let listed = a.listed(
+            Provider::JdCloud,
+            "describeImages",
+            "NOT_FOUND",
+            format!("image {image_id}"),
+            a.get("images").at(0),
+        )?;
+        match listed.get("status").text().as_str() {
+            "ready" => Ok(SnapshotState::Available),
+            "error" | "deleting" => Ok(SnapshotState::Failed),
+            _ => Ok(SnapshotState::Creating),
+        }
     }
 }
 

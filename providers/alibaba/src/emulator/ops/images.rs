@@ -79,6 +79,32 @@ pub fn describe_images(c: &Call, st: &EcsState) -> Answer {
     let ids: Vec<String> =
         c.p.text("ImageId").map(|s| s.split(',').map(|x| x.trim().to_owned()).collect()).unwrap_or_default();
     let name = c.p.text("ImageName");
+    // `Status`: "Default value: Available ... supports multiple values at the same time, separated by
+    // commas (,). When the value is set to ALL, images in all statuses are queried. ALL cannot be used
+    // together with other status values." (alibabacloud_ecs20140526 7.11.8 _describe_images_request.py)
+    let statuses: Vec<String> =
+        c.p.text("Status")
+            .unwrap_or_else(|| "Available".into())
+            .split(',')
+            .map(|x| x.trim().to_owned())
+            .collect();
+    const STATUSES: [&str; 7] =
+        ["Creating", "Waiting", "Available", "UnAvailable", "CreateFailed", "Deprecated", "ALL"];
+    if let Some(bad) = statuses.iter().find(|s| !STATUSES.contains(&s.as_str())) {
+        return Err(EcsError::new(
+            400,
+            codes::INVALID_PARAMETER,
+            format!("Status {bad:?} is not one of {}.", STATUSES.join(", ")),
+        ));
+    }
+    if statuses.len() > 1 && statuses.iter().any(|s| s == "ALL") {
+        return Err(EcsError::new(
+            400,
+            codes::INVALID_PARAMETER,
+            "Status ALL cannot be used together with other statuses.",
+        ));
+    }
+    let shown = |status: &str| statuses.iter().any(|s| s == "ALL" || s == status);
     let w = c.p.page_number(("PageNumber", "PageSize"), 10, 1..=100)?;
     let wants = |owner: &str| alias.as_deref().is_none_or(|a| a == owner);
     let mut found: Vec<(String, String, serde_json::Value)> = Vec::new();
@@ -138,6 +164,7 @@ pub fn describe_images(c: &Call, st: &EcsState) -> Answer {
         .into_iter()
         .filter(|(id, _, _)| ids.is_empty() || ids.contains(id))
         .filter(|(_, n, _)| name.as_deref().is_none_or(|want| gpuctl_simkit::images::fuzzy(n, want)))
+        .filter(|(.., v)| shown(v["Status"].as_str().unwrap_or_default()))
         .map(|(.., v)| v)
         .collect();
     let total = found.len();
