@@ -28,7 +28,7 @@ REGION = "cn-shanghai"
 # A catalogued type with a catalogued hourly price in REGION (gpuctl-core data/prices.toml).
 TYPE = "ecs.gn7i-c8g1.2xlarge"
 HOURLY = 9.74
-IMAGE = "ubuntu_22_04_x64_20G_alibase_20240101.vhd"
+IMAGE = "ubuntu_22_04_x64_20G_alibase_20240926.vhd"
 
 
 

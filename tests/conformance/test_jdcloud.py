@@ -136,7 +136,7 @@ def sim_now(sim):
 
 
 def create(jd, count=1, token=None, **spec):
-    body = {"az": AZ, "instanceType": TYPE, "imageId": "img-ubuntu2204", "name": "conformance"}
+    body = {"az": AZ, "instanceType": TYPE, "imageId": "7c1e0d55-2a65-4be8-a3a9-8e2f7d6b2204", "name": "conformance"}
     body.update(spec)
     p = CreateInstancesParameters(REGION, body)
     p.setMaxCount(count)

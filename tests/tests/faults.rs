@@ -344,7 +344,7 @@ fn jd_partial_creates_fall_back_and_leak_nothing() {
     let sim = SimProcess::start(d, &config, &[]);
     let dep = "jd-partial";
     let pool = "deployment = \"jd-partial\"\nhours = 2\n[budget]\ntotal_cny = 100000\n[[pool]]\nname = \"work\"\ncount = 3\nbilling = \"hourly\"\n\
-                image = \"img-ubuntu2204\"\nnetwork = { vpc = \"vpc-1\", subnet = \"subnet-1\", security_groups = [\"sg-1\"] }\n";
+                image = \"7c1e0d55-2a65-4be8-a3a9-8e2f7d6b2204\"\nnetwork = { vpc = \"vpc-1\", subnet = \"subnet-1\", security_groups = [\"sg-1\"] }\n";
     let cand = |zone: &str| {
         format!("[[pool.candidates]]\nprovider = \"jdcloud\"\nregion = \"cn-north-1\"\nzone = \"{zone}\"\ninstance_type = \"p.n1v100.2xlarge\"\n")
     };

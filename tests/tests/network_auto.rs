@@ -44,7 +44,7 @@ const JDCLOUD: Cloud = Cloud {
     region: "cn-north-1",
     zone: "cn-north-1a",
     instance_type: "p.n1v100.2xlarge",
-    image: "img-ubuntu2204",
+    image: "7c1e0d55-2a65-4be8-a3a9-8e2f7d6b2204",
     creates: ["createVpc", "createSubnet", "createNetworkSecurityGroup"],
 };
 

@@ -96,7 +96,7 @@ hours = 2
 name = "infer"
 count = 2
 billing = "hourly"
-image = "img-ubuntu2204"
+image = "7c1e0d55-2a65-4be8-a3a9-8e2f7d6b2204"
 data_disks = [{ size_gb = 100 }]
 network = { vpc = "vpc-e2e", subnet = "subnet-e2e", security_groups = ["sg-e2e"] }
 provider = "jdcloud"

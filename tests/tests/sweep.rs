@@ -64,7 +64,7 @@ fn foreign_instance(sim: &SimProcess, provider: &str) -> String {
             "cn-north-1",
             "cn-north-1a",
             "p.n1v100.2xlarge",
-            "img-ubuntu2204",
+            "7c1e0d55-2a65-4be8-a3a9-8e2f7d6b2204",
             Some(NetworkIds {
                 vpc: "vpc-1".into(),
                 subnet: "subnet-1".into(),

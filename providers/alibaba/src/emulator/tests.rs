@@ -61,7 +61,7 @@ fn run(ecs: &Ecs, ctx: &SimCtx, extra: &[(&str, &str)]) -> Result<Vec<String>, E
     let mut p = vec![
         ("RegionId", "cn-hangzhou"),
         ("InstanceType", TYPE),
-        ("ImageId", "ubuntu_22_04_x64_20G_alibase_20240101.vhd"),
+        ("ImageId", "ubuntu_22_04_x64_20G_alibase_20240926.vhd"),
     ];
     p.extend_from_slice(extra);
     let v = call(ecs, ctx, "RunInstances", &p)?;
@@ -126,7 +126,7 @@ fn client_token_replays_the_same_instances_and_refuses_changed_parameters() {
     let p: Vec<(String, String)> = [
         ("RegionId", "cn-hangzhou"),
         ("InstanceType", TYPE),
-        ("ImageId", "img"),
+        ("ImageId", "ubuntu_22_04_x64_20G_alibase_20240926.vhd"),
         ("ClientToken", "deploy-a-0"),
     ]
     .iter()
@@ -207,7 +207,7 @@ fn weekly_prepaid_needs_a_catalogued_weekly_price_to_quote() {
         &[
             ("RegionId", "cn-hangzhou"),
             ("InstanceType", TYPE),
-            ("ImageId", "img"),
+            ("ImageId", "ubuntu_22_04_x64_20G_alibase_20240926.vhd"),
             ("InstanceChargeType", "PrePaid"),
             ("Period", "1"),
             ("PeriodUnit", "Week"),
@@ -382,8 +382,13 @@ fn throttling_and_server_errors_use_ecs_error_shape() {
 #[test]
 fn unsigned_requests_are_refused_before_anything_happens() {
     let (ecs, ctx) = (Ecs::new(), ctx());
-    let req = SimRequest::new("POST", &format!("/?RegionId=cn-hangzhou&InstanceType={TYPE}&ImageId=x"))
-        .with_header("x-acs-action", "RunInstances");
+    let req = SimRequest::new(
+        "POST",
+        &format!(
+            "/?RegionId=cn-hangzhou&InstanceType={TYPE}&ImageId=ubuntu_22_04_x64_20G_alibase_20240926.vhd"
+        ),
+    )
+    .with_header("x-acs-action", "RunInstances");
     assert!(ecs.claims(&req));
     assert_eq!(ecs.action(&req), "RunInstances");
     let r = ecs.handle(&req, &ctx);
@@ -565,7 +570,7 @@ fn signed_requests_pass_in_v3_and_rpc_mode_and_auth_failures_use_ecs_codes() {
     let q = [
         ("RegionId", "cn-hangzhou"),
         ("InstanceType", TYPE),
-        ("ImageId", "img"),
+        ("ImageId", "ubuntu_22_04_x64_20G_alibase_20240926.vhd"),
         // Required by the schema's rule (every GPU family is VPC-only): the request must be valid
         // for the signing modes to be what the test sees.
         ("VSwitchId", "vsw-1"),
@@ -978,8 +983,12 @@ fn requests_that_break_the_request_model_are_refused_with_ecs_codes() {
     use gpuctl_sign::Algorithm::{Acs3, AlibabaRpcV2};
     let (ecs, ctx) = (Ecs::new(), ctx());
     let (ak, sk) = test_keys();
-    let base =
-        [("RegionId", "cn-hangzhou"), ("InstanceType", TYPE), ("ImageId", "img"), ("VSwitchId", "vsw-1")];
+    let base = [
+        ("RegionId", "cn-hangzhou"),
+        ("InstanceType", TYPE),
+        ("ImageId", "ubuntu_22_04_x64_20G_alibase_20240926.vhd"),
+        ("VSwitchId", "vsw-1"),
+    ];
     // (action, parameters beyond `base` for RunInstances, the code ECS answers)
     type Case<'a> = (&'a str, Vec<(&'a str, &'a str)>, &'a str);
     let cases: [Case; 7] = [
@@ -1193,8 +1202,12 @@ fn public_ip_parameters_the_definition_forbids_are_refused() {
     use gpuctl_sign::Algorithm::Acs3;
     let (ecs, ctx) = (Ecs::new(), ctx());
     let (ak, sk) = test_keys();
-    let base =
-        [("RegionId", "cn-hangzhou"), ("InstanceType", TYPE), ("ImageId", "img"), ("VSwitchId", "vsw-1")];
+    let base = [
+        ("RegionId", "cn-hangzhou"),
+        ("InstanceType", TYPE),
+        ("ImageId", "ubuntu_22_04_x64_20G_alibase_20240926.vhd"),
+        ("VSwitchId", "vsw-1"),
+    ];
     // alibabacloud-ecs20140526 7.11.8 RunInstancesRequest: InternetMaxBandwidthOut 0 to 100,
     // InternetChargeType PayByBandwidth or PayByTraffic (contract/rules.json).
     let cases: [&[(&str, &str)]; 4] = [
@@ -1517,4 +1530,18 @@ fn the_default_network_is_the_local_clouds_to_keep() {
 
 fn with(p: &[(String, String)]) -> Vec<(&str, &str)> {
     p.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect()
+}
+
+/// An image the region has neither as a public image nor as one of the account's is refused with
+/// ECS's `InvalidImageId.NotFound` (404).
+#[test]
+fn an_unknown_image_is_refused() {
+    let (ecs, ctx) = (Ecs::new(), ctx());
+    let r = call(
+        &ecs,
+        &ctx,
+        "RunInstances",
+        &[("RegionId", "cn-hangzhou"), ("InstanceType", TYPE), ("ImageId", "m-nope")],
+    );
+    assert_eq!(err_code(r), (404, "InvalidImageId.NotFound".to_string()));
 }

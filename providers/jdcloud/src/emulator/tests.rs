@@ -48,7 +48,7 @@ fn call(jd: &JdCloud, ctx: &SimCtx, method: &str, path: &str, params: Value) -> 
 }
 
 fn create(jd: &JdCloud, ctx: &SimCtx, extra: Value) -> Result<Vec<String>, JdError> {
-    let mut body = json!({"regionId": "cn-north-1", "instanceSpec": {"az": AZ, "instanceType": TYPE, "imageId": "img-ubuntu", "name": "train"}});
+    let mut body = json!({"regionId": "cn-north-1", "instanceSpec": {"az": AZ, "instanceType": TYPE, "imageId": "7c1e0d55-2a65-4be8-a3a9-8e2f7d6b2204", "name": "train"}});
     if let (Value::Object(b), Value::Object(e)) = (&mut body, extra) {
         b.extend(e);
     }
@@ -125,7 +125,7 @@ fn routes_match_the_sdk_paths() {
 #[test]
 fn instances_boot_pending_to_running_and_are_described() {
     let (jd, ctx) = (JdCloud::new(), ctx());
-    let ids = create(&jd, &ctx, json!({"maxCount": 2, "instanceSpec": {"az": AZ, "instanceType": TYPE, "imageId": "img", "name": "w",
+    let ids = create(&jd, &ctx, json!({"maxCount": 2, "instanceSpec": {"az": AZ, "instanceType": TYPE, "imageId": "7c1e0d55-2a65-4be8-a3a9-8e2f7d6b2204", "name": "w",
         "dataDisks": [{"diskCategory": "cloud", "cloudDiskSpec": {"diskType": "ssd.gp1", "diskSizeGB": 100}}], "userTags": [{"key": "deployment", "value": "stage2"}]}}))
     .unwrap();
     assert_eq!(ids.len(), 2);
@@ -373,7 +373,7 @@ fn launch_scripts_are_kept_shown_and_checked_like_jd() {
     let (jd, ctx) = (JdCloud::new(), ctx());
     let script = b64(b"#!/bin/bash\necho hi\n");
     let spec = |userdata: Value| {
-        json!({"instanceSpec": {"az": AZ, "instanceType": TYPE, "imageId": "img", "name": "u", "userdata": userdata,
+        json!({"instanceSpec": {"az": AZ, "instanceType": TYPE, "imageId": "7c1e0d55-2a65-4be8-a3a9-8e2f7d6b2204", "name": "u", "userdata": userdata,
                "metadata": [{"key": "role", "value": "trainer"}]}})
     };
     let ids = create(&jd, &ctx, spec(json!([{"key": "launch-script", "value": script}]))).unwrap();
@@ -471,7 +471,7 @@ fn signed(
 fn signed_requests_pass_with_both_schemes_and_scope_and_nonce_are_checked() {
     use gpuctl_sign::Algorithm::{JdCloud2, JdCloud3};
     let (jd, ctx) = (JdCloud::new(), ctx());
-    let body = r#"{"regionId":"cn-north-1","instanceSpec":{"az":"cn-north-1a","instanceType":"p.n1p40.3xlarge","imageId":"img","name":"x"}}"#;
+    let body = r#"{"regionId":"cn-north-1","instanceSpec":{"az":"cn-north-1a","instanceType":"p.n1p40.3xlarge","imageId":"7c1e0d55-2a65-4be8-a3a9-8e2f7d6b2204","name":"x"}}"#;
     let path = "/v1/regions/cn-north-1/instances";
     for (alg, nonce) in [(JdCloud3, "n-3"), (JdCloud2, "n-2")] {
         let r = jd.handle(&signed(alg, "vm", "cn-north-1", "POST", path, body, nonce), &ctx);
@@ -531,7 +531,7 @@ fn bad_create_parameters_get_jd_errors() {
         assert!(e.message.contains(hint), "{} should mention {hint}", e.message);
     };
     let spec = |extra: Value| {
-        let mut s = json!({"az": AZ, "instanceType": TYPE, "imageId": "img", "name": "x"});
+        let mut s = json!({"az": AZ, "instanceType": TYPE, "imageId": "7c1e0d55-2a65-4be8-a3a9-8e2f7d6b2204", "name": "x"});
         if let (Value::Object(a), Value::Object(b)) = (&mut s, extra) {
             a.extend(b);
         }
@@ -574,7 +574,7 @@ fn bad_create_parameters_get_jd_errors() {
     let ids = create(
         &jd,
         &ctx,
-        json!({"instanceSpec": {"az": AZ, "instanceType": TYPE, "imageId": "img", "name": "m",
+        json!({"instanceSpec": {"az": AZ, "instanceType": TYPE, "imageId": "7c1e0d55-2a65-4be8-a3a9-8e2f7d6b2204", "name": "m",
         "charge": {"chargeMode": "prepaid_by_duration", "chargeUnit": "month", "chargeDuration": 1}}}),
     )
     .unwrap();
@@ -591,7 +591,7 @@ fn bad_create_parameters_get_jd_errors() {
 fn describe_instances_pages_and_filters() {
     let (jd, ctx) = (JdCloud::new(), ctx());
     create(&jd, &ctx, json!({"maxCount": 12})).unwrap();
-    create(&jd, &ctx, json!({"instanceSpec": {"az": "cn-north-1b", "instanceType": TYPE, "imageId": "img-2", "name": "other"}})).unwrap();
+    create(&jd, &ctx, json!({"instanceSpec": {"az": "cn-north-1b", "instanceType": TYPE, "imageId": "1b4a3bb0-4f33-4a38-9e3c-1e5c6b2f2004", "name": "other"}})).unwrap();
     let q = |p: Value| {
         let v = call(&jd, &ctx, "GET", "instances", p).unwrap();
         (v["totalCount"].as_u64().unwrap(), v["instances"].as_array().unwrap().len())
@@ -601,7 +601,7 @@ fn describe_instances_pages_and_filters() {
     assert_eq!(q(json!({"filters": [{"name": "az", "values": ["cn-north-1b"]}]})), (1, 1));
     assert_eq!(
         q(
-            json!({"filters": [{"name": "imageId", "values": ["img-2"]}, {"name": "status", "values": ["pending"]}]})
+            json!({"filters": [{"name": "imageId", "values": ["1b4a3bb0-4f33-4a38-9e3c-1e5c6b2f2004"]}, {"name": "status", "values": ["pending"]}]})
         ),
         (1, 1)
     );
@@ -613,7 +613,7 @@ fn describe_instances_pages_and_filters() {
 fn describe_by_tag_key_without_values_matches_any_value() {
     let (jd, ctx) = (JdCloud::new(), ctx());
     // userTags sit inside instanceSpec, as in the SDK's InstanceSpec.
-    let spec = |name: &str, tags: Value| json!({"az": AZ, "instanceType": TYPE, "imageId": "img", "name": name, "userTags": tags});
+    let spec = |name: &str, tags: Value| json!({"az": AZ, "instanceType": TYPE, "imageId": "7c1e0d55-2a65-4be8-a3a9-8e2f7d6b2204", "name": name, "userTags": tags});
     let tag = |k: &str, v: &str| json!([{"key": k, "value": v}]);
     create(&jd, &ctx, json!({"maxCount": 11, "instanceSpec": spec("a", tag("gpuctl-deployment", "a"))}))
         .unwrap();
@@ -651,7 +651,7 @@ fn renew(jd: &JdCloud, ctx: &SimCtx, param: Value) -> Result<Value, JdError> {
 fn a_prepaid_term_renews_or_ends_and_only_then_the_vm_can_be_deleted() {
     let (jd, ctx) = (JdCloud::new(), ctx());
     let prepaid = |auto: bool| {
-        json!({"instanceSpec": {"az": AZ, "instanceType": TYPE, "imageId": "img", "name": "m",
+        json!({"instanceSpec": {"az": AZ, "instanceType": TYPE, "imageId": "7c1e0d55-2a65-4be8-a3a9-8e2f7d6b2204", "name": "m",
         "charge": {"chargeMode": "prepaid_by_duration", "chargeUnit": "month", "chargeDuration": 1, "autoRenew": auto}}})
     };
     let kept = create(&jd, &ctx, prepaid(true)).unwrap().remove(0);
@@ -695,7 +695,7 @@ fn requests_that_break_the_request_class_are_refused_with_invalid_argument() {
     use gpuctl_sign::Algorithm::JdCloud3;
     use gpuctl_simkit::validate::Kind;
     let (jd, ctx) = (JdCloud::new(), ctx());
-    let spec = r#""az":"cn-north-1a","instanceType":"p.n1p40.3xlarge","imageId":"img","name":"x""#;
+    let spec = r#""az":"cn-north-1a","instanceType":"p.n1p40.3xlarge","imageId":"7c1e0d55-2a65-4be8-a3a9-8e2f7d6b2204","name":"x""#;
     let cases = [
         (
             "vm",
@@ -822,7 +822,7 @@ fn key_pairs_import_once_list_by_name_and_gate_create_instances() {
     assert_eq!(list(&["gpuctl_0123456789abcde"])["totalCount"], 0, "names match exactly");
 
     let create_with = |keys: Value| {
-        let body = json!({"regionId": "cn-north-1", "instanceSpec": {"az": AZ, "instanceType": TYPE, "imageId": "img-ubuntu", "name": "train", "keyNames": keys}});
+        let body = json!({"regionId": "cn-north-1", "instanceSpec": {"az": AZ, "instanceType": TYPE, "imageId": "7c1e0d55-2a65-4be8-a3a9-8e2f7d6b2204", "name": "train", "keyNames": keys}});
         call(&jd, &ctx, "POST", "instances", body)
     };
     assert_eq!(create_with(json!(["made-up"])).unwrap_err().status, "NOT_FOUND");
@@ -850,7 +850,7 @@ fn elastic_ips(jd: &JdCloud, ctx: &SimCtx) -> Vec<(String, Option<String>)> {
 }
 
 fn with_eip(eip: Value) -> Value {
-    json!({"instanceSpec": {"az": AZ, "instanceType": TYPE, "imageId": "img-ubuntu", "name": "train", "elasticIp": eip}})
+    json!({"instanceSpec": {"az": AZ, "instanceType": TYPE, "imageId": "7c1e0d55-2a65-4be8-a3a9-8e2f7d6b2204", "name": "train", "elasticIp": eip}})
 }
 
 #[test]
@@ -1064,7 +1064,7 @@ fn vpcs_subnets_and_groups_are_made_found_used_and_deleted_in_order() {
 
     // The empty account knows only what was made: an unknown subnet or a foreign group is refused.
     let nic = |subnet: &str, groups: Value| {
-        json!({ "instanceSpec": { "az": AZ, "instanceType": TYPE, "imageId": "img-ubuntu", "name": "n",
+        json!({ "instanceSpec": { "az": AZ, "instanceType": TYPE, "imageId": "7c1e0d55-2a65-4be8-a3a9-8e2f7d6b2204", "name": "n",
         "primaryNetworkInterface": { "networkInterface": { "subnetId": subnet, "securityGroups": groups } } } })
     };
     assert_eq!(
@@ -1123,4 +1123,21 @@ fn vpcs_subnets_and_groups_are_made_found_used_and_deleted_in_order() {
         (st["vpcs"].as_array().map(Vec::len), st["security_groups"].as_array().map(Vec::len)),
         (Some(0), Some(0))
     );
+}
+
+/// An image the region has neither as an official image nor as one of the account's is refused; an
+/// image createImage made is one it has.
+#[test]
+fn an_unknown_image_is_refused_and_a_made_one_boots() {
+    let (jd, ctx) = (JdCloud::new(), ctx());
+    let spec = |image: &str| json!({ "instanceSpec": { "az": AZ, "instanceType": TYPE, "imageId": image, "name": "i" } });
+    let e = call(&jd, &ctx, "POST", "instances", spec("img-nope")).unwrap_err();
+    assert_eq!(e.status, "INVALID_ARGUMENT", "{e:?}");
+    assert!(e.message.contains("img-nope"), "{e:?}");
+    let id = create(&jd, &ctx, json!({})).unwrap().remove(0);
+    ctx.clock().advance(SignedDuration::from_secs(11));
+    let img =
+        call(&jd, &ctx, "POST", &format!("instances/{id}:createImage"), json!({ "name": "gpuctl-img-1" }))
+            .unwrap();
+    call(&jd, &ctx, "POST", "instances", spec(img["imageId"].as_str().unwrap())).unwrap();
 }

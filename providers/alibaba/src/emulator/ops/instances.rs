@@ -101,6 +101,18 @@ pub fn run_instances(c: &Call, st: &mut EcsState) -> Answer {
     let image_id = c.p.required("ImageId")?;
     let offer = offer_for(c, &region, &instance_type)?;
     let instance_type = offer.instance_type.clone();
+    // An image the region has neither as a public image nor as one of the account's is refused
+    // (ECS RunInstances' error list: 404 InvalidImageId.NotFound "The specified ImageId does not
+    // exist."; *unverified* against a live account).
+    let known = gpuctl_simkit::images::ALIBABA.iter().any(|i| i.id == image_id)
+        || st.images.values().any(|i| i.id == image_id && i.region == region);
+    if !known {
+        return Err(EcsError::new(
+            404,
+            "InvalidImageId.NotFound",
+            format!("The specified ImageId \"{image_id}\" does not exist in region {region}."),
+        ));
+    }
     let zone = match c.p.text("ZoneId") {
         Some(z) if offer.zones.contains(&z) => z,
         Some(z) => {

@@ -119,6 +119,13 @@ pub fn create_instances(c: &Call, st: &mut JdState) -> Answer {
             offer.zones.join(", ")
         )));
     }
+    // An image the region has neither as an official image nor as one of the account's is refused
+    // (*unverified* word: JD's createInstances docs name no code for it).
+    let known = gpuctl_simkit::images::JDCLOUD.iter().any(|i| i.id == image)
+        || st.images.values().any(|i| i.id == image && i.region == c.region);
+    if !known {
+        return Err(invalid(format!("imageId {image} does not exist in region {}", c.region)));
+    }
     let charge = charge_of(spec, c.now)?;
     let launch_script = launch_script_of(spec)?;
     let key_names = super::keypair::login_keys(c, st, spec)?;
