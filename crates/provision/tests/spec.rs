@@ -262,7 +262,9 @@ fn per_provider_gaps() {
         .replace("GN7.2XLARGE32", "g.n2.xlarge");
     check(
         &format!("deployment = \"d\"\n{jd}"),
-        expect![[r#"s.toml:3:1: jdcloud has no default network; set network = "auto" with ssh_from (gpuctl makes one) or network = { vpc = "…", subnet = "…", security_groups = ["…"] }"#]],
+        expect![[
+            r#"s.toml:3:1: jdcloud has no default network; set network = "auto" with ssh_from (gpuctl makes one) or network = { vpc = "…", subnet = "…", security_groups = ["…"] }"#
+        ]],
     );
     check(
         &format!("deployment = \"d\"\n{}", jd.replace("\"hourly\"", "\"spot\"")),
