@@ -336,7 +336,7 @@ fn every_table_is_a_record_kind(b) {
 }
 
 /// A store with every record kind: deployments, resources (every column set), snapshots, open and
-/// closed operations, lock holders, a network piece and its use.
+/// closed operations, lock holders, a network piece and its use, a custom image.
 fn fill(s: &Store) {
     s.upsert_deployment("d", "stage1.toml", "abc").unwrap();
     s.upsert_deployment("e", "other.toml", "def").unwrap();
@@ -377,6 +377,19 @@ fn fill(s: &Store) {
     })
     .unwrap();
     s.use_network(Provider::Tencent, "ap-guangzhou", "ap-guangzhou-3", "d").unwrap();
+    s.record_image(&state::ImageRecord {
+        image_id: "img-1".into(),
+        provider: Provider::JdCloud,
+        region: "cn-north-1".into(),
+        instance_id: "i-1".into(),
+        name: "gpuctl-img-0123456789ab".into(),
+        deployment: Some("d".into()),
+        pool: Some("a".into()),
+        client_token: "tok-i".into(),
+        state: "available".into(),
+        created_at: "2026-11-30T08:00:00Z".parse().unwrap(),
+    })
+    .unwrap();
     drop(s.lock("d").unwrap());
 }
 
@@ -403,7 +416,8 @@ fn migrate_round_trips_every_record_kind() {
             ("operations", 3),
             ("lock_holders", 1),
             ("networks", 1),
-            ("network_uses", 1)
+            ("network_uses", 1),
+            ("images", 1)
         ]
     );
     let zone = |st: &Store| st.networks(Provider::Tencent, "ap-guangzhou", "ap-guangzhou-3").unwrap();
@@ -411,6 +425,8 @@ fn migrate_round_trips_every_record_kind() {
     assert_eq!(dst.network_uses("d").unwrap(), src.network_uses("d").unwrap());
     assert_eq!(dst.resources(None).unwrap(), src.resources(None).unwrap());
     assert_eq!(dst.snapshots(None).unwrap(), src.snapshots(None).unwrap());
+    assert_eq!(dst.images(None).unwrap(), src.images(None).unwrap());
+    assert_eq!(dst.images(Some("i-1")).unwrap().len(), 1);
     assert_eq!(dst.open_operations(None).unwrap(), src.open_operations(None).unwrap());
     assert_eq!(dst.deployments().unwrap(), src.deployments().unwrap());
     assert_eq!(dst.holder("d").unwrap(), src.holder("d").unwrap());
