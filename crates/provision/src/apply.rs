@@ -1133,11 +1133,7 @@ impl Engine {
                 (self.clone(), region.to_string(), instance_id.to_string(), disk.disk_id, owner.cloned());
             let cloud = cloud.clone();
             tasks.spawn(async move {
-                let token = format!(
-                    "gpuctl-{}",
-                    &hex::encode(Sha256::digest(format!("snapshot/{instance_id}/{disk_id}/{generation}")))
-                        [..40]
-                );
+                let token = crate::token::derived(&format!("snapshot/{instance_id}/{disk_id}/{generation}"));
                 let name = format!("gpuctl-{instance_id}-{kind}-{generation}");
                 let intent = Intent {
                     deployment: owner.as_ref().map(|o| o.deployment.clone()),
@@ -1246,10 +1242,7 @@ impl Engine {
         generation: u32,
     ) -> Result<ImageRecord, ApplyError> {
         let cloud = self.cloud(provider)?;
-        let token = format!(
-            "gpuctl-{}",
-            &hex::encode(Sha256::digest(format!("image/{provider}/{instance_id}/{generation}")))[..40]
-        );
+        let token = crate::token::derived(&format!("image/{provider}/{instance_id}/{generation}"));
         // 22 characters of letters, digits and `-`: inside every cloud's image-name rule (JD 2-32).
         let name = format!("gpuctl-img-{}", &token[7..19]);
         let mut rec = ImageRecord {
@@ -1266,7 +1259,11 @@ impl Engine {
         };
         let found = self.call(provider, "find-image", &token, || cloud.find_image(region, &name)).await?;
         rec.image_id = match found {
-            Some(id) => id,
+            Some(id) => {
+                rec.image_id = id.clone();
+                self.store(|s| s.record_image(&rec))?;
+                id
+            }
             None => {
                 let intent = Intent {
                     deployment: rec.deployment.clone(),
@@ -1298,7 +1295,6 @@ impl Engine {
                 }
             }
         };
-        self.store(|s| s.record_image(&rec))?;
         let image_id = rec.image_id.clone();
         let available = self
             .wait_available(&format!("image {image_id}"), || {

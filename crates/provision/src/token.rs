@@ -31,3 +31,9 @@ pub fn client_token(
     }
     format!("gpuctl-{}", &hex::encode(h.finalize())[..40])
 }
+
+/// `gpuctl-` + 40 hex characters of SHA-256 over `key`: the token of a create that is named by what
+/// it is of (a disk's n-th snapshot, an instance's n-th image) rather than by a create request.
+pub fn derived(key: &str) -> String {
+    format!("gpuctl-{}", &hex::encode(Sha256::digest(key))[..40])
+}
