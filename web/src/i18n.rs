@@ -236,6 +236,7 @@ pub fn warning(w: &gpuctl_core::Warning, lang: Lang) -> String {
         NoOfferFits => "没有可运行此任务的方案：原因见“不可行的方案及原因”".into(),
         NoCloudPrice { gpu } => format!("目录中没有 GPU“{gpu}”的云上价格：无从比较"),
         EstimatedCloudPrices => "部分云上价格为估算值（见各价格的推算说明）".into(),
+        SlowNodeLink { gbps } => format!("节点之间只有 {gbps} Gbit/s（低于 10）：速度由网络而非 GPU 决定"),
     }
 }
 
@@ -374,7 +375,7 @@ pub fn assumption(a: &gpuctl_core::Assumption, lang: Lang) -> String {
         Flops6 => "FLOPs ≈ 6·N·D（每 token 前向 2·N·D + 反向 4·N·D）".into(),
         Flops4 => "LoRA 类训练 FLOPs ≈ 4·N·D（前向 2·N·D + 激活梯度 2·N·D；冻结的权重不需计算权重梯度）".into(),
         Mfu { low_pct, high_pct, tflops, gpus, basis } => format!(
-            "MFU 为每张 GPU 稠密算力 {tflops} TFLOPS 的 {low_pct:.0}–{high_pct:.0} %，× {gpus} 张 GPU：{}",
+            "MFU 为每张 GPU 稠密算力 {tflops} TFLOPS（16 位张量核、FP32 累加，即混合精度训练所用）的 {low_pct:.0}–{high_pct:.0} %，× {gpus} 张 GPU：{}",
             mfu_basis(basis, lang)
         ),
         AscendMfu => "假定昇腾的 MFU 与 CUDA GPU 相同（未找到公开的微调吞吐数据）".into(),
@@ -390,7 +391,10 @@ pub fn assumption(a: &gpuctl_core::Assumption, lang: Lang) -> String {
         MfuBands => "MFU 区间（占稠密 16 位峰值的比例；catalog-facts §5）：全量微调在单卡或 NVLink 上 35–50 %，仅 PCIe 互联的多卡 20–35 %；LoRA 25–35 %；QLoRA 15–25 %；没有 FlashAttention-2 的 Ampere 之前 GPU 10–25 %（QLoRA 10–20 %）；每个方案的区间见 time.mfu".into(),
         InferenceTime => "推理耗时：解码受显存带宽限制，每步以峰值显存带宽的 30–70 % 读取一遍权重，另加每层固定时间（vLLM、SGLang 等推理服务引擎 30–60 µs，Hugging Face transformers 400–800 µs）；不计提示词处理".into(),
         TermBilling => "包周期计费按任务跨越的日历时间（工作小时 ÷ 每天使用小时数）计整期；按量和竞价按工作小时计费".into(),
-        OneInstancePerOffer => "每个方案一台实例（不含多机任务）；每种实例规格和计费方式取有实测价格的最便宜地域，没有时取最便宜的估算".into(),
+        OneInstancePerOffer => "每个方案一台实例，注明 N 个节点的除外；每种实例规格和计费方式取有实测价格的最便宜地域，没有时取最便宜的估算".into(),
+        Clusters { link_low_pct, link_high_pct, sequences_per_step, slow_link_gbps } => format!(
+            "N 个节点：同一可用区、同一子网内 N 台同规格实例，按同一方式计费。一个节点放得下时，ZeRO/FSDP 在节点内切分、每个节点一份副本（混合切分）：只有可训练参数的梯度走网络，每个优化步（至少 {sequences_per_step:.0} 条序列，靠梯度累积）一次 all-reduce。放不下时，ZeRO/FSDP 在所有节点的所有 GPU 上切分，阶段 3 时每次前向和反向都经网络 all-gather 权重。节点间按该规格公开的内网带宽的 {link_low_pct:.0}–{link_high_pct:.0} % 计（NCCL 走 TCP；RDMA 网络更快，未计入）；最快：网络时间全部被计算掩盖，最慢：完全不掩盖。低于 {slow_link_gbps:.0} Gbit/s 的方案会标出"
+        ),
         ValidateShare { pct } => format!("验证阶段用 QLoRA-4、按量计费跑 {pct:.0} % 的 token"),
         ProduceDays { days } => format!("生产阶段每天 24 小时部署 {days} 天，16 位权重；不用竞价实例"),
         BuySameConfig => "用“购买相同配置”（gpuctl clone）把验证过的环境复制到下一阶段".into(),
@@ -430,6 +434,7 @@ pub fn reason(r: &gpuctl_core::Reason, lang: Lang) -> String {
             format!("赶不上截止期限：需 {wall_hours:.0} 小时日历时间（高估）> {deadline_hours:.0} 小时")
         }
         (NoPrice, Lang::Zh) => "所选地域和计费方式下没有已知价格".into(),
+        (NoNetworkFigure, Lang::Zh) => "该规格没有公开的内网带宽：多节点耗时只能靠猜".into(),
         (OverBudget { cost_high, budget }, Lang::Zh) => {
             format!("超出预算：{}（高估）> {}", cny(lang, *cost_high), cny(lang, *budget))
         }
@@ -531,6 +536,7 @@ mod tests {
             NoOfferFits,
             NoCloudPrice { gpu: "h800".into() },
             EstimatedCloudPrices,
+            SlowNodeLink { gbps: 5.0 },
         ];
         for w in &all {
             assert_eq!(warning(w, Lang::En), w.to_string());
@@ -618,6 +624,12 @@ mod tests {
             InferenceTime,
             TermBilling,
             OneInstancePerOffer,
+            Clusters {
+                link_low_pct: 40.0,
+                link_high_pct: 70.0,
+                sequences_per_step: 64.0,
+                slow_link_gbps: 10.0,
+            },
             ValidateShare { pct: 1.0 },
             ProduceDays { days: 30.0 },
             BuySameConfig,
@@ -654,6 +666,7 @@ mod tests {
             Reason::UnsuitableForTraining { gpu: "NVIDIA P4".into(), note: "no tensor cores".into() },
             Reason::MissesDeadline { wall_hours: 61.2, deadline_hours: 48.0 },
             Reason::NoPrice,
+            Reason::NoNetworkFigure,
             Reason::OverBudget { cost_high: 123_456.0, budget: 50_000.0 },
         ];
         for r in &reasons {

@@ -103,14 +103,60 @@ fn estimate_json_is_sorted_and_complete() {
 
 #[test]
 fn full_7b_on_one_24gb_card_does_not_fit() {
-    let o = gpuctl(
-        &["estimate", "--params", "7b", "--method", "full", "--gpu", "a10", "--gpus", "1", "--tokens", "1M"],
-        &[],
-    );
+    let one =
+        ["estimate", "--params", "7b", "--method", "full", "--gpu", "a10", "--gpus", "1", "--tokens", "1M"];
+    let o = gpuctl(&[&one[..], &["--nodes", "1"]].concat(), &[]);
     assert_eq!(o.status.code(), Some(1), "no offer → exit 1");
     let out = stdout(&o);
     assert!(out.contains("No offer can run this job."), "{out}");
     assert!(out.contains("has 24 GB: does not fit"), "{out}");
+    // Without --nodes the answer is the fewest one-A10 instances that hold it, sharded over all.
+    let o = gpuctl(&one, &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.contains(" nodes × 1×a10"), "{out}");
+    assert!(out.contains("full sharding"), "{out}");
+    assert!(out.contains("N nodes: N instances of one type in one zone"), "{out}");
+}
+
+/// `--nodes`: a cluster of exactly N on every type (issue 14), refused for inference; a cluster row
+/// cannot be written as a spec yet, and says so rather than writing independent instances.
+#[test]
+fn nodes_ask_for_clusters_and_are_checked() {
+    let o = gpuctl(&["estimate", "--model", "qwen2.5-7b", "--tokens", "100M", "--nodes", "2", "--json"], &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let offers = v["ranking"]["offers"].as_array().unwrap();
+    assert!(!offers.is_empty());
+    for x in offers {
+        assert_eq!(x["nodes"], 2, "{x}");
+        assert_eq!(x["cluster"]["nodes"], 2, "{x}");
+        assert!(x["cluster"]["net_gbps"].as_f64().unwrap() > 0.0, "{x}");
+    }
+    let o = gpuctl(&["estimate", "--model", "qwen2.5-7b", "--method", "inference", "--nodes", "2"], &[]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("--nodes is for training"), "{}", stderr(&o));
+    let o = gpuctl(&["estimate", "--model", "qwen2.5-7b", "--nodes", "0"], &[]);
+    assert_eq!(o.status.code(), Some(2));
+    let dir = tempfile::tempdir().unwrap();
+    let spec = dir.path().join("s.toml");
+    let o = gpuctl(
+        &[
+            "estimate",
+            "--model",
+            "qwen2.5-7b",
+            "--tokens",
+            "1M",
+            "--nodes",
+            "2",
+            "--spec-out",
+            spec.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
+    assert!(stderr(&o).contains("a spec cannot describe a cluster yet"), "{}", stderr(&o));
+    assert!(!spec.exists(), "nothing written");
 }
 
 #[test]

@@ -70,6 +70,11 @@ pub enum Assumption {
     TermBilling,
     /// One instance per offer; the cheapest region per instance type and mode.
     OneInstancePerOffer,
+    /// Multi-node offers (issue 14): how the nodes share the work and what their network is taken to
+    /// do — NCCL at `link_low_pct`–`link_high_pct` % of the published private bandwidth, gradients
+    /// once per optimizer step of at least `sequences_per_step` sequences, overlap from full to none,
+    /// and a warning under `slow_link_gbps`.
+    Clusters { link_low_pct: f64, link_high_pct: f64, sequences_per_step: f64, slow_link_gbps: f64 },
     /// Staged plan: validate runs `pct` % of the tokens with QLoRA-4 on pay-as-you-go.
     ValidateShare { pct: f64 },
     /// Staged plan: produce serves for `days` days.
@@ -173,7 +178,7 @@ impl fmt::Display for Assumption {
             Flops4 => f.write_str("FLOPs ≈ 4·N·D for LoRA-style training (forward 2·N·D + activation gradients 2·N·D; frozen weights need no weight-gradient GEMMs)"),
             Mfu { low_pct, high_pct, tflops, gpus, basis } => write!(
                 f,
-                "MFU {low_pct:.0}–{high_pct:.0} % of dense {tflops} TFLOPS per GPU × {gpus} GPU: {basis}"
+                "MFU {low_pct:.0}–{high_pct:.0} % of dense {tflops} TFLOPS per GPU (16-bit tensor, FP32 accumulate as mixed precision runs) × {gpus} GPU: {basis}"
             ),
             AscendMfu => f.write_str("Ascend MFU assumed to match CUDA GPUs (no published fine-tuning throughput found)"),
             ShapeInferred { params, layers, hidden } => write!(
@@ -190,7 +195,11 @@ impl fmt::Display for Assumption {
             MfuBands => f.write_str("MFU bands (share of dense 16-bit peak; catalog-facts §5): full fine-tune 35–50 % on one GPU or over NVLink, 20–35 % across PCIe-only GPUs; LoRA 25–35 %; QLoRA 15–25 %; pre-Ampere GPUs without FlashAttention-2 10–25 % (QLoRA 10–20 %); each offer's band is in time.mfu"),
             InferenceTime => f.write_str("inference time: decode is memory-bound, each step reads the weights once at 30–70 % of peak memory bandwidth, plus a fixed time per layer (30–60 µs in a serving engine such as vLLM or SGLang, 400–800 µs in Hugging Face transformers); prompt processing not counted"),
             TermBilling => f.write_str("term modes bill whole terms for the calendar time the work spans (hours ÷ hours per day); hourly and spot bill the hours worked"),
-            OneInstancePerOffer => f.write_str("one instance per offer (no multi-node jobs); for each instance type and billing mode the cheapest region with an observed price is shown, else the cheapest estimate"),
+            OneInstancePerOffer => f.write_str("one instance per offer unless its row says N nodes; for each instance type and billing mode the cheapest region with an observed price is shown, else the cheapest estimate"),
+            Clusters { link_low_pct, link_high_pct, sequences_per_step, slow_link_gbps } => write!(
+                f,
+                "N nodes: N instances of one type in one zone and subnet, billed alike. When one node holds the job, ZeRO/FSDP shards inside each node and each node keeps a replica (hybrid sharding): only the trainable gradients cross the network, one all-reduce per optimizer step of at least {sequences_per_step:.0} sequences (gradient accumulation). When it does not, ZeRO/FSDP shards over every GPU of every node, and at stage 3 the weights are all-gathered over the network at every forward and backward. The nodes talk over the type's published private-network bandwidth at {link_low_pct:.0}–{link_high_pct:.0} % of line rate (NCCL over TCP; an RDMA fabric would be faster and is not counted); fastest time: the network hidden behind compute, slowest: not hidden at all. Below {slow_link_gbps:.0} Gbit/s an offer is marked"
+            ),
             ValidateShare { pct } => write!(f, "validate runs {pct:.0} % of the tokens with QLoRA-4 on pay-as-you-go"),
             ProduceDays { days } => write!(f, "produce serves for {days} days, 24 h/day, 16-bit weights; spot excluded"),
             BuySameConfig => f.write_str("use 'buy same config' (gpuctl clone) to copy a validated environment to the next stage"),
@@ -223,6 +232,9 @@ pub enum Reason {
     MissesDeadline { wall_hours: f64, deadline_hours: f64 },
     /// No price for the regions and billing modes asked.
     NoPrice,
+    /// A cluster was asked for, but the catalog has no published network bandwidth for this type,
+    /// so its time would be a guess.
+    NoNetworkFigure,
     /// This mode's high estimate `cost_high` ¥ is over the `budget` ¥.
     OverBudget { cost_high: f64, budget: f64 },
 }
@@ -236,6 +248,7 @@ impl Reason {
             Reason::Incompatible { .. } => "incompatible",
             Reason::MissesDeadline { .. } => "misses-deadline",
             Reason::NoPrice => "no-price",
+            Reason::NoNetworkFigure => "no-network-figure",
             Reason::OverBudget { .. } => "over-budget",
         }
     }
@@ -255,6 +268,9 @@ impl fmt::Display for Reason {
                 "misses the deadline: {wall_hours:.0} h of wall-clock time (high estimate) > {deadline_hours:.0} h"
             ),
             Reason::NoPrice => f.write_str("no price known for the regions and billing modes asked"),
+            Reason::NoNetworkFigure => f.write_str(
+                "no published network bandwidth for this type: a multi-node time would be a guess",
+            ),
             Reason::OverBudget { cost_high, budget } => {
                 write!(f, "over budget: ¥{cost_high:.0} (high estimate) > ¥{budget:.0}")
             }

@@ -78,6 +78,18 @@ impl Job {
     }
 }
 
+/// Bytes of the model's weights as training stores them: 16-bit, or QLoRA's quantized body with its
+/// 16-bit embeddings and LM head. What ZeRO-3 shards, and gathers over a cluster's network.
+pub(crate) fn weight_bytes(job: &Job) -> f64 {
+    let m = &job.model;
+    let body = (m.params - m.embedding_params()).max(0.0);
+    match job.method {
+        Method::Qlora8 => Precision::Int8.weight_bytes() * body + 2.0 * m.embedding_params(),
+        Method::Qlora4 => Precision::Int4.weight_bytes() * body + 2.0 * m.embedding_params(),
+        _ => 2.0 * m.params,
+    }
+}
+
 /// The GPU side of a fit question.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Hardware {
@@ -216,12 +228,7 @@ fn fit_at(job: &Job, hw: &Hardware, devices: u32, stage: u8, text: bool) -> (Fit
         }
         Method::Lora | Method::Qlora8 | Method::Qlora4 => {
             let body = (n - m.embedding_params()).max(0.0);
-            let wb = match job.method {
-                Method::Lora => 2.0 * n,
-                Method::Qlora8 => Precision::Int8.weight_bytes() * body + 2.0 * m.embedding_params(),
-                _ => Precision::Int4.weight_bytes() * body + 2.0 * m.embedding_params(),
-            };
-            b.weights_gb = wb / shard(3) / GB;
+            b.weights_gb = weight_bytes(job) / shard(3) / GB;
             if job.method != Method::Lora {
                 // bitsandbytes dequantizes each layer's weights to 16-bit for its matmuls: one layer's
                 // worth of 16-bit weights is live at a time.

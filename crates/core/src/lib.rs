@@ -23,6 +23,7 @@
 //!   both check them here.
 
 pub mod catalog;
+pub mod cluster;
 pub mod compat;
 pub mod explain;
 pub mod export;
@@ -46,6 +47,7 @@ pub use catalog::{
     InstanceType, ModeRatio, Price, PriceOrigin, PriceRow, Provider, ProviderInfo, Region, Stack,
     SCHEMA_VERSION,
 };
+pub use cluster::{Cluster, Sharding};
 pub use compat::{ascend_availability, check as check_compat, CompatIssue, CompatQuery, Severity};
 pub use explain::{Assumption, PriceAge, Reason, Verdict};
 pub use fit::{fit, FitReport, Hardware, Job, MemoryBreakdown};

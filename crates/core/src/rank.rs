@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 use crate::catalog::{
     best_of, BillingMode, Catalog, Confidence, Gpu, InstanceType, Price, PriceOrigin, Provider, Stack,
 };
+use crate::cluster::{cluster_time, Cluster, Sharding, MAX_AUTO_NODES, SLOW_LINK_GBPS};
 use crate::compat::{check as check_compat, CompatQuery, Severity};
 use crate::explain::{self, Assumption, PriceAge, Reason};
 use crate::fit::{fit_explained, FitReport, Hardware, Job, Method};
@@ -55,6 +56,11 @@ pub struct Question {
     /// by default they are left out, since nobody can simply buy them.
     #[serde(default)]
     pub include_restricted: bool,
+    /// Training on exactly this many instances of each type (a cluster in one zone, issue 14).
+    /// `None`: one instance, or — where one instance cannot hold the job or misses the deadline —
+    /// the fewest instances (up to [`MAX_AUTO_NODES`]) that can.
+    #[serde(default)]
+    pub nodes: Option<u32>,
 }
 
 impl Question {
@@ -73,6 +79,7 @@ impl Question {
             no_spot: false,
             compat: CompatQuery::default(),
             include_restricted: false,
+            nodes: None,
         }
     }
 
@@ -119,6 +126,17 @@ pub struct Offer {
     pub warnings: Vec<String>,
     /// The warnings as stable codes with their parameters (the browser renders them in its language).
     pub warning_codes: Vec<Warning>,
+    /// Instances of this type the job runs on (1 but for clusters). `price` is one instance's;
+    /// `cost_*` and `cny_per_1m_tokens_*` are the whole cluster's.
+    #[serde(default = "one_node")]
+    pub nodes: u32,
+    /// A multi-node offer's sharding and network figures (absent for one instance).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cluster: Option<Cluster>,
+}
+
+fn one_node() -> u32 {
+    1
 }
 
 /// An instance type (or an offer of it) that cannot do the job, and why.
@@ -160,6 +178,43 @@ pub fn hardware(inst: &InstanceType, gpu: &Gpu) -> Hardware {
         devices: inst.devices(),
         flash_attention: gpu.flash_attention2,
         bf16: gpu.bf16,
+    }
+}
+
+impl Question {
+    /// Why work of `hours` (low, high) misses the deadline, if it does.
+    fn misses_deadline(&self, hours: (f64, f64)) -> Option<Reason> {
+        let dl = self.deadline_hours?;
+        let wall = self.usage.calendar_days(hours.1) * 24.0;
+        (wall > dl).then_some(Reason::MissesDeadline { wall_hours: wall, deadline_hours: dl })
+    }
+}
+
+/// The job on `nodes` instances of `inst`: hybrid sharding when one node holds it (`single` is that
+/// node's fit), else ZeRO/FSDP over every GPU of every node. Why not, when it cannot.
+fn cluster_at(
+    q: &Question,
+    inst: &InstanceType,
+    gpu: &Gpu,
+    hw: &Hardware,
+    single: &FitReport,
+    nodes: u32,
+) -> Result<(FitReport, TimeEstimate, Cluster), Vec<Reason>> {
+    let (sharding, f) = if single.fits {
+        (Sharding::Hybrid, single.clone())
+    } else {
+        let all = Hardware { devices: hw.devices * nodes, ..*hw };
+        (Sharding::Full, fit_explained(&q.job, &all, false).0)
+    };
+    if !f.fits {
+        return Err(vec![Reason::DoesNotFit { need_gb: f.need_gb, vram_gb: f.vram_gb }]);
+    }
+    let Some((t, c, _)) = cluster_time(&q.job, gpu, inst, nodes, sharding, f.zero_stage, false) else {
+        return Err(vec![Reason::NoNetworkFigure]);
+    };
+    match q.misses_deadline(q.work_hours(&t).unwrap_or((1.0, 1.0))) {
+        Some(r) => Err(vec![r]),
+        None => Ok((f, t, c)),
     }
 }
 
@@ -268,12 +323,9 @@ pub fn rank(catalog: &Catalog, q: &Question) -> Ranking {
                     .map(|i| Reason::Incompatible { message: i.message }),
             );
         }
-        let hours = q.work_hours(&t).unwrap_or((1.0, 1.0));
-        if let Some(dl) = q.deadline_hours {
-            let wall = q.usage.calendar_days(hours.1) * 24.0;
-            if wall > dl {
-                reasons.push(Reason::MissesDeadline { wall_hours: wall, deadline_hours: dl });
-            }
+        let mut hours = q.work_hours(&t).unwrap_or((1.0, 1.0));
+        if let Some(r) = q.misses_deadline(hours) {
+            reasons.push(r);
         }
         // One price per billing mode: observed before estimated, then the cheapest region.
         let all_prices = catalog.prices_of(inst.provider, &inst.id);
@@ -285,6 +337,34 @@ pub fn rank(catalog: &Catalog, q: &Question) -> Ranking {
             .collect();
         if prices.is_empty() {
             reasons.push(Reason::NoPrice);
+        }
+        // A cluster of this type (issue 14): asked for with `nodes`, or the fewest nodes that hold the
+        // job or meet the deadline when one instance cannot. Only memory and time can be bought with
+        // more nodes: a GPU that cannot train, software it cannot run or a missing price stay.
+        let (mut f, mut t, mut nodes, mut cluster) = (f, t, 1, None);
+        let only_size =
+            reasons.iter().all(|r| matches!(r, Reason::DoesNotFit { .. } | Reason::MissesDeadline { .. }));
+        let trains_in_clusters = q.job.method.is_training() && inst.gpu_count >= 1.0 && only_size;
+        // The node counts to try, fewest first (none when `lo > hi`).
+        let (lo, hi) = match q.nodes {
+            Some(n) if n > 1 && trains_in_clusters => (n, n),
+            None if trains_in_clusters && !reasons.is_empty() => (2, MAX_AUTO_NODES),
+            _ => (1, 0),
+        };
+        let asked = q.nodes.is_some_and(|n| n > 1);
+        for n in lo..=hi {
+            match cluster_at(q, inst, gpu, &hw, &f, n) {
+                Ok((cf, ct, c)) => {
+                    hours = q.work_hours(&ct).unwrap_or((1.0, 1.0));
+                    (f, t, nodes, cluster) = (cf, ct, n, Some(c));
+                    reasons.clear();
+                    break;
+                }
+                // `--nodes N` that cannot work says why at that size; an automatic search that
+                // found nothing keeps the one-instance reasons.
+                Err(why) if asked => reasons = why,
+                Err(_) => {}
+            }
         }
         if !reasons.is_empty() {
             infeasible.push(Infeasible {
@@ -299,9 +379,18 @@ pub fn rank(catalog: &Catalog, q: &Question) -> Ranking {
             continue;
         }
         let tokens = q.job.total_tokens();
+        let n = f64::from(nodes);
         for p in prices {
-            let c = cost_of(p, hours, &q.usage, tokens);
+            let mut c = cost_of(p, hours, &q.usage, tokens);
+            // A cluster bills every node the same way.
+            c.cost_low *= n;
+            c.cost_high *= n;
+            c.cny_per_1m_tokens_low = c.cny_per_1m_tokens_low.map(|x| x * n);
+            c.cny_per_1m_tokens_high = c.cny_per_1m_tokens_high.map(|x| x * n);
             let mut w = Vec::new();
+            if let Some(gbps) = cluster.as_ref().map(|c| c.net_gbps).filter(|&g| g < SLOW_LINK_GBPS) {
+                w.push(Warning::SlowNodeLink { gbps });
+            }
             if p.mode == BillingMode::Spot {
                 w.push(Warning::SpotReclaim);
             }
@@ -369,6 +458,8 @@ pub fn rank(catalog: &Catalog, q: &Question) -> Ranking {
                 price_age_days: age,
                 warnings: w.iter().map(|c| word(&mut worded, c)).collect(),
                 warning_codes: w,
+                nodes,
+                cluster: cluster.clone(),
             });
         }
     }
@@ -397,6 +488,17 @@ pub fn rank(catalog: &Catalog, q: &Question) -> Ranking {
     );
     note(&mut assumptions, Assumption::TermBilling);
     note(&mut assumptions, Assumption::OneInstancePerOffer);
+    if offers.iter().any(|o| o.nodes > 1) {
+        note(
+            &mut assumptions,
+            Assumption::Clusters {
+                link_low_pct: crate::cluster::LINK_EFFICIENCY.0 * 100.0,
+                link_high_pct: crate::cluster::LINK_EFFICIENCY.1 * 100.0,
+                sequences_per_step: crate::cluster::MIN_SEQUENCES_PER_STEP,
+                slow_link_gbps: SLOW_LINK_GBPS,
+            },
+        );
+    }
     let price_age = catalog.price_age(q.today);
     Ranking {
         offers,
@@ -439,9 +541,78 @@ mod tests {
     #[test]
     fn full_7b_rejects_24gb_cards() {
         let r = rank(Catalog::shipped(), &question("llama-2-7b", Method::Full, 10e6));
-        assert!(r.offers.iter().all(|o| o.gpu_count > 1.0 || o.fit.vram_gb > 24.0));
-        let a10 = r.infeasible.iter().find(|i| i.instance == "gn7i-c8g1.2xlarge").unwrap();
+        assert!(r.offers.iter().filter(|o| o.nodes == 1).all(|o| o.gpu_count > 1.0 || o.fit.vram_gb > 24.0));
+        // One A10 cannot hold it: the type is offered only as a cluster sharded over every node.
+        let mut one = question("llama-2-7b", Method::Full, 10e6);
+        one.nodes = Some(1);
+        let r1 = rank(Catalog::shipped(), &one);
+        let a10 = r1.infeasible.iter().find(|i| i.instance == "gn7i-c8g1.2xlarge").unwrap();
         assert!(a10.reasons[0].contains("does not fit"), "{:?}", a10.reasons);
+        assert!(r1.offers.iter().all(|o| o.nodes == 1 && o.cluster.is_none()));
+        let a10 =
+            r.offers.iter().find(|o| o.instance == "gn7i-c8g1.2xlarge").expect("a cluster of one-A10 nodes");
+        let c = a10.cluster.as_ref().unwrap();
+        assert!(a10.nodes > 1 && c.sharding == Sharding::Full && a10.fit.fits, "{a10:?}");
+    }
+
+    /// Issue 14's question: a 72B LoRA lists multi-node offers, each billed for every node, with the
+    /// communication assumption stated once and slow links marked.
+    #[test]
+    fn clusters_where_one_node_cannot_and_billed_per_node() {
+        let r = rank(Catalog::shipped(), &question("qwen2.5-72b", Method::Lora, 500e6));
+        let clusters: Vec<&Offer> = r.offers.iter().filter(|o| o.nodes > 1).collect();
+        assert!(clusters.len() >= 5, "{} multi-node offers", clusters.len());
+        for o in &clusters {
+            let c = o.cluster.as_ref().unwrap();
+            assert_eq!(c.nodes, o.nodes);
+            assert!(o.fit.fits && o.hours_low <= o.hours_high && o.hours_low > 0.0, "{o:?}");
+            assert_eq!(o.time.gpus, o.gpu_count * f64::from(o.nodes));
+            if o.mode.is_per_hour() {
+                let want = o.price.cny * o.hours_high * f64::from(o.nodes);
+                assert!((o.cost_high - want).abs() < 1e-6 * want, "{} vs {want}", o.cost_high);
+            }
+            let slow = o.warning_codes.iter().any(|w| matches!(w, Warning::SlowNodeLink { .. }));
+            assert_eq!(slow, c.net_gbps < SLOW_LINK_GBPS, "{o:?}");
+            // The fewest nodes: one node fewer would not hold the job.
+            let mut fewer = question("qwen2.5-72b", Method::Lora, 500e6);
+            fewer.nodes = Some(o.nodes - 1);
+            fewer.providers = vec![o.provider];
+            if o.nodes > 2 {
+                let r2 = rank(Catalog::shipped(), &fewer);
+                assert!(
+                    !r2.offers.iter().any(|x| x.instance == o.instance),
+                    "{} fits on {} nodes",
+                    o.instance,
+                    o.nodes - 1
+                );
+            }
+        }
+        assert!(r.assumption_codes.iter().any(|a| matches!(a, Assumption::Clusters { .. })));
+        // A model every whole GPU holds: no clusters, no cluster assumption.
+        let small = rank(Catalog::shipped(), &question("bert-base", Method::Lora, 50e6));
+        assert!(small.offers.iter().all(|o| o.nodes == 1));
+        assert!(!small.assumption_codes.iter().any(|a| matches!(a, Assumption::Clusters { .. })));
+    }
+
+    /// `nodes = Some(n)` asks for exactly n nodes of every type; a type with no published network
+    /// bandwidth cannot be timed as a cluster and says so.
+    #[test]
+    fn asked_node_counts_are_kept_and_unknown_networks_refused() {
+        let mut q = question("qwen2.5-7b", Method::Lora, 50e6);
+        q.nodes = Some(3);
+        let r = rank(Catalog::shipped(), &q);
+        assert!(!r.offers.is_empty());
+        assert!(r.offers.iter().all(|o| o.nodes == 3 && o.cluster.as_ref().is_some_and(|c| c.nodes == 3)));
+        // One A100 holds a 7B LoRA: each node keeps a replica.
+        let a100 = r.offers.iter().find(|o| o.gpu == "a100-sxm4-80g").unwrap();
+        assert_eq!(a100.cluster.as_ref().unwrap().sharding, Sharding::Hybrid);
+        let no_net = Catalog::shipped()
+            .instance_types()
+            .iter()
+            .find(|i| i.net_gbps.is_none() && i.gpu_count >= 1.0 && i.restricted.is_none())
+            .expect("a type without a network figure");
+        let why = r.infeasible.iter().find(|i| i.instance == no_net.id).expect("listed as infeasible");
+        assert!(why.reason_codes.contains(&Reason::NoNetworkFigure), "{why:?}");
     }
 
     #[test]

@@ -126,8 +126,16 @@ pub struct Gpu {
     pub name: String,
     pub vram_gb: f64,
     pub mem_bw_gbps: f64,
-    /// Dense FP16/BF16 tensor TFLOPS; for GPUs without tensor cores, the usable FP32 rate.
+    /// Dense FP16/BF16 tensor TFLOPS **with FP32 accumulate** — what mixed-precision training runs
+    /// (PyTorch autocast's matmuls accumulate in FP32), so every training time uses this figure; for
+    /// GPUs without tensor cores, the usable FP32 rate.
     pub fp16_tflops: f64,
+    /// Dense FP16 tensor TFLOPS with FP16 accumulate, on cards that run it faster than
+    /// [`Gpu::fp16_tflops`]: GeForce cards run FP32 accumulate at half their FP16-accumulate rate
+    /// (Turing, Ampere GA102 and Ada whitepapers), data-centre cards at the same rate. `None` = the
+    /// same as `fp16_tflops`. Shown beside it, so nobody reads a GeForce box figure as a training rate.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fp16_acc16_tflops: Option<f64>,
     pub fp32_tflops: f64,
     pub bf16: bool,
     /// Whether FP16 / mixed-precision training is practical at all.
@@ -299,6 +307,7 @@ borsh_struct!(Gpu {
     vram_gb,
     mem_bw_gbps,
     fp16_tflops,
+    fp16_acc16_tflops,
     fp32_tflops,
     bf16,
     fp16_training,

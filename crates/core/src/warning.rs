@@ -45,6 +45,9 @@ pub enum Warning {
     NoCloudPrice { gpu: String },
     /// TCO: some of the cloud prices compared are estimates.
     EstimatedCloudPrices,
+    /// A multi-node offer whose instances talk over only `gbps` Gbit/s (< 10: the brief's floor for
+    /// training across nodes).
+    SlowNodeLink { gbps: f64 },
 }
 
 impl Warning {
@@ -65,6 +68,7 @@ impl Warning {
             Warning::NoOfferFits => "no-offer-fits",
             Warning::NoCloudPrice { .. } => "no-cloud-price",
             Warning::EstimatedCloudPrices => "estimated-cloud-prices",
+            Warning::SlowNodeLink { .. } => "slow-node-link",
         }
     }
 }
@@ -106,6 +110,10 @@ impl fmt::Display for Warning {
             Warning::EstimatedCloudPrices => {
                 f.write_str("some cloud prices are estimates (see each price's derivation)")
             }
+            Warning::SlowNodeLink { gbps } => write!(
+                f,
+                "the nodes talk over only {gbps} Gbit/s (under 10): the network, not the GPUs, sets the pace"
+            ),
         }
     }
 }

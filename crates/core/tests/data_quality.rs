@@ -310,3 +310,49 @@ fn conflicting_sources_are_kept_apart_and_the_choice_explained() {
     let line = mix.line(parse_date("2026-12-01").unwrap());
     assert!(line.contains("observed (2019-01-01 … ") && line.contains("catalog refresh"), "{line}");
 }
+
+/// Issue 16: a GeForce card's box figure (FP16 tensor with FP16 accumulate) is twice what
+/// mixed-precision training runs (FP32 accumulate), while data-centre cards run both at one rate.
+/// The catalog carries both figures for GeForce cards, `fp16_tflops` is always the FP32-accumulate
+/// one, and training times use it.
+#[test]
+fn geforce_cards_carry_both_tensor_rates_and_train_at_the_fp32_accumulate_one() {
+    let c = cat();
+    let mut geforce = 0;
+    for g in c.gpus() {
+        if g.name.contains("GeForce") {
+            geforce += 1;
+            let acc16 = g.fp16_acc16_tflops.unwrap_or_else(|| panic!("{}: no FP16-accumulate figure", g.id));
+            let ratio = acc16 / g.fp16_tflops;
+            assert!(
+                (1.98..=2.02).contains(&ratio),
+                "{}: FP16-acc {acc16} ÷ FP32-acc {} = {ratio}",
+                g.id,
+                g.fp16_tflops
+            );
+            let mut job = gpuctl_core::fit::Job::new(
+                gpuctl_core::preset("qwen2.5-7b").unwrap(),
+                gpuctl_core::Method::Lora,
+            );
+            job.tokens = 1e6;
+            let t = gpuctl_core::time::estimate_time(&job, g, 1.0);
+            assert_eq!(
+                t.peak_tflops_per_gpu, g.fp16_tflops,
+                "{}: training must use the FP32-accumulate rate",
+                g.id
+            );
+            assert!(
+                t.assumptions.iter().any(|a| a.contains("FP32 accumulate")),
+                "{}: {:?}",
+                g.id,
+                t.assumptions
+            );
+        } else {
+            assert_eq!(g.fp16_acc16_tflops, None, "{}: a second rate only where it differs (GeForce)", g.id);
+        }
+    }
+    assert!(geforce >= 4, "the catalog's GeForce cards: {geforce}");
+    // The RTX 4090: 165.2 with FP32 accumulate, 330.3 with FP16 accumulate (Ada whitepaper).
+    let g = c.gpu("rtx4090").unwrap();
+    assert_eq!((g.fp16_tflops, g.fp16_acc16_tflops), (165.0, Some(330.3)));
+}

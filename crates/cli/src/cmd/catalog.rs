@@ -242,7 +242,10 @@ fn list_gpus(cat: &Catalog, args: &CatalogArgs, gpus: &[String]) -> Result<ExitC
         "name",
         "VRAM",
         "GB/s",
-        "FP16 TF (dense)",
+        // Both tensor figures: training runs FP32 accumulate (the engine's rate); GeForce cards
+        // double only with FP16 accumulate, the figure their boxes print.
+        "TF train (FP32 acc)",
+        "TF FP16 acc",
         "BF16",
         "trains",
         "link",
@@ -257,6 +260,7 @@ fn list_gpus(cat: &Catalog, args: &CatalogArgs, gpus: &[String]) -> Result<ExitC
             format!("{:.0} GB", g.vram_gb),
             format!("{:.0}", g.mem_bw_gbps),
             format!("{}", g.fp16_tflops),
+            g.fp16_acc16_tflops.map_or_else(|| "same".into(), |t| format!("{t}")),
             if g.bf16 { "yes" } else { "no" }.into(),
             if g.fp16_training { "yes" } else { "NO" }.into(),
             g.interconnect.clone(),

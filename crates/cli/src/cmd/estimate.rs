@@ -52,6 +52,11 @@ pub struct EstimateArgs {
     /// Only instance types with exactly this many GPUs.
     #[arg(long)]
     pub gpus: Option<u32>,
+    /// Train on exactly N instances of each type: a cluster in one zone (ZeRO/FSDP inside each node
+    /// and across them when one node cannot hold the job). Without it, one instance — or, where one
+    /// cannot hold the job or meet --deadline, the fewest (up to 16) that can.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=64))]
+    pub nodes: Option<u32>,
     /// Only this GPU (id or name); repeatable.
     #[arg(long = "gpu")]
     pub gpu_filter: Vec<String>,
@@ -266,6 +271,12 @@ pub fn question(args: &EstimateArgs, cat: &Catalog, today: Date) -> Result<Quest
     };
     q.budget_cny = args.budget.map(|b| bound("budget", b, input::budget_cny(b))).transpose()?;
     q.no_spot = args.no_spot;
+    if args.nodes.is_some_and(|n| n > 1) && q.job.method == Method::Inference {
+        return Err(CliError::usage(
+            "--nodes is for training: an inference estimate serves from one instance (tensor parallel over its GPUs)",
+        ));
+    }
+    q.nodes = args.nodes;
     q.include_restricted = args.include_restricted;
     q.compat = gpuctl_core::CompatQuery {
         frameworks: args.frameworks.clone(),
@@ -286,7 +297,16 @@ pub fn run(args: EstimateArgs) -> Result<ExitCode, CliError> {
             .into_iter()
             .filter(|p| !(q.no_spot && p.mode == BillingMode::Spot))
             .collect();
-        price_job(&prices, (o.hours_low, o.hours_high), &q.usage, q.job.total_tokens())
+        let mut jp = price_job(&prices, (o.hours_low, o.hours_high), &q.usage, q.job.total_tokens());
+        // A cluster's every node bills the same way: the modes compare whole clusters.
+        let n = f64::from(o.nodes);
+        for m in &mut jp.modes {
+            m.cost_low *= n;
+            m.cost_high *= n;
+            m.cny_per_1m_tokens_low = m.cny_per_1m_tokens_low.map(|x| x * n);
+            m.cny_per_1m_tokens_high = m.cny_per_1m_tokens_high.map(|x| x * n);
+        }
+        jp
     });
     let plan = args.stages.then(|| stages(&cat, &q));
     let ascend = gpuctl_core::ascend_availability(&cat, &q.compat);
@@ -365,7 +385,11 @@ fn table_rows(r: &Ranking) -> Vec<(&gpuctl_core::Offer, usize)> {
     let mut rows: Vec<(&gpuctl_core::Offer, usize)> = Vec::new();
     for o in &r.offers {
         match rows.iter_mut().find(|(x, _)| {
-            x.provider == o.provider && x.family == o.family && x.gpu_count == o.gpu_count && x.mode == o.mode
+            x.provider == o.provider
+                && x.family == o.family
+                && x.gpu_count == o.gpu_count
+                && x.nodes == o.nodes
+                && x.mode == o.mode
         }) {
             Some((_, similar)) => *similar += 1,
             None => rows.push((o, 0)),
@@ -396,6 +420,15 @@ fn write_spec(
         return Err(CliError::usage(format!("--pick {pick}: the table has rows 1 to {}", rows.len())));
     }
     let (offer, _) = rows[pick - 1];
+    if offer.nodes > 1 {
+        // A spec's pool today is independent instances that may land in different zones; a cluster
+        // needs one zone, a placement group and shared storage (issue 14), which specs cannot say yet.
+        return Err(CliError::usage(format!(
+            "--pick {pick}: row {pick} is a {}-node cluster of {}, and a spec cannot describe a cluster yet \
+             (one zone, placement, shared storage); pick a one-node row, or --nodes 1 to list only those",
+            offer.nodes, offer.instance
+        )));
+    }
     let model = q.job.model.name.clone();
     let today = today.to_string();
     let ctx = gpuctl_core::export::ExportContext {
@@ -472,6 +505,13 @@ fn print_human(
             (Method::Inference, d) => format!(", tensor parallel over {d}"),
             (_, _) => format!(", ZeRO stage {}", o.fit.zero_stage),
         };
+        let sharding = match &o.cluster {
+            Some(c) if c.sharding == gpuctl_core::Sharding::Hybrid => {
+                format!("{sharding} inside each of {} nodes, a replica per node", o.nodes)
+            }
+            Some(_) => format!("{sharding} over all {} nodes", o.nodes),
+            None => sharding,
+        };
         crate::outln!(
             "Memory per GPU on the cheapest offer ({} × {}{sharding}): weights {:.1} + grads {:.1} + optimizer {:.1} + adapters {:.1} + activations {:.1} + KV cache {:.1} + overhead {:.1} = {:.1} GB of {:.0} GB",
             o.gpu_count, o.gpu_name, b.weights_gb, b.gradients_gb, b.optimizer_gb, b.adapters_gb,
@@ -510,6 +550,24 @@ fn print_human(
             if o.gpu_count < 1.0 {
                 notes.push("vGPU slice");
             }
+            let net = o.cluster.as_ref().map(|c| {
+                let (compute, network) = (c.compute_s_per_step.1, c.network_s_per_step.1);
+                format!(
+                    "{} sharding, {} Gbit/s, network {:.0} % of a step",
+                    match c.sharding {
+                        gpuctl_core::Sharding::Hybrid => "hybrid",
+                        gpuctl_core::Sharding::Full => "full",
+                    },
+                    c.net_gbps,
+                    100.0 * network / (compute + network)
+                )
+            });
+            if let Some(n) = &net {
+                notes.push(n);
+            }
+            if o.warning_codes.iter().any(|w| matches!(w, gpuctl_core::Warning::SlowNodeLink { .. })) {
+                notes.push("slow link (< 10 Gbit/s)");
+            }
             let more = format!("+{similar} similar types");
             if similar > 0 {
                 notes.push(&more);
@@ -518,7 +576,11 @@ fn print_human(
                 (k + 1).to_string(),
                 o.provider.to_string(),
                 o.instance.clone(),
-                format!("{}×{}", o.gpu_count, o.gpu),
+                if o.nodes > 1 {
+                    format!("{} nodes × {}×{}", o.nodes, o.gpu_count, o.gpu)
+                } else {
+                    format!("{}×{}", o.gpu_count, o.gpu)
+                },
                 o.region.clone(),
                 o.mode.to_string(),
                 format!("{}/{}", cny(o.price.cny), o.mode.unit()),
@@ -542,7 +604,8 @@ fn print_human(
 
     if let (Some(o), Some(jp)) = (r.offers.first(), best) {
         crate::outln!();
-        crate::outln!("Billing modes for {} {} in {}:", o.provider, o.instance, o.region);
+        let of = if o.nodes > 1 { format!(" (the whole {}-node cluster)", o.nodes) } else { String::new() };
+        crate::outln!("Billing modes for {} {} in {}{of}:", o.provider, o.instance, o.region);
         for m in &jp.modes {
             crate::outln!(
                 "  {:<8} {:>14}/{:<7} → {}{}",
