@@ -78,7 +78,10 @@ pub fn offer_rows(rows: &[Row], lang: Lang, picked: Option<&str>) -> String {
             pname = esc(i18n::provider_name(o.provider, lang)),
             inst = esc(&o.instance),
             region = esc(&o.region),
-            gpus = esc(&format!("{} × {}", o.gpu_count, o.gpu_name)),
+            gpus = esc(&format::gpus(lang, o))
+                + &format::cluster(lang, o)
+                    .map(|c| format!(r#"<br><small class="muted" data-testid="cluster">{}</small>"#, esc(&c)))
+                    .unwrap_or_default(),
         );
         let cap = o.fit.vram_gb.max(o.fit.need_gb);
         let _ = write!(
@@ -135,7 +138,11 @@ pub fn offer_rows(rows: &[Row], lang: Lang, picked: Option<&str>) -> String {
                 i18n::CONFIDENCE.get(lang),
                 p.confidence.as_str()
             )),
-            per_hour = esc(&format::cny_per_hour(lang, p.cny_per_hour)),
+            per_hour = esc(&match (o.nodes, lang) {
+                (0 | 1, _) => format::cny_per_hour(lang, p.cny_per_hour),
+                (_, Lang::En) => format!("{} per node", format::cny_per_hour(lang, p.cny_per_hour)),
+                (_, Lang::Zh) => format!("每节点 {}", format::cny_per_hour(lang, p.cny_per_hour)),
+            }),
             as_of = p.as_of,
             age = o.price_age_days,
             days_old = esc(i18n::DAYS_OLD.get(lang)),
@@ -287,6 +294,33 @@ mod tests {
             "&lt;script&gt;alert(&quot;x&amp;y&quot;)&lt;/script&gt;&#39;"
         );
         assert_eq!(esc("¥ 腾讯云"), "¥ 腾讯云");
+    }
+
+    /// Issue 14: a cluster's row says how many nodes it rents, how they share the work, and that its
+    /// hourly price is one node's (its costs are the whole cluster's).
+    #[test]
+    fn cluster_rows_say_nodes_and_network() {
+        let inputs = Inputs {
+            model: "qwen2.5-72b".into(),
+            tokens: "500M".into(),
+            epochs: "1".into(),
+            ..Default::default()
+        };
+        let ev = evaluate(Catalog::shipped(), &inputs, parse_date("2026-11-30").unwrap());
+        let clusters: Vec<Row> = ev.rows.iter().filter(|r| r.best.nodes > 1).take(3).cloned().collect();
+        assert!(!clusters.is_empty(), "a 72B LoRA lists multi-node offers");
+        let en = offer_rows(&clusters, Lang::En, None);
+        assert_eq!(en.matches(r#"data-testid="cluster""#).count(), clusters.len(), "{en}");
+        assert!(
+            en.contains(&format!("{} nodes × ", clusters[0].best.nodes)) && en.contains("per node"),
+            "{en}"
+        );
+        assert!(en.contains("Gbit/s between nodes"), "{en}");
+        let zh = offer_rows(&clusters, Lang::Zh, None);
+        assert!(zh.contains("个节点 × ") && zh.contains("每节点") && zh.contains("节点间"), "{zh}");
+        assert!(ev.assumptions.iter().any(|a| matches!(a, gpuctl_core::Assumption::Clusters { .. })));
+        let single: Vec<Row> = ev.rows.iter().filter(|r| r.best.nodes == 1).take(2).cloned().collect();
+        assert!(!offer_rows(&single, Lang::En, None).contains("data-testid=\"cluster\""));
     }
 
     #[test]
