@@ -196,6 +196,96 @@ test("a shared link reproduces the view", async () => {
   assert.deepEqual([...page.errors, ...other.errors], []);
 });
 
+// Published config.json files: Qwen2.5-7B-Instruct's (whole) and Qwen3-30B-A3B's (MoE).
+const QWEN25_7B = {
+  architectures: ["Qwen2ForCausalLM"], attention_dropout: 0.0, bos_token_id: 151643, eos_token_id: 151645,
+  hidden_act: "silu", hidden_size: 3584, initializer_range: 0.02, intermediate_size: 18944,
+  max_position_embeddings: 32768, max_window_layers: 28, model_type: "qwen2", num_attention_heads: 28,
+  num_hidden_layers: 28, num_key_value_heads: 4, rms_norm_eps: 1e-06, rope_theta: 1000000.0,
+  sliding_window: 131072, tie_word_embeddings: false, torch_dtype: "bfloat16", transformers_version: "4.43.1",
+  use_cache: true, use_sliding_window: false, vocab_size: 152064,
+};
+const QWEN3_30B_A3B = {
+  architectures: ["Qwen3MoeForCausalLM"], attention_bias: false, attention_dropout: 0.0, bos_token_id: 151643,
+  decoder_sparse_step: 1, eos_token_id: 151645, head_dim: 128, hidden_act: "silu", hidden_size: 2048,
+  initializer_range: 0.02, intermediate_size: 6144, max_position_embeddings: 40960, max_window_layers: 48,
+  mlp_only_layers: [], model_type: "qwen3_moe", moe_intermediate_size: 768, norm_topk_prob: true,
+  num_attention_heads: 32, num_experts: 128, num_experts_per_tok: 8, num_hidden_layers: 48,
+  num_key_value_heads: 4, output_router_logits: false, rms_norm_eps: 1e-06, rope_scaling: null,
+  rope_theta: 1000000.0, router_aux_loss_coef: 0.001, sliding_window: null, tie_word_embeddings: false,
+  torch_dtype: "bfloat16", transformers_version: "4.51.0", use_cache: true, use_sliding_window: false,
+  vocab_size: 151936,
+};
+
+test("a pasted, picked or dropped config.json is the model; a bad one names its field", async () => {
+  const page = await openPage(browser);
+  await ready(page);
+  const offerCount = async () => Number(await page.getByTestId("offer-count").innerText());
+  const hint = () => page.getByTestId("params-hint").innerText();
+  const presetCount = await offerCount();
+
+  // Dense: Qwen2.5-7B's config reads as the preset's shape (7.6B parameters, computed from it).
+  const dense = JSON.stringify(QWEN25_7B, null, 2);
+  await page.getByTestId("config").fill(dense);
+  await page.getByTestId("params-hint").filter({ hasText: /^7\.6\d?B/ }).waitFor();
+  assert.equal(await page.getByTestId("model").inputValue(), "", "the config replaces the preset");
+  await page.getByTestId("offer-row").first().waitFor();
+  const denseCount = await offerCount();
+  assert.ok(Math.abs(denseCount - presetCount) <= 2, `about the preset's offers (${denseCount} vs ${presetCount})`);
+  const denseKeys = await rowKeys(page);
+
+  // MoE, from the file picker: Qwen3-30B-A3B, 30.5B parameters, every expert in memory.
+  await page.getByTestId("config-file").setInputFiles({
+    name: "config.json", mimeType: "application/json", buffer: Buffer.from(JSON.stringify(QWEN3_30B_A3B, null, 2)),
+  });
+  await page.getByTestId("params-hint").filter({ hasText: /^30\.\d+B/ }).waitFor();
+  assert.match(await page.getByTestId("config").inputValue(), /"qwen3_moe"/);
+  await page.getByTestId("offer-row").first().waitFor();
+  const moeCount = await offerCount();
+  assert.ok(moeCount > 0 && moeCount < denseCount, `fewer offers hold 30B than 7B (${moeCount} < ${denseCount})`);
+  assert.notDeepEqual(await rowKeys(page), denseKeys);
+
+  // The link carries the config: a fresh profile opens the same model and offers.
+  await page.waitForURL(/[?&]config=/);
+  const other = await openPage(browser);
+  await other.goto(page.url());
+  await other.getByTestId("offer-row").first().waitFor();
+  assert.deepEqual(await rowKeys(other), await rowKeys(page));
+  assert.equal(await other.getByTestId("config").inputValue(), await page.getByTestId("config").inputValue());
+
+  // Dropped on the box: a partial config names what is missing, and nothing typed is lost.
+  await page.getByTestId("tokens").fill("80M");
+  const partial = '{"hidden_size": 4096, "num_hidden_layers": 32}';
+  const drop = await page.evaluateHandle((text) => {
+    const dt = new DataTransfer();
+    dt.items.add(new File([text], "config.json", { type: "application/json" }));
+    return dt;
+  }, partial);
+  await page.getByTestId("config").dispatchEvent("drop", { dataTransfer: drop });
+  await page.getByTestId("error-config").waitFor();
+  assert.equal(await page.getByTestId("error-config").innerText(),
+    "missing `num_attention_heads` (or `n_head`): the number of attention heads");
+  assert.equal(await page.getByTestId("config").inputValue(), partial);
+  assert.equal(await page.getByTestId("tokens").inputValue(), "80M");
+  assert.equal(await page.getByTestId("offer-row").count(), 0);
+  await page.getByTestId("lang").selectOption("zh");
+  await page.getByTestId("error-config").filter({ hasText: "缺少 `num_attention_heads`（或 `n_head`）：注意力头数" }).waitFor();
+
+  // Not JSON: the browser's own message, which says where.
+  await page.getByTestId("config").fill('{"hidden_size": 4096,,}');
+  await page.getByTestId("error-config").filter({ hasText: /^不是有效的 JSON：.*JSON at position 21/ }).waitFor();
+  await page.screenshot({ path: path.join(ARTIFACTS, "calculator-config-error.png") });
+
+  // Fixed in place, it is the model again; a preset chosen after it wins, the text stays.
+  await page.getByTestId("config").fill(dense);
+  await page.getByTestId("offer-row").first().waitFor();
+  await page.getByTestId("model").selectOption("qwen3-8b");
+  await page.getByTestId("params-hint").filter({ hasText: /^8\.\d+B/ }).waitFor();
+  assert.equal(await page.getByTestId("config").inputValue(), dense);
+  assert.equal(await hint() !== "", true);
+  assert.deepEqual([...page.errors, ...other.errors], []);
+});
+
 test("export spec downloads a stage TOML that gpuctl plan reads", async () => {
   const page = await openPage(browser);
   await ready(page, "?method=qlora4&tokens=50M");

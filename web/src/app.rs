@@ -11,6 +11,7 @@ use wasm_bindgen::JsCast;
 use crate::calc::{self, Evaluation, FieldError};
 use crate::chart::{self, Scale, H, MB, ML, MR, MT, W};
 use crate::format;
+use crate::hf;
 use crate::html::{self, provider_class};
 use crate::i18n::{self, Lang, Text};
 use crate::query::{Inputs, Tab, TEXT_FIELDS};
@@ -362,6 +363,63 @@ fn Choice(
     }
 }
 
+/// The config.json box: paste, drop a file on it, or pick one. Giving a config makes it the model
+/// (the preset and parameter count are cleared); the text stays as given, so a refused config can be
+/// fixed in place, and its error names the field.
+#[component]
+fn ConfigInput(ctx: Ctx) -> impl IntoView {
+    let error = move || {
+        let l = ctx.lang.get();
+        ctx.errors.with(|es| es.iter().find(|e| e.field == "config").map(|e| e.text(l).to_string()))
+    };
+    let value = Memo::new(move |_| ctx.inputs.with(|i| i.config.clone()));
+    let set = move |text: String| {
+        ctx.inputs.update(|i| {
+            if !text.trim().is_empty() {
+                i.model.clear();
+                i.params.clear();
+            }
+            i.config = text;
+        })
+    };
+    // A file's text, read by the browser; the first MiB only (as the CLI bounds its read): anything
+    // longer is no config, and the cut shows as a JSON error.
+    let load = move |files: Option<web_sys::FileList>| {
+        if let Some(file) = files.and_then(|f| f.get(0)) {
+            let text = Closure::once(move |v: JsValue| set(v.as_string().unwrap_or_default()));
+            if let Ok(head) = file.slice_with_f64_and_f64(0.0, 1_048_576.0) {
+                let _ = head.text().then(&text);
+            }
+            text.forget();
+        }
+    };
+    view! {
+        <div class="field config" class:invalid=move || error().is_some()>
+            <span>{move || ctx.t(i18n::CONFIG)}</span>
+            <textarea
+                data-testid="config"
+                rows="3"
+                spellcheck="false"
+                placeholder=move || ctx.t(i18n::CONFIG_HINT)
+                prop:value=move || value.get()
+                on:input=move |ev| set(event_target_value(&ev))
+                on:dragover=|ev| ev.prevent_default()
+                on:drop=move |ev| {
+                    ev.prevent_default();
+                    load(ev.data_transfer().and_then(|d| d.files()));
+                }
+            ></textarea>
+            <input
+                type="file"
+                accept=".json,application/json"
+                data-testid="config-file"
+                on:change=move |ev| load(event_target::<web_sys::HtmlInputElement>(&ev).files())
+            />
+            {move || error().map(|m| view! { <small class="error" data-testid="error-config">{m}</small> })}
+        </div>
+    }
+}
+
 #[component]
 fn JobInputs(ctx: Ctx) -> impl IntoView {
     let lang = ctx.lang;
@@ -378,7 +436,7 @@ fn JobInputs(ctx: Ctx) -> impl IntoView {
     });
     let precisions = Signal::derive(move || {
         let mut v = vec![(String::new(), i18n::AUTO.get(lang.get()).to_string())];
-        v.extend(Precision::ALL.iter().map(|p| (p.as_str().to_string(), p.as_str().to_uppercase())));
+        v.extend(Precision::ALL.iter().map(|p| (p.as_str().to_string(), p.as_str().to_ascii_uppercase())));
         v
     });
     let gpu_counts = Signal::derive(move || {
@@ -398,15 +456,26 @@ fn JobInputs(ctx: Ctx) -> impl IntoView {
         );
         v
     });
+    // The parameter count of a preset or a config-made model (a config does not state it: core
+    // computes it from the shape), so a pasted config shows what it was read as.
     let params_hint = Memo::new(move |_| {
-        ctx.inputs.with(|i| gpuctl_core::preset(&i.model).ok()).map(|m| format::count(m.params))
+        ctx.inputs
+            .with(|i| match gpuctl_core::preset(&i.model) {
+                Ok(m) => Some(m.params),
+                Err(_) if i.model.is_empty() && i.params.trim().is_empty() => {
+                    hf::read(&i.config).ok().map(|m| m.params)
+                }
+                Err(_) => None,
+            })
+            .map(format::count)
     });
     view! {
         <aside class="inputs">
             <h2>{move || ctx.t(i18n::JOB)}</h2>
             <Choice ctx key="model" testid="model" label=i18n::MODEL options=models also=|i| i.params.clear() />
             <Field ctx key="params" testid="params" label=i18n::PARAMS hint=i18n::PARAMS_HINT also=|i| i.model.clear() />
-            {move || params_hint.get().map(|p| view! { <p class="muted small">{p} " " {ctx.t(i18n::PARAMS_UNIT)}</p> })}
+            {move || params_hint.get().map(|p| view! { <p class="muted small" data-testid="params-hint">{p} " " {ctx.t(i18n::PARAMS_UNIT)}</p> })}
+            <ConfigInput ctx />
             <Choice ctx key="method" testid="method" label=i18n::METHOD options=methods />
             <Choice ctx key="precision" testid="precision" label=i18n::PRECISION options=precisions />
             <Field ctx key="seq" testid="seq" label=i18n::SEQ />

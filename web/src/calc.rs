@@ -120,13 +120,23 @@ fn number(field: &'static str, text: &str, errors: &mut Vec<FieldError>, what: W
     }
 }
 
-/// The model the inputs describe: a preset, or a shape inferred from a parameter count.
+/// The model the inputs describe: a preset, a shape inferred from a parameter count, or a pasted
+/// config.json (the last one the user gave: a preset clears the count, a config clears both).
 pub fn model(inputs: &Inputs, errors: &mut Vec<FieldError>) -> Option<ModelShape> {
     if !inputs.model.is_empty() {
         return match preset(&inputs.model) {
             Ok(m) => Some(m),
             Err(e) => {
                 errors.push(FieldError::unknown("model", &e));
+                None
+            }
+        };
+    }
+    if inputs.params.trim().is_empty() && !inputs.config.trim().is_empty() {
+        return match crate::hf::read(&inputs.config) {
+            Ok(m) => Some(m),
+            Err(e) => {
+                errors.push(FieldError::new("config", e.to_string(), i18n::config_error(&e, Lang::Zh)));
                 None
             }
         };
@@ -458,6 +468,44 @@ mod tests {
         check(with(|i| i.providers = vec!["aws".into()]), &["providers"]);
         let e = question(&with(|i| i.method = "lorra".into()), today()).unwrap_err();
         assert!(e[0].message.contains("lora"), "suggests the closest name: {}", e[0].message);
+    }
+
+    /// A pasted config.json is the model (the last model the user gave wins), and a bad one is named
+    /// under its box in both languages while the text stays as typed.
+    #[test]
+    fn a_config_is_the_model() {
+        let config = r#"{"model_type": "qwen2", "num_hidden_layers": 28, "hidden_size": 3584,
+            "num_attention_heads": 28, "num_key_value_heads": 4, "intermediate_size": 18944,
+            "vocab_size": 152064}"#;
+        let given = |text: &str| {
+            with(|i| {
+                i.model.clear();
+                i.config = text.into()
+            })
+        };
+        let q = question(&given(config), today()).unwrap();
+        assert_eq!((q.job.model.name.as_str(), q.job.model.layers), ("config.json", 28));
+        assert!(!rank(Catalog::shipped(), &q).offers.is_empty());
+        // A preset or a parameter count given after the config is the model; the config stays.
+        let preset = with(|i| i.config = config.into());
+        assert_eq!(question(&preset, today()).unwrap().job.model.name, "qwen2.5-7b");
+        let params = Inputs { params: "13b".into(), ..given(config) };
+        assert_eq!(question(&params, today()).unwrap().job.model.name, "custom");
+
+        let partial = given(r#"{"hidden_size": 4096}"#);
+        let e = question(&partial, today()).unwrap_err();
+        assert_eq!(e.len(), 1);
+        assert_eq!(
+            (e[0].field, e[0].message.as_str()),
+            (
+                "config",
+                "missing `num_hidden_layers` (or `num_layers`, `n_layer`): the number of transformer layers"
+            )
+        );
+        assert_eq!(e[0].zh, "缺少 `num_hidden_layers`（或 `num_layers`、`n_layer`）：Transformer 层数");
+        let broken = given("{\n  \"hidden_size\": 40,,\n}");
+        let e = question(&broken, today()).unwrap_err();
+        assert!(e[0].zh.starts_with("2:21: 不是有效的 JSON："), "{}", e[0].zh);
     }
 
     /// Every field message has its Chinese wording, with the closest names kept.

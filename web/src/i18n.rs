@@ -74,7 +74,9 @@ texts! {
     TAB_TCO: "Self-build vs cloud (TCO)", "自建 vs 上云 (TCO)";
     JOB: "The job", "任务";
     MODEL: "Model", "模型";
-    CUSTOM_MODEL: "custom (parameter count)", "自定义（参数量）";
+    CUSTOM_MODEL: "custom (parameter count or config.json)", "自定义（参数量或 config.json）";
+    CONFIG: "Hugging Face config.json", "Hugging Face config.json";
+    CONFIG_HINT: "paste or drop a model's config.json here (or choose the file below)", "在此粘贴或拖入模型的 config.json（或在下方选择文件）";
     PARAMS: "Parameters", "参数量";
     PARAMS_HINT: "e.g. 7b, 13B, 350M — overrides the model", "如 7b、13B、350M，填写后覆盖模型选择";
     METHOD: "Method", "方法";
@@ -284,6 +286,55 @@ pub fn input_error(e: &gpuctl_core::InputError, lang: Lang) -> String {
         DeadlineNotPositive => "截止期限须大于 0 天".into(),
         BudgetNotPositive => "预算须为大于 0 的金额（¥）".into(),
         ParamsTooFew { .. } => "模型至少有 1M 参数（70 亿写作 7b）".into(),
+    }
+}
+
+/// Why a pasted config.json was refused ([`ConfigError`](gpuctl_core::hf_config::ConfigError): core's
+/// rules, English in its `Display`, the same as the CLI's) in the page's language.
+pub fn config_error(e: &gpuctl_core::hf_config::ConfigError, lang: Lang) -> String {
+    use gpuctl_core::hf_config::{ConfigProblem::*, Setting};
+    if lang == Lang::En {
+        return e.to_string();
+    }
+    let what = |s: &Setting| match s {
+        Setting::Layers => "Transformer 层数",
+        Setting::Width => "模型宽度（隐藏层维度）",
+        Setting::Heads => "注意力头数",
+        Setting::KvHeads => "键/值头数",
+        Setting::Vocab => "词表大小",
+        Setting::HeadDim => "单个注意力头的宽度",
+        Setting::Experts => "路由专家数",
+        Setting::PerToken => "每个 token 路由到的专家数",
+        Setting::ExpertFfn => "单个专家的 MLP 宽度",
+        Setting::ExpertFfnAsFfn => "单个专家的 MLP 宽度（`moe_intermediate_size`）",
+        Setting::SharedExperts => "共享专家数",
+        Setting::DenseLayers => "前置稠密层数",
+        Setting::Ffn => "MLP 宽度",
+    };
+    let at = e.at.map(|(l, c)| format!("{l}:{c}: ")).unwrap_or_default();
+    at + &match &e.problem {
+        NotJson(why) => format!("不是有效的 JSON：{why}"),
+        NotAnObject => "config.json 应是一个写有模型设置的 JSON 对象".into(),
+        LatentAttention => {
+            "暂不支持多头潜在注意力（DeepSeek-V2/V3 的 `kv_lora_rank`）：其显存与算力只能靠猜，\
+                            因此不作估算，以免给出错误结果"
+                .into()
+        }
+        Missing { keys, setting } => {
+            let or = keys[1..].iter().map(|k| format!("`{k}`")).collect::<Vec<_>>().join("、");
+            let or = if or.is_empty() { or } else { format!("（或 {or}）") };
+            format!("缺少 `{}`{or}：{}", keys[0], what(setting))
+        }
+        NotACount { key, value, setting, max } => {
+            format!("`{key}` 为 {value}：{}须为 1 到 {max} 之间的整数", what(setting))
+        }
+        HeadsNotGrouped { heads, kv_heads } => {
+            format!("`num_attention_heads`（{heads}）不是 `num_key_value_heads`（{kv_heads}）的整数倍")
+        }
+        TooManyPerToken { per_token, experts } => {
+            format!("`num_experts_per_tok`（{per_token}）超过了专家总数 {experts}")
+        }
+        TiedNotBool { value } => format!("`tie_word_embeddings` 为 {value}，应为 true 或 false"),
     }
 }
 

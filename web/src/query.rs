@@ -42,6 +42,9 @@ pub struct Inputs {
     pub model: String,
     /// Parameter count as typed (`7b`, `13e9`); used when `model` is empty.
     pub params: String,
+    /// A Hugging Face config.json as pasted, dropped or picked; the model when `model` and `params`
+    /// are empty (see `hf`).
+    pub config: String,
     /// Method code (`lora`, `qlora4`, …, see gpuctl-core's `Method`).
     pub method: String,
     /// Precision code, or empty for automatic.
@@ -86,6 +89,7 @@ impl Default for Inputs {
             tab: Tab::Offers,
             model: "qwen2.5-7b".into(),
             params: String::new(),
+            config: String::new(),
             method: "lora".into(),
             precision: String::new(),
             seq_len: "2048".into(),
@@ -125,6 +129,7 @@ pub type Field = (&'static str, fn(&Inputs) -> &String, fn(&mut Inputs) -> &mut 
 pub const TEXT_FIELDS: &[Field] = &[
     ("model", |i| &i.model, |i| &mut i.model),
     ("params", |i| &i.params, |i| &mut i.params),
+    ("config", |i| &i.config, |i| &mut i.config),
     ("method", |i| &i.method, |i| &mut i.method),
     ("precision", |i| &i.precision, |i| &mut i.precision),
     ("seq", |i| &i.seq_len, |i| &mut i.seq_len),
