@@ -274,6 +274,72 @@ async fn stock_out_falls_back_to_the_next_candidate() {
     assert_eq!(instances(&sim, "alibaba").len(), 2);
 }
 
+/// Issue 14: a cluster's nodes share one zone. The first candidate's zone has stock for one node of
+/// two: with `cluster = true` the node made there is released and both go to the second zone; without
+/// it the pool splits across the zones (each instance falls back on its own).
+async fn short_zone_moves_the_whole_cluster(provider: &str, src: &str, short_zone: &str, next_zone: &str) {
+    let knobs = Knobs {
+        stock_outs: vec![StockOut {
+            provider: Some(provider.parse().unwrap()),
+            instance_type: None,
+            zone: Some(short_zone.into()),
+            available: Some(1),
+        }],
+        ..quick_knobs()
+    };
+    for cluster in [true, false] {
+        let sim = sim(knobs.clone());
+        let dir = tempfile::tempdir().unwrap();
+        let text =
+            if cluster { src.replacen("count = 2", "count = 2\ncluster = true", 1) } else { src.to_string() };
+        let (e, report) = provision(&sim, &dir, &text).await;
+        assert!(report.errors.is_empty(), "{provider} cluster={cluster}: {:?}", report.errors);
+        let zones: Vec<&str> = report.units.iter().map(|u| u.zone.as_str()).collect();
+        let live: Vec<serde_json::Value> =
+            instances(&sim, provider).into_iter().filter(gpuctl_e2e::e2e::is_live).collect();
+        assert_eq!(live.len(), 2, "{provider} cluster={cluster}: exactly the two nodes bill: {live:?}");
+        let recorded = e.store(|s| s.resources(Some("e2e"))).unwrap();
+        if cluster {
+            assert_eq!(zones, [next_zone, next_zone], "{provider}: {:?}", report.units);
+            assert!(report.units.iter().all(|u| u.fell_back_from.len() == 1), "{:?}", report.units);
+            check_on_the_cloud(provider, &live, &report.units);
+            // What the short zone made was released, and is recorded so; the refused create is failed.
+            let there: Vec<_> = recorded.iter().filter(|r| r.zone == short_zone).collect();
+            assert_eq!(there.len(), 2, "{there:?}");
+            assert_eq!(there.iter().filter(|r| r.state == ResourceState::Released).count(), 1, "{there:?}");
+            assert_eq!(there.iter().filter(|r| r.state == ResourceState::Failed).count(), 1, "{there:?}");
+            assert!(e.store(|s| s.open_operations(None)).unwrap().is_empty(), "every intent is closed");
+            // A re-run keeps the cluster where it is and buys nothing.
+            let (_, again) = provision(&sim, &dir, &text).await;
+            assert!(again.errors.is_empty() && again.units.iter().all(|u| u.adopted), "{:?}", again.units);
+            assert_eq!(instances(&sim, provider).into_iter().filter(gpuctl_e2e::e2e::is_live).count(), 2);
+        } else {
+            let mut sorted = zones.clone();
+            sorted.sort();
+            let mut want = [short_zone, next_zone];
+            want.sort();
+            assert_eq!(sorted, want, "{provider}: without `cluster` each instance falls back alone");
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tencent_short_zone_moves_the_whole_cluster() {
+    let src = TENCENT.replacen(
+        "provider = \"tencent\"\nregion = \"ap-guangzhou\"\nzone = \"ap-guangzhou-3\"\ninstance_type = \"GN7.2XLARGE32\"\n",
+        "[[pool.candidates]]\nprovider = \"tencent\"\nregion = \"ap-guangzhou\"\nzone = \"ap-guangzhou-3\"\ninstance_type = \"GN7.2XLARGE32\"\n\
+         [[pool.candidates]]\nprovider = \"tencent\"\nregion = \"ap-guangzhou\"\nzone = \"ap-guangzhou-4\"\ninstance_type = \"GN7.2XLARGE32\"\n",
+        1,
+    );
+    assert_ne!(src, TENCENT);
+    short_zone_moves_the_whole_cluster("tencent", &src, "ap-guangzhou-3", "ap-guangzhou-4").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn alibaba_short_zone_moves_the_whole_cluster() {
+    short_zone_moves_the_whole_cluster("alibaba", ALIBABA, "cn-hangzhou-i", "cn-hangzhou-h").await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn throttled_and_dropped_calls_are_retried_without_duplicates() {
     let knobs = Knobs {

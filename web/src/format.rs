@@ -71,6 +71,37 @@ pub fn hours_range(lang: Lang, low: f64, high: f64) -> String {
     }
 }
 
+/// What an offer rents, as a person reads it: `8 × NVIDIA A10`, or for a cluster (issue 14)
+/// `2 nodes × 8 × NVIDIA A10` — its costs are the whole cluster's, its hourly price one node's.
+pub fn gpus(lang: Lang, o: &gpuctl_core::Offer) -> String {
+    let one = format!("{} × {}", o.gpu_count, o.gpu_name);
+    match (o.nodes, lang) {
+        (0 | 1, _) => one,
+        (n, Lang::En) => format!("{n} nodes × {one}"),
+        (n, Lang::Zh) => format!("{n} 个节点 × {one}"),
+    }
+}
+
+/// A cluster's sharding and network share in a few words (`None` for one instance): why its time
+/// band is wide, without opening the assumptions.
+pub fn cluster(lang: Lang, o: &gpuctl_core::Offer) -> Option<String> {
+    let c = o.cluster.as_ref()?;
+    let share = 100.0 * c.network_s_per_step.1 / (c.compute_s_per_step.1 + c.network_s_per_step.1);
+    let hybrid = c.sharding == gpuctl_core::Sharding::Hybrid;
+    Some(match lang {
+        Lang::En => format!(
+            "{} sharding · {} Gbit/s between nodes · network up to {share:.0} % of a step",
+            if hybrid { "hybrid" } else { "full" },
+            c.net_gbps
+        ),
+        Lang::Zh => format!(
+            "{} · 节点间 {} Gbit/s · 网络最多占每步 {share:.0} %",
+            if hybrid { "混合切分" } else { "全切分" },
+            c.net_gbps
+        ),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -108,35 +139,4 @@ mod tests {
         assert_eq!(hours_range(Lang::En, 3.01, 3.04), "3 h");
         assert_eq!(hours_range(Lang::En, 3.0, 6.0), "3 h – 6 h");
     }
-}
-
-/// What an offer rents, as a person reads it: `8 × NVIDIA A10`, or for a cluster (issue 14)
-/// `2 nodes × 8 × NVIDIA A10` — its costs are the whole cluster's, its hourly price one node's.
-pub fn gpus(lang: Lang, o: &gpuctl_core::Offer) -> String {
-    let one = format!("{} × {}", o.gpu_count, o.gpu_name);
-    match (o.nodes, lang) {
-        (0 | 1, _) => one,
-        (n, Lang::En) => format!("{n} nodes × {one}"),
-        (n, Lang::Zh) => format!("{n} 个节点 × {one}"),
-    }
-}
-
-/// A cluster's sharding and network share in a few words (`None` for one instance): why its time
-/// band is wide, without opening the assumptions.
-pub fn cluster(lang: Lang, o: &gpuctl_core::Offer) -> Option<String> {
-    let c = o.cluster.as_ref()?;
-    let share = 100.0 * c.network_s_per_step.1 / (c.compute_s_per_step.1 + c.network_s_per_step.1);
-    let hybrid = c.sharding == gpuctl_core::Sharding::Hybrid;
-    Some(match lang {
-        Lang::En => format!(
-            "{} sharding · {} Gbit/s between nodes · network up to {share:.0} % of a step",
-            if hybrid { "hybrid" } else { "full" },
-            c.net_gbps
-        ),
-        Lang::Zh => format!(
-            "{} · 节点间 {} Gbit/s · 网络最多占每步 {share:.0} %",
-            if hybrid { "混合切分" } else { "全切分" },
-            c.net_gbps
-        ),
-    })
 }

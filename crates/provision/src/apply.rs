@@ -348,14 +348,16 @@ impl Engine {
     pub async fn apply(&self, plan: &Plan, now: jiff::Timestamp) -> Report {
         let mut tasks = tokio::task::JoinSet::new();
         for pool_plan in &plan.pools {
+            let (pool, choices, dep) =
+                (pool_plan.pool.clone(), pool_plan.choices.clone(), plan.deployment.clone());
+            if pool_plan.cluster && !pool_plan.create.is_empty() {
+                let (engine, indexes) = (self.clone(), pool_plan.create.clone());
+                tasks.spawn(async move { engine.create_cluster(&dep, &pool, &indexes, &choices, now).await });
+                continue;
+            }
             for &index in &pool_plan.create {
-                let (engine, pool, choices, dep) = (
-                    self.clone(),
-                    pool_plan.pool.clone(),
-                    pool_plan.choices.clone(),
-                    plan.deployment.clone(),
-                );
-                tasks.spawn(async move { engine.create_unit(&dep, &pool, index, &choices, now).await });
+                let (engine, pool, choices, dep) = (self.clone(), pool.clone(), choices.clone(), dep.clone());
+                tasks.spawn(async move { vec![engine.create_unit(&dep, &pool, index, &choices, now).await] });
             }
         }
         let mut units = Vec::new();
@@ -366,7 +368,7 @@ impl Engine {
         }
         while let Some(res) = tasks.join_next().await {
             match res {
-                Ok(u) => units.push(u),
+                Ok(u) => units.extend(u),
                 Err(e) => units.push(Unit::failed_task(e.to_string())),
             }
         }
@@ -528,6 +530,144 @@ impl Engine {
         );
         u.fell_back_from = fell_back;
         u
+    }
+
+    /// A cluster's missing nodes (issue 14): all of them at one choice, together. When a choice cannot
+    /// take them all (sold out, or a node failed to launch), the nodes this run made there are released
+    /// and the whole cluster tries the next choice, so it never ends split across zones or types. Any
+    /// other error stops the cluster where it is, every node made so far recorded and reported.
+    async fn create_cluster(
+        &self,
+        deployment: &str,
+        pool: &Pool,
+        indexes: &[u32],
+        choices: &[Choice],
+        now: jiff::Timestamp,
+    ) -> Vec<Unit> {
+        let name = pool.name.value.clone();
+        let mut fell_back: Vec<String> = Vec::new();
+        let deadline = Deadline {
+            at: tokio::time::Instant::now() + self.0.opts.unit_retry_deadline,
+            what: format!("the unit's retry deadline of {} s", self.0.opts.unit_retry_deadline.as_secs()),
+        };
+        for c in choices {
+            let mut tasks = tokio::task::JoinSet::new();
+            for &index in indexes {
+                let (engine, dep, pool, c, deadline) =
+                    (self.clone(), deployment.to_string(), pool.clone(), c.clone(), deadline.clone());
+                tasks.spawn(async move {
+                    let mut u = Unit::new(&pool.name.value, index, &c);
+                    let r = engine.create_at(&dep, &pool, index, &c, now, &mut u, &deadline).await;
+                    (u, r)
+                });
+            }
+            let mut done: Vec<(Unit, Result<(), ApplyError>)> = Vec::new();
+            while let Some(res) = tasks.join_next().await {
+                match res {
+                    Ok(x) => done.push(x),
+                    Err(e) => {
+                        done.push((Unit::failed_task(e.to_string()), Err(ApplyError::Other(e.to_string()))))
+                    }
+                }
+            }
+            done.sort_by_key(|(u, _)| u.index);
+            let short = |r: &Result<(), ApplyError>| {
+                matches!(
+                    r,
+                    Err(ApplyError::Cloud(CloudError { kind: ErrorKind::StockOut, .. })
+                        | ApplyError::Launch { .. })
+                )
+            };
+            let from = format!("{} {} {}", c.provider, c.zone, c.instance_type);
+            if done.iter().all(|(_, r)| r.is_ok()) {
+                return done
+                    .into_iter()
+                    .map(|(mut u, _)| {
+                        u.fell_back_from = fell_back.clone();
+                        u
+                    })
+                    .collect();
+            }
+            let why =
+                done.iter().find_map(|(_, r)| r.as_ref().err().map(|e| e.to_string())).unwrap_or_default();
+            if !done.iter().any(|(_, r)| short(r)) {
+                // Not a question of place: keep what was made (recorded), say what stopped the rest.
+                return done
+                    .into_iter()
+                    .map(|(mut u, r)| {
+                        if let Err(e) = r {
+                            u.error = Some(format!("pool `{name}` #{}: {e}", u.index));
+                        }
+                        u.fell_back_from = fell_back.clone();
+                        u
+                    })
+                    .collect();
+            }
+            // This place cannot hold the whole cluster: what it made here goes before the next is tried.
+            let made: Vec<Resource> = match self.store(|s| {
+                done.iter()
+                    .filter(|(_, r)| r.is_ok())
+                    .filter_map(|(u, _)| s.resource(&u.client_token).transpose())
+                    .collect::<Result<Vec<_>, _>>()
+            }) {
+                Ok(m) => m,
+                Err(e) => {
+                    return done
+                        .into_iter()
+                        .map(|(mut u, _)| {
+                            u.error = Some(e.to_string());
+                            u
+                        })
+                        .collect()
+                }
+            };
+            let released = self.release(&made).await;
+            if !released.errors.is_empty() || !released.billed_until.is_empty() {
+                // Something made here still bills: moving on would leave a node behind, so stop.
+                let mut errors = released.errors;
+                errors.extend(released.billed_until.iter().map(|b| {
+                    format!(
+                        "{} is billed until {} (its prepaid term cannot end early)",
+                        b.instance_id, b.until
+                    )
+                }));
+                return done
+                    .into_iter()
+                    .map(|(mut u, _)| {
+                        u.error = Some(format!(
+                            "pool `{name}`: {from} cannot take the whole cluster ({why}), and the nodes made there could not all be released: {}",
+                            errors.join("; ")
+                        ));
+                        u
+                    })
+                    .collect();
+            }
+            for &index in indexes {
+                self.emit(Event::FellBack {
+                    pool: name.clone(),
+                    index,
+                    from: from.clone(),
+                    reason: why.clone(),
+                });
+            }
+            fell_back.push(from);
+        }
+        indexes
+            .iter()
+            .map(|&index| {
+                let mut u = match choices.last() {
+                    Some(c) => Unit::new(&name, index, c),
+                    None => Unit::failed_task(format!("pool `{name}` has no candidates")),
+                };
+                u.state = ResourceState::Failed;
+                u.error = Some(
+                    ApplyError::SoldOut { pool: name.clone(), index, tried: fell_back.join("; ") }
+                        .to_string(),
+                );
+                u.fell_back_from = fell_back.clone();
+                u
+            })
+            .collect()
     }
 
     /// One choice for one unit: adopt if a previous run got this far, else intent → create → wait.

@@ -76,6 +76,8 @@ pub struct PoolPlan {
     pub pool: Pool,
     pub name: String,
     pub count: u32,
+    /// `cluster = true`: the `count` instances go to one choice together, and move together.
+    pub cluster: bool,
     pub billing: BillingMode,
     pub term: u32,
     pub choices: Vec<Choice>,
@@ -333,6 +335,71 @@ fn min_terms(pool_mode: BillingMode, pool_term: u32, mode: BillingMode) -> u32 {
     }
 }
 
+/// A cluster's nodes share one place (issue 14). Once some run there, the rest can only join them:
+/// the choices shrink to that place, and a recorded node elsewhere (a pool made a cluster after the
+/// fact) is `moved`, so `provision` refuses until it is released. Running nodes are never released to
+/// move the cluster: a short zone then stops the run and says so.
+fn cluster_place(
+    pool: &Pool,
+    keep: Vec<Resource>,
+    mut moved: Vec<Resource>,
+    choices: &mut Vec<Choice>,
+    warnings: &mut Vec<String>,
+) -> (Vec<Resource>, Vec<Resource>) {
+    let Some(anchor) = keep.iter().min_by_key(|r| r.index).cloned() else {
+        return (keep, moved);
+    };
+    let here = |r: &Resource| {
+        r.provider == anchor.provider
+            && r.region == anchor.region
+            && r.zone == anchor.zone
+            && r.instance_type == anchor.instance_type
+    };
+    let (keep, elsewhere): (Vec<Resource>, Vec<Resource>) = keep.into_iter().partition(|r| here(r));
+    moved.extend(elsewhere);
+    choices.retain(|c| {
+        c.provider == anchor.provider
+            && c.region == anchor.region
+            && c.zone == anchor.zone
+            && c.instance_type == anchor.instance_type
+    });
+    if choices.is_empty() {
+        warnings.push(format!(
+            "pool `{}`: the cluster's nodes run in {} {} as {}, which no candidate names any more; new nodes cannot join them",
+            pool.name.value, anchor.provider, anchor.zone, anchor.instance_type
+        ));
+    }
+    (keep, moved)
+}
+
+/// What a cluster's nodes talk over, from the catalog: under 10 Gbit/s (the brief's floor for
+/// training across nodes) or unpublished, the plan says so; and what is not placed for them yet.
+fn cluster_warnings(pool: &Pool, catalog: &Catalog, choices: &[Choice], warnings: &mut Vec<String>) {
+    let mut seen: Vec<(Provider, &str)> = Vec::new();
+    for c in choices {
+        if seen.contains(&(c.provider, c.instance_type.as_str())) {
+            continue;
+        }
+        seen.push((c.provider, c.instance_type.as_str()));
+        let id = catalog.catalog_type(c.provider, &c.instance_type);
+        match catalog.instance_type(c.provider, id).and_then(|i| i.net_gbps) {
+            Some(g) if g < gpuctl_core::cluster::SLOW_LINK_GBPS => warnings.push(format!(
+                "pool `{}`: {} {}'s nodes talk over {g} Gbit/s, under 10 Gbit/s: the network, not the GPUs, will set a distributed job's pace",
+                pool.name.value, c.provider, c.instance_type
+            )),
+            Some(_) => {}
+            None => warnings.push(format!(
+                "pool `{}`: no source gives {} {}'s network bandwidth, so the cluster's speed between nodes is unknown",
+                pool.name.value, c.provider, c.instance_type
+            )),
+        }
+    }
+    warnings.push(format!(
+        "pool `{}`: a cluster of {} nodes in one zone and subnet; no placement group (Tencent HPC cluster, Alibaba deployment set) or shared storage is requested yet",
+        pool.name.value, pool.count.value
+    ));
+}
+
 fn pool_plan(
     pool: &Pool,
     catalog: &Catalog,
@@ -431,6 +498,11 @@ fn pool_plan(
                     c.provider == r.provider && c.region == r.region && c.instance_type == r.instance_type
                 })
         });
+    let (keep, moved) =
+        if pool.cluster { cluster_place(pool, keep, moved, &mut choices, warnings) } else { (keep, moved) };
+    if pool.cluster {
+        cluster_warnings(pool, catalog, &choices, warnings);
+    }
     let create: Vec<u32> =
         (0..pool.count.value).filter(|i| !keep.iter().chain(&moved).any(|r| r.index == *i)).collect();
     let count = f64::from(pool.count.value);
@@ -476,6 +548,7 @@ fn pool_plan(
         pool: pool.clone(),
         name: pool.name.value.clone(),
         count: pool.count.value,
+        cluster: pool.cluster,
         billing: mode,
         term: pool.term,
         choices,

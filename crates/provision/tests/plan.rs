@@ -275,3 +275,52 @@ fn env_requirements_are_checked_by_the_compat_rules_and_never_passed_unseen() {
     let p = plan(&spec_of(T4), cat, &[], TODAY);
     assert!(p.pools[0].boot.is_empty() && !p.warnings.iter().any(|w| w.contains("env")));
 }
+
+/// Issue 14: a cluster's nodes share one place. Once a node runs, new nodes may only join it there
+/// (the choices shrink to its zone and type); a recorded node elsewhere is named, not kept; and the
+/// plan says what the nodes talk over.
+#[test]
+fn a_cluster_stays_where_its_nodes_run() {
+    let src = T4.replace("count = 2", "count = 3\ncluster = true").replace(
+        "zone = \"ap-guangzhou-3\"\ninstance_type = \"GN7.2XLARGE32\"\n",
+        "",
+    ) + "[[pool.candidates]]\nprovider = \"tencent\"\nregion = \"ap-guangzhou\"\nzone = \"ap-guangzhou-3\"\ninstance_type = \"GN7.2XLARGE32\"\n\
+         [[pool.candidates]]\nprovider = \"tencent\"\nregion = \"ap-guangzhou\"\nzone = \"ap-guangzhou-4\"\ninstance_type = \"GN7.2XLARGE32\"\n";
+    let src = src.replace("provider = \"tencent\"\nregion = \"ap-guangzhou\"\nbilling", "billing");
+    let s = spec_of(&src);
+    let fresh = plan(&s, Catalog::shipped(), &[], TODAY);
+    let pool = &fresh.pools[0];
+    assert!(pool.cluster);
+    assert_eq!(pool.choices.len(), 2, "both zones, in order, for the whole cluster");
+    assert_eq!(pool.create, vec![0, 1, 2]);
+    assert!(
+        fresh.warnings.iter().any(|w| w.contains("a cluster of 3 nodes in one zone")),
+        "{:?}",
+        fresh.warnings
+    );
+    // GN7.2XLARGE32's published bandwidth is under 10 Gbit/s: said before buying.
+    let net = Catalog::shipped().instance_type(Provider::Tencent, "GN7.2XLARGE32").and_then(|i| i.net_gbps);
+    if net.is_some_and(|g| g < 10.0) {
+        assert!(fresh.warnings.iter().any(|w| w.contains("under 10 Gbit/s")), "{:?}", fresh.warnings);
+    }
+
+    let mut in_4 = recorded("a", 0, ResourceState::Running);
+    in_4.zone = "ap-guangzhou-4".into();
+    let mut in_3 = recorded("a", 1, ResourceState::Running);
+    in_3.zone = "ap-guangzhou-3".into();
+    let p = plan(&s, Catalog::shipped(), &[in_4, in_3], TODAY);
+    let pool = &p.pools[0];
+    assert_eq!(
+        pool.choices.iter().map(|c| c.zone.as_str()).collect::<Vec<_>>(),
+        ["ap-guangzhou-4"],
+        "new nodes join node 0 where it runs"
+    );
+    assert_eq!(pool.keep.iter().map(|r| r.index).collect::<Vec<_>>(), vec![0]);
+    assert_eq!(
+        pool.moved.iter().map(|r| r.index).collect::<Vec<_>>(),
+        vec![1],
+        "a node in another zone is named"
+    );
+    assert_eq!(pool.create, vec![2]);
+    assert_eq!(p.moved.len(), 1);
+}

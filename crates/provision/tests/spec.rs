@@ -142,7 +142,7 @@ fn unknown_keys_name_the_closest() {
         &format!("deployment = \"d\"\n{POOL}instnace_type = \"x\"\nzzz = 1\n"),
         expect![[r#"
             s.toml:11:1: unknown key `instnace_type` in [[pool]] #1; did you mean instance_type?
-            s.toml:12:1: unknown key `zzz` in [[pool]] #1; allowed keys: name, count, provider, region, zone, instance_type, candidates, require, billing, term, spot_max_price, image, system_disk, data_disks, network, ssh_from, login_key, public_ip, auto_release, snapshot, tags, user_data, user_data_file, env"#]],
+            s.toml:12:1: unknown key `zzz` in [[pool]] #1; allowed keys: name, count, provider, region, zone, instance_type, candidates, require, billing, term, spot_max_price, image, system_disk, data_disks, network, ssh_from, login_key, public_ip, auto_release, snapshot, cluster, tags, user_data, user_data_file, env"#]],
     );
     check(
         &format!("deployment = \"d\"\n{POOL}system_disk = {{ size_gb = 50, categroy = \"ssd\" }}\n"),
@@ -183,6 +183,34 @@ fn wrong_types_and_ranges() {
     check(
         &format!("deployment = \"d\"\n{POOL}system_disk = {{ size_gb = 5 }}\n"),
         expect!["s.toml:11:27: `size_gb` of `system_disk` of pool `a` must be from 20 to 2048, found 5"],
+    );
+}
+
+/// `cluster = true` (issue 14): a pool's instances as one job's nodes, so two or more of them.
+#[test]
+fn clusters_are_two_or_more_nodes() {
+    check(&format!("deployment = \"d\"\n{POOL}count = 2\ncluster = true\n"), expect!["ok"]);
+    let s = spec::parse(
+        "s.toml",
+        &format!("deployment = \"d\"\n{POOL}count = 2\ncluster = true\n"),
+        None,
+        &Limits::default(),
+    )
+    .unwrap();
+    assert!(s.pools[0].cluster);
+    let s = spec::parse("s.toml", &format!("deployment = \"d\"\n{POOL}"), None, &Limits::default()).unwrap();
+    assert!(!s.pools[0].cluster, "off unless asked");
+    check(
+        &format!("deployment = \"d\"\n{POOL}cluster = true\n"),
+        expect!["s.toml:11:11: pool `a` is a cluster of 2 or more nodes; set count = 2 or more, or drop `cluster`"],
+    );
+    check(
+        &format!("deployment = \"d\"\n{POOL}count = 2\ncluster = \"yes\"\n"),
+        expect!["s.toml:12:11: `cluster` in pool `a` must be true or false, found a string"],
+    );
+    check(
+        &format!("deployment = \"d\"\n{POOL}count = 2\nclustr = true\n"),
+        expect!["s.toml:12:1: unknown key `clustr` in [[pool]] #1; did you mean cluster?"],
     );
 }
 

@@ -51,7 +51,12 @@ pub fn print_plan(p: &Plan) {
             .map(|f| format!("{} ({}, {:?})", f.source, f.as_of, f.confidence))
             .unwrap_or_else(|| "no catalog price".into());
         t.add_row([
-            pool.name.clone(),
+            // A cluster's nodes go to one of these places together (issue 14).
+            if pool.cluster {
+                format!("{}\n(cluster of {})", pool.name, pool.count)
+            } else {
+                pool.name.clone()
+            },
             pool.create.len().to_string(),
             pool.keep.len().to_string(),
             format!(

@@ -143,6 +143,10 @@ pub struct Pool {
     pub public_ip: Option<PublicIp>,
     pub auto_release: AutoRelease,
     pub snapshot: SnapshotPolicy,
+    /// `cluster = true`: the `count` instances are the nodes of one training job, so all of them go
+    /// to one candidate (one zone, one type) and a candidate that cannot take them all moves the whole
+    /// cluster to the next; never a cluster split across zones (issue 14).
+    pub cluster: bool,
     /// User tags; gpuctl adds its own `gpuctl-*` tags (reserved) to find its resources without state.
     pub tags: BTreeMap<String, String>,
     /// cloud-init user data (inline, or the contents of `user_data_file`).

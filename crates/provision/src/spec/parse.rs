@@ -70,6 +70,7 @@ const POOL_KEYS: &[&str] = &[
     "public_ip",
     "auto_release",
     "snapshot",
+    "cluster",
     "tags",
     "user_data",
     "user_data_file",
@@ -360,6 +361,23 @@ impl Parser<'_> {
             }),
             None => Some(SnapshotPolicy::default()),
         };
+        // A cluster (issue 14): the pool's `count` instances are one training job's nodes, so they
+        // are placed together — one zone, one type — and a short zone moves them all.
+        let cluster = match t.bool(r, "cluster") {
+            Some(c) if c.value && count.as_ref().is_some_and(|n| n.value < 2) => {
+                r.error_at(
+                    c.loc,
+                    format!(
+                        "{} is a cluster of 2 or more nodes; set count = 2 or more, or drop `cluster`",
+                        t.what
+                    ),
+                );
+                None
+            }
+            Some(c) => Some(c.value),
+            None if t.get("cluster").is_some() => None,
+            None => Some(false),
+        };
         let tags = self.tags(r, &t);
         let user_data = self.user_data(r, &t);
         let env = match t.get("env") {
@@ -462,6 +480,7 @@ impl Parser<'_> {
             public_ip: public_ip?.map(|ip| ip.value),
             auto_release: auto_release?,
             snapshot: snapshot?,
+            cluster: cluster?,
             tags: tags?,
             user_data: user_data?.map(|u| u.value),
             env: env?,
