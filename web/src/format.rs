@@ -90,14 +90,16 @@ pub fn cluster(lang: Lang, o: &gpuctl_core::Offer) -> Option<String> {
     let hybrid = c.sharding == gpuctl_core::Sharding::Hybrid;
     Some(match lang {
         Lang::En => format!(
-            "{} sharding · {} Gbit/s between nodes · network up to {share:.0} % of a step",
+            "{} sharding · {} Gbit/s{} between nodes · network up to {share:.0} % of a step",
             if hybrid { "hybrid" } else { "full" },
-            c.net_gbps
+            c.net_gbps,
+            if c.over_rdma { " RDMA" } else { "" }
         ),
         Lang::Zh => format!(
-            "{} · 节点间 {} Gbit/s · 网络最多占每步 {share:.0} %",
+            "{} · 节点间 {} Gbit/s{} · 网络最多占每步 {share:.0} %",
             if hybrid { "混合切分" } else { "全切分" },
-            c.net_gbps
+            c.net_gbps,
+            if c.over_rdma { " RDMA" } else { "" }
         ),
     })
 }

@@ -443,8 +443,8 @@ pub fn assumption(a: &gpuctl_core::Assumption, lang: Lang) -> String {
         InferenceTime => "推理耗时：解码受显存带宽限制，每步以峰值显存带宽的 30–70 % 读取一遍权重，另加每层固定时间（vLLM、SGLang 等推理服务引擎 30–60 µs，Hugging Face transformers 400–800 µs）；不计提示词处理".into(),
         TermBilling => "包周期计费按任务跨越的日历时间（工作小时 ÷ 每天使用小时数）计整期；按量和竞价按工作小时计费".into(),
         OneInstancePerOffer => "每个方案一台实例，注明 N 个节点的除外；每种实例规格和计费方式取有实测价格的最便宜地域，没有时取最便宜的估算".into(),
-        Clusters { link_low_pct, link_high_pct, sequences_per_step, slow_link_gbps } => format!(
-            "N 个节点：同一可用区、同一子网内 N 台同规格实例，按同一方式计费。一个节点放得下时，ZeRO/FSDP 在节点内切分、每个节点一份副本（混合切分）：只有可训练参数的梯度走网络，每个优化步（至少 {sequences_per_step:.0} 条序列，靠梯度累积）一次 all-reduce。放不下时，ZeRO/FSDP 在所有节点的所有 GPU 上切分，阶段 3 时每次前向和反向都经网络 all-gather 权重。节点间按该规格公开的内网带宽的 {link_low_pct:.0}–{link_high_pct:.0} % 计（NCCL 走 TCP；RDMA 网络更快，未计入）；最快：网络时间全部被计算掩盖，最慢：完全不掩盖。低于 {slow_link_gbps:.0} Gbit/s 的方案会标出"
+        Clusters { link_low_pct, link_high_pct, rdma_low_pct, rdma_high_pct, sequences_per_step, slow_link_gbps } => format!(
+            "N 个节点：同一可用区、同一子网内 N 台同规格实例，按同一方式计费。一个节点放得下时，ZeRO/FSDP 在节点内切分、每个节点一份副本（混合切分）：只有可训练参数的梯度走网络，每个优化步（至少 {sequences_per_step:.0} 条序列，靠梯度累积）一次 all-reduce。放不下时，ZeRO/FSDP 在所有节点的所有 GPU 上切分，阶段 3 时每次前向和反向都经网络 all-gather 权重。目录给出 RDMA 端口速率的规格，节点间按其 {rdma_low_pct:.0}–{rdma_high_pct:.0} % 计，其余按公开的内网带宽的 {link_low_pct:.0}–{link_high_pct:.0} % 计（NCCL 走 TCP）；最快：网络时间全部被计算掩盖，最慢：完全不掩盖。低于 {slow_link_gbps:.0} Gbit/s 的方案会标出"
         ),
         ValidateShare { pct } => format!("验证阶段用 QLoRA-4、按量计费跑 {pct:.0} % 的 token"),
         ProduceDays { days } => format!("生产阶段每天 24 小时部署 {days} 天，16 位权重；不用竞价实例"),
@@ -678,6 +678,8 @@ mod tests {
             Clusters {
                 link_low_pct: 40.0,
                 link_high_pct: 70.0,
+                rdma_low_pct: 70.0,
+                rdma_high_pct: 90.0,
                 sequences_per_step: 64.0,
                 slow_link_gbps: 10.0,
             },
@@ -717,8 +719,8 @@ mod tests {
             Reason::UnsuitableForTraining { gpu: "NVIDIA P4".into(), note: "no tensor cores".into() },
             Reason::MissesDeadline { wall_hours: 61.2, deadline_hours: 48.0 },
             Reason::NoPrice,
-            Reason::NoNetworkFigure,
             Reason::OverBudget { cost_high: 123_456.0, budget: 50_000.0 },
+            Reason::NoNetworkFigure,
         ];
         for r in &reasons {
             assert_chinese(&reason(r, Lang::Zh));

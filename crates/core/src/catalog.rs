@@ -519,13 +519,19 @@ impl Catalog {
                     return Err(format!("instance {} {}: {e} (zones of its regions)", i.provider, i.id));
                 }
             }
-            if let Some(n) = i.net_gbps {
-                if !(n.is_finite() && n > 0.0) {
+            for (field, v) in [("net_gbps", i.net_gbps), ("rdma_gbps", i.rdma_gbps)] {
+                if v.is_some_and(|n| !(n.is_finite() && n > 0.0)) {
                     return Err(format!(
-                        "instance {} {}: net_gbps must be a positive number",
+                        "instance {} {}: {field} must be a positive number",
                         i.provider, i.id
                     ));
                 }
+            }
+            if i.rdma_gbps.is_some() && i.rdma.is_none() {
+                return Err(format!(
+                    "instance {} {}: rdma_gbps needs `rdma`, the fabric it measures",
+                    i.provider, i.id
+                ));
             }
         }
         for r in &self.rows {

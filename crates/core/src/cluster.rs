@@ -35,6 +35,9 @@ pub const MIN_SEQUENCES_PER_STEP: f64 = 64.0;
 /// Share of the published private-network bandwidth NCCL reaches between instances over TCP
 /// sockets (low, high). An assumption: the clouds publish line rates, not collective throughput.
 pub const LINK_EFFICIENCY: (f64, f64) = (0.40, 0.70);
+/// The same over an RDMA fabric (GPUDirect RDMA, no kernel TCP stack): NCCL's bus bandwidth comes
+/// much closer to the ports' line rate. An assumption too.
+pub const RDMA_EFFICIENCY: (f64, f64) = (0.70, 0.90);
 
 /// How the job is spread over the nodes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -52,9 +55,11 @@ pub struct Cluster {
     pub nodes: u32,
     pub gpus_per_node: f64,
     pub sharding: Sharding,
-    /// The instance type's published private-network bandwidth, Gbit/s.
+    /// The bandwidth the nodes talk over, Gbit/s: the RDMA fabric's ports where the catalog gives
+    /// their speed (`over_rdma`), else the published private-network bandwidth.
     pub net_gbps: f64,
-    /// The RDMA fabric the type's source states (not counted: the estimate uses `net_gbps`).
+    pub over_rdma: bool,
+    /// The RDMA fabric the type's source states.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rdma: Option<String>,
     /// GB each node sends per step over the network, and the tokens that step trains.
@@ -85,7 +90,8 @@ fn gradient_bytes(job: &Job) -> f64 {
 
 /// Time for `job` on `nodes` instances of `inst` (each `inst.gpu_count` × `gpu`), spread by
 /// `sharding` at ZeRO `zero_stage` (the stage the fit chose over the devices that shard). `None` when
-/// the type publishes no network bandwidth: the network's share would be a guess.
+/// the type publishes neither an RDMA speed nor a network bandwidth: the network's share would be a
+/// guess.
 pub(crate) fn cluster_time(
     job: &Job,
     gpu: &Gpu,
@@ -95,7 +101,12 @@ pub(crate) fn cluster_time(
     zero_stage: u8,
     explain: bool,
 ) -> Option<(TimeEstimate, Cluster, Vec<Assumption>)> {
-    let net_gbps = inst.net_gbps?;
+    let (net_gbps, over_rdma) = match (inst.rdma_gbps, inst.net_gbps) {
+        (Some(r), _) => (r, true),
+        (None, Some(n)) => (n, false),
+        (None, None) => return None,
+    };
+    let efficiency = if over_rdma { RDMA_EFFICIENCY } else { LINK_EFFICIENCY };
     let n = f64::from(nodes.max(1));
     // Compute: one node's rate (its own MFU band: inside a node nothing changes) times the nodes.
     let (mut t, a) = estimate_time_explained(job, gpu, inst.gpu_count, explain);
@@ -121,7 +132,7 @@ pub(crate) fn cluster_time(
     };
     let compute_s = (compute(t.tokens_per_second_high), compute(t.tokens_per_second_low));
     let line = net_gbps * 1e9 / 8.0;
-    let network_s = (bytes / (line * LINK_EFFICIENCY.1), bytes / (line * LINK_EFFICIENCY.0));
+    let network_s = (bytes / (line * efficiency.1), bytes / (line * efficiency.0));
     // Fast end: network hidden behind compute; slow end: none of it hidden.
     let step_fast = compute_s.0.max(network_s.0);
     let step_slow = compute_s.1 + network_s.1;
@@ -136,6 +147,7 @@ pub(crate) fn cluster_time(
         gpus_per_node: inst.gpu_count,
         sharding,
         net_gbps,
+        over_rdma,
         rdma: inst.rdma.clone(),
         network_gb_per_step: bytes / 1e9,
         tokens_per_step,
@@ -184,10 +196,30 @@ mod tests {
         assert!(full.hours_low <= full.hours_high && hybrid.hours_low <= hybrid.hours_high);
     }
 
+    /// An HCC type publishes its RDMA ports (2×100GE), not a VPC bandwidth: its nodes talk over them.
+    #[test]
+    fn rdma_types_talk_over_their_fabric() {
+        let c = Catalog::shipped();
+        let i = c.instance_types().iter().find(|i| i.id == "HCCPNV4s.64XLARGE1024").unwrap();
+        let gpu = c.gpu(&i.gpu).unwrap();
+        let (_, cl, _) =
+            cluster_time(&job("qwen2.5-72b", Method::Full), gpu, i, 2, Sharding::Full, 3, false).unwrap();
+        assert!(cl.over_rdma && cl.net_gbps == 200.0, "{cl:?}");
+        let line = 200e9 / 8.0;
+        assert!(
+            (cl.network_s_per_step.0 - cl.network_gb_per_step * 1e9 / (line * RDMA_EFFICIENCY.1)).abs()
+                < 1e-9
+        );
+    }
+
     #[test]
     fn no_published_bandwidth_no_cluster_time() {
         let c = Catalog::shipped();
-        let Some(i) = c.instance_types().iter().find(|i| i.net_gbps.is_none() && i.gpu_count >= 1.0) else {
+        let Some(i) = c
+            .instance_types()
+            .iter()
+            .find(|i| i.net_gbps.is_none() && i.rdma_gbps.is_none() && i.gpu_count >= 1.0)
+        else {
             return;
         };
         let gpu = c.gpu(&i.gpu).unwrap();

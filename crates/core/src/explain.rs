@@ -74,7 +74,14 @@ pub enum Assumption {
     /// do — NCCL at `link_low_pct`–`link_high_pct` % of the published private bandwidth, gradients
     /// once per optimizer step of at least `sequences_per_step` sequences, overlap from full to none,
     /// and a warning under `slow_link_gbps`.
-    Clusters { link_low_pct: f64, link_high_pct: f64, sequences_per_step: f64, slow_link_gbps: f64 },
+    Clusters {
+        link_low_pct: f64,
+        link_high_pct: f64,
+        rdma_low_pct: f64,
+        rdma_high_pct: f64,
+        sequences_per_step: f64,
+        slow_link_gbps: f64,
+    },
     /// Staged plan: validate runs `pct` % of the tokens with QLoRA-4 on pay-as-you-go.
     ValidateShare { pct: f64 },
     /// Staged plan: produce serves for `days` days.
@@ -196,9 +203,9 @@ impl fmt::Display for Assumption {
             InferenceTime => f.write_str("inference time: decode is memory-bound, each step reads the weights once at 30–70 % of peak memory bandwidth, plus a fixed time per layer (30–60 µs in a serving engine such as vLLM or SGLang, 400–800 µs in Hugging Face transformers); prompt processing not counted"),
             TermBilling => f.write_str("term modes bill whole terms for the calendar time the work spans (hours ÷ hours per day); hourly and spot bill the hours worked"),
             OneInstancePerOffer => f.write_str("one instance per offer unless its row says N nodes; for each instance type and billing mode the cheapest region with an observed price is shown, else the cheapest estimate"),
-            Clusters { link_low_pct, link_high_pct, sequences_per_step, slow_link_gbps } => write!(
+            Clusters { link_low_pct, link_high_pct, rdma_low_pct, rdma_high_pct, sequences_per_step, slow_link_gbps } => write!(
                 f,
-                "N nodes: N instances of one type in one zone and subnet, billed alike. When one node holds the job, ZeRO/FSDP shards inside each node and each node keeps a replica (hybrid sharding): only the trainable gradients cross the network, one all-reduce per optimizer step of at least {sequences_per_step:.0} sequences (gradient accumulation). When it does not, ZeRO/FSDP shards over every GPU of every node, and at stage 3 the weights are all-gathered over the network at every forward and backward. The nodes talk over the type's published private-network bandwidth at {link_low_pct:.0}–{link_high_pct:.0} % of line rate (NCCL over TCP; an RDMA fabric would be faster and is not counted); fastest time: the network hidden behind compute, slowest: not hidden at all. Below {slow_link_gbps:.0} Gbit/s an offer is marked"
+                "N nodes: N instances of one type in one zone and subnet, billed alike. When one node holds the job, ZeRO/FSDP shards inside each node and each node keeps a replica (hybrid sharding): only the trainable gradients cross the network, one all-reduce per optimizer step of at least {sequences_per_step:.0} sequences (gradient accumulation). When it does not, ZeRO/FSDP shards over every GPU of every node, and at stage 3 the weights are all-gathered over the network at every forward and backward. The nodes talk over the type's RDMA fabric where the catalog gives its ports' speed, at {rdma_low_pct:.0}–{rdma_high_pct:.0} % of it, else over its published private-network bandwidth at {link_low_pct:.0}–{link_high_pct:.0} % (NCCL over TCP); fastest time: the network hidden behind compute, slowest: not hidden at all. Below {slow_link_gbps:.0} Gbit/s an offer is marked"
             ),
             ValidateShare { pct } => write!(f, "validate runs {pct:.0} % of the tokens with QLoRA-4 on pay-as-you-go"),
             ProduceDays { days } => write!(f, "produce serves for {days} days, 24 h/day, 16-bit weights; spot excluded"),

@@ -494,6 +494,8 @@ pub fn rank(catalog: &Catalog, q: &Question) -> Ranking {
             Assumption::Clusters {
                 link_low_pct: crate::cluster::LINK_EFFICIENCY.0 * 100.0,
                 link_high_pct: crate::cluster::LINK_EFFICIENCY.1 * 100.0,
+                rdma_low_pct: crate::cluster::RDMA_EFFICIENCY.0 * 100.0,
+                rdma_high_pct: crate::cluster::RDMA_EFFICIENCY.1 * 100.0,
                 sequences_per_step: crate::cluster::MIN_SEQUENCES_PER_STEP,
                 slow_link_gbps: SLOW_LINK_GBPS,
             },
@@ -609,7 +611,9 @@ mod tests {
         let no_net = Catalog::shipped()
             .instance_types()
             .iter()
-            .find(|i| i.net_gbps.is_none() && i.gpu_count >= 1.0 && i.restricted.is_none())
+            .find(|i| {
+                i.net_gbps.is_none() && i.rdma_gbps.is_none() && i.gpu_count >= 1.0 && i.restricted.is_none()
+            })
             .expect("a type without a network figure");
         let why = r.infeasible.iter().find(|i| i.instance == no_net.id).expect("listed as infeasible");
         assert!(why.reason_codes.contains(&Reason::NoNetworkFigure), "{why:?}");

@@ -220,6 +220,10 @@ pub struct InstanceType {
     /// `None` when it states none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rdma: Option<String>,
+    /// The RDMA fabric's bandwidth per instance, Gbit/s (all its ports), where the source prints the
+    /// ports' speed (`2×100GE` = 200); `None` when it does not. A cluster of this type talks over it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rdma_gbps: Option<f64>,
     /// Zones the source names for this type (empty = not stated; the provider's zones apply).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub zones: Vec<String>,
@@ -338,6 +342,7 @@ borsh_struct!(InstanceType {
     notes,
     net_gbps,
     rdma,
+    rdma_gbps,
     zones,
     restricted,
 });

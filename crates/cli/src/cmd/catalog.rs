@@ -180,10 +180,11 @@ fn instances(
             cell(BillingMode::Year3),
         ];
         restricted += usize::from(i.restricted.is_some());
+        let rdma = i.rdma_gbps.map_or_else(|| "RDMA".to_string(), |g| format!("RDMA {g}"));
         let net = match (i.net_gbps, &i.rdma) {
-            (Some(n), Some(_)) => format!("{n} +RDMA"),
+            (Some(n), Some(_)) => format!("{n} +{rdma}"),
             (Some(n), None) => format!("{n}"),
-            (None, Some(_)) => "RDMA".to_string(),
+            (None, Some(_)) => rdma,
             (None, None) => "—".to_string(),
         };
         let [hourly, spot, weekly, monthly, year1, year3] = cells;

@@ -553,12 +553,13 @@ fn print_human(
             let net = o.cluster.as_ref().map(|c| {
                 let (compute, network) = (c.compute_s_per_step.1, c.network_s_per_step.1);
                 format!(
-                    "{} sharding, {} Gbit/s, network {:.0} % of a step",
+                    "{} sharding, {} Gbit/s{}, network {:.0} % of a step",
                     match c.sharding {
                         gpuctl_core::Sharding::Hybrid => "hybrid",
                         gpuctl_core::Sharding::Full => "full",
                     },
                     c.net_gbps,
+                    if c.over_rdma { " RDMA" } else { "" },
                     100.0 * network / (compute + network)
                 )
             });
