@@ -33,7 +33,7 @@ fn check(src: &str, expected: Expect) {
 #[test]
 fn infra_specs_parse() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../infra");
-    for name in ["stage1.toml", "stage2.toml", "stage3.toml"] {
+    for name in ["stage1.toml", "stage2.toml", "stage3.toml", "cluster.toml"] {
         if let Err(e) = spec::parse_file(&root.join(name), &Limits::default()) {
             panic!("{name} does not parse:\n{e}");
         }
@@ -52,6 +52,8 @@ fn infra_specs_parse() {
     assert_eq!(s2.pools[0].auto_release, AutoRelease::NotApplicable);
     let s3 = spec::parse_file(&root.join("stage3.toml"), &Limits::default()).unwrap();
     assert!(matches!(s3.pools[1].placement, Placement::Requirement(_)));
+    let c = spec::parse_file(&root.join("cluster.toml"), &Limits::default()).unwrap();
+    assert!(c.pools[0].cluster && c.pools[0].count.value == 2);
 }
 
 #[test]
@@ -364,7 +366,7 @@ fn unknown_instance_type_suggests_catalog_names() {
     spec::check_catalog(&ok, Catalog::shipped()).unwrap();
     // Alibaba's API writes `ecs.` before the catalog's id.
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../infra");
-    for name in ["stage1.toml", "stage2.toml", "stage3.toml"] {
+    for name in ["stage1.toml", "stage2.toml", "stage3.toml", "cluster.toml"] {
         let s = spec::parse_file(&root.join(name), &Limits::default()).unwrap();
         if let Err(e) = spec::check_catalog(&s, Catalog::shipped()) {
             panic!("{name} does not match the catalog:\n{e}");
