@@ -314,39 +314,67 @@ pub mod e2e {
 /// free loopback port with a temp host key and one authorized key, and the local cloud's admin call
 /// that points an instance's public address at it.
 pub mod sshd {
-    use std::net::{TcpListener, TcpStream};
+    use std::net::{IpAddr, TcpListener, TcpStream};
     use std::path::Path;
     use std::process::{Child, Command, Stdio};
     use std::time::{Duration, Instant};
 
     use crate::e2e::SimProcess;
 
-    /// `sshd -D -e` on 127.0.0.1:`port`, killed when dropped.
+    /// `sshd -D -e` on 127.0.0.1:`port` (or where [`Listen`] says), killed when dropped.
     pub struct Sshd {
         child: Child,
+    }
+
+    /// Where an sshd listens and what its config adds: [`Sshd::start`] is loopback in this host's
+    /// network; `run --torchrun`'s test starts one inside each node's network namespace.
+    pub struct Listen<'a> {
+        /// `ip netns exec NETNS sshd …` when set.
+        pub netns: Option<&'a str>,
+        pub address: IpAddr,
+        pub port: u16,
+        /// More sshd_config lines (e.g. `SetEnv PATH=…` for the remote commands).
+        pub extra_config: &'a str,
     }
 
     impl Sshd {
         /// Starts sshd with `host_key` and `authorized` as its only key files, logging to `log`.
         pub fn start(dir: &Path, port: u16, host_key: &Path, authorized: &Path) -> Sshd {
+            let at = Listen { netns: None, address: IpAddr::from([127, 0, 0, 1]), port, extra_config: "" };
+            Self::start_at(dir, host_key, authorized, &at)
+        }
+
+        /// As [`Sshd::start`], listening where `at` says; its config and log in `dir` (one folder per sshd).
+        pub fn start_at(dir: &Path, host_key: &Path, authorized: &Path, at: &Listen) -> Sshd {
+            let (address, port) = (at.address, at.port);
             let cfg = dir.join("sshd_config");
             std::fs::write(
-            &cfg,
-            format!(
-                "Port {port}\nListenAddress 127.0.0.1\nHostKey {}\nAuthorizedKeysFile {}\nPidFile none\n\
-                 PermitRootLogin prohibit-password\nPasswordAuthentication no\nKbdInteractiveAuthentication no\n\
-                 UsePAM no\nStrictModes no\nSubsystem sftp internal-sftp\nLogLevel VERBOSE\n",
-                host_key.display(),
-                authorized.display()
-            ),
-        )
-        .unwrap();
+                &cfg,
+                format!(
+                    "Port {port}\nListenAddress {address}\nHostKey {}\nAuthorizedKeysFile {}\nPidFile none\n\
+                     PermitRootLogin prohibit-password\nPasswordAuthentication no\nKbdInteractiveAuthentication no\n\
+                     UsePAM no\nStrictModes no\nSubsystem sftp internal-sftp\nLogLevel VERBOSE\n{}",
+                    host_key.display(),
+                    authorized.display(),
+                    at.extra_config
+                ),
+            )
+            .unwrap();
             if is_root() {
                 // sshd's privilege separation needs its empty folder (the Debian package makes it at boot).
                 std::fs::create_dir_all("/run/sshd").unwrap();
             }
             let log = std::fs::File::create(dir.join("sshd.log")).unwrap();
-            let child = Command::new("/usr/sbin/sshd")
+            let mut cmd = match at.netns {
+                // `ip netns exec` enters the namespace and execs sshd: the child is sshd itself.
+                Some(ns) => {
+                    let mut c = Command::new("ip");
+                    c.args(["netns", "exec", ns, "/usr/sbin/sshd"]);
+                    c
+                }
+                None => Command::new("/usr/sbin/sshd"),
+            };
+            let child = cmd
                 .args(["-D", "-e", "-f"])
                 .arg(&cfg)
                 .stdin(Stdio::null())
@@ -356,14 +384,14 @@ pub mod sshd {
                 .expect("/usr/sbin/sshd starts (scripts/boot-tools installs openssh-server)");
             let mut me = Sshd { child };
             let deadline = Instant::now() + Duration::from_secs(10);
-            while TcpStream::connect(("127.0.0.1", port)).is_err() {
+            while TcpStream::connect_timeout(&(address, port).into(), Duration::from_secs(1)).is_err() {
                 if let Ok(Some(st)) = me.child.try_wait() {
                     panic!(
                         "sshd exited {st}: {}",
                         std::fs::read_to_string(dir.join("sshd.log")).unwrap_or_default()
                     );
                 }
-                assert!(Instant::now() < deadline, "sshd did not listen on {port} within 10 s");
+                assert!(Instant::now() < deadline, "sshd did not listen on {address}:{port} within 10 s");
                 std::thread::sleep(Duration::from_millis(50));
             }
             me
@@ -408,12 +436,130 @@ pub mod sshd {
     /// Points each instance's public address at 127.0.0.1 (the admin API of the local cloud).
     pub fn point_at_localhost(sim: &SimProcess, ids: &[String]) {
         for id in ids {
-            let (status, body) = sim.admin(
-                "POST",
-                "/_sim/public_address",
-                &format!("{{\"instance_id\": \"{id}\", \"address\": \"127.0.0.1\"}}"),
-            );
-            assert_eq!(status, 200, "{body}");
+            point_at(sim, id, "127.0.0.1");
+        }
+    }
+
+    /// Points instance `id`'s public address at `address` (the admin API of the local cloud).
+    pub fn point_at(sim: &SimProcess, id: &str, address: &str) {
+        let (status, body) = sim.admin(
+            "POST",
+            "/_sim/public_address",
+            &format!("{{\"instance_id\": \"{id}\", \"address\": \"{address}\"}}"),
+        );
+        assert_eq!(status, 200, "{body}");
+    }
+}
+
+/// Linux network namespaces standing in for a cluster's nodes (issue 14, `run --torchrun`): one
+/// namespace per node holding the private address the local cloud gave it, each joined by a veth pair
+/// to one bridge in this host's namespace, so the nodes reach each other and this host reaches each
+/// node (its sshd) at that address. Needs root and Debian's iproute2 (`ip`). Everything made is
+/// removed when the [`Lan`] is dropped, a failed test included: the processes left in each namespace
+/// are killed by id first.
+pub mod netns {
+    use std::net::Ipv4Addr;
+    use std::process::Command;
+
+    /// The interface each namespace sees (names are per namespace, so every node has the same one).
+    pub const IFACE: &str = "gpuctl0";
+
+    /// The namespaces, veths and bridge made so far, removed on drop.
+    pub struct Lan {
+        pub bridge: String,
+        /// This host's address on the bridge (a /32 in the nodes' /24, routes to each node's /32).
+        pub host_address: Ipv4Addr,
+        namespaces: Vec<String>,
+        host_ends: Vec<String>,
+    }
+
+    fn ip(args: &[&str]) {
+        let o = Command::new("ip").args(args).output().expect("`ip` runs (Debian's iproute2)");
+        assert!(o.status.success(), "ip {}: {}", args.join(" "), String::from_utf8_lossy(&o.stderr));
+    }
+
+    impl Lan {
+        /// One namespace per address, named `gpuctl-<tag>-<i>`; `tag` must make the names unique on
+        /// this host (the caller's pid and a counter) and be at most 6 characters, since the host's
+        /// interface names (`gtb<tag>`, `gtv<tag><i>`) are limited to 15.
+        pub fn new(tag: &str, addresses: &[Ipv4Addr]) -> Lan {
+            assert!(tag.len() <= 6 && addresses.len() <= 9, "tag {tag:?}, {} nodes", addresses.len());
+            let [a, b, c, _] = addresses[0].octets();
+            let host_address = (1..=254u8)
+                .rev()
+                .map(|d| Ipv4Addr::new(a, b, c, d))
+                .find(|x| !addresses.contains(x))
+                .expect("a free address in the nodes' /24");
+            let mut lan = Lan {
+                bridge: format!("gtb{tag}"),
+                host_address,
+                namespaces: Vec::new(),
+                host_ends: Vec::new(),
+            };
+            let br = lan.bridge.clone();
+            ip(&["link", "add", &br, "type", "bridge"]);
+            // Pushed as soon as made, so a failure below still removes it.
+            lan.host_ends.push(br.clone());
+            ip(&["addr", "add", &format!("{host_address}/32"), "dev", &br]);
+            ip(&["link", "set", &br, "up"]);
+            for (i, addr) in addresses.iter().enumerate() {
+                let ns = format!("gpuctl-{tag}-{i}");
+                ip(&["netns", "add", &ns]);
+                lan.namespaces.push(ns.clone());
+                let (host_end, node_end) = (format!("gtv{tag}{i}"), format!("gtn{tag}{i}"));
+                ip(&["link", "add", &host_end, "type", "veth", "peer", "name", &node_end]);
+                lan.host_ends.push(host_end.clone());
+                ip(&["link", "set", &host_end, "master", &br]);
+                ip(&["link", "set", &host_end, "up"]);
+                ip(&["link", "set", &node_end, "netns", &ns]);
+                let inside = |args: &[&str]| {
+                    let mut all = vec!["netns", "exec", &ns, "ip"];
+                    all.extend_from_slice(args);
+                    ip(&all);
+                };
+                inside(&["link", "set", &node_end, "name", IFACE]);
+                inside(&["link", "set", "lo", "up"]);
+                inside(&["addr", "add", &format!("{addr}/32"), "dev", IFACE]);
+                inside(&["link", "set", IFACE, "up"]);
+                // Every other address is on the bridge's segment: node to node, and back to this host.
+                inside(&["route", "add", "default", "dev", IFACE]);
+                ip(&["route", "add", &format!("{addr}/32"), "dev", &br]);
+            }
+            lan
+        }
+
+        /// Namespace of node `i`.
+        pub fn namespace(&self, i: usize) -> &str {
+            &self.namespaces[i]
+        }
+
+        /// The processes still in namespace `ns` (`ip netns pids`).
+        pub fn pids(ns: &str) -> Vec<u32> {
+            Command::new("ip")
+                .args(["netns", "pids", ns])
+                .output()
+                .map(|o| {
+                    String::from_utf8_lossy(&o.stdout)
+                        .split_whitespace()
+                        .filter_map(|p| p.parse().ok())
+                        .collect()
+                })
+                .unwrap_or_default()
+        }
+    }
+
+    impl Drop for Lan {
+        fn drop(&mut self) {
+            for ns in &self.namespaces {
+                // Only processes inside the test's own namespaces: the sshds and what they started.
+                for pid in Lan::pids(ns) {
+                    let _ = Command::new("kill").args(["-KILL", &pid.to_string()]).status();
+                }
+                let _ = Command::new("ip").args(["netns", "del", ns]).status();
+            }
+            for link in self.host_ends.iter().rev() {
+                let _ = Command::new("ip").args(["link", "del", link]).output();
+            }
         }
     }
 }

@@ -507,8 +507,19 @@ fn each_line(r: impl Read, mut f: impl FnMut(String)) {
 /// Runs `program args` for `host`: each output line streamed with the instance's prefix (stdout to
 /// stdout, stderr to stderr) unless `capture`, when the lines are kept for `--json` instead.
 pub fn run_one(program: &str, args: &[OsString], host: &Host, capture: bool) -> Outcome {
+    run_one_prefixed(program, args, host, capture, &format!("[{} {}]", host.label, host.instance_id))
+}
+
+/// [`run_one`] with the prefix of each streamed line given (`run --torchrun`: `[node 1]`).
+pub fn run_one_prefixed(
+    program: &str,
+    args: &[OsString],
+    host: &Host,
+    capture: bool,
+    prefix: &str,
+) -> Outcome {
     let start = Instant::now();
-    let prefix = format!("[{} {}]", host.label, host.instance_id);
+    let prefix = prefix.to_string();
     let mut out = Outcome {
         instance: host.label.clone(),
         instance_id: host.instance_id.clone(),
@@ -606,6 +617,141 @@ pub fn for_each_host<T: Send>(hosts: &[Host], parallel: usize, job: impl Fn(&Hos
     });
     results.sort_by_key(|(i, _)| *i);
     results.into_iter().map(|(_, t)| t).collect()
+}
+
+/// `run --torchrun`'s choices (issue 14).
+#[derive(Debug, Clone)]
+pub struct Torchrun {
+    /// Processes per node; `None`: the instance type's GPU count in the catalog, or 1.
+    pub nproc_per_node: Option<u32>,
+    /// The c10d rendezvous port on node 0.
+    pub rdzv_port: u16,
+}
+
+/// One node of a cluster pool, as `run --torchrun` launches it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Node {
+    pub instance_id: String,
+    /// The node's rank: its place among the pool's nodes by instance number.
+    pub rank: usize,
+    pub private_ip: IpAddr,
+    /// GPUs of its instance type in the catalog (`None`: the catalog has no such type).
+    pub gpus: Option<u32>,
+}
+
+/// The nodes of cluster pool `target` (`DEPLOY/POOL`), each with the private address the state
+/// recorded. Refused (usage, exit 2): an instance number in the target, a pool that is not `cluster
+/// = true` in the deployment's recorded spec, fewer live nodes than its `count`, a node that is not
+/// running, a node without a recorded private IP.
+pub fn cluster_nodes(session: &Session, target: &Target) -> Result<Vec<Node>, CliError> {
+    let (dep, Some(pool)) = (&target.deployment, &target.pool) else {
+        return Err(CliError::usage(format!("--torchrun needs DEPLOY/POOL, not {target}")));
+    };
+    if target.index.is_some() {
+        return Err(CliError::usage(format!(
+            "--torchrun starts every node of a cluster pool together: name the pool ({dep}/{pool}), not one instance"
+        )));
+    }
+    let spec = recorded_spec(session, dep)?;
+    let p = spec
+        .pools
+        .iter()
+        .find(|p| &p.name.value == pool)
+        .ok_or_else(|| CliError::usage(format!("deployment {dep}'s spec has no pool {pool}")))?;
+    if !p.cluster {
+        return Err(CliError::usage(format!(
+            "pool {dep}/{pool} is not a cluster (`cluster = true` in its spec): --torchrun runs one training job over a \
+             cluster's nodes; use `gpuctl run {dep}/{pool} -- …` for a command on each instance"
+        )));
+    }
+    let all = session.engine.store(|s| s.resources(Some(dep))).map_err(state_error)?;
+    let mut live: Vec<Resource> = all.into_iter().filter(|r| &r.pool == pool && r.state.is_live()).collect();
+    live.sort_by_key(|r| r.index);
+    let want = p.count.value as usize;
+    if live.len() != want {
+        return Err(CliError::usage(format!(
+            "cluster {dep}/{pool} has {} live node(s) of its {want}: run `gpuctl provision` until all are running",
+            live.len()
+        )));
+    }
+    let catalog = gpuctl_core::Catalog::shipped();
+    let mut nodes = Vec::new();
+    for (rank, r) in live.iter().enumerate() {
+        let label = format!("{dep}/{pool}/{}", r.index);
+        if r.state != gpuctl_provision::state::ResourceState::Running {
+            return Err(CliError::usage(format!(
+                "node {label} is {}, not running: every node of the cluster must run before --torchrun",
+                r.state.name()
+            )));
+        }
+        let ip = r.private_ip.as_deref().filter(|s| !s.is_empty()).ok_or_else(|| {
+            CliError::usage(format!(
+                "node {label} has no recorded private IP, so the nodes cannot be told where node 0 is \
+                 (run `gpuctl provision` again to record it)"
+            ))
+        })?;
+        let private_ip = ip.parse::<IpAddr>().map_err(|_| {
+            CliError::usage(format!("node {label}: the recorded private IP {ip:?} is not an address"))
+        })?;
+        let id = catalog.catalog_type(r.provider, &r.instance_type);
+        let gpus = catalog.instance_type(r.provider, id).map(|t| t.devices());
+        nodes.push(Node { instance_id: r.instance_id.clone().unwrap_or_default(), rank, private_ip, gpus });
+    }
+    Ok(nodes)
+}
+
+/// A word as POSIX `sh` reads it back unchanged: as it is when it holds only characters no shell
+/// treats specially, else in single quotes (a `'` inside written `'\''`). ssh hands the remote
+/// command to the login shell as one string, so every word the user gave goes through this.
+pub fn sh_quote(word: &str) -> String {
+    let plain = !word.is_empty()
+        && word.chars().all(|c| {
+            c.is_ascii_alphanumeric()
+                || matches!(c, '_' | '-' | '.' | '/' | '=' | ':' | ',' | '@' | '+' | '%')
+        });
+    if plain {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', "'\\''"))
+    }
+}
+
+/// The remote command that starts PyTorch's own launcher on `node`: torchrun does the rendezvous
+/// (c10d, on node 0's private address), gpuctl only starts it on every node at once.
+///
+/// No NCCL settings: docs/research/clusters.md found none that Tencent CVM or Alibaba ECS document for
+/// plain instances (their RDMA/HCC images document their own), so NCCL's defaults stand; a job sets
+/// its own `NCCL_*` in its script or the image's environment.
+pub fn torchrun_command(
+    nodes: &[Node],
+    node: &Node,
+    t: &Torchrun,
+    rdzv_id: &str,
+    script: &[String],
+) -> String {
+    let nproc = t.nproc_per_node.or(node.gpus).unwrap_or(1).max(1);
+    let master = match nodes.first().map(|n| n.private_ip) {
+        Some(IpAddr::V6(a)) => format!("[{a}]"),
+        Some(IpAddr::V4(a)) => a.to_string(),
+        None => node.private_ip.to_string(),
+    };
+    let mut words = vec![
+        "torchrun".to_string(),
+        format!("--nnodes={}", nodes.len()),
+        format!("--node-rank={}", node.rank),
+        format!("--nproc-per-node={nproc}"),
+        "--rdzv-backend=c10d".to_string(),
+        format!("--rdzv-endpoint={master}:{}", t.rdzv_port),
+        format!("--rdzv-id={rdzv_id}"),
+        // Node 0 hosts the rendezvous store. Said, not guessed: torchrun's own guess compares the
+        // endpoint with what the node's host name resolves to, which an image need not map to the
+        // private address.
+        format!("--rdzv-conf=is_host={}", u8::from(node.rank == 0)),
+        // The node's own address for the workers' store, rather than whatever its host name resolves to.
+        format!("--local-addr={}", node.private_ip),
+    ];
+    words.extend(script.iter().cloned());
+    words.iter().map(|w| sh_quote(w)).collect::<Vec<_>>().join(" ")
 }
 
 /// What a readiness probe found on one instance.
@@ -807,6 +953,46 @@ mod tests {
         assert!(e.message.contains("does not exist"), "{}", e.message);
         let e = identity_for(Some(Path::new("/k/id.pub")), None, "train", Provider::Tencent).unwrap_err();
         assert!(e.message.contains("public key"), "{}", e.message);
+    }
+
+    #[test]
+    fn torchrun_commands_quote_every_word_and_name_node_0() {
+        assert_eq!(sh_quote("train.py"), "train.py");
+        assert_eq!(sh_quote("--lr=1e-4"), "--lr=1e-4");
+        assert_eq!(sh_quote(""), "''");
+        assert_eq!(sh_quote("a b; rm -rf ~"), "'a b; rm -rf ~'");
+        assert_eq!(sh_quote("it's $HOME `id`"), "'it'\\''s $HOME `id`'");
+        let node = |rank: usize, ip: &str, gpus| Node {
+            instance_id: format!("i-{rank}"),
+            rank,
+            private_ip: ip.parse().unwrap(),
+            gpus,
+        };
+        let nodes = [node(0, "10.0.0.7", Some(8)), node(1, "10.0.0.9", Some(8))];
+        let t = Torchrun { nproc_per_node: None, rdzv_port: 29400 };
+        let script = ["train.py".to_string(), "--note".to_string(), "x; touch /tmp/p".to_string()];
+        let c = torchrun_command(&nodes, &nodes[1], &t, "cluster-train", &script);
+        assert_eq!(
+            c,
+            "torchrun --nnodes=2 --node-rank=1 --nproc-per-node=8 --rdzv-backend=c10d \
+             --rdzv-endpoint=10.0.0.7:29400 --rdzv-id=cluster-train --rdzv-conf=is_host=0 \
+             --local-addr=10.0.0.9 train.py --note 'x; touch /tmp/p'"
+        );
+        let c0 = torchrun_command(
+            &nodes,
+            &nodes[0],
+            &Torchrun { nproc_per_node: Some(2), rdzv_port: 1234 },
+            "d-p",
+            &[],
+        );
+        assert!(
+            c0.contains("--nproc-per-node=2 ") && c0.contains(":1234 ") && c0.contains("is_host=1"),
+            "{c0}"
+        );
+        // A type the catalog does not know runs one process per node.
+        let unknown = [node(0, "fd00::1", None)];
+        let c = torchrun_command(&unknown, &unknown[0], &t, "d-p", &[]);
+        assert!(c.contains("--nproc-per-node=1 ") && c.contains("--rdzv-endpoint=[fd00::1]:29400"), "{c}");
     }
 
     #[test]

@@ -34,6 +34,16 @@ pub struct RunArgs {
     /// How many instances at a time
     #[arg(long, default_value_t = 16)]
     pub parallel: usize,
+    /// Start PyTorch's `torchrun` on every node of a cluster pool at once, the command being the
+    /// training script and its arguments (`-- train.py --lr 1e-4`); rendezvous on node 0's private IP
+    #[arg(long)]
+    pub torchrun: bool,
+    /// Processes per node (torchrun's --nproc-per-node). Default: the instance type's GPU count, or 1
+    #[arg(long, value_name = "N", requires = "torchrun", value_parser = clap::value_parser!(u32).range(1..=1024))]
+    pub nproc_per_node: Option<u32>,
+    /// The rendezvous port on node 0 (torchrun's c10d store)
+    #[arg(long, value_name = "PORT", requires = "torchrun", default_value_t = 29400)]
+    pub rdzv_port: u16,
     #[command(flatten)]
     pub login: LoginArgs,
     #[command(flatten)]
@@ -133,6 +143,9 @@ fn finish(outcomes: &[Outcome], json: bool, what: &str) -> Result<ExitCode, CliE
 pub fn run(args: RunArgs) -> Result<ExitCode, CliError> {
     let t = target(&args.target, false)?;
     let session = Session::open(&args.cloud, &[])?;
+    if args.torchrun {
+        return torchrun(&args, &t, &session);
+    }
     let hosts = remote::resolve(&session, &t, &args.login, None)?;
     let ssh = ssh_for(&session, &args.login)?;
     let json = args.cloud.json;
@@ -235,4 +248,59 @@ pub fn wait_and_print(
         remote::print_readiness(hosts, &got, to_stderr);
     }
     Ok(ok)
+}
+
+/// `run --torchrun` (issue 14): torchrun on every node of a cluster pool, all at once (a rendezvous
+/// waits for every node, so `--parallel` does not apply), each node's lines prefixed `[node i]`.
+fn torchrun(args: &RunArgs, t: &Target, session: &Session) -> Result<ExitCode, CliError> {
+    let nodes = remote::cluster_nodes(session, t)?;
+    let hosts = remote::resolve(session, t, &args.login, None)?;
+    let ssh = ssh_for(session, &args.login)?;
+    let opts = remote::Torchrun { nproc_per_node: args.nproc_per_node, rdzv_port: args.rdzv_port };
+    let rdzv_id = format!("{}-{}", t.deployment, t.pool.as_deref().unwrap_or_default());
+    let mut prepared = Vec::new();
+    for n in &nodes {
+        let host = hosts.iter().find(|h| h.instance_id == n.instance_id).ok_or_else(|| {
+            CliError::failed(format!("node {} ({}) has no address to log in to", n.rank, n.instance_id))
+        })?;
+        let command = remote::torchrun_command(&nodes, n, &opts, &rdzv_id, &args.command);
+        prepared.push((n.rank, host.clone(), ssh.ssh_args(host, true, &[command])?));
+    }
+    let json = args.cloud.json;
+    if !json {
+        eprintln!(
+            "torchrun on {} node(s) of {t}, rendezvous {}:{} (id {rdzv_id})",
+            nodes.len(),
+            nodes[0].private_ip,
+            args.rdzv_port
+        );
+    }
+    let hosts: Vec<Host> = prepared.iter().map(|(_, h, _)| h.clone()).collect();
+    let outcomes = remote::for_each_host(&hosts, hosts.len(), |h| {
+        let i = hosts.iter().position(|x| x.instance_id == h.instance_id).unwrap_or(0);
+        let (rank, _, a) = &prepared[i];
+        remote::run_one_prefixed("ssh", a, h, json, &format!("[node {rank}]"))
+    });
+    if json {
+        print_json(&outcomes)?;
+    }
+    let mut failed = 0;
+    for ((rank, h, _), o) in prepared.iter().zip(&outcomes) {
+        if o.ok() {
+            continue;
+        }
+        failed += 1;
+        if !json {
+            let why = match (&o.error, o.exit_code) {
+                (Some(e), _) => e.clone(),
+                (None, Some(c)) => format!("torchrun exited with {c}"),
+                (None, None) => "torchrun did not finish".into(),
+            };
+            eprintln!("[node {rank}] {} {}: {why}", h.label, h.instance_id);
+        }
+    }
+    if !json {
+        eprintln!("torchrun: {} of {} node(s) succeeded", nodes.len() - failed, nodes.len());
+    }
+    Ok(if failed == 0 && outcomes.len() == nodes.len() { ExitCode::SUCCESS } else { ExitCode::FAILURE })
 }
