@@ -9,7 +9,7 @@ use gpuctl_e2e::e2e::{self, SimProcess};
 
 fn zone(provider: &str, i: &serde_json::Value) -> String {
     let z = match provider {
-        "tencent" => &i["Placement"]["Zone"],
+        "tencent" => &i["Zone"],
         "alibaba" => &i["ZoneId"],
         _ => &i["az"],
     };

@@ -699,14 +699,16 @@ impl Engine {
         // A token whose record has ended (released, or failed for good) belongs to an instance that no
         // longer exists: re-using it would make the cloud answer with that old instance (or adopt it from
         // the record and wait forever for it to run). Such a unit is created anew, under the next
-        // generation's token; live records (creating/running/releasing) keep their token, so retries and
-        // re-runs after a crash still meet the instance they made. A released instance still billed
+        // generation's token; live records (creating/running) keep their token, so retries and re-runs
+        // after a crash still meet the instance they made. A released instance still billed
         // until its term ends is the user's no longer: its unit is made anew too.
         let mut generation = 0;
         let (token, recorded) = loop {
             let t = client_token(deployment, &pool.name.value, index, &req, generation);
             match self.store(|s| s.resource(&t))? {
-                Some(r) if !r.state.holds_slot() => generation += 1,
+                // Being released (a killed run's release, which this run's plan finishes): that
+                // instance is going, so the slot is made anew too.
+                Some(r) if !r.state.holds_slot() || r.state == ResourceState::Releasing => generation += 1,
                 recorded => break (t, recorded),
             }
         };

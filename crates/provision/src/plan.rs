@@ -210,9 +210,15 @@ pub fn plan(spec: &Spec, catalog: &Catalog, recorded: &[Resource], today: gpuctl
     for pool in &spec.pools {
         pools.push(pool_plan(pool, catalog, &live, hours, today, &mut warnings));
     }
+    // A release an earlier run began and did not finish (killed mid-way) is finished, whatever the
+    // spec wants: the slot is filled anew. A cluster moving off a short zone releases what it made
+    // there this way, and a node half-released must not pin the cluster to that zone.
     let release: Vec<Resource> = live
         .iter()
-        .filter(|r| !spec.pools.iter().any(|p| p.name.value == r.pool && r.index < p.count.value))
+        .filter(|r| {
+            r.state == crate::state::ResourceState::Releasing
+                || !spec.pools.iter().any(|p| p.name.value == r.pool && r.index < p.count.value)
+        })
         .map(|r| (*r).clone())
         .collect();
     let cny_per_hour = pools.iter().map(|p| p.cny_per_hour).sum::<Option<f64>>();
@@ -487,6 +493,7 @@ fn pool_plan(
             r.pool == pool.name.value
                 && r.index < pool.count.value
                 && r.state != crate::state::ResourceState::Creating
+                && r.state != crate::state::ResourceState::Releasing
         })
         .map(|r| (*r).clone())
         .partition(|r| {

@@ -324,3 +324,18 @@ fn a_cluster_stays_where_its_nodes_run() {
     assert_eq!(pool.create, vec![2]);
     assert_eq!(p.moved.len(), 1);
 }
+
+/// A release an earlier run began and did not finish is finished by the next run, and its slot filled
+/// anew: a killed run must not leave a half-released instance counted as the pool's (a cluster moving
+/// off a short zone would stay pinned there).
+#[test]
+fn an_unfinished_release_is_finished_and_its_slot_filled() {
+    let state = [recorded("a", 0, ResourceState::Releasing), recorded("a", 1, ResourceState::Running)];
+    let p = plan(&spec_of(T4), Catalog::shipped(), &state, TODAY);
+    assert_eq!(p.pools[0].create, vec![0]);
+    assert_eq!(p.pools[0].keep.iter().map(|r| r.index).collect::<Vec<_>>(), vec![1]);
+    assert_eq!(
+        p.release.iter().map(|r| (r.index, r.state)).collect::<Vec<_>>(),
+        vec![(0, ResourceState::Releasing)]
+    );
+}
