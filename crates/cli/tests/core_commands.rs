@@ -119,8 +119,8 @@ fn full_7b_on_one_24gb_card_does_not_fit() {
     assert!(out.contains("N nodes: N instances of one type in one zone"), "{out}");
 }
 
-/// `--nodes`: a cluster of exactly N on every type (issue 14), refused for inference; a cluster row
-/// cannot be written as a spec yet, and says so rather than writing independent instances.
+/// `--nodes`: a cluster of exactly N on every type (issue 14), refused for inference; a cluster row's
+/// spec is a `cluster = true` pool of N nodes.
 #[test]
 fn nodes_ask_for_clusters_and_are_checked() {
     let o = gpuctl(&["estimate", "--model", "qwen2.5-7b", "--tokens", "100M", "--nodes", "2", "--json"], &[]);
@@ -154,9 +154,13 @@ fn nodes_ask_for_clusters_and_are_checked() {
         ],
         &[],
     );
-    assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
-    assert!(stderr(&o).contains("a spec cannot describe a cluster yet"), "{}", stderr(&o));
-    assert!(!spec.exists(), "nothing written");
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    // A cluster row is written as a cluster pool, which the provisioner's own parser takes.
+    let text = std::fs::read_to_string(&spec).unwrap();
+    assert!(text.contains("count = 2  # the cluster's nodes") && text.contains("\ncluster = true"), "{text}");
+    let parsed =
+        gpuctl_provision::spec::parse("s.toml", &text, Some(dir.path()), &Default::default()).unwrap();
+    assert!(parsed.pools[0].cluster && parsed.pools[0].count.value == 2);
 }
 
 #[test]

@@ -107,7 +107,9 @@ pub fn export(catalog: &Catalog, o: &Offer, ctx: &ExportContext<'_>) -> String {
     } else {
         term(o.mode, o.terms_high).unwrap_or(1) as f64 * o.price.cny
     };
-    let budget = (o.cost_high.max(billed) * 1.1).ceil();
+    // A cluster bills every node (`cost_high` is already the whole cluster's).
+    let nodes = o.nodes.max(1);
+    let budget = (o.cost_high.max(billed * f64::from(nodes)) * 1.1).ceil();
     let p = &o.price;
 
     let mut s = String::new();
@@ -125,9 +127,10 @@ pub fn export(catalog: &Catalog, o: &Offer, ctx: &ExportContext<'_>) -> String {
         ctx.epochs
     ));
     line(&format!(
-        "# Offer: {} {} ({} × {}) in {}, billed {}; estimated {:.1}–{:.1} h of work, ¥{}–¥{}.",
+        "# Offer: {} {} ({}{} × {}) in {}, billed {}; estimated {:.1}–{:.1} h of work, ¥{}–¥{}.",
         o.provider,
         o.instance,
+        if nodes > 1 { format!("{nodes} nodes × ") } else { String::new() },
         o.gpu_count,
         o.gpu_name,
         o.region,
@@ -162,7 +165,13 @@ pub fn export(catalog: &Catalog, o: &Offer, ctx: &ExportContext<'_>) -> String {
     line("");
     line("[[pool]]");
     line(&format!("name = {}", quoted(&deployment_name(ctx.pool, ""))));
-    line("count = 1");
+    if nodes > 1 {
+        // The engine's multi-node offer (issue 14): the nodes of one job, placed and moved together.
+        line(&format!("count = {nodes}  # the cluster's nodes"));
+        line("cluster = true  # all nodes in one zone and subnet, moved together on a stock-out (no placement group or shared storage yet)");
+    } else {
+        line("count = 1");
+    }
     line(&format!("billing = {}", quoted(o.mode.as_str())));
     if let Some(t) = term(o.mode, o.terms_high) {
         line(&format!("term = {t}  # {t} × {}", o.mode.unit()));

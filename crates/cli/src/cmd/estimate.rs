@@ -420,15 +420,6 @@ fn write_spec(
         return Err(CliError::usage(format!("--pick {pick}: the table has rows 1 to {}", rows.len())));
     }
     let (offer, _) = rows[pick - 1];
-    if offer.nodes > 1 {
-        // A spec's pool today is independent instances that may land in different zones; a cluster
-        // needs one zone, a placement group and shared storage (issue 14), which specs cannot say yet.
-        return Err(CliError::usage(format!(
-            "--pick {pick}: row {pick} is a {}-node cluster of {}, and a spec cannot describe a cluster yet \
-             (one zone, placement, shared storage); pick a one-node row, or --nodes 1 to list only those",
-            offer.nodes, offer.instance
-        )));
-    }
     let model = q.job.model.name.clone();
     let today = today.to_string();
     let ctx = gpuctl_core::export::ExportContext {
