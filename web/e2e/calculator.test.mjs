@@ -441,9 +441,13 @@ test("the GPU filter answers 'can a T4 run it' and ten rows fit a 1440×900 wind
   const gpus = await page.getByTestId("offer-row").evaluateAll((rows) => rows.map((r) => r.children[2].innerText));
   assert.ok(gpus.every((g) => /T4/.test(g)), `T4 rows only: ${gpus}`);
   await page.waitForURL(/[?&]gpu=t4(&|$)/); // the URL follows once typing pauses
-  // A full fine-tune of 7B on one 16 GB T4 does not fit: no offer, and the page says so.
+  // A full fine-tune of 7B does not fit one 16 GB T4: only clusters of one-T4 nodes sharded over all
+  // of them are offered (issue 14), and each row says how many nodes and how they share the work.
   await page.getByTestId("gpus").selectOption("1");
   await page.getByTestId("method").selectOption("full");
-  await page.getByText(/No offer fits/).waitFor();
+  await page.getByTestId("cluster").first().waitFor();
+  const clusters = await page.getByTestId("offer-row").evaluateAll((rows) => rows.map((r) => r.children[2].innerText));
+  assert.ok(clusters.length > 0, "T4 clusters are offered");
+  assert.ok(clusters.every((g) => /\d+ nodes × 1 × .*T4/.test(g) && /full sharding/.test(g)), `only T4 clusters: ${clusters}`);
   assert.deepEqual(page.errors, []);
 });

@@ -32,7 +32,7 @@ const FEW: usize = 8;
 /// Up to three candidates closest to `given`, best first. Case, `-`, `_`, `.` and spaces are ignored;
 /// a candidate that contains the input (or is contained in it) counts as close.
 pub fn suggest<'a>(given: &str, candidates: impl IntoIterator<Item = &'a str>) -> Vec<String> {
-    let norm = |s: &str| s.to_lowercase().replace(['-', '_', '.', ' '], "");
+    let norm = |s: &str| s.to_ascii_lowercase().replace(['-', '_', '.', ' '], "");
     let g = norm(given);
     let mut scored: Vec<(f64, String)> = candidates
         .into_iter()
