@@ -449,5 +449,7 @@ test("the GPU filter answers 'can a T4 run it' and ten rows fit a 1440×900 wind
   const clusters = await page.getByTestId("offer-row").evaluateAll((rows) => rows.map((r) => r.children[2].innerText));
   assert.ok(clusters.length > 0, "T4 clusters are offered");
   assert.ok(clusters.every((g) => /\d+ nodes × 1 × .*T4/.test(g) && /full sharding/.test(g)), `only T4 clusters: ${clusters}`);
+  // The chosen row's line names its nodes too: its cost is the whole cluster's.
+  assert.match(await page.getByTestId("chosen").innerText(), /\d+ nodes × 1 × .*T4/);
   assert.deepEqual(page.errors, []);
 });

@@ -669,12 +669,12 @@ fn OffersView(ctx: Ctx) -> impl IntoView {
                         picked.with(|r| {
                             r.as_ref().map(|r| {
                                 let o = &r.best;
+                                // A cluster's nodes are named, since its cost is the whole cluster's.
                                 format!(
-                                    "{} {} · {} × {} · {} · {} · {}",
+                                    "{} {} · {} · {} · {} · {}",
                                     i18n::provider_name(o.provider, l),
                                     o.instance,
-                                    o.gpu_count,
-                                    o.gpu_name,
+                                    format::gpus(l, o),
                                     o.region,
                                     i18n::mode_name(o.mode, l),
                                     format::cny(l, o.cost_high),
@@ -945,7 +945,7 @@ fn PlanView(ctx: Ctx) -> impl IntoView {
                             <p class="offer">
                                 <strong>{format!("{} {}", i18n::provider_name(o.provider, l), o.instance)}</strong>
                                 <br />
-                                {format!("{} × {} · {} · {}", o.gpu_count, o.gpu_name, o.region, i18n::mode_name(o.mode, l))}
+                                {format!("{} · {} · {}", format::gpus(l, o), o.region, i18n::mode_name(o.mode, l))}
                             </p>
                             <p class="cost">{format!("{} – {}", format::cny(l, o.cost_low), format::cny(l, o.cost_high))}</p>
                             <p class="muted small">{format::hours_range(l, o.hours_low, o.hours_high)}</p>
