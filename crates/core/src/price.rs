@@ -54,6 +54,18 @@ pub struct ModeCost {
     pub cny_per_1m_tokens_high: Option<f64>,
 }
 
+impl ModeCost {
+    /// The same mode for a cluster of `nodes` instances: every node bills the same way, so the costs
+    /// (and ¥ per million tokens, the cluster processing the same tokens) scale with the node count.
+    pub fn for_nodes(&mut self, nodes: u32) {
+        let n = f64::from(nodes);
+        self.cost_low *= n;
+        self.cost_high *= n;
+        self.cny_per_1m_tokens_low = self.cny_per_1m_tokens_low.map(|x| x * n);
+        self.cny_per_1m_tokens_high = self.cny_per_1m_tokens_high.map(|x| x * n);
+    }
+}
+
 /// From how much use a longer billing term is cheaper than a shorter one.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct BreakEven {

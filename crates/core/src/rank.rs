@@ -379,14 +379,9 @@ pub fn rank(catalog: &Catalog, q: &Question) -> Ranking {
             continue;
         }
         let tokens = q.job.total_tokens();
-        let n = f64::from(nodes);
         for p in prices {
             let mut c = cost_of(p, hours, &q.usage, tokens);
-            // A cluster bills every node the same way.
-            c.cost_low *= n;
-            c.cost_high *= n;
-            c.cny_per_1m_tokens_low = c.cny_per_1m_tokens_low.map(|x| x * n);
-            c.cny_per_1m_tokens_high = c.cny_per_1m_tokens_high.map(|x| x * n);
+            c.for_nodes(nodes);
             let mut w = Vec::new();
             if let Some(gbps) = cluster.as_ref().map(|c| c.net_gbps).filter(|&g| g < SLOW_LINK_GBPS) {
                 w.push(Warning::SlowNodeLink { gbps });

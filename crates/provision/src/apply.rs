@@ -150,6 +150,17 @@ pub enum ApplyError {
     Other(String),
 }
 
+impl ApplyError {
+    /// A place that cannot take the unit (sold out, or launched and failed — JD: `error`, then
+    /// deleted by the cloud): the unit, or the whole cluster, moves on to the next candidate.
+    fn moves_on(&self) -> bool {
+        matches!(
+            self,
+            ApplyError::Cloud(CloudError { kind: ErrorKind::StockOut, .. }) | ApplyError::Launch { .. }
+        )
+    }
+}
+
 /// One instance's outcome in a run.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Unit {
@@ -502,10 +513,7 @@ impl Engine {
                 Ok(()) => return u,
                 // Sold out, or launched and failed (JD: `error`, then deleted by the cloud): try the next
                 // candidate, with its own token. The failed attempt stays recorded as failed.
-                Err(
-                    e @ (ApplyError::Cloud(CloudError { kind: ErrorKind::StockOut, .. })
-                    | ApplyError::Launch { .. }),
-                ) => {
+                Err(e) if e.moves_on() => {
                     let from = format!("{} {} {}", c.provider, c.zone, c.instance_type);
                     self.emit(Event::FellBack {
                         pool: pool.name.value.clone(),
@@ -571,13 +579,7 @@ impl Engine {
                 }
             }
             done.sort_by_key(|(u, _)| u.index);
-            let short = |r: &Result<(), ApplyError>| {
-                matches!(
-                    r,
-                    Err(ApplyError::Cloud(CloudError { kind: ErrorKind::StockOut, .. })
-                        | ApplyError::Launch { .. })
-                )
-            };
+            let short = |r: &Result<(), ApplyError>| r.as_ref().is_err_and(ApplyError::moves_on);
             let from = format!("{} {} {}", c.provider, c.zone, c.instance_type);
             if done.iter().all(|(_, r)| r.is_ok()) {
                 return done

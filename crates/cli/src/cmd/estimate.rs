@@ -298,14 +298,8 @@ pub fn run(args: EstimateArgs) -> Result<ExitCode, CliError> {
             .filter(|p| !(q.no_spot && p.mode == BillingMode::Spot))
             .collect();
         let mut jp = price_job(&prices, (o.hours_low, o.hours_high), &q.usage, q.job.total_tokens());
-        // A cluster's every node bills the same way: the modes compare whole clusters.
-        let n = f64::from(o.nodes);
-        for m in &mut jp.modes {
-            m.cost_low *= n;
-            m.cost_high *= n;
-            m.cny_per_1m_tokens_low = m.cny_per_1m_tokens_low.map(|x| x * n);
-            m.cny_per_1m_tokens_high = m.cny_per_1m_tokens_high.map(|x| x * n);
-        }
+        // The modes compare whole clusters.
+        jp.modes.iter_mut().for_each(|m| m.for_nodes(o.nodes));
         jp
     });
     let plan = args.stages.then(|| stages(&cat, &q));
