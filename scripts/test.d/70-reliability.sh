@@ -11,7 +11,16 @@
         (
             cd "crates/$1"
             if rustup toolchain list 2>/dev/null | grep -q '^nightly'; then tc=(+nightly); else tc=(); export RUSTC_BOOTSTRAP=1; fi
-            cargo "${tc[@]}" fuzz run --target-dir "$fuzz_target_dir" "$2" -- -max_total_time="${GPUCTL_FUZZ_SECS:-60}" -rss_limit_mb=2048 -max_len=65536 2>&1 | tail -n 20
+            mkdir -p "$fuzz_target_dir"
+            log=$fuzz_target_dir/$1-$2.log
+            if ! cargo "${tc[@]}" fuzz run --target-dir "$fuzz_target_dir" "$2" -- -max_total_time="${GPUCTL_FUZZ_SECS:-60}" -rss_limit_mb=2048 -max_len=65536 >"$log" 2>&1; then
+                # The cause (a compiler's message, a crash's stack) comes before cargo's last lines.
+                grep -n -E '^error|panicked|SUMMARY|No space|Killed|memory' "$log" | head -n 40 || true
+                tail -n 60 "$log"
+                echo "fuzzing $1/$2 failed; the whole log: $log"
+                exit 1
+            fi
+            tail -n 20 "$log"
         )
     }
     mkdir -p crates/provision/fuzz/corpus/spec
