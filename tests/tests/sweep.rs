@@ -85,6 +85,7 @@ fn foreign_instance(sim: &SimProcess, provider: &str) -> String {
         system_disk: Disk { category: DiskCategory::Ssd, size_gb: 50, snapshot_id: None },
         data_disks: vec![],
         network,
+        placement: None,
         login_key: None,
         public_ip: None,
         auto_release_at: None,

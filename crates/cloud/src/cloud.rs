@@ -38,6 +38,9 @@ pub struct CreateRequest {
     pub data_disks: Vec<Disk>,
     /// `None`: the account's default network.
     pub network: Option<NetworkIds>,
+    /// The low-latency placement group a cluster's node joins (issue 14): Tencent `HpcClusterId`,
+    /// Alibaba `DeploymentSetId` (see [`PlacementKind`]); `None` for everything else.
+    pub placement: Option<String>,
     pub login_key: Option<String>,
     /// A public IP for the instance; `None`: reachable only inside its network.
     pub public_ip: Option<PublicIp>,
@@ -246,6 +249,122 @@ pub struct NetSpec {
     pub tags: BTreeMap<String, String>,
     /// A client token for the clouds whose create takes one (the engine records it in the intent).
     pub client_token: String,
+}
+
+/// The low-latency placement a cloud offers a cluster's nodes (issue 14), where it offers one.
+/// Ordinary GPU types on Tencent and every JD `vm` type have none: their cluster is one zone and one
+/// subnet (docs/research/clusters.md).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PlacementKind {
+    /// Tencent `CreateHpcCluster`: required by, and only allowed for, high-performance computing (HCC)
+    /// types (tccli 3.1.189.1 `cvm/v20170312/api.json` RunInstancesRequest.HpcClusterId).
+    HpcCluster,
+    /// Alibaba `CreateDeploymentSet` with `Strategy=LowLatency`: one network topology in one zone, at
+    /// most 20 instances, no spot (alibabacloud-ecs20140526 7.11.8; the deployment-set limits page).
+    LowLatencySet,
+}
+
+impl PlacementKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PlacementKind::HpcCluster => "hpc_cluster",
+            PlacementKind::LowLatencySet => "low_latency_set",
+        }
+    }
+
+    /// In the words of the cloud's console, for plans and errors.
+    pub fn describe(self) -> &'static str {
+        match self {
+            PlacementKind::HpcCluster => "an HPC cluster (高性能计算集群)",
+            PlacementKind::LowLatencySet => "a low-latency deployment set (部署集 LowLatency)",
+        }
+    }
+}
+
+/// One placement group to find or create: one per cluster pool, in the cluster's zone. `name` is the
+/// deployment's and pool's, so a run killed after the create finds it again by name (Tencent's
+/// CreateHpcCluster takes no client token).
+#[derive(Debug, Clone, PartialEq)]
+pub struct PlacementSpec {
+    pub kind: PlacementKind,
+    pub region: String,
+    pub zone: String,
+    pub name: String,
+    pub tags: BTreeMap<String, String>,
+    pub client_token: String,
+}
+
+/// The shared file system's tier, in the users' words; each client maps it (capacity: Tencent CFS
+/// 通用标准型 `SD`, Alibaba NAS 通用型 `Capacity`, JD 云文件服务 容量型 `std1`; performance: Tencent `HP`,
+/// Alibaba `Performance`, JD 通用型 `gp1`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FsTier {
+    /// The cheapest per GB: data sets and checkpoints read in large sequential blocks.
+    Capacity,
+    /// Lower latency and more throughput per GB, at a higher price.
+    Performance,
+}
+
+impl FsTier {
+    pub const ALL: [FsTier; 2] = [FsTier::Capacity, FsTier::Performance];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FsTier::Capacity => "capacity",
+            FsTier::Performance => "performance",
+        }
+    }
+}
+
+/// One shared NFS file system to find or create for a cluster (issue 14), reachable from `subnet`
+/// of `vpc` in `zone`. Found again by `name` (and the gpuctl tags where the cloud takes them) before
+/// every create.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FsSpec {
+    pub region: String,
+    pub zone: String,
+    pub name: String,
+    pub tier: FsTier,
+    pub vpc: String,
+    pub subnet: String,
+    pub tags: BTreeMap<String, String>,
+    pub client_token: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FsState {
+    Creating,
+    /// Ready for mount targets and mounts.
+    Available,
+    Failed,
+    Deleting,
+    /// A state the client does not map, kept verbatim.
+    Other(String),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct FileSystem {
+    pub id: String,
+    pub name: String,
+    pub zone: Option<String>,
+    pub state: FsState,
+    pub tags: BTreeMap<String, String>,
+}
+
+/// Where nodes mount a file system from: what `mount -t nfs <address>:<path>` takes.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct MountTarget {
+    /// The cloud's id of the mount target (Alibaba names them by their domain).
+    pub id: String,
+    /// An IP address or a domain name inside the VPC.
+    pub address: String,
+    /// The export to mount: `/` for NFSv4 on the three clouds.
+    pub path: String,
+    /// Ready to mount (Tencent `available`, Alibaba `Active`, JD a mount target that is listed).
+    pub ready: bool,
 }
 
 /// A security group's ingress rules as gpuctl asks for them: tcp/22 from these CIDRs, and every
@@ -515,6 +634,78 @@ pub trait Cloud: Send + Sync {
         kind: NetKind,
         id: &'a str,
     ) -> BoxFuture<'a, Result<(), CloudError>>;
+
+    /// The low-latency placement the cloud offers `instance_type` billed `billing` (issue 14), or
+    /// `None`: the cluster is one zone and one subnet, nothing more.
+    fn placement_kind<'a>(
+        &'a self,
+        region: &'a str,
+        instance_type: &'a str,
+        billing: BillingMode,
+    ) -> BoxFuture<'a, Result<Option<PlacementKind>, CloudError>>;
+
+    /// The placement group named `spec.name` in its zone, or `None`.
+    fn find_placement<'a>(
+        &'a self,
+        spec: &'a PlacementSpec,
+    ) -> BoxFuture<'a, Result<Option<String>, CloudError>>;
+
+    /// Creates the placement group; answers its id.
+    fn create_placement<'a>(&'a self, spec: &'a PlacementSpec) -> BoxFuture<'a, Result<String, CloudError>>;
+
+    /// Deletes an empty placement group. One already gone is `ErrorKind::NotFound`.
+    fn delete_placement<'a>(
+        &'a self,
+        region: &'a str,
+        kind: PlacementKind,
+        id: &'a str,
+    ) -> BoxFuture<'a, Result<(), CloudError>>;
+
+    /// The live file system named `spec.name`, or `None` (looked up before every create).
+    fn find_file_system<'a>(
+        &'a self,
+        spec: &'a FsSpec,
+    ) -> BoxFuture<'a, Result<Option<FileSystem>, CloudError>>;
+
+    /// Creates the file system (Tencent: with its mount target in `spec.subnet`); answers its id.
+    fn create_file_system<'a>(&'a self, spec: &'a FsSpec) -> BoxFuture<'a, Result<String, CloudError>>;
+
+    /// The file system `id`, or `None` when it is gone.
+    fn file_system<'a>(
+        &'a self,
+        region: &'a str,
+        id: &'a str,
+    ) -> BoxFuture<'a, Result<Option<FileSystem>, CloudError>>;
+
+    /// The file system's mount target in `spec.subnet`, created when there is none (Alibaba
+    /// CreateMountTarget, JD createMountTarget; Tencent made it with the file system). Called until
+    /// the answer is `ready`.
+    fn mount_target<'a>(
+        &'a self,
+        spec: &'a FsSpec,
+        fs_id: &'a str,
+    ) -> BoxFuture<'a, Result<MountTarget, CloudError>>;
+
+    /// Deletes the file system and its data, mount targets first. The engine then calls
+    /// [`Cloud::file_system`] until it is gone. One already gone is `ErrorKind::NotFound`.
+    fn delete_file_system<'a>(
+        &'a self,
+        region: &'a str,
+        id: &'a str,
+    ) -> BoxFuture<'a, Result<(), CloudError>>;
+}
+
+/// The refusal of a cloud client that does not make placement groups or file systems yet.
+pub fn no_cluster_api(provider: Provider, action: &str) -> CloudError {
+    CloudError {
+        provider,
+        action: action.into(),
+        kind: ErrorKind::Invalid,
+        code: "gpuctl-unsupported".into(),
+        message: format!("gpuctl does not make placement groups or shared file systems on {provider} yet"),
+        request_id: None,
+        retry_after: None,
+    }
 }
 
 /// The refusal of a cloud client that does not make networks yet (see [`Cloud::find_net`]).

@@ -1,15 +1,16 @@
 //! [`Cloud`] in three parts, the way the clouds split their APIs into services: instances, disks and
-//! snapshots, prices and stock. A client implements the parts with plain `async fn`s in its service files
+//! snapshots, prices and stock, key pairs, images, networks, and a cluster's placement and file systems. A client implements the parts with plain `async fn`s in its service files
 //! (`client/<service>.rs`); the one blanket impl below boxes them into `Cloud`, so the engine can hold
 //! clouds side by side as `dyn Cloud` and no client writes that boxing out again.
 
 use std::future::Future;
 
 use crate::cloud::{
-    BoxFuture, Cloud, CloudError, CreateRequest, Created, DiskInfo, DiskKind, Filter, ImageInfo, Instance,
-    KeyPair, NetKind, NetSpec, Quote, SnapshotState, SshRules, Stock,
+    BoxFuture, Cloud, CloudError, CreateRequest, Created, DiskInfo, DiskKind, FileSystem, Filter, FsSpec,
+    ImageInfo, Instance, KeyPair, MountTarget, NetKind, NetSpec, PlacementKind, PlacementSpec, Quote,
+    SnapshotState, SshRules, Stock,
 };
-use crate::provider::Provider;
+use crate::provider::{BillingMode, Provider};
 
 /// Creating, describing and releasing instances (see [`Cloud`] for what each call promises).
 pub trait Instances: Send + Sync {
@@ -166,7 +167,89 @@ pub trait Networks: Send + Sync {
     }
 }
 
-impl<T: Instances + Disks + Prices + KeyPairs + Images + Networks> Cloud for T {
+/// A cluster's placement groups and shared file systems (issue 14). A client that does not make them
+/// keeps these defaults: no placement is offered, and file systems are refused with
+/// `gpuctl-unsupported`.
+pub trait Clusters: Send + Sync {
+    const CLUSTER_PROVIDER: Provider;
+
+    fn placement_kind(
+        &self,
+        _region: &str,
+        _instance_type: &str,
+        _billing: BillingMode,
+    ) -> impl Future<Output = Result<Option<PlacementKind>, CloudError>> + Send {
+        async { Ok(None) }
+    }
+
+    fn find_placement(
+        &self,
+        _spec: &PlacementSpec,
+    ) -> impl Future<Output = Result<Option<String>, CloudError>> + Send {
+        let e = crate::cloud::no_cluster_api(Self::CLUSTER_PROVIDER, "find-placement");
+        async move { Err(e) }
+    }
+
+    fn create_placement(
+        &self,
+        _spec: &PlacementSpec,
+    ) -> impl Future<Output = Result<String, CloudError>> + Send {
+        let e = crate::cloud::no_cluster_api(Self::CLUSTER_PROVIDER, "create-placement");
+        async move { Err(e) }
+    }
+
+    fn delete_placement(
+        &self,
+        _region: &str,
+        _kind: PlacementKind,
+        _id: &str,
+    ) -> impl Future<Output = Result<(), CloudError>> + Send {
+        let e = crate::cloud::no_cluster_api(Self::CLUSTER_PROVIDER, "delete-placement");
+        async move { Err(e) }
+    }
+
+    fn find_file_system(
+        &self,
+        _spec: &FsSpec,
+    ) -> impl Future<Output = Result<Option<FileSystem>, CloudError>> + Send {
+        let e = crate::cloud::no_cluster_api(Self::CLUSTER_PROVIDER, "find-file-system");
+        async move { Err(e) }
+    }
+
+    fn create_file_system(&self, _spec: &FsSpec) -> impl Future<Output = Result<String, CloudError>> + Send {
+        let e = crate::cloud::no_cluster_api(Self::CLUSTER_PROVIDER, "create-file-system");
+        async move { Err(e) }
+    }
+
+    fn file_system(
+        &self,
+        _region: &str,
+        _id: &str,
+    ) -> impl Future<Output = Result<Option<FileSystem>, CloudError>> + Send {
+        let e = crate::cloud::no_cluster_api(Self::CLUSTER_PROVIDER, "describe-file-system");
+        async move { Err(e) }
+    }
+
+    fn mount_target(
+        &self,
+        _spec: &FsSpec,
+        _fs_id: &str,
+    ) -> impl Future<Output = Result<MountTarget, CloudError>> + Send {
+        let e = crate::cloud::no_cluster_api(Self::CLUSTER_PROVIDER, "mount-target");
+        async move { Err(e) }
+    }
+
+    fn delete_file_system(
+        &self,
+        _region: &str,
+        _id: &str,
+    ) -> impl Future<Output = Result<(), CloudError>> + Send {
+        let e = crate::cloud::no_cluster_api(Self::CLUSTER_PROVIDER, "delete-file-system");
+        async move { Err(e) }
+    }
+}
+
+impl<T: Instances + Disks + Prices + KeyPairs + Images + Networks + Clusters> Cloud for T {
     fn provider(&self) -> Provider {
         T::PROVIDER
     }
@@ -318,5 +401,69 @@ impl<T: Instances + Disks + Prices + KeyPairs + Images + Networks> Cloud for T {
         id: &'a str,
     ) -> BoxFuture<'a, Result<(), CloudError>> {
         Box::pin(Networks::delete_net(self, region, kind, id))
+    }
+
+    fn placement_kind<'a>(
+        &'a self,
+        region: &'a str,
+        instance_type: &'a str,
+        billing: BillingMode,
+    ) -> BoxFuture<'a, Result<Option<PlacementKind>, CloudError>> {
+        Box::pin(Clusters::placement_kind(self, region, instance_type, billing))
+    }
+
+    fn find_placement<'a>(
+        &'a self,
+        spec: &'a PlacementSpec,
+    ) -> BoxFuture<'a, Result<Option<String>, CloudError>> {
+        Box::pin(Clusters::find_placement(self, spec))
+    }
+
+    fn create_placement<'a>(&'a self, spec: &'a PlacementSpec) -> BoxFuture<'a, Result<String, CloudError>> {
+        Box::pin(Clusters::create_placement(self, spec))
+    }
+
+    fn delete_placement<'a>(
+        &'a self,
+        region: &'a str,
+        kind: PlacementKind,
+        id: &'a str,
+    ) -> BoxFuture<'a, Result<(), CloudError>> {
+        Box::pin(Clusters::delete_placement(self, region, kind, id))
+    }
+
+    fn find_file_system<'a>(
+        &'a self,
+        spec: &'a FsSpec,
+    ) -> BoxFuture<'a, Result<Option<FileSystem>, CloudError>> {
+        Box::pin(Clusters::find_file_system(self, spec))
+    }
+
+    fn create_file_system<'a>(&'a self, spec: &'a FsSpec) -> BoxFuture<'a, Result<String, CloudError>> {
+        Box::pin(Clusters::create_file_system(self, spec))
+    }
+
+    fn file_system<'a>(
+        &'a self,
+        region: &'a str,
+        id: &'a str,
+    ) -> BoxFuture<'a, Result<Option<FileSystem>, CloudError>> {
+        Box::pin(Clusters::file_system(self, region, id))
+    }
+
+    fn mount_target<'a>(
+        &'a self,
+        spec: &'a FsSpec,
+        fs_id: &'a str,
+    ) -> BoxFuture<'a, Result<MountTarget, CloudError>> {
+        Box::pin(Clusters::mount_target(self, spec, fs_id))
+    }
+
+    fn delete_file_system<'a>(
+        &'a self,
+        region: &'a str,
+        id: &'a str,
+    ) -> BoxFuture<'a, Result<(), CloudError>> {
+        Box::pin(Clusters::delete_file_system(self, region, id))
     }
 }

@@ -477,6 +477,8 @@ impl Engine {
             system_disk: pool.system_disk.clone(),
             data_disks: pool.data_disks.clone(),
             network,
+            // A cluster's placement group, once made: filled in by `create_at`.
+            placement: None,
             // An imported key's id is filled in by `create_at` once the key is on the cloud.
             login_key: match pool.login_key.as_ref().and_then(|k| k.for_provider(c.provider)) {
                 Some(LoginKey::Id(id)) => Some(id.clone()),

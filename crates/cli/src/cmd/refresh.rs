@@ -331,6 +331,7 @@ fn request(a: &Ask, tencent_image: &str) -> CreateRequest {
         system_disk: Disk { category: DiskCategory::Ssd, size_gb: SYSTEM_DISK_GB, snapshot_id: None },
         data_disks: vec![],
         network: None,
+        placement: None,
         login_key: None,
         // The instance's own price: a public IP is priced separately (per GB or per Mbps·hour).
         public_ip: None,

@@ -2,6 +2,7 @@
 //! ACS3 (every parameter in the query of a POST with an empty body, as the official SDK sends it), and
 //! the classifier that maps ECS's error codes to the engine's seven kinds.
 
+mod cluster;
 mod ecs;
 mod vpc;
 

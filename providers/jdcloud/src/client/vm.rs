@@ -477,6 +477,7 @@ mod tests {
             system_disk: Disk { category: DiskCategory::Ssd, size_gb: 100, snapshot_id: None },
             data_disks: vec![],
             network: None,
+            placement: None,
             login_key: None,
             public_ip: None,
             auto_release_at: None,

@@ -2,6 +2,7 @@
 //! stock) and CBS (`cbs.rs`: disks, snapshots), JSON POSTs signed with TC3, and the classifier that maps
 //! Tencent's error codes (always HTTP 200, the error in the body) to the engine's seven kinds.
 
+mod cluster;
 mod cbs;
 mod cvm;
 mod vpc;
