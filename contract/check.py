@@ -281,7 +281,7 @@ def identify(rec, schema):
         spec = schema["alibaba"]["actions"].get(action)
         probs = Problems("alibaba", action, spec)
         if spec is None:
-            probs.add(None, "unknown action (no request model in alibabacloud_ecs20140526)")
+            probs.add(None, "unknown action (no request model in alibabacloud_ecs20140526, _vpc20160428 or _nas20170626)")
             return "alibaba", action, None, None, probs
         if version != spec["version"]:
             probs.add("Version", f"is {version!r}, the API version is {spec['version']}")

@@ -7,7 +7,8 @@ Sources (pinned in scripts/pyenv, installed into .venv-contract):
   Alibaba  alibabacloud-ecs20140526 7.11.8  alibabacloud_ecs20140526/models/_<action>_request.py:
            wire names (to_map keys), types (constructor annotations), required and value docs (the
            doc comments above each field); the *_response_body.py models give the response tree;
-           alibabacloud-vpc20160428 7.2.2 the same way for the VPC actions (ALIBABA_VPC)
+           alibabacloud-vpc20160428 7.2.2 the same way for the VPC actions (ALIBABA_VPC), and
+           alibabacloud-nas20170626 3.7.5 for the NAS actions (ALIBABA_NAS)
   JD       jdcloud_sdk 1.6.354    jdcloud_sdk/services/<svc>/apis/<Action>Request.py: REST path and
            method, parameter names, `(Optional)` markers and docstrings; models/*.py for nested
            objects. The Python SDK states no types and does not say which model a nested parameter
@@ -51,10 +52,17 @@ ALIBABA = ["RunInstances", "DescribeInstances", "DescribeInstanceStatus", "Delet
            "ModifyInstanceAutoReleaseTime", "ModifyInstanceChargeType", "CreateAutoSnapshotPolicy",
            "ApplyAutoSnapshotPolicy", "DescribeSecurityGroups", "ImportKeyPair", "DescribeKeyPairs",
            # network = "auto" (issue 13): the security group gpuctl makes, its rules, and its deletion.
-           "CreateSecurityGroup", "AuthorizeSecurityGroup", "DescribeSecurityGroupAttribute", "DeleteSecurityGroup"]
+           "CreateSecurityGroup", "AuthorizeSecurityGroup", "DescribeSecurityGroupAttribute", "DeleteSecurityGroup",
+           # a cluster's low-latency deployment set (issue 14).
+           "CreateDeploymentSet", "DescribeDeploymentSets", "DeleteDeploymentSet",
+           "DescribeDeploymentSetSupportedInstanceTypeFamily"]
 # The VPC API (its own host and version 2016-04-28): the zone's default vSwitch for network = "default",
 # and the VPC and vSwitch gpuctl makes and deletes for network = "auto".
 ALIBABA_VPC = ["DescribeVSwitches", "CreateVpc", "DescribeVpcs", "DeleteVpc", "CreateVSwitch", "DeleteVSwitch"]
+# The NAS API (its own host nas.<region>.aliyuncs.com and version 2017-06-26): a cluster's shared file
+# system and its mount target (issue 14).
+ALIBABA_NAS = ["CreateFileSystem", "DescribeFileSystems", "CreateMountTarget", "DescribeMountTargets",
+               "DeleteMountTarget", "DeleteFileSystem"]
 JDCLOUD = {
     "vm": ["createInstances", "describeInstances", "describeInstance", "deleteInstance", "describeInstanceTypes",
            "modifyInstanceReleaseTime", "createImage", "describeInstancesCustomData", "importKeypair",
@@ -213,10 +221,12 @@ def ali_model(cls, models, depth=0):
 def alibaba():
     from alibabacloud_ecs20140526 import models as ecs
     from alibabacloud_vpc20160428 import models as vpc
+    from alibabacloud_nas20170626 import models as nas
     out = {}
     for pkg, service, version, models, actions in (
             ("alibabacloud_ecs20140526", "ecs", "2014-05-26", ecs, ALIBABA),
-            ("alibabacloud_vpc20160428", "vpc", "2016-04-28", vpc, ALIBABA_VPC)):
+            ("alibabacloud_vpc20160428", "vpc", "2016-04-28", vpc, ALIBABA_VPC),
+            ("alibabacloud_nas20170626", "nas", "2017-06-26", nas, ALIBABA_NAS)):
         ver = pkg_version(pkg.replace("_", "-"))
         for a in actions:
             req_cls = getattr(models, a + "Request")
