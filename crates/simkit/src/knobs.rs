@@ -39,6 +39,27 @@ pub struct Knobs {
     /// create that relies on it can be refused at the client. A rule without `zone` matches every zone.
     #[serde(default)]
     pub no_default_network: Vec<ZoneRule>,
+    /// Instance families a low-latency placement does not take (Alibaba: left out of
+    /// DescribeDeploymentSetSupportedInstanceTypeFamily `Strategy=LowLatency` and refused by a
+    /// LowLatency deployment set). The clouds publish no per-family list, so the local cloud takes
+    /// every GPU family it sells unless a rule here drops one (`family` as the API spells it,
+    /// `ecs.gn7i`; a rule without it drops every family).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub no_low_latency: Vec<FamilyRule>,
+}
+
+/// An instance family of a provider (each field absent matches anything).
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct FamilyRule {
+    pub provider: Option<Provider>,
+    pub family: Option<String>,
+}
+
+impl FamilyRule {
+    pub fn matches(&self, provider: Provider, family: &str) -> bool {
+        matches(&self.provider, &provider) && matches(&self.family, family)
+    }
 }
 
 /// A zone of a provider (each field absent matches anything).
@@ -104,6 +125,7 @@ impl Default for Knobs {
             faults: Vec::new(),
             discounts: Vec::new(),
             no_default_network: Vec::new(),
+            no_low_latency: Vec::new(),
         }
     }
 }

@@ -39,7 +39,9 @@ pub use config::{ConfigError, SimConfig};
 pub use creds::{Credentials, KeyPair, SecretKey};
 pub use ctx::{lock, SimCtx};
 pub use idem::{Idem, IdempotencyStore, TokenGate};
-pub use knobs::{Discount, Fault, FaultKind, FaultRule, Knobs, Latency, RateLimit, StockOut, ZoneRule};
+pub use knobs::{
+    Discount, FamilyRule, Fault, FaultKind, FaultRule, Knobs, Latency, RateLimit, StockOut, ZoneRule,
+};
 pub use nonce::NonceStore;
 pub use offers::{Offer, Prices};
 pub use page::Window;

@@ -7,6 +7,8 @@
 
 use serde::{Deserialize, Serialize};
 
+pub mod deployment_set;
+pub mod nas;
 pub mod vpc;
 
 /// `x-acs-version` / `Version`.

@@ -23,7 +23,7 @@ use serde_json::{json, Value};
 use crate::api::codes;
 pub use error::EcsError;
 use error::{auth_error, render_error};
-use ops::{disks, images, instances, keypairs, policies, prices, snapshots, vpc};
+use ops::{deployment_sets, disks, images, instances, keypairs, nas, policies, prices, snapshots, vpc};
 use state::{EcsState, Timings};
 
 pub(crate) const PROVIDER: Provider = Provider::Alibaba;
@@ -116,6 +116,33 @@ impl Ecs {
         }
     }
 
+    /// The NAS API's operations (file systems and mount targets: see `ops/nas.rs`). `host_region` is
+    /// the region the host names (`nas.<region>.aliyuncs.com`), `None` behind the local cloud's address.
+    fn dispatch_nas(
+        &self,
+        account: &str,
+        action: &str,
+        params: &Value,
+        ctx: &SimCtx,
+        host_region: Option<&str>,
+    ) -> Result<Value, EcsError> {
+        let c = Self::call(account, params, ctx);
+        let mut st = lock(&self.state);
+        match action {
+            "CreateFileSystem" => nas::create_file_system(&c, &mut st, host_region),
+            "DescribeFileSystems" => nas::describe_file_systems(&c, &st, host_region),
+            "DeleteFileSystem" => nas::delete_file_system(&c, &mut st, host_region),
+            "CreateMountTarget" => nas::create_mount_target(&c, &mut st, host_region),
+            "DescribeMountTargets" => nas::describe_mount_targets(&c, &st, host_region),
+            "DeleteMountTarget" => nas::delete_mount_target(&c, &mut st, host_region),
+            other => Err(EcsError::new(
+                404,
+                codes::ACTION_NOT_FOUND,
+                format!("Specified api \"{other}\" is not found in the local cloud's NAS, please check your url and method."),
+            )),
+        }
+    }
+
     fn dispatch(&self, account: &str, action: &str, params: &Value, ctx: &SimCtx) -> Result<Value, EcsError> {
         let c = Self::call(account, params, ctx);
         let mut st = lock(&self.state);
@@ -146,6 +173,10 @@ impl Ecs {
             "DeleteSecurityGroup" => vpc::delete_security_group(&c, &mut st),
             "ImportKeyPair" => keypairs::import_key_pair(&c, &mut st),
             "DescribeKeyPairs" => keypairs::describe_key_pairs(&c, &st),
+            "CreateDeploymentSet" => deployment_sets::create_deployment_set(&c, &mut st),
+            "DescribeDeploymentSets" => deployment_sets::describe_deployment_sets(&c, &st),
+            "DeleteDeploymentSet" => deployment_sets::delete_deployment_set(&c, &mut st),
+            "DescribeDeploymentSetSupportedInstanceTypeFamily" => deployment_sets::describe_supported_families(&c),
             other => Err(EcsError::new(
                 404,
                 codes::ACTION_NOT_FOUND,
@@ -190,6 +221,7 @@ fn check_definition(req: &SimRequest, product: Product, action: &str) -> Result<
     let service = match product {
         Product::Ecs => "ecs",
         Product::Vpc => "vpc",
+        Product::Nas => "nas",
     };
     let served = SCHEMA.action(action).and_then(|a| a.get("service")).and_then(Value::as_str);
     if served != Some(service) {
@@ -203,13 +235,23 @@ fn check_definition(req: &SimRequest, product: Product, action: &str) -> Result<
     }
 }
 
-/// The two products this emulator serves. On the cloud each has its own host (`ecs.<region>…`,
-/// `vpc.<region>…`); behind the local cloud's one address the signed API version tells them apart
-/// (ECS 2014-05-26, VPC 2016-04-28), as every SDK sends it (`x-acs-version`, or `Version`).
+/// The three products this emulator serves. On the cloud each has its own host (`ecs.<region>…`,
+/// `vpc.<region>…`, `nas.<region>…`); behind the local cloud's one address the signed API version
+/// tells them apart (ECS 2014-05-26, VPC 2016-04-28, NAS 2017-06-26), as every SDK sends it
+/// (`x-acs-version`, or `Version`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Product {
     Ecs,
     Vpc,
+    Nas,
+}
+
+/// The region a NAS host names (`nas.cn-hangzhou.aliyuncs.com` → `cn-hangzhou`), where it is one the
+/// local cloud sells in; `None` for the local cloud's own address.
+fn host_region(req: &SimRequest, ctx: &SimCtx) -> Option<String> {
+    let host = req.header("host")?;
+    let region = host.strip_prefix("nas.")?.strip_suffix(".aliyuncs.com")?;
+    ctx.regions(PROVIDER).into_iter().find(|r| r == region)
 }
 
 /// Which product the request is for; another version is refused as the gateway does. A request
@@ -220,13 +262,15 @@ fn product(req: &SimRequest, params: &Value) -> Result<Product, EcsError> {
         None => Ok(Product::Ecs),
         Some(v) if v == crate::api::API_VERSION => Ok(Product::Ecs),
         Some(v) if v == crate::api::vpc::VPC_API_VERSION => Ok(Product::Vpc),
+        Some(v) if v == crate::api::nas::NAS_API_VERSION => Ok(Product::Nas),
         Some(v) => Err(EcsError::new(
             400,
             "InvalidVersion",
             format!(
-                "Specified parameter Version \"{v}\" is not valid; ECS serves {}, VPC {}.",
+                "Specified parameter Version \"{v}\" is not valid; ECS serves {}, VPC {}, NAS {}.",
                 crate::api::API_VERSION,
-                crate::api::vpc::VPC_API_VERSION
+                crate::api::vpc::VPC_API_VERSION,
+                crate::api::nas::NAS_API_VERSION
             ),
         )),
     }
@@ -257,6 +301,9 @@ impl Emulator for Ecs {
             match product {
                 Product::Ecs => self.dispatch(&account, &action, &params, ctx),
                 Product::Vpc => self.dispatch_vpc(&account, &action, &params, ctx),
+                Product::Nas => {
+                    self.dispatch_nas(&account, &action, &params, ctx, host_region(req, ctx).as_deref())
+                }
             }
         });
         match result {
@@ -310,7 +357,7 @@ impl Emulator for Ecs {
     }
 
     fn tick(&self, ctx: &SimCtx) {
-        lock(&self.state).tick(ctx.now(), &mut |prefix| ctx.new_id(prefix, 20));
+        lock(&self.state).tick(ctx.now(), &timings(ctx), &mut |prefix| ctx.new_id(prefix, 20));
     }
 
     fn point_public_address(&self, instance_id: &str, address: &str) -> Result<bool, String> {

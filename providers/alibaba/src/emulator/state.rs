@@ -22,6 +22,11 @@ pub struct Timings {
     pub image: SignedDuration,
     /// From CreateVpc until the VPC is `Available` (a vSwitch cannot be made in it before).
     pub vpc: SignedDuration,
+    /// From CreateFileSystem until the file system is `Running`, and from DeleteFileSystem until it
+    /// is gone (NAS shows `Pending` for both: "create/start/stop/delete in progress").
+    pub file_system: SignedDuration,
+    /// From CreateMountTarget until the mount target is `Active`.
+    pub mount_target: SignedDuration,
 }
 
 impl Default for Timings {
@@ -33,6 +38,8 @@ impl Default for Timings {
             snapshot: SignedDuration::from_secs(5),
             image: SignedDuration::from_secs(10),
             vpc: SignedDuration::from_secs(1),
+            file_system: SignedDuration::from_secs(2),
+            mount_target: SignedDuration::from_secs(2),
         }
     }
 }
@@ -105,6 +112,8 @@ pub struct Instance {
     /// RunInstances' `UserData`, base64 as sent; shown in `/_sim/state` only (DescribeInstances has no
     /// such field; ECS answers it through DescribeUserData).
     pub user_data: Option<String>,
+    /// RunInstances' `DeploymentSetId` (issue 14).
+    pub deployment_set_id: Option<String>,
 }
 
 impl Instance {
@@ -195,6 +204,67 @@ pub struct AutoSnapshotPolicy {
     pub evaluated_until: Timestamp,
 }
 
+/// A deployment set (CreateDeploymentSet); its instances are those whose `deployment_set_id` names it.
+#[derive(Clone, Debug, Serialize)]
+pub struct DeploymentSet {
+    pub id: String,
+    pub region: String,
+    pub name: String,
+    pub description: String,
+    /// `Availability`, `AvailabilityGroup` or `LowLatency`.
+    pub strategy: String,
+    pub created: Timestamp,
+}
+
+/// A NAS mount target: named by its domain, in one vSwitch of one VPC.
+#[derive(Clone, Debug, Serialize)]
+pub struct MountTarget {
+    pub domain: String,
+    pub vpc_id: String,
+    pub vswitch_id: String,
+    pub access_group: String,
+    pub created: Timestamp,
+}
+
+/// A NAS file system (CreateFileSystem; gpuctl makes `standard` ones).
+#[derive(Clone, Debug, Serialize)]
+pub struct FileSystem {
+    pub id: String,
+    pub region: String,
+    pub zone: String,
+    pub fs_type: String,
+    pub protocol_type: String,
+    pub storage_type: String,
+    pub description: String,
+    pub tags: Vec<(String, String)>,
+    pub created: Timestamp,
+    /// Set by DeleteFileSystem: `Pending` until [`Timings::file_system`] later, then gone.
+    pub deleted: Option<Timestamp>,
+    pub mount_targets: Vec<MountTarget>,
+}
+
+impl FileSystem {
+    /// `Pending` while being created or deleted, else `Running`.
+    pub fn status(&self, now: Timestamp, t: &Timings) -> &'static str {
+        let running = self.deleted.is_none() && now.duration_since(self.created) >= t.file_system;
+        if running {
+            crate::api::nas::FS_RUNNING
+        } else {
+            crate::api::nas::FS_PENDING
+        }
+    }
+}
+
+impl MountTarget {
+    pub fn status(&self, now: Timestamp, t: &Timings) -> &'static str {
+        if now.duration_since(self.created) >= t.mount_target {
+            crate::api::nas::MOUNT_ACTIVE
+        } else {
+            crate::api::nas::MOUNT_PENDING
+        }
+    }
+}
+
 #[derive(Debug, Default, Serialize)]
 pub struct EcsState {
     pub instances: BTreeMap<String, Instance>,
@@ -214,6 +284,10 @@ pub struct EcsState {
     /// The VPCs, vSwitches and security groups callers made (`ops/vpc.rs`).
     #[serde(skip)]
     pub net: crate::emulator::ops::vpc::Network,
+    /// Deployment sets (`ops/deployment_sets.rs`).
+    pub deployment_sets: BTreeMap<String, DeploymentSet>,
+    /// NAS file systems with their mount targets (`ops/nas.rs`).
+    pub file_systems: BTreeMap<String, FileSystem>,
 }
 
 /// Beijing time, which ECS automatic-snapshot time points are written in.
@@ -246,7 +320,9 @@ impl EcsState {
     /// Bring time-driven state up to `now`: release instances whose AutoReleaseTime has passed,
     /// run automatic snapshot policies for every hour slot since the last tick, and drop automatic
     /// snapshots past their retention.
-    pub fn tick(&mut self, now: Timestamp, new_id: &mut dyn FnMut(&str) -> String) {
+    pub fn tick(&mut self, now: Timestamp, t: &Timings, new_id: &mut dyn FnMut(&str) -> String) {
+        // A deleted file system stays listed `Pending` for a while, then is gone.
+        self.file_systems.retain(|_, f| f.deleted.is_none_or(|at| now.duration_since(at) < t.file_system));
         // Replay in time order, so policy runs due before a release still see that instance's disks
         // even when the clock jumped past both.
         let mut due: Vec<(Timestamp, String)> = self

@@ -1545,3 +1545,276 @@ fn an_unknown_image_is_refused() {
     );
     assert_eq!(err_code(r), (404, "InvalidImageId.NotFound".to_string()));
 }
+
+// ------------------------------------------------------------------ issue 14: deployment sets, NAS
+
+const HZ: (&str, &str) = ("RegionId", "cn-hangzhou");
+
+fn make_set(ecs: &Ecs, ctx: &SimCtx, extra: &[(&str, &str)]) -> Result<String, EcsError> {
+    let mut p = vec![HZ, ("Strategy", "LowLatency"), ("DeploymentSetName", "e2e-train")];
+    p.extend_from_slice(extra);
+    let v = call(ecs, ctx, "CreateDeploymentSet", &p)?;
+    Ok(v["DeploymentSetId"].as_str().unwrap().to_string())
+}
+
+/// The supported families are every GPU family the local cloud sells (its assumption: no per-family
+/// list is published), but those a `no_low_latency` knob drops, and only from LowLatency.
+#[test]
+fn supported_families_are_the_families_sold_but_those_a_knob_drops() {
+    let (ecs, ctx) = (Ecs::new(), ctx());
+    let fams = |strategy: &str| {
+        call(&ecs, &ctx, "DescribeDeploymentSetSupportedInstanceTypeFamily", &[HZ, ("Strategy", strategy)])
+            .unwrap()["InstanceTypeFamilies"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    assert_eq!(fams("LowLatency"), "ecs.gn7i");
+    let set = make_set(&ecs, &ctx, &[]).unwrap();
+    ctx.update_knobs(|k| {
+        k.no_low_latency.push(gpuctl_simkit::FamilyRule {
+            provider: Some(gpuctl_simkit::Provider::Alibaba),
+            family: Some("ecs.gn7i".into()),
+        })
+    });
+    assert_eq!(fams("LowLatency"), "");
+    assert_eq!(fams("Availability"), "ecs.gn7i", "the knob drops from LowLatency only");
+    assert_eq!(
+        err_code(run(&ecs, &ctx, &[("ZoneId", "cn-hangzhou-i"), ("DeploymentSetId", &set)])),
+        (400, codes::BAD_INSTANCE_TYPE.into()),
+        "a family the set's strategy does not take"
+    );
+    assert_eq!(
+        err_code(call(
+            &ecs,
+            &ctx,
+            "DescribeDeploymentSetSupportedInstanceTypeFamily",
+            &[HZ, ("Strategy", "Close")]
+        )),
+        (400, "InvalidParameter.Strategy".into())
+    );
+}
+
+#[test]
+fn deployment_sets_are_made_once_found_by_name_and_refused_what_the_docs_forbid() {
+    let (ecs, ctx) = (Ecs::new(), ctx());
+    assert_eq!(
+        err_code(make_set(&ecs, &ctx, &[("Strategy", "Nearby")])),
+        (400, "InvalidParameter.Strategy".into())
+    );
+    assert_eq!(
+        err_code(make_set(&ecs, &ctx, &[("DeploymentSetName", "7-train")])),
+        (400, "InvalidDeploymentSetName.Malformed".into())
+    );
+    assert_eq!(
+        err_code(call(&ecs, &ctx, "CreateDeploymentSet", &[("Strategy", "LowLatency")])),
+        (400, codes::MISSING_PARAMETER.into())
+    );
+    let id = make_set(&ecs, &ctx, &[("ClientToken", "t-set")]).unwrap();
+    assert_eq!(make_set(&ecs, &ctx, &[("ClientToken", "t-set")]).unwrap(), id, "a ClientToken retry");
+    assert_eq!(
+        err_code(make_set(&ecs, &ctx, &[("ClientToken", "t-set"), ("DeploymentSetName", "other")])),
+        (400, codes::IDEMPOTENT_MISMATCH.into())
+    );
+    let found = call(
+        &ecs,
+        &ctx,
+        "DescribeDeploymentSets",
+        &[HZ, ("DeploymentSetName", "e2e-train"), ("PageSize", "50")],
+    )
+    .unwrap();
+    assert_eq!(found["TotalCount"], 1, "{found}");
+    assert_eq!(found["DeploymentSets"]["DeploymentSet"][0]["DeploymentSetId"], id.as_str());
+    assert_eq!(found["DeploymentSets"]["DeploymentSet"][0]["Strategy"], "LowLatency");
+    let by_id =
+        call(&ecs, &ctx, "DescribeDeploymentSets", &[HZ, ("DeploymentSetIds", &format!("[\"{id}\"]"))])
+            .unwrap();
+    assert_eq!(by_id["TotalCount"], 1);
+
+    // RunInstances into it: an unknown set, spot, more than 20 in the zone, a second zone.
+    let into = |extra: &[(&str, &str)]| {
+        let mut p = vec![("ZoneId", "cn-hangzhou-i"), ("DeploymentSetId", id.as_str())];
+        p.extend_from_slice(extra);
+        run(&ecs, &ctx, &p)
+    };
+    assert_eq!(
+        err_code(run(&ecs, &ctx, &[("DeploymentSetId", "ds-nope")])),
+        (404, "DeploymentSet.NotFound".into())
+    );
+    assert_eq!(err_code(into(&[("SpotStrategy", "SpotAsPriceGo")])), (400, codes::INVALID_PARAMETER.into()));
+    let ids = into(&[("Amount", "20")]).unwrap();
+    assert_eq!(err_code(into(&[])), (403, "QuotaExceed.DeploymentSetInstanceQuotaFull".into()), "a 21st");
+    let inst =
+        call(&ecs, &ctx, "DescribeInstances", &[HZ, ("InstanceIds", &format!("[\"{}\"]", ids[0]))]).unwrap();
+    assert_eq!(inst["Instances"]["Instance"][0]["DeploymentSetId"], id.as_str());
+    let held = call(&ecs, &ctx, "DescribeDeploymentSets", &[HZ]).unwrap();
+    assert_eq!(held["DeploymentSets"]["DeploymentSet"][0]["InstanceAmount"], 20, "{held}");
+
+    let del = || call(&ecs, &ctx, "DeleteDeploymentSet", &[HZ, ("DeploymentSetId", id.as_str())]);
+    assert_eq!(err_code(del()), (403, "DependencyViolation.NotEmpty".into()));
+    let mut release = vec![HZ, ("Force", "true")];
+    let keys: Vec<String> = (1..ids.len()).map(|n| format!("InstanceId.{n}")).collect();
+    release.extend(keys.iter().zip(&ids[1..]).map(|(k, v)| (k.as_str(), v.as_str())));
+    call(&ecs, &ctx, "DeleteInstances", &release).unwrap();
+    assert_eq!(
+        err_code(run(&ecs, &ctx, &[("ZoneId", "cn-hangzhou-j"), ("DeploymentSetId", &id)])),
+        (403, "QuotaExceed.DeploymentSetInstanceQuotaFull".into()),
+        "a LowLatency set keeps to one zone"
+    );
+    assert_eq!(err_code(del()), (403, "DependencyViolation.NotEmpty".into()), "one is left");
+    call(&ecs, &ctx, "DeleteInstances", &[HZ, ("Force", "true"), ("InstanceId.1", &ids[0])]).unwrap();
+    del().unwrap();
+    assert_eq!(err_code(del()), (404, "DeploymentSet.NotFound".into()));
+}
+
+/// Run one NAS action (API 2017-06-26) behind the local cloud's address (no region in the host).
+fn nas_call(ecs: &Ecs, ctx: &SimCtx, action: &str, pairs: &[(&str, &str)]) -> Result<Value, EcsError> {
+    ecs.tick(ctx);
+    let pairs: Vec<(String, String)> = pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+    ecs.dispatch_nas("test-account", action, &unflatten(&pairs), ctx, None)
+}
+
+const FS: [(&str, &str); 7] = [
+    ("FileSystemType", "standard"),
+    ("ProtocolType", "NFS"),
+    ("StorageType", "Capacity"),
+    ("ZoneId", "cn-hangzhou-i"),
+    ("Description", "e2e-train"),
+    ("Tag.1.Key", "gpuctl-deployment"),
+    ("Tag.1.Value", "e2e"),
+];
+
+#[test]
+fn a_file_system_runs_takes_a_mount_target_that_turns_active_and_is_deleted_after_it() {
+    let (ecs, ctx) = (Ecs::new(), ctx());
+    fn with<'a>(extra: &[(&'a str, &'a str)]) -> Vec<(&'a str, &'a str)> {
+        FS.iter()
+            .copied()
+            .filter(|(k, _)| !extra.iter().any(|(e, _)| e == k))
+            .chain(extra.iter().copied())
+            .collect()
+    }
+    assert_eq!(
+        err_code(nas_call(&ecs, &ctx, "CreateFileSystem", &with(&[("StorageType", "Turbo")]))),
+        (400, "InvalidParameter.StorageType".into())
+    );
+    let dry = nas_call(&ecs, &ctx, "CreateFileSystem", &with(&[("DryRun", "true")])).unwrap();
+    assert_eq!(dry["FileSystemId"], "", "a dry run makes nothing");
+    let token = with(&[("ClientToken", "t-fs")]);
+    let id = nas_call(&ecs, &ctx, "CreateFileSystem", &token).unwrap()["FileSystemId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(nas_call(&ecs, &ctx, "CreateFileSystem", &token).unwrap()["FileSystemId"], id.as_str());
+    let listed = nas_call(
+        &ecs,
+        &ctx,
+        "DescribeFileSystems",
+        &[("Tag.1.Key", "gpuctl-deployment"), ("Tag.1.Value", "e2e")],
+    )
+    .unwrap();
+    assert_eq!(listed["TotalCount"], 1, "{listed}");
+    let fs = &listed["FileSystems"]["FileSystem"][0];
+    assert_eq!((fs["FileSystemId"].as_str(), fs["Status"].as_str()), (Some(id.as_str()), Some("Pending")));
+    assert_eq!(
+        (fs["StorageType"].as_str(), fs["Description"].as_str()),
+        (Some("Capacity"), Some("e2e-train"))
+    );
+
+    let vsw = vpc_call(&ecs, &ctx, "DescribeVSwitches", &[HZ, ("ZoneId", "cn-hangzhou-i")]).unwrap();
+    let (vsw, vpc) = (
+        vsw["VSwitches"]["VSwitch"][0]["VSwitchId"].as_str().unwrap().to_string(),
+        vsw["VSwitches"]["VSwitch"][0]["VpcId"].as_str().unwrap().to_string(),
+    );
+    let mt = |extra: &[(&str, &str)], drop: &str| {
+        let p: Vec<(&str, &str)> = [
+            ("FileSystemId", id.as_str()),
+            ("NetworkType", "Vpc"),
+            ("VpcId", vpc.as_str()),
+            ("VSwitchId", vsw.as_str()),
+            ("AccessGroupName", "DEFAULT_VPC_GROUP_NAME"),
+        ]
+        .into_iter()
+        .filter(|(k, _)| *k != drop && !extra.iter().any(|(e, _)| e == k))
+        .chain(extra.iter().copied())
+        .collect();
+        nas_call(&ecs, &ctx, "CreateMountTarget", &p)
+    };
+    assert_eq!(err_code(mt(&[], "")), (403, "Instance.IncorrectStatus".into()), "still Pending");
+    ctx.clock().advance(SignedDuration::from_secs(3));
+    let fs = nas_call(&ecs, &ctx, "DescribeFileSystems", &[("FileSystemId", &id)]).unwrap();
+    assert_eq!(fs["FileSystems"]["FileSystem"][0]["Status"], "Running");
+    assert_eq!(err_code(mt(&[], "VpcId")), (400, "MissingParameter.VpcId".into()));
+    assert_eq!(err_code(mt(&[], "VSwitchId")), (400, "MissingParameter.VSwitchId".into()));
+    assert_eq!(err_code(mt(&[("AccessGroupName", "mine")], "")), (404, "InvalidAccessGroup.NotFound".into()));
+    assert_eq!(err_code(mt(&[("VSwitchId", "vsw-nope")], "")), (404, "InvalidVSwitchId.NotFound".into()));
+    assert_eq!(
+        err_code(mt(&[("FileSystemId", "0000000000")], "")),
+        (404, "InvalidFileSystem.NotFound".into())
+    );
+    let domain = mt(&[], "").unwrap()["MountTargetDomain"].as_str().unwrap().to_string();
+    assert!(domain.starts_with(&id) && domain.ends_with(".cn-hangzhou.nas.aliyuncs.com"), "{domain}");
+    let status = |ecs: &Ecs| {
+        let v = nas_call(ecs, &ctx, "DescribeMountTargets", &[("FileSystemId", &id)]).unwrap();
+        assert_eq!(v["MountTargets"]["MountTarget"][0]["VswId"], vsw.as_str(), "{v}");
+        v["MountTargets"]["MountTarget"][0]["Status"].as_str().unwrap().to_string()
+    };
+    assert_eq!(status(&ecs), "Pending");
+    ctx.clock().advance(SignedDuration::from_secs(3));
+    assert_eq!(status(&ecs), "Active");
+
+    let del_fs = || nas_call(&ecs, &ctx, "DeleteFileSystem", &[("FileSystemId", &id)]);
+    assert_eq!(err_code(del_fs()), (403, "Instance.IncorrectStatus".into()), "its mount target first");
+    let del_mt = || {
+        nas_call(&ecs, &ctx, "DeleteMountTarget", &[("FileSystemId", &id), ("MountTargetDomain", &domain)])
+    };
+    del_mt().unwrap();
+    assert_eq!(err_code(del_mt()), (404, "InvalidMountTarget.NotFound".into()));
+    del_fs().unwrap();
+    let fs = nas_call(&ecs, &ctx, "DescribeFileSystems", &[("FileSystemId", &id)]).unwrap();
+    assert_eq!(fs["FileSystems"]["FileSystem"][0]["Status"], "Pending", "being deleted: {fs}");
+    ctx.clock().advance(SignedDuration::from_secs(3));
+    let fs = nas_call(&ecs, &ctx, "DescribeFileSystems", &[("FileSystemId", &id)]).unwrap();
+    assert_eq!(fs["TotalCount"], 0, "gone: {fs}");
+    assert_eq!(err_code(del_fs()), (404, "InvalidFileSystem.NotFound".into()));
+}
+
+/// NAS is routed by its version and held to its own definition (alibabacloud-nas20170626 3.7.5): no
+/// request model has `RegionId` (the region is the host's), `ProtocolType` and `StorageType` are
+/// required; a host that names a region keeps the file system there.
+#[test]
+fn nas_requests_are_held_to_the_nas_request_model_and_the_host_names_the_region() {
+    use gpuctl_sign::Algorithm::Acs3;
+    let (ecs, ctx) = (Ecs::new(), ctx());
+    let (ak, sk) = test_keys();
+    let nas = crate::api::nas::NAS_API_VERSION;
+    let req = SimRequest::default();
+    assert_eq!(product(&req, &serde_json::json!({ "Version": nas })).unwrap(), Product::Nas);
+    let send = |q: &[(&str, &str)], nonce: &str, host: Option<&str>| {
+        let mut r = signed_for(nas, Acs3, ak, sk, "CreateFileSystem", q, nonce, SignedDuration::ZERO);
+        if let Some(h) = host {
+            r.headers.retain(|(k, _)| k != "host");
+            r.headers.push(("host".into(), h.into()));
+        }
+        let r = ecs.handle(&r, &ctx);
+        (r.status, r.json_body())
+    };
+    let (status, body) =
+        send(&[HZ, ("ProtocolType", "NFS"), ("StorageType", "Capacity")], "nas-region", None);
+    assert_eq!((status, body["Code"].as_str()), (400, Some(codes::INVALID_PARAMETER)), "{body}");
+    let (status, body) = send(&[("ProtocolType", "NFS")], "nas-missing", None);
+    assert_eq!((status, body["Code"].as_str()), (400, Some(codes::MISSING_PARAMETER)), "{body}");
+    let (status, body) = send(&[("ProtocolType", "NFS"), ("StorageType", "Performance")], "nas-ok", None);
+    assert_eq!(status, 200, "{body}");
+    let st = ecs.state(&ctx);
+    assert_eq!(st["file_systems"][0]["RegionId"], "cn-hangzhou", "{st}");
+    assert_eq!(
+        host_region(&SimRequest::default().with_header("host", "nas.cn-hangzhou.aliyuncs.com"), &ctx)
+            .as_deref(),
+        Some("cn-hangzhou")
+    );
+    assert_eq!(
+        host_region(&SimRequest::default().with_header("host", "nas.xx-nowhere-1.aliyuncs.com"), &ctx),
+        None
+    );
+}

@@ -198,6 +198,15 @@ pub fn run_instances(c: &Call, st: &mut EcsState) -> Answer {
     let unit_price = price_for(offer, &charge, &spot, &term);
     let key_pair_name = super::keypairs::login_key(c, st, &region)?;
     super::vpc::check_launch(c, st, &region, &zone)?;
+    let deployment_set = super::deployment_sets::check_launch(
+        c,
+        st,
+        &region,
+        &zone,
+        &instance_type,
+        spot != "NoSpot",
+        amount as usize,
+    )?;
     dry_run(c)?;
     // A stock knob with `available` left: all `Amount` instances or none (refused as sold out).
     if c.ctx.take_stock(PROVIDER, &[&offer.instance_type], &zone, amount as u32, true) < amount as u32 {
@@ -269,6 +278,7 @@ pub fn run_instances(c: &Call, st: &mut EcsState) -> Answer {
             gpu_spec: offer.gpu_model.clone(),
             family: offer.family.clone(),
             user_data: user_data.clone(),
+            deployment_set_id: deployment_set.clone(),
         };
         let disk_charge = if charge == "PrePaid" { "PrePaid" } else { "PostPaid" };
         let mut disks = vec![Disk {
@@ -367,6 +377,7 @@ pub(crate) fn instance_json(i: &Instance, now: Timestamp, t: &Timings) -> Value 
         "StoppedMode": if status == Status::Stopped { "KeepCharging" } else { "Not-applicable" },
         "Tags": tags_json(&i.tags),
         "SecurityGroupIds": { "SecurityGroupId": i.security_group_ids },
+        "DeploymentSetId": i.deployment_set_id.clone().unwrap_or_default(),
         "VpcAttributes": {
             "VpcId": i.vpc_id,
             "VSwitchId": i.vswitch_id,

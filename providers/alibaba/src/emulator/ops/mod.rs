@@ -6,10 +6,12 @@
 //! snapshot policies) and `prices` (DescribePrice, DescribeAvailableResource); this file holds what
 //! several of them share and the `/_sim/state` view.
 
+pub(crate) mod deployment_sets;
 pub(crate) mod disks;
 pub(crate) mod images;
 pub(crate) mod instances;
 pub(crate) mod keypairs;
+pub(crate) mod nas;
 pub(crate) mod policies;
 pub(crate) mod prices;
 pub(crate) mod snapshots;
@@ -147,6 +149,8 @@ pub fn state_json(st: &EcsState, now: Timestamp, t: &Timings) -> Value {
             "Status": if now.duration_since(i.created) >= t.image { "Available" } else { "Creating" },
         })).collect::<Vec<_>>(),
         "auto_snapshot_policies": st.auto_snapshot_policies.values().collect::<Vec<_>>(),
+        "deployment_sets": st.deployment_sets.values().collect::<Vec<_>>(),
+        "file_systems": st.file_systems.values().map(|f| nas::file_system_json(f, now, t)).collect::<Vec<_>>(),
         "key_pairs": st.key_pairs.view(),
         // Every public IP held (and billed) now; empty once every instance asking for one is gone.
         "public_ips": st.instances.values().filter_map(|i| i.public_ip.as_ref().map(|ip| json!({
