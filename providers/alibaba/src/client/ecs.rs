@@ -107,6 +107,11 @@ fn run_params(r: &CreateRequest) -> Vec<(String, String)> {
             },
         ));
     }
+    // alibabacloud_ecs20140526 7.11.8 `_run_instances_request.py` `DeploymentSetId`: a cluster's
+    // LowLatency deployment set (issue 14).
+    if let Some(set) = &r.placement {
+        p.push(kv("DeploymentSetId", set));
+    }
     if let Some(k) = &r.login_key {
         p.push(kv("KeyPairName", k));
     }

@@ -17,6 +17,7 @@ use gpuctl_sign::{Algorithm, Credentials, SignableRequest, SigningParams};
 use serde::Deserialize as _;
 use serde_json::Value;
 
+use crate::api::nas::{nas_host, NAS_API_VERSION};
 use crate::api::vpc::{vpc_host, VPC_API_VERSION};
 use crate::api::{codes, ErrorBody, API_VERSION};
 
@@ -28,11 +29,12 @@ pub struct Client {
     defaults: vpc::Defaults,
 }
 
-/// The two Alibaba products the client calls: each has its own host and API version.
+/// The Alibaba products the client calls: each has its own host and API version.
 #[derive(Clone, Copy)]
 enum Product {
     Ecs,
     Vpc,
+    Nas,
 }
 
 /// Maps an ECS error code (and HTTP status) to what the engine does about it.
@@ -130,6 +132,17 @@ impl Client {
         self.send(Product::Vpc, region, action, params, true).await
     }
 
+    /// Signs and sends one NAS action (its own host, `nas.<region>.aliyuncs.com`, and API version). No
+    /// NAS request model has a `RegionId`: the host says the region.
+    async fn call_nas(
+        &self,
+        region: &str,
+        action: &str,
+        params: Vec<(String, String)>,
+    ) -> Result<Answer, CloudError> {
+        self.send(Product::Nas, region, action, params, false).await
+    }
+
     /// Sends one action to `region`'s host, with a `RegionId` parameter only where the action's
     /// request model has one.
     async fn call_at(
@@ -153,6 +166,7 @@ impl Client {
         let (host, version) = match product {
             Product::Ecs => (host_for(region), API_VERSION),
             Product::Vpc => (vpc_host(region), VPC_API_VERSION),
+            Product::Nas => (nas_host(region), NAS_API_VERSION),
         };
         let endpoint = self.account.endpoint_or(|| host);
         let mut query = Vec::with_capacity(params.len() + 1);
