@@ -37,15 +37,19 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 TENCENT = {
     "cvm": ["RunInstances", "DescribeInstances", "DescribeInstancesStatus", "TerminateInstances",
             "InquiryPriceRunInstances", "DescribeZoneInstanceConfigInfos", "CreateImage", "DescribeImages",
-            "ImportKeyPair", "DescribeKeyPairs"],
+            "ImportKeyPair", "DescribeKeyPairs",
+            # a cluster's placement (issue 14): the HPC cluster HCC types require.
+            "CreateHpcCluster", "DescribeHpcClusters", "DeleteHpcClusters"],
     "cbs": ["CreateSnapshot", "DescribeSnapshots", "DeleteSnapshots", "DescribeDisks",
             "CreateAutoSnapshotPolicy", "BindAutoSnapshotPolicy"],
     # network = "auto" (issue 13): the VPC, subnet and security group gpuctl makes and deletes.
     "vpc": ["CreateVpc", "DescribeVpcs", "DeleteVpc", "CreateSubnet", "DescribeSubnets", "DeleteSubnet",
             "CreateSecurityGroup", "DescribeSecurityGroups", "DeleteSecurityGroup",
             "CreateSecurityGroupPolicies", "DescribeSecurityGroupPolicies"],
+    # a cluster's shared file system (issue 14); the mount target is made with it.
+    "cfs": ["CreateCfsFileSystem", "DescribeCfsFileSystems", "DescribeMountTargets", "DeleteCfsFileSystem"],
 }
-TENCENT_VERSION = {"cvm": "v20170312", "cbs": "v20170312", "vpc": "v20170312"}
+TENCENT_VERSION = {"cvm": "v20170312", "cbs": "v20170312", "vpc": "v20170312", "cfs": "v20190719"}
 ALIBABA = ["RunInstances", "DescribeInstances", "DescribeInstanceStatus", "DeleteInstances", "DeleteInstance",
            "StopInstances", "StopInstance", "DescribePrice", "DescribeAvailableResource", "DescribeDisks",
            "CreateSnapshot", "DescribeSnapshots", "DeleteSnapshot", "CreateImage", "DescribeImages",
@@ -83,7 +87,8 @@ CLIENT_ACTIONS = {
                 "ImportKeyPair", "DescribeKeyPairs", "DescribeImages", "CreateVpc", "DescribeVpcs", "DeleteVpc",
                 "CreateSubnet", "DescribeSubnets", "DeleteSubnet", "CreateSecurityGroup", "DescribeSecurityGroups",
                 "DeleteSecurityGroup", "CreateSecurityGroupPolicies", "DescribeSecurityGroupPolicies",
-                "CreateImage"],
+                "CreateImage", "CreateHpcCluster", "DescribeHpcClusters", "DeleteHpcClusters",
+                "CreateCfsFileSystem", "DescribeCfsFileSystems", "DescribeMountTargets", "DeleteCfsFileSystem"],
     "alibaba": ["RunInstances", "DescribeInstances", "DescribeDisks", "DeleteInstances", "CreateSnapshot",
                 "DescribeSnapshots", "DescribePrice", "DescribeAvailableResource", "ModifyInstanceChargeType",
                 "DescribeVSwitches", "DescribeSecurityGroups", "ImportKeyPair", "DescribeKeyPairs",

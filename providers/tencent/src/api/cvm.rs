@@ -13,7 +13,20 @@ pub const CVM_ACTIONS: &[&str] = &[
     "DescribeImages",
     "ImportKeyPair",
     "DescribeKeyPairs",
+    // A cluster's placement (issue 14): tccli 3.1.189.1 `tccli/services/cvm/v20170312/api.json`.
+    "CreateHpcCluster",
+    "DescribeHpcClusters",
+    "DeleteHpcClusters",
 ];
+
+/// Whether `instance_type` is a high-performance computing (HCC) type: RunInstancesRequest.HpcClusterId
+/// says "若创建的实例为高性能计算实例，需指定实例放置的集群，否则不可指定" (tccli 3.1.189.1
+/// `tccli/services/cvm/v20170312/api.json`), but no definition lists which types those are. The rule
+/// "the family (before the dot) starts with `HCC`" (HCCG5v, HCCPNV4h, HCCPNV4s, HCCPNV5*, HCCPNV6) is an
+/// inference from the catalog's family names, unverified (docs/research/clusters.md §1, Tencent).
+pub fn is_hpc_type(instance_type: &str) -> bool {
+    instance_type.split('.').next().is_some_and(|family| family.starts_with("HCC"))
+}
 
 /// Instance states (`Instance.InstanceState`).
 pub mod states {

@@ -4,6 +4,7 @@
 //! https://www.tencentcloud.com/document/product/213/33281 (common error shape).
 
 pub mod cbs;
+pub mod cfs;
 pub mod cvm;
 pub mod vpc;
 
@@ -16,6 +17,10 @@ pub const CVM: &str = "cvm";
 pub const CBS: &str = "cbs";
 /// VPC (also 2017-03-12: tccli 3.1.189.1 `tccli/services/vpc/v20170312`): the networks of `network = "auto"`.
 pub const VPC: &str = "vpc";
+/// CFS, the shared file systems of a cluster (issue 14): its own version (tccli 3.1.189.1
+/// `tccli/services/cfs/v20190719/api.json` metadata.apiVersion) and host `cfs.tencentcloudapi.com`.
+pub const CFS: &str = "cfs";
+pub const CFS_VERSION: &str = "2019-07-19";
 /// Most a request's `X-TC-Timestamp` may be off the server clock.
 pub const MAX_SKEW_SECS: i64 = 300;
 /// Longest accepted `ClientToken`.
@@ -26,9 +31,19 @@ pub fn endpoint(service: &str) -> String {
     format!("{service}.tencentcloudapi.com")
 }
 
+/// `X-TC-Version` of `service`: CFS has its own, the others share [`VERSION`].
+pub fn version(service: &str) -> &'static str {
+    if service == CFS {
+        CFS_VERSION
+    } else {
+        VERSION
+    }
+}
+
 /// The operations gpuctl uses, by service (each service's own facts live in its file).
 pub use cbs::CBS_ACTIONS;
-pub use cvm::{charge, states, CVM_ACTIONS};
+pub use cfs::CFS_ACTIONS;
+pub use cvm::{charge, is_hpc_type, states, CVM_ACTIONS};
 pub use vpc::VPC_ACTIONS;
 
 /// `{"Response":{"Error":{"Code","Message"},"RequestId"}}`, always with HTTP 200.
@@ -117,4 +132,60 @@ pub mod codes {
     /// CBS's code for a ClientToken problem; CVM documents no dedicated code for a token reused with
     /// other parameters, so the emulator answers this one there too *(unverified for CVM)*.
     pub const INVALID_CLIENT_TOKEN: &str = "InvalidParameter.InvalidClientToken";
+    // CVM HPC clusters (tencentcloud-sdk-python-cvm 3.1.178 `tencentcloud/cvm/v20170312/errorcodes.py`).
+    /// 高性能计算实例需指定对应的高性能计算集群.
+    pub const HPC_REQUIRED: &str = "InvalidParameterValue.InstanceTypeRequiredHpcCluster";
+    /// 实例类型不可加入高性能计算集群.
+    pub const HPC_NOT_SUPPORTED: &str = "InvalidParameterValue.InstanceTypeNotSupportHpcCluster";
+    /// 您的高性能计算集群已经绑定其他可用区，不能购买当前可用区机器.
+    pub const HPC_ZONE_MISMATCH: &str = "InvalidParameterValue.HpcClusterIdZoneIdNotMatch";
+    /// 非CDC场景不支持HpcClusterBusinessId.
+    pub const HPC_BUSINESS_ID_NOT_SUPPORTED: &str = "InvalidParameterValue.HpcClusterBusinessIdNotSupported";
+    /// 高性能计算集群不存在.
+    pub const HPC_NOT_FOUND: &str = "ResourceNotFound.HpcCluster";
+    /// 高性能计算集群使用中.
+    pub const HPC_IN_USE: &str = "ResourceInUse.HpcCluster";
+    // CFS (tencentcloud-sdk-python-cfs 3.1.178 `tencentcloud/cfs/v20190719/errorcodes.py`).
+    /// 用于保证请求幂等性的字符串长度超过限制（不能超过64字节）.
+    pub const CFS_CLIENT_TOKEN_TOO_LONG: &str = "InvalidParameterValue.ClientTokenLimitExceeded";
+    /// 用于保证请求幂等性的字符串错误.
+    pub const CFS_INVALID_CLIENT_TOKEN: &str = "InvalidParameterValue.InvalidClientToken";
+    /// 资源正在创建中.
+    pub const CFS_CLIENT_TOKEN_IN_USE: &str = "FailedOperation.ClientTokenInUse";
+    /// 用户自定义名称过长（超过64字节).
+    pub const CFS_FS_NAME_TOO_LONG: &str = "InvalidParameterValue.FsNameLimitExceeded";
+    /// 无效的网络类型.
+    pub const CFS_INVALID_NET_INTERFACE: &str = "InvalidParameterValue.InvalidNetInterface";
+    /// 协议参数错误.
+    pub const CFS_INVALID_PROTOCOL: &str = "InvalidParameterValue.InvalidProtocol";
+    /// 存储类型参数错误.
+    pub const CFS_INVALID_STORAGE_TYPE: &str = "InvalidParameterValue.InvalidStorageType";
+    /// 权限组ID无效.
+    pub const CFS_INVALID_PGROUP_ID: &str = "InvalidParameterValue.InvalidPgroupId";
+    /// 权限组不存在.
+    pub const CFS_PGROUP_NOT_FOUND: &str = "ResourceNotFound.PgroupNotFound";
+    /// 无效的VPCID.
+    pub const CFS_INVALID_VPC_ID: &str = "InvalidParameterValue.InvalidVpcId";
+    /// 无效的子网ID.
+    pub const CFS_INVALID_SUBNET_ID: &str = "InvalidParameterValue.InvalidSubnetId";
+    /// VPC参数错误.
+    pub const CFS_INVALID_VPC_PARAMETER: &str = "InvalidParameterValue.InvalidVpcParameter";
+    /// VPCID和UNVPCID不能同时为空.
+    pub const CFS_MISSING_VPC_ID: &str = "InvalidParameterValue.MissingVpcidOrUnvpcid";
+    /// SUBNETID和UNSUBNETID不能同时为空.
+    pub const CFS_MISSING_SUBNET_ID: &str = "InvalidParameterValue.MissingSubnetidOrUnsubnetid";
+    /// 无效的可用区.
+    pub const CFS_INVALID_ZONE: &str = "InvalidParameterValue.InvalidZoneId";
+    /// 无效的容量值.
+    pub const CFS_INVALID_TURBO_CAPACITY: &str = "InvalidParameterValue.InvalidTurboCapacity";
+    /// 标签键重复.
+    pub const CFS_DUPLICATED_TAG_KEY: &str = "InvalidParameterValue.DuplicatedTagKey";
+    /// FileSystemId无效.
+    pub const CFS_INVALID_FILE_SYSTEM_ID: &str = "InvalidParameterValue.InvalidFileSystemId";
+    /// 无效的文件系统状态.
+    pub const CFS_INVALID_FS_STATUS: &str = "InvalidParameterValue.InvalidFsStatus";
+    /// 该文件系统不存在.
+    pub const CFS_FILE_SYSTEM_NOT_FOUND: &str = "ResourceNotFound.FileSystemNotFound";
+    /// 文件系统数量达到上限.
+    pub const CFS_FILE_SYSTEM_LIMIT: &str = "ResourceInsufficient.FileSystemLimitExceeded";
 }

@@ -75,6 +75,12 @@ pub(super) fn run_body(r: &CreateRequest) -> Value {
         b["InternetAccessible"] =
             json!({ "InternetChargeType": charge, "InternetMaxBandwidthOut": ip.bandwidth_mbps });
     }
+    // A cluster node of an HCC type joins its HPC cluster: "若创建的实例为高性能计算实例，需指定实例放置的集群，
+    // 否则不可指定" (tccli 3.1.189.1 services/cvm/v20170312/api.json RunInstancesRequest.HpcClusterId; the
+    // same field is in InquiryPriceRunInstancesRequest).
+    if let Some(hpc) = &r.placement {
+        b["HpcClusterId"] = json!(hpc);
+    }
     if let Some(k) = &r.login_key {
         b["LoginSettings"] = json!({ "KeyIds": [k] });
     }

@@ -1,9 +1,10 @@
-//! The client side of Tencent Cloud: gpuctl-cloud's `Cloud` (its three service traits) over CVM (`cvm.rs`: instances, prices,
-//! stock) and CBS (`cbs.rs`: disks, snapshots), JSON POSTs signed with TC3, and the classifier that maps
+//! The client side of Tencent Cloud: gpuctl-cloud's `Cloud` (its service traits) over CVM (`cvm.rs`: instances, prices,
+//! stock), CBS (`cbs.rs`: disks, snapshots), VPC (`vpc.rs`) and a cluster's HPC cluster and CFS file system
+//! (`cluster.rs`), JSON POSTs signed with TC3, and the classifier that maps
 //! Tencent's error codes (always HTTP 200, the error in the body) to the engine's seven kinds.
 
-mod cluster;
 mod cbs;
+mod cluster;
 mod cvm;
 mod vpc;
 
@@ -15,7 +16,7 @@ use gpuctl_cloud::{Account, DiskCategory, Provider};
 use gpuctl_sign::{Algorithm, Credentials, SignableRequest, SigningParams};
 use serde_json::Value;
 
-use crate::api::{codes, endpoint, VERSION};
+use crate::api::{codes, endpoint, version};
 
 /// A Tencent Cloud account: its keys, and where CVM/CBS are reached (an override serves both).
 #[derive(Debug)]
@@ -33,6 +34,14 @@ pub fn classify(code: &str) -> ErrorKind {
         | "ResourceUnavailable"
         | "FailedOperation.RequestTimeout" => ErrorKind::Transient,
         c if c.starts_with("InternalError") => ErrorKind::Transient,
+        // DeleteHpcClusters of a cluster whose instances are still leaving (高性能计算集群使用中), CFS's
+        // create under a token whose file system is still being made (资源正在创建中), a CFS delete while the
+        // file system is still being made (无效的文件系统状态): each passes once the cloud catches up.
+        codes::HPC_IN_USE | codes::CFS_CLIENT_TOKEN_IN_USE | codes::CFS_INVALID_FS_STATUS => {
+            ErrorKind::Transient
+        }
+        // 文件系统数量达到上限 / 用户创建高性能集群配额已达上限: quotas, not stock.
+        codes::CFS_FILE_SYSTEM_LIMIT | "UnsupportedOperation.InsufficientClusterQuota" => ErrorKind::Quota,
         c if c.starts_with("ResourceInsufficient") || c.starts_with("ResourcesSoldOut") => {
             ErrorKind::StockOut
         }
@@ -129,7 +138,7 @@ impl Client {
             region: region.into(),
             service: service.into(),
             action: action.into(),
-            version: VERSION.into(),
+            version: version(service).into(),
         };
         self.account.send(&Wire, action, &req, &sp).await
     }
@@ -153,6 +162,13 @@ mod tests {
             ("InvalidInstanceId.NotFound", ErrorKind::NotFound),
             ("InvalidParameterValue.InstanceTypeNotFound", ErrorKind::Invalid),
             ("InvalidImageId.Malformed", ErrorKind::Invalid),
+            ("ResourceInUse.HpcCluster", ErrorKind::Transient),
+            ("ResourceNotFound.HpcCluster", ErrorKind::NotFound),
+            ("ResourceNotFound.FileSystemNotFound", ErrorKind::NotFound),
+            ("FailedOperation.ClientTokenInUse", ErrorKind::Transient),
+            ("ResourceInsufficient.FileSystemLimitExceeded", ErrorKind::Quota),
+            ("LimitExceeded.HpcClusterQuota", ErrorKind::Quota),
+            ("InvalidParameterValue.InstanceTypeRequiredHpcCluster", ErrorKind::Invalid),
         ] {
             assert_eq!(classify(code), kind, "{code}");
         }

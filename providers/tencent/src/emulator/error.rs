@@ -55,13 +55,22 @@ impl ParamErrors for TcError {
 /// `INVALIDPARAMETERVALUE_INVALIDTIMEFORMAT`): an undefined name is `UnknownParameter`, a missing one
 /// `MissingParameter`, a malformed one (wrong type, bad flattened index) `InvalidParameter`, a value not
 /// allowed `InvalidParameterValue`, out of range `InvalidParameterValue.Range`, a time in the wrong
-/// format `InvalidParameterValue.InvalidTimeFormat` (the schema's formats are all times).
-pub(crate) fn violation(v: &Violation) -> TcError {
+/// format `InvalidParameterValue.InvalidTimeFormat` (the schema's formats are all times). CFS names its own
+/// code for each enum of CreateCfsFileSystem (tencentcloud-sdk-python-cfs 3.1.178
+/// `tencentcloud/cfs/v20190719/errorcodes.py`: 存储类型参数错误, 协议参数错误, 无效的网络类型), answered instead.
+pub(crate) fn violation(action: &str, v: &Violation) -> TcError {
+    let own = match (action, v.path.as_str()) {
+        ("CreateCfsFileSystem", "StorageType") => Some(codes::CFS_INVALID_STORAGE_TYPE),
+        ("CreateCfsFileSystem", "Protocol") => Some(codes::CFS_INVALID_PROTOCOL),
+        ("CreateCfsFileSystem", "NetInterface") => Some(codes::CFS_INVALID_NET_INTERFACE),
+        _ => None,
+    };
     let code = match v.kind {
         Kind::Unknown => codes::UNKNOWN_PARAMETER,
         Kind::Missing => codes::MISSING_PARAMETER,
         Kind::WrongType | Kind::BadIndex => codes::INVALID_PARAMETER,
-        Kind::NotAllowed | Kind::Deprecated => codes::INVALID_PARAMETER_VALUE,
+        Kind::NotAllowed => own.unwrap_or(codes::INVALID_PARAMETER_VALUE),
+        Kind::Deprecated => codes::INVALID_PARAMETER_VALUE,
         Kind::OutOfRange => codes::VALUE_RANGE,
         Kind::BadFormat => codes::INVALID_TIME_FORMAT,
     };

@@ -1,7 +1,10 @@
 //! The Tencent emulator's state: instances, disks (system and data, each belonging to an
-//! instance), snapshots, custom images and automatic snapshot policies, plus what changes with
-//! the sim clock — boot (PENDING → RUNNING), termination, ActionTimer auto-release, snapshot and
-//! image creation, policy-driven snapshots and their retention.
+//! instance), snapshots, custom images and automatic snapshot policies, networks, HPC clusters and
+//! CFS file systems, plus what changes with the sim clock — boot (PENDING → RUNNING), termination,
+//! ActionTimer auto-release, snapshot and image creation, policy-driven snapshots and their
+//! retention, a deleted file system leaving.
+
+use std::collections::HashMap;
 
 use gpuctl_simkit::sshkey::KeyStore;
 use gpuctl_simkit::{AddressPool, SimCtx, TokenGate};
@@ -9,6 +12,8 @@ use jiff::{tz::TimeZone, SignedDuration, Timestamp};
 use serde_json::{json, Value};
 
 use crate::api::{charge, states};
+use crate::emulator::ops::cfs::{CfsFileSystem, CfsToken};
+use crate::emulator::ops::hpc::HpcCluster;
 use crate::emulator::ops::vpc::{Group, Subnet, Vpc};
 
 #[derive(Default)]
@@ -29,6 +34,12 @@ pub(crate) struct State {
     pub vpcs: Vec<Vpc>,
     pub subnets: Vec<Subnet>,
     pub groups: Vec<Group>,
+    /// CVM's HPC clusters (CreateHpcCluster), in creation order.
+    pub hpc_clusters: Vec<HpcCluster>,
+    /// CFS file systems, each with its one mount target (CreateCfsFileSystem), in creation order.
+    pub file_systems: Vec<CfsFileSystem>,
+    /// CreateCfsFileSystem ClientTokens by `<account>:<token>` (valid 2 hours).
+    pub cfs_tokens: HashMap<String, CfsToken>,
 }
 
 /// An instance's public IP (RunInstances InternetAccessible): it lives and is released with the
@@ -75,6 +86,8 @@ pub(crate) struct Instance {
     /// RunInstances' `UserData`, base64 as sent. Shown in `/_sim/state` only: DescribeInstances has no
     /// such field (tccli 3.1.189.1 cvm api.json `Instance`).
     pub user_data: Option<String>,
+    /// RunInstances' `HpcClusterId` (HCC types only, see `ops/hpc.rs`).
+    pub hpc_cluster_id: Option<String>,
 }
 
 impl Instance {
@@ -221,6 +234,9 @@ impl State {
                 d.instance_id.clear();
             }
         }
+        // A deleted file system leaves, with its mount target, a boot time after the delete.
+        self.file_systems
+            .retain(|f| f.deleting_since.is_none_or(|t| t.checked_add(linger).unwrap_or(t) > now));
         self.fire_policies(ctx, now);
         // Snapshots past their Deadline are deleted.
         self.snapshots.retain(|s| s.deadline.is_none_or(|d| d > now));
@@ -338,6 +354,18 @@ impl State {
                 "NextTriggerTime": p.next_trigger.as_ref().map(ts),
             })).collect::<Vec<_>>(),
             "client_tokens": self.run_tokens.len(),
+            "hpc_clusters": self.hpc_clusters.iter().map(|c| json!({
+                "HpcClusterId": c.id, "Region": c.region, "Zone": c.zone, "Name": c.name,
+                "InstanceIds": self.instances.iter().filter(|i| i.hpc_cluster_id.as_deref() == Some(c.id.as_str()))
+                    .map(|i| i.id.clone()).collect::<Vec<_>>(),
+                "Tags": c.tags.iter().cloned().collect::<std::collections::BTreeMap<_, _>>(),
+            })).collect::<Vec<_>>(),
+            "file_systems": self.file_systems.iter().map(|f| json!({
+                "FileSystemId": f.id, "Region": f.region, "Zone": f.zone, "FsName": f.name,
+                "StorageType": f.storage_type, "VpcId": f.vpc_id, "SubnetId": f.subnet_id,
+                "MountTargetId": f.mount_id, "IpAddress": f.mount_ip, "Deleting": f.deleting_since.is_some(),
+                "Tags": f.tags.iter().cloned().collect::<std::collections::BTreeMap<_, _>>(),
+            })).collect::<Vec<_>>(),
         })
     }
 }

@@ -48,10 +48,16 @@ fn call(emu: &Tencent, ctx: &SimCtx, action: &str, body: Value) -> Value {
         "cbs"
     } else if super::api::VPC_ACTIONS.contains(&action) {
         "vpc"
+    } else if super::api::CFS_ACTIONS.contains(&action) {
+        "cfs"
     } else {
         "cvm"
     };
-    let req = signed(service, action, &body);
+    let mut req = signed(service, action, &body);
+    // `signed` sends CVM's version; X-TC-Version is not signed (TC3 signs content-type and host).
+    for h in req.headers.iter_mut().filter(|(k, _)| k == "x-tc-version") {
+        h.1 = super::api::version(service).into();
+    }
     assert!(emu.claims(&req));
     emu.tick(ctx);
     let resp = emu.handle(&req, ctx);
@@ -436,7 +442,7 @@ fn flattened_requests_are_held_to_the_definition_too() {
         let pairs = gpuctl_simkit::params::form_decode(q);
         super::SCHEMA
             .refusal("DescribeInstances", gpuctl_simkit::validate::Input::Flat { pairs: &pairs, base: 0 })
-            .map(|v| super::error::violation(&v).code)
+            .map(|v| super::error::violation("DescribeInstances", &v).code)
     };
     assert_eq!(refusal("Limit=5&Filters.0.Name=zone&Filters.0.Values.0=x"), None);
     assert_eq!(refusal("Limit=five"), Some("InvalidParameter"));
@@ -458,7 +464,9 @@ fn flattened_requests_are_held_to_the_definition_too() {
 
 #[test]
 fn every_action_served_has_a_definition() {
-    for a in super::api::CVM_ACTIONS.iter().chain(super::api::CBS_ACTIONS) {
+    let all =
+        [super::api::CVM_ACTIONS, super::api::CBS_ACTIONS, super::api::VPC_ACTIONS, super::api::CFS_ACTIONS];
+    for a in all.into_iter().flatten() {
         assert!(super::SCHEMA.has(a), "{a} is served but not in contract/schema/tencent.json");
     }
 }
@@ -821,4 +829,265 @@ fn cidrs_and_policies_are_checked_as_the_definition_says() {
     assert_eq!(pol(ok), "InvalidParameterValue.Duplicate");
     let held = call(&emu, &ctx, "DescribeSecurityGroupPolicies", json!({ "SecurityGroupId": sg }));
     assert_eq!(held["SecurityGroupPolicySet"]["Ingress"][0]["CidrBlock"], "203.0.113.0/24", "{held}");
+}
+
+// ------------------------------------------------------------------ issue 14: HPC clusters, CFS
+
+const HCC: &str = "HCCPNV4h.32XLARGE512";
+
+/// The test offer plus an HCC type (monthly only, as the catalog sells them).
+fn with_hcc() -> (Tencent, SimCtx) {
+    let mut hcc = offer();
+    hcc.instance_type = HCC.into();
+    hcc.family = "HCCPNV4h".into();
+    hcc.prices = Prices { monthly: Some(100_000.0), ..Prices::default() };
+    let config =
+        SimConfig { seed: 3, knobs: Knobs { boot_seconds: 10, ..Knobs::default() }, ..SimConfig::default() };
+    (Tencent::new(), SimCtx::new(config, vec![offer(), hcc]))
+}
+
+fn hpc_cluster(emu: &Tencent, ctx: &SimCtx, zone: &str) -> String {
+    let r = call(emu, ctx, "CreateHpcCluster", json!({ "Zone": zone, "Name": "dep-train" }));
+    r["HpcClusterSet"][0]["HpcClusterId"].as_str().unwrap_or_else(|| panic!("{r}")).to_string()
+}
+
+fn run_hcc(extra: Value) -> Value {
+    let mut body = run(
+        json!({ "InstanceType": HCC, "InstanceChargeType": "PREPAID", "InstanceChargePrepaid": { "Period": 1 } }),
+    );
+    for (k, v) in extra.as_object().unwrap() {
+        body[k] = v.clone();
+    }
+    body
+}
+
+#[test]
+fn hpc_clusters_are_made_found_by_name_and_deleted_once_empty() {
+    let (emu, ctx) = with_hcc();
+    let tags = json!([{ "ResourceType": "hpc", "Tags": [{ "Key": "gpuctl-deployment", "Value": "dep" }] }]);
+    let r = call(
+        &emu,
+        &ctx,
+        "CreateHpcCluster",
+        json!({ "Zone": ZONE, "Name": "dep-train", "TagSpecification": tags }),
+    );
+    let id = r["HpcClusterSet"][0]["HpcClusterId"].as_str().unwrap().to_string();
+    assert!(id.starts_with("hpc-"), "{r}");
+    assert_eq!(r["HpcClusterSet"][0]["HpcClusterType"], "STANDARD");
+    let found = call(&emu, &ctx, "DescribeHpcClusters", json!({ "Name": "dep-train", "Zone": ZONE }));
+    assert_eq!(
+        (found["TotalCount"].as_u64(), found["HpcClusterSet"][0]["HpcClusterId"].as_str()),
+        (Some(1), Some(id.as_str()))
+    );
+    let by_tag = json!({ "Filters": [{ "Name": "tag:gpuctl-deployment", "Values": ["dep"] }] });
+    assert_eq!(call(&emu, &ctx, "DescribeHpcClusters", by_tag)["TotalCount"], 1);
+    assert_eq!(call(&emu, &ctx, "DescribeHpcClusters", json!({ "Name": "other" }))["TotalCount"], 0);
+    // A member holds it: ResourceInUse.HpcCluster until the instance has left (a boot time after the terminate).
+    let r = call(&emu, &ctx, "RunInstances", run_hcc(json!({ "HpcClusterId": id })));
+    let ins = r["InstanceIdSet"][0].as_str().unwrap_or_else(|| panic!("{r}")).to_string();
+    let listed = call(&emu, &ctx, "DescribeHpcClusters", json!({ "HpcClusterIds": [id] }));
+    assert_eq!(listed["HpcClusterSet"][0]["InstanceIds"], json!([ins]));
+    assert_eq!(
+        call(&emu, &ctx, "DescribeInstances", json!({ "InstanceIds": [ins] }))["InstanceSet"][0]
+            ["HpcClusterId"],
+        id
+    );
+    let delete = json!({ "HpcClusterIds": [id] });
+    assert_eq!(code(&call(&emu, &ctx, "DeleteHpcClusters", delete.clone())), "ResourceInUse.HpcCluster");
+    // A terminated PREPAID instance waits in the recycle bin, out of the cluster (see ops/hpc.rs).
+    call(&emu, &ctx, "TerminateInstances", json!({ "InstanceIds": [ins] }));
+    assert_eq!(code(&call(&emu, &ctx, "DeleteHpcClusters", delete.clone())), "");
+    assert_eq!(code(&call(&emu, &ctx, "DeleteHpcClusters", delete)), "ResourceNotFound.HpcCluster");
+}
+
+#[test]
+fn hpc_cluster_requests_the_definition_forbids_are_refused() {
+    let (emu, ctx) = with_hcc();
+    let c = |body: Value| code(&call(&emu, &ctx, "CreateHpcCluster", body)).to_string();
+    assert_eq!(c(json!({ "Zone": ZONE })), "MissingParameter");
+    assert_eq!(c(json!({ "Name": "n" })), "MissingParameter");
+    assert_eq!(c(json!({ "Zone": ZONE, "Name": "x".repeat(61) })), "InvalidParameterValue");
+    assert_eq!(c(json!({ "Zone": ZONE, "Name": "n", "HpcClusterType": "BIG" })), "InvalidParameterValue");
+    assert_eq!(
+        c(json!({ "Zone": ZONE, "Name": "n", "HpcClusterBusinessId": "b-1" })),
+        "InvalidParameterValue.HpcClusterBusinessIdNotSupported"
+    );
+    assert_eq!(c(json!({ "Zone": "ap-shanghai-2", "Name": "n" })), "InvalidZone.MismatchRegion");
+    assert_eq!(
+        code(&call(&emu, &ctx, "DescribeHpcClusters", json!({ "Limit": 101 }))),
+        "InvalidParameterValue.Range"
+    );
+    assert_eq!(code(&call(&emu, &ctx, "DeleteHpcClusters", json!({}))), "MissingParameter");
+    assert_eq!(
+        code(&call(&emu, &ctx, "DeleteHpcClusters", json!({ "HpcClusterIds": ["hpc-nothere"] }))),
+        "ResourceNotFound.HpcCluster"
+    );
+}
+
+#[test]
+fn run_instances_places_only_hcc_types_in_an_hpc_cluster_of_their_zone() {
+    let (emu, ctx) = with_hcc();
+    let id = hpc_cluster(&emu, &ctx, ZONE);
+    let elsewhere = hpc_cluster(&emu, &ctx, "ap-guangzhou-4");
+    let r = |body: Value| code(&call(&emu, &ctx, "RunInstances", body)).to_string();
+    assert_eq!(r(run_hcc(json!({}))), "InvalidParameterValue.InstanceTypeRequiredHpcCluster");
+    assert_eq!(
+        r(run(json!({ "HpcClusterId": id }))),
+        "InvalidParameterValue.InstanceTypeNotSupportHpcCluster"
+    );
+    assert_eq!(r(run_hcc(json!({ "HpcClusterId": "hpc-nothere" }))), "ResourceNotFound.HpcCluster");
+    assert_eq!(
+        r(run_hcc(json!({ "HpcClusterId": elsewhere }))),
+        "InvalidParameterValue.HpcClusterIdZoneIdNotMatch"
+    );
+    assert_eq!(r(run_hcc(json!({ "HpcClusterId": id }))), "");
+    assert_eq!(r(run(json!({}))), "", "an ordinary type needs no cluster");
+    // A quote is not a launch: the engine prices an HCC type before it makes the cluster.
+    let q = call(&emu, &ctx, "InquiryPriceRunInstances", run_hcc(json!({})));
+    assert_eq!(code(&q), "", "{q}");
+}
+
+fn cfs_body(vpc: &str, subnet: &str, extra: Value) -> Value {
+    let mut b = json!({
+        "Zone": ZONE, "NetInterface": "VPC", "PGroupId": "pgroupbasic", "Protocol": "NFS", "StorageType": "SD",
+        "VpcId": vpc, "SubnetId": subnet, "FsName": "dep-train",
+        "ResourceTags": [{ "TagKey": "gpuctl-deployment", "TagValue": "dep" }],
+    });
+    for (k, v) in extra.as_object().unwrap() {
+        b[k] = v.clone();
+    }
+    b
+}
+
+fn fs_states(emu: &Tencent, ctx: &SimCtx, id: &str) -> (String, String) {
+    let f = call(emu, ctx, "DescribeCfsFileSystems", json!({ "FileSystemId": id }));
+    let m = call(emu, ctx, "DescribeMountTargets", json!({ "FileSystemId": id }));
+    let s = |v: &Value| v.as_str().unwrap_or("").to_string();
+    (s(&f["FileSystems"][0]["LifeCycleState"]), s(&m["MountTargets"][0]["LifeCycleState"]))
+}
+
+#[test]
+fn a_file_system_and_its_mount_target_become_available_then_leave_when_deleted() {
+    let (emu, ctx) = with_hcc();
+    let (vpc, subnet, _) = network(&emu, &ctx);
+    let r = call(&emu, &ctx, "CreateCfsFileSystem", cfs_body(&vpc, &subnet, json!({})));
+    let id = r["FileSystemId"].as_str().unwrap_or_else(|| panic!("{r}")).to_string();
+    assert_eq!(r["LifeCycleState"], "creating");
+    assert_eq!(fs_states(&emu, &ctx, &id), ("creating".into(), "creating".into()));
+    assert_eq!(
+        code(&call(&emu, &ctx, "DeleteCfsFileSystem", json!({ "FileSystemId": id }))),
+        "InvalidParameterValue.InvalidFsStatus",
+        "not while it is being made"
+    );
+    ctx.clock().advance(SignedDuration::from_secs(10));
+    assert_eq!(fs_states(&emu, &ctx, &id), ("available".into(), "creating".into()));
+    ctx.clock().advance(SignedDuration::from_secs(5));
+    assert_eq!(fs_states(&emu, &ctx, &id), ("available".into(), "available".into()));
+    let m = call(&emu, &ctx, "DescribeMountTargets", json!({ "FileSystemId": id }));
+    let ip = m["MountTargets"][0]["IpAddress"].as_str().unwrap_or("");
+    assert!(ip.starts_with("10.0.0."), "an address of the subnet: {m}");
+    assert_eq!(m["MountTargets"][0]["SubnetId"], subnet.as_str());
+    // Found by tag, zone and name, paging 10 at a time by default.
+    let by_tag = json!({ "Tags": [{ "TagKey": "gpuctl-deployment", "TagValue": "dep" }], "Filters": [{ "Name": "Zone", "Values": [ZONE] }] });
+    let found = call(&emu, &ctx, "DescribeCfsFileSystems", by_tag);
+    assert_eq!(
+        (found["TotalCount"].as_u64(), found["FileSystems"][0]["FsName"].as_str()),
+        (Some(1), Some("dep-train"))
+    );
+    assert_eq!(code(&call(&emu, &ctx, "DeleteCfsFileSystem", json!({ "FileSystemId": id }))), "");
+    assert_eq!(fs_states(&emu, &ctx, &id), ("deleting".into(), "deleting".into()));
+    ctx.clock().advance(SignedDuration::from_secs(10));
+    assert_eq!(call(&emu, &ctx, "DescribeCfsFileSystems", json!({ "FileSystemId": id }))["TotalCount"], 0);
+    for action in ["DescribeMountTargets", "DeleteCfsFileSystem"] {
+        assert_eq!(
+            code(&call(&emu, &ctx, action, json!({ "FileSystemId": id }))),
+            "ResourceNotFound.FileSystemNotFound"
+        );
+    }
+}
+
+#[test]
+fn a_client_token_answers_the_same_file_system_for_two_hours() {
+    let (emu, ctx) = with_hcc();
+    let (vpc, subnet, _) = network(&emu, &ctx);
+    let body = cfs_body(&vpc, &subnet, json!({ "ClientToken": "tok-fs" }));
+    let first = call(&emu, &ctx, "CreateCfsFileSystem", body.clone());
+    let again = call(&emu, &ctx, "CreateCfsFileSystem", body.clone());
+    assert_eq!(first["FileSystemId"], again["FileSystemId"]);
+    assert_eq!(Emulator::state(&emu, &ctx)["file_systems"].as_array().map(Vec::len), Some(1));
+    let other = cfs_body(&vpc, &subnet, json!({ "ClientToken": "tok-fs", "StorageType": "HP" }));
+    assert_eq!(
+        code(&call(&emu, &ctx, "CreateCfsFileSystem", other)),
+        "InvalidParameterValue.InvalidClientToken"
+    );
+    ctx.clock().advance(SignedDuration::from_hours(2));
+    let later = call(&emu, &ctx, "CreateCfsFileSystem", body);
+    assert_ne!(later["FileSystemId"], first["FileSystemId"], "the token no longer holds after 2 hours");
+    let long = cfs_body(&vpc, &subnet, json!({ "ClientToken": "t".repeat(65) }));
+    assert_eq!(
+        code(&call(&emu, &ctx, "CreateCfsFileSystem", long)),
+        "InvalidParameterValue.ClientTokenLimitExceeded"
+    );
+}
+
+#[test]
+fn file_system_requests_the_definition_forbids_are_refused_with_cfs_codes() {
+    let (emu, ctx) = empty_account();
+    let (vpc, subnet, _) = network(&emu, &ctx);
+    let c = |extra: Value| {
+        code(&call(&emu, &ctx, "CreateCfsFileSystem", cfs_body(&vpc, &subnet, extra))).to_string()
+    };
+    assert_eq!(c(json!({ "StorageType": "XL" })), "InvalidParameterValue.InvalidStorageType");
+    assert_eq!(c(json!({ "Protocol": "FTP" })), "InvalidParameterValue.InvalidProtocol");
+    assert_eq!(
+        c(json!({ "Protocol": "TURBO" })),
+        "InvalidParameterValue.InvalidProtocol",
+        "TURBO is Turbo types' only"
+    );
+    assert_eq!(c(json!({ "NetInterface": "BASIC" })), "InvalidParameterValue.InvalidNetInterface");
+    assert_eq!(c(json!({ "PGroupId": "default" })), "InvalidParameterValue.InvalidPgroupId");
+    assert_eq!(c(json!({ "PGroupId": "pgroup-nothere" })), "ResourceNotFound.PgroupNotFound");
+    assert_eq!(c(json!({ "VpcId": "vpc-nothere" })), "InvalidParameterValue.InvalidVpcId");
+    assert_eq!(c(json!({ "SubnetId": "subnet-nothere" })), "InvalidParameterValue.InvalidSubnetId");
+    assert_eq!(c(json!({ "VpcId": "" })), "InvalidParameterValue.MissingVpcidOrUnvpcid");
+    assert_eq!(c(json!({ "SubnetId": "" })), "InvalidParameterValue.MissingSubnetidOrUnsubnetid");
+    assert_eq!(c(json!({ "Zone": "ap-shanghai-2" })), "InvalidParameterValue.InvalidZoneId");
+    assert_eq!(c(json!({ "FsName": "n".repeat(65) })), "InvalidParameterValue.FsNameLimitExceeded");
+    assert_eq!(c(json!({ "MountIP": "192.168.0.9" })), "InvalidParameterValue.InvalidMountTargetIp");
+    assert_eq!(
+        c(
+            json!({ "ResourceTags": [{ "TagKey": "a", "TagValue": "1" }, { "TagKey": "a", "TagValue": "2" }] })
+        ),
+        "InvalidParameterValue.DuplicatedTagKey"
+    );
+    assert_eq!(
+        c(json!({ "Protocol": "TURBO", "StorageType": "TP", "Capacity": 100 })),
+        "InvalidParameterValue.InvalidTurboCapacity"
+    );
+    assert_eq!(
+        code(&call(&emu, &ctx, "CreateCfsFileSystem", json!({ "Zone": ZONE, "NetInterface": "VPC" }))),
+        "MissingParameter"
+    );
+    assert_eq!(code(&call(&emu, &ctx, "DescribeMountTargets", json!({}))), "MissingParameter");
+    assert_eq!(
+        code(&call(&emu, &ctx, "DescribeCfsFileSystems", json!({ "FileSystemId": "nas-1" }))),
+        "InvalidParameterValue.InvalidFileSystemId"
+    );
+    assert_eq!(
+        code(&call(&emu, &ctx, "DeleteCfsFileSystem", json!({ "FileSystemId": "cfs-nothere" }))),
+        "ResourceNotFound.FileSystemNotFound"
+    );
+    assert_eq!(c(json!({})), "", "the same request with its parameters right");
+}
+
+#[test]
+fn cfs_is_routed_by_its_own_service_and_version() {
+    let (emu, ctx) = setup(Knobs::default());
+    // Signed for cvm: the scope does not match the CFS action.
+    assert_eq!(code(&call_raw(&emu, &ctx, "cvm", "DescribeCfsFileSystems")), "AuthFailure.SignatureFailure");
+    // Signed for cfs but with CVM's version.
+    let req = signed("cfs", "DescribeCfsFileSystems", &json!({}));
+    assert!(emu.claims(&req));
+    assert_eq!(code(&emu.handle(&req, &ctx).json_body()["Response"]), "NoSuchVersion");
+    assert_eq!(code(&call(&emu, &ctx, "DescribeCfsFileSystems", json!({}))), "");
 }

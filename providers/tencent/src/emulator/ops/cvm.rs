@@ -1,5 +1,6 @@
 //! CVM operations: RunInstances, DescribeInstances, DescribeInstancesStatus, TerminateInstances,
-//! InquiryPriceRunInstances, DescribeZoneInstanceConfigInfos, CreateImage, DescribeImages.
+//! InquiryPriceRunInstances, DescribeZoneInstanceConfigInfos, CreateImage, DescribeImages (the HPC
+//! clusters RunInstances places HCC types in are `hpc.rs`'s).
 //! Field names and shapes follow tencentcloud-sdk-python-cvm 3.1.178 `models.py`.
 
 use base64::Engine as _;
@@ -337,6 +338,7 @@ pub(crate) fn run_instances(state: &mut State, call: &Call) -> Result<Value> {
     }
     let key_ids = super::keypair::login_key_ids(state, call)?;
     super::vpc::check_launch(state, call, &spec.zone)?;
+    let hpc_cluster = super::hpc::check_launch(state, call, &spec.offer.instance_type, &spec.zone)?;
     if call.ctx.is_sold_out(PROVIDER, &spec.offer.instance_type, &spec.zone) {
         return Err(TcError::new(
             codes::ZONE_SOLD_OUT_FOR_SPECIFIED_INSTANCE,
@@ -422,6 +424,7 @@ pub(crate) fn run_instances(state: &mut State, call: &Call) -> Result<Value> {
                 PublicIp { address, charge_type: charge.clone(), bandwidth_out: *bw }
             }),
             user_data: spec.user_data.clone(),
+            hpc_cluster_id: hpc_cluster.clone(),
         });
         state.disks.push(sys);
         state.disks.extend(data);
@@ -473,6 +476,7 @@ fn instance_json(state: &State, i: &Instance, now: Timestamp) -> Value {
         "DisableApiTermination": false,
         "DefaultLoginUser": "ubuntu",
         "DefaultLoginPort": 22,
+        "HpcClusterId": i.hpc_cluster_id,
     })
 }
 

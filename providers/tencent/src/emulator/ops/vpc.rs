@@ -101,7 +101,7 @@ fn cidr(v: &P, field: &str) -> Result<Option<Cidr>> {
 }
 
 /// Whether `tags` pass the `tag-key` / `tag:<key>` filters (the other names are each API's own).
-fn tag_filter(name: &str, values: &[String], tags: &[(String, String)]) -> Option<bool> {
+pub(crate) fn tag_filter(name: &str, values: &[String], tags: &[(String, String)]) -> Option<bool> {
     if name == "tag-key" {
         return Some(tags.iter().any(|(k, _)| values.contains(k)));
     }
