@@ -79,6 +79,9 @@ JDCLOUD = {
     "vpc": ["createVpc", "describeVpcs", "deleteVpc", "createSubnet", "describeSubnets", "deleteSubnet",
             "createNetworkSecurityGroup", "describeNetworkSecurityGroups", "describeNetworkSecurityGroup",
             "addNetworkSecurityGroupRules", "deleteNetworkSecurityGroup"],
+    # A cluster's shared file system (issue 14): 云文件服务, host zfs.jdcloud-api.com.
+    "zfs": ["createFileSystem", "describeFileSystems", "describeFileSystem", "deleteFileSystem",
+            "createMountTarget", "describeMountTargets", "deleteMountTarget"],
 }
 # Which actions each client sends today (the README's table and the "never appeared" list).
 CLIENT_ACTIONS = {
@@ -100,7 +103,9 @@ CLIENT_ACTIONS = {
                 "calculateTotalPrice", "setRenewal", "importKeypair", "describeKeypairs", "describeImages",
                 "createVpc", "describeVpcs", "deleteVpc", "createSubnet", "describeSubnets", "deleteSubnet",
                 "createNetworkSecurityGroup", "describeNetworkSecurityGroups", "describeNetworkSecurityGroup",
-                "addNetworkSecurityGroupRules", "deleteNetworkSecurityGroup", "createImage"],
+                "addNetworkSecurityGroupRules", "deleteNetworkSecurityGroup", "createImage", "createFileSystem",
+                "describeFileSystems", "describeFileSystem", "deleteFileSystem", "createMountTarget",
+                "describeMountTargets", "deleteMountTarget"],
 }
 
 
