@@ -1,6 +1,6 @@
 //! JD's route table: method + `/v1/regions/{region}/...` path (with `:verb` custom actions) → the
 //! operation, the service whose credential scope must sign it, and the path's id. Paths follow the
-//! jdcloud_sdk request classes (vm, disk, billing, vpc; renewal under `/v2/`).
+//! jdcloud_sdk request classes (vm, disk, billing, vpc, zfs; renewal under `/v2/`).
 
 /// One routed call: which operation, for which service, region and path id.
 #[derive(Clone, Debug, PartialEq)]
@@ -68,6 +68,16 @@ pub fn route(method: &str, path: &str) -> Option<Route> {
         ("DELETE", ["networkSecurityGroups", id]) if !id.is_empty() => {
             ("deleteNetworkSecurityGroup", "vpc", Some(*id))
         }
+        // 云文件服务 (jdcloud_sdk 1.6.354 services/zfs/apis/*Request.py: '/regions/{regionId}/fileSystems',
+        // '/regions/{regionId}/fileSystems/{fileSystemId}', '/regions/{regionId}/mountTargets',
+        // '/regions/{regionId}/mountTargets/{mountTargetId}'; host zfs.jdcloud-api.com, scope `zfs`).
+        ("POST", ["fileSystems"]) => ("createFileSystem", "zfs", None),
+        ("GET", ["fileSystems"]) => ("describeFileSystems", "zfs", None),
+        ("GET", ["fileSystems", id]) if !id.is_empty() => ("describeFileSystem", "zfs", Some(*id)),
+        ("DELETE", ["fileSystems", id]) if !id.is_empty() => ("deleteFileSystem", "zfs", Some(*id)),
+        ("POST", ["mountTargets"]) => ("createMountTarget", "zfs", None),
+        ("GET", ["mountTargets"]) => ("describeMountTargets", "zfs", None),
+        ("DELETE", ["mountTargets", id]) if !id.is_empty() => ("deleteMountTarget", "zfs", Some(*id)),
         _ => return None,
     };
     Some(Route { action, service, region: region.to_string(), id: id.map(str::to_string) })

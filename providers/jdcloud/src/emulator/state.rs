@@ -9,6 +9,7 @@ use jiff::{SignedDuration, Timestamp};
 use serde::Serialize;
 
 use super::ops::vpc::{Group, Subnet, Vpc};
+use super::ops::zfs::{FileSystem, MountTarget, FS_DELETE_TAKES};
 
 /// How long a failed instance shows `error` before JD deletes it, and how long snapshots and
 /// images take to become available, on the sim clock.
@@ -178,6 +179,11 @@ pub struct JdState {
     pub subnets: BTreeMap<String, Subnet>,
     #[serde(skip)]
     pub security_groups: BTreeMap<String, Group>,
+    /// The zfs file systems and their mount targets (`ops/zfs.rs`, issue 14).
+    #[serde(skip)]
+    pub file_systems: BTreeMap<String, FileSystem>,
+    #[serde(skip)]
+    pub mount_targets: BTreeMap<String, MountTarget>,
     #[serde(skip)]
     pub addresses: AddressPool,
     /// clientToken → the first call's result, per operation ("createInstances:token").
@@ -263,6 +269,8 @@ impl JdState {
             self.remove_instance(&id, false);
         }
         self.run_policies(now, new_id);
+        // A deleted file system shows `deleting` for a while, then is gone.
+        self.file_systems.retain(|_, f| f.deleting.is_none_or(|d| now.duration_since(d) < FS_DELETE_TAKES));
     }
 
     /// Run enabled snapshot policies for every due time in (last evaluation, now], then drop policy

@@ -1141,3 +1141,296 @@ fn an_unknown_image_is_refused_and_a_made_one_boots() {
             .unwrap();
     call(&jd, &ctx, "POST", "instances", spec(img["imageId"].as_str().unwrap())).unwrap();
 }
+
+// ------------------------------------------------------------------------------------ zfs (issue 14)
+
+/// A VPC with two subnets (10.0.0.0/24, 10.0.1.0/24) made through the emulator's vpc API.
+fn zfs_network(jd: &JdCloud, ctx: &SimCtx) -> (String, String, String) {
+    let id = |v: Result<Value, JdError>, k: &str| v.unwrap()[k].as_str().unwrap().to_string();
+    let vpc = id(
+        call(jd, ctx, "POST", "vpcs/", json!({ "vpcName": "v", "addressPrefix": "10.0.0.0/16" })),
+        "vpcId",
+    );
+    let subnet = |name: &str, block: &str| {
+        let body = json!({ "vpcId": vpc, "subnetName": name, "addressPrefix": block });
+        id(call(jd, ctx, "POST", "subnets/", body), "subnetId")
+    };
+    let (first, second) = (subnet("s", "10.0.0.0/24"), subnet("s2", "10.0.1.0/24"));
+    (vpc, first, second)
+}
+
+fn empty_account() -> SimCtx {
+    let empty = ZoneRule { provider: Some(gpuctl_simkit::Provider::JdCloud), zone: None };
+    ctx_with(Knobs { boot_seconds: 1, no_default_network: vec![empty], ..Knobs::default() })
+}
+
+fn new_fs(jd: &JdCloud, ctx: &SimCtx, name: &str, token: &str) -> Result<String, JdError> {
+    let body = json!({ "name": name, "description": "d", "clientToken": token, "fileSystemType": "std1" });
+    call(jd, ctx, "POST", "fileSystems", body).map(|v| v["fileSystemId"].as_str().unwrap().to_string())
+}
+
+fn fs_status(jd: &JdCloud, ctx: &SimCtx, id: &str) -> String {
+    match call(jd, ctx, "GET", &format!("fileSystems/{id}"), json!({})) {
+        Ok(v) => v["fileSystem"]["status"].as_str().unwrap().to_string(),
+        Err(e) => e.status.to_string(),
+    }
+}
+
+fn new_mount_target(
+    jd: &JdCloud,
+    ctx: &SimCtx,
+    fs: &str,
+    vpc: &str,
+    subnet: &str,
+    token: &str,
+) -> Result<String, JdError> {
+    let body = json!({ "fileSystemId": fs, "subnetId": subnet, "vpcId": vpc, "clientToken": token });
+    call(jd, ctx, "POST", "mountTargets", body).map(|v| v["mountTargetId"].as_str().unwrap().to_string())
+}
+
+#[test]
+fn zfs_routes_match_the_sdk_paths() {
+    let check = |m: &str, p: &str, want: Option<(&str, Option<&str>)>| {
+        let got = route(m, p).map(|r| (r.action, r.service, r.id));
+        assert_eq!(got, want.map(|(a, i)| (a, "zfs", i.map(str::to_string))), "{m} {p}");
+    };
+    check("POST", "/v1/regions/cn-north-1/fileSystems", Some(("createFileSystem", None)));
+    check("GET", "/v1/regions/cn-north-1/fileSystems", Some(("describeFileSystems", None)));
+    check("GET", "/v1/regions/cn-north-1/fileSystems/fs-1", Some(("describeFileSystem", Some("fs-1"))));
+    check("DELETE", "/v1/regions/cn-north-1/fileSystems/fs-1", Some(("deleteFileSystem", Some("fs-1"))));
+    check("POST", "/v1/regions/cn-north-1/mountTargets", Some(("createMountTarget", None)));
+    check("GET", "/v1/regions/cn-north-1/mountTargets", Some(("describeMountTargets", None)));
+    check("DELETE", "/v1/regions/cn-north-1/mountTargets/mt-1", Some(("deleteMountTarget", Some("mt-1"))));
+    check("DELETE", "/v1/regions/cn-north-1/fileSystems", None);
+    check("PATCH", "/v1/regions/cn-north-1/fileSystems/fs-1", None);
+}
+
+/// creating → available → in-use (its mount target) → deleting → gone, on the sim clock.
+#[test]
+fn a_file_system_is_made_mounted_and_deleted_through_its_states() {
+    let (jd, ctx) = (JdCloud::new(), empty_account());
+    let (vpc, subnet, _) = zfs_network(&jd, &ctx);
+    let fs = new_fs(&jd, &ctx, "gpuctl-train", "t1").unwrap();
+    assert_eq!(fs_status(&jd, &ctx, &fs), "creating");
+    // Mount targets wait for an available file system (unverified word).
+    let early = new_mount_target(&jd, &ctx, &fs, &vpc, &subnet, "m0").unwrap_err();
+    assert_eq!(early.status, "FAILED_PRECONDITION", "{early:?}");
+    ctx.clock().advance(super::ops::zfs::FS_CREATE_TAKES);
+    assert_eq!(fs_status(&jd, &ctx, &fs), "available");
+    let got = call(&jd, &ctx, "GET", &format!("fileSystems/{fs}"), json!({})).unwrap()["fileSystem"].clone();
+    assert_eq!(
+        (got["fileSystemType"].as_str(), got["az"].as_str(), got["name"].as_str()),
+        (Some("std1"), Some(AZ), Some("gpuctl-train"))
+    );
+
+    let mt = new_mount_target(&jd, &ctx, &fs, &vpc, &subnet, "m1").unwrap();
+    assert_eq!(fs_status(&jd, &ctx, &fs), "in-use");
+    let listed = call(
+        &jd,
+        &ctx,
+        "GET",
+        "mountTargets",
+        json!({ "filters": [{ "name": "fileSystemId", "values": [fs] }] }),
+    )
+    .unwrap();
+    let target = &listed["mountTargets"][0];
+    assert_eq!(
+        (target["mountTargetId"].as_str(), target["subnetId"].as_str()),
+        (Some(mt.as_str()), Some(subnet.as_str()))
+    );
+    // The address is the subnet's first usable one; the next instance there gets the one after.
+    assert_eq!(target["ipAddress"], "10.0.0.3");
+    assert_eq!(super::ops::vpc::next_address(&lock(&jd.state), &subnet, &[]).as_deref(), Some("10.0.0.4"));
+    // Its network interface keeps the subnet (unverified word).
+    assert_eq!(
+        call(&jd, &ctx, "DELETE", &format!("subnets/{subnet}"), json!({})).unwrap_err().status,
+        "FAILED_PRECONDITION"
+    );
+    // Not deleted while its mount target is there (unverified).
+    let held = call(&jd, &ctx, "DELETE", &format!("fileSystems/{fs}"), json!({})).unwrap_err();
+    assert_eq!(held.status, "FAILED_PRECONDITION", "{held:?}");
+    call(&jd, &ctx, "DELETE", &format!("mountTargets/{mt}"), json!({})).unwrap();
+    assert_eq!(fs_status(&jd, &ctx, &fs), "available");
+    call(&jd, &ctx, "DELETE", &format!("fileSystems/{fs}"), json!({})).unwrap();
+    assert_eq!(fs_status(&jd, &ctx, &fs), "deleting");
+    call(&jd, &ctx, "DELETE", &format!("fileSystems/{fs}"), json!({})).unwrap();
+    ctx.clock().advance(super::ops::zfs::FS_DELETE_TAKES);
+    assert_eq!(fs_status(&jd, &ctx, &fs), "NOT_FOUND");
+    let gone = call(&jd, &ctx, "DELETE", &format!("fileSystems/{fs}"), json!({})).unwrap_err();
+    assert_eq!((gone.code, gone.status), (404, "NOT_FOUND"));
+    call(&jd, &ctx, "DELETE", &format!("subnets/{subnet}"), json!({})).unwrap();
+}
+
+#[test]
+fn file_system_creates_that_break_the_definitions_or_limits_are_refused() {
+    let (jd, ctx) = (JdCloud::new(), empty_account());
+    for (name, token, why) in [
+        ("x".repeat(33), "t".to_string(), "a name over 32 characters"),
+        ("a.b".into(), "t".into(), "a dot in the name"),
+        ("".into(), "t".into(), "an empty name"),
+        ("训练-fs_1".into(), "gpuctl-abc".into(), "a token with a dash"),
+        ("fs".into(), "t".repeat(65), "a token over 64 characters"),
+        ("fs".into(), "".into(), "an empty token"),
+    ] {
+        let e = new_fs(&jd, &ctx, &name, &token).unwrap_err();
+        assert_eq!((e.code, e.status), (400, "INVALID_ARGUMENT"), "{why}: {e:?}");
+    }
+    let bad_type = json!({ "name": "fs", "description": "d", "clientToken": "t", "fileSystemType": "ssd" });
+    assert_eq!(call(&jd, &ctx, "POST", "fileSystems", bad_type).unwrap_err().status, "INVALID_ARGUMENT");
+    let long = json!({ "name": "fs", "description": "d".repeat(257), "clientToken": "t" });
+    assert_eq!(call(&jd, &ctx, "POST", "fileSystems", long).unwrap_err().status, "INVALID_ARGUMENT");
+    assert!(lock(&jd.state).file_systems.is_empty());
+    // Chinese names are JD's own; the default type is gp1.
+    let zh = call(
+        &jd,
+        &ctx,
+        "POST",
+        "fileSystems",
+        json!({ "name": "训练-fs_1", "description": "d", "clientToken": "t0" }),
+    )
+    .unwrap();
+    let zh = zh["fileSystemId"].as_str().unwrap();
+    assert_eq!(lock(&jd.state).file_systems[zh].fs_type, "gp1");
+    // Five per region (the limits page), then QUOTA_EXCEEDED (unverified word).
+    for i in 1..5 {
+        new_fs(&jd, &ctx, &format!("fs{i}"), &format!("t{i}")).unwrap();
+    }
+    let sixth = new_fs(&jd, &ctx, "fs6", "t6").unwrap_err();
+    assert_eq!((sixth.code, sixth.status), (429, "QUOTA_EXCEEDED"), "{sixth:?}");
+    // A replay of an earlier create is still answered.
+    assert_eq!(
+        new_fs(&jd, &ctx, "fs1", "t1").unwrap(),
+        lock(&jd.state).file_systems.values().find(|f| f.name == "fs1").unwrap().id
+    );
+}
+
+#[test]
+fn client_tokens_replay_a_create_and_refuse_other_parameters() {
+    let (jd, ctx) = (JdCloud::new(), empty_account());
+    let (vpc, subnet, _) = zfs_network(&jd, &ctx);
+    let fs = new_fs(&jd, &ctx, "fs", "tok1").unwrap();
+    assert_eq!(new_fs(&jd, &ctx, "fs", "tok1").unwrap(), fs);
+    assert_eq!(new_fs(&jd, &ctx, "other", "tok1").unwrap_err().status, "INVALID_ARGUMENT");
+    assert_eq!(lock(&jd.state).file_systems.len(), 1);
+    ctx.clock().advance(super::ops::zfs::FS_CREATE_TAKES);
+    let mt = new_mount_target(&jd, &ctx, &fs, &vpc, &subnet, "mt1").unwrap();
+    assert_eq!(new_mount_target(&jd, &ctx, &fs, &vpc, &subnet, "mt1").unwrap(), mt);
+    assert_eq!(lock(&jd.state).mount_targets.len(), 1);
+}
+
+#[test]
+fn mount_targets_are_one_per_file_system_in_a_known_subnet_of_their_vpc() {
+    let (jd, ctx) = (JdCloud::new(), empty_account());
+    let (vpc, subnet, other) = zfs_network(&jd, &ctx);
+    let fs = new_fs(&jd, &ctx, "fs", "t").unwrap();
+    ctx.clock().advance(super::ops::zfs::FS_CREATE_TAKES);
+    for (fs_id, vpc_id, subnet_id, token, want) in [
+        ("fs-none", vpc.as_str(), subnet.as_str(), "a1", "NOT_FOUND"),
+        (fs.as_str(), "vpc-other", subnet.as_str(), "a2", "INVALID_ARGUMENT"),
+        // An empty account has no subnet but those made here (unverified word).
+        (fs.as_str(), vpc.as_str(), "subnet-none", "a3", "NOT_FOUND"),
+        (fs.as_str(), vpc.as_str(), subnet.as_str(), "bad-token", "INVALID_ARGUMENT"),
+    ] {
+        let e = new_mount_target(&jd, &ctx, fs_id, vpc_id, subnet_id, token).unwrap_err();
+        assert_eq!(e.status, want, "{fs_id} {vpc_id} {subnet_id} {token}: {e:?}");
+    }
+    let missing = json!({ "fileSystemId": fs, "vpcId": vpc, "clientToken": "a4" });
+    assert_eq!(call(&jd, &ctx, "POST", "mountTargets", missing).unwrap_err().status, "INVALID_ARGUMENT");
+    new_mount_target(&jd, &ctx, &fs, &vpc, &subnet, "a5").unwrap();
+    // "1 mount target per file system" (the limits page; unverified word).
+    let second = new_mount_target(&jd, &ctx, &fs, &vpc, &other, "a6").unwrap_err();
+    assert_eq!((second.code, second.status), (429, "QUOTA_EXCEEDED"), "{second:?}");
+    assert_eq!(
+        call(&jd, &ctx, "DELETE", "mountTargets/fsmt-none", json!({})).unwrap_err().status,
+        "NOT_FOUND"
+    );
+    assert_eq!(fs_status(&jd, &ctx, "fs-none"), "NOT_FOUND");
+}
+
+#[test]
+fn describe_file_systems_filters_by_name_id_and_status_and_pages() {
+    let (jd, ctx) = (JdCloud::new(), empty_account());
+    let a = new_fs(&jd, &ctx, "gpuctl-a", "ta").unwrap();
+    ctx.clock().advance(super::ops::zfs::FS_CREATE_TAKES);
+    new_fs(&jd, &ctx, "gpuctl-ab", "tb").unwrap();
+    new_fs(&jd, &ctx, "other", "tc").unwrap();
+    let list = |q: Value| call(&jd, &ctx, "GET", "fileSystems", q);
+    let names = |v: Value| {
+        let mut n: Vec<String> = v["fileSystems"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f["name"].as_str().unwrap().to_string())
+            .collect();
+        n.sort();
+        n
+    };
+    // `name` matches a part of the name (模糊匹配).
+    assert_eq!(
+        names(list(json!({ "filters": [{ "name": "name", "values": ["gpuctl-a"] }] })).unwrap()),
+        ["gpuctl-a", "gpuctl-ab"]
+    );
+    assert_eq!(
+        list(json!({ "filters": [{ "name": "name", "values": ["a", "b"] }] })).unwrap_err().status,
+        "INVALID_ARGUMENT"
+    );
+    assert_eq!(
+        names(list(json!({ "filters": [{ "name": "fileSystemId", "values": [a] }] })).unwrap()),
+        ["gpuctl-a"]
+    );
+    assert_eq!(
+        names(list(json!({ "filters": [{ "name": "status", "values": ["creating"] }] })).unwrap()),
+        ["gpuctl-ab", "other"]
+    );
+    // No file system carries tags (createFileSystem takes none).
+    assert_eq!(list(json!({ "tags": [{ "key": "k", "values": ["v"] }] })).unwrap()["totalCount"], 0);
+    let page = list(json!({ "pageNumber": 2, "pageSize": 10 })).unwrap();
+    assert_eq!(
+        (page["totalCount"].as_u64(), page["fileSystems"].as_array().map(Vec::len)),
+        (Some(3), Some(0))
+    );
+}
+
+/// What jdcloud_sdk's zfs request classes forbid is refused by `handle` before the operation runs.
+#[test]
+fn zfs_requests_that_break_the_request_class_are_refused() {
+    use gpuctl_sign::Algorithm::JdCloud3;
+    let (jd, ctx) = (JdCloud::new(), ctx());
+    let fs = "/v1/regions/cn-north-1/fileSystems";
+    for (i, (method, path, body)) in [
+        ("POST", fs, r#"{"name":"fs","clientToken":"t"}"#),
+        ("POST", fs, r#"{"name":"fs","description":"d","clientToken":"t","fileSystemType":"ssd"}"#),
+        ("POST", fs, r#"{"name":"fs","description":"d","clientToken":"t","size":1}"#),
+        (
+            "POST",
+            "/v1/regions/cn-north-1/mountTargets",
+            r#"{"fileSystemId":"fs-1","vpcId":"v","clientToken":"t"}"#,
+        ),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let r =
+            jd.handle(&signed(JdCloud3, "zfs", "cn-north-1", method, path, body, &format!("z-{i}")), &ctx);
+        let b = r.json_body();
+        assert_eq!((r.status, b["error"]["status"].as_str()), (400, Some("INVALID_ARGUMENT")), "{body}: {b}");
+        assert!(b["requestId"].as_str().is_some_and(|r| !r.is_empty()), "{b}");
+    }
+    let refusal = |q: &str| {
+        let pairs = gpuctl_simkit::params::form_decode(q);
+        super::SCHEMA
+            .refusal("describeFileSystems", gpuctl_simkit::validate::Input::Flat { pairs: &pairs, base: 1 })
+    };
+    assert!(refusal(
+        "regionId=cn-north-1&pageNumber=1&pageSize=100&filters.1.name=name&filters.1.values.1=x"
+    )
+    .is_none());
+    assert!(refusal("regionId=cn-north-1&pageSize=5").is_some());
+    assert!(refusal("regionId=cn-north-1&pageNumber=0").is_some());
+    // A zfs call signed for another service is refused.
+    let wrong = jd.handle(&signed(JdCloud3, "vm", "cn-north-1", "GET", fs, "", "z-w"), &ctx);
+    assert_eq!(wrong.status, 401);
+    let ok = jd.handle(&signed(JdCloud3, "zfs", "cn-north-1", "GET", fs, "", "z-ok"), &ctx);
+    assert_eq!((ok.status, ok.json_body()["result"]["totalCount"].as_u64()), (200, Some(0)));
+    assert!(lock(&jd.state).file_systems.is_empty());
+}

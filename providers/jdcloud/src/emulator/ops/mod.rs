@@ -3,7 +3,7 @@
 //! InstanceType, disk Disk/Snapshot/SnapshotPolicy, billing OrderPrice).
 
 //!
-//! One file per service: `vm.rs` (with its key pairs in `keypair.rs`), `disk.rs`, `billing.rs`, `vpc.rs`; this file holds the call, JD's reading
+//! One file per service: `vm.rs` (with its key pairs in `keypair.rs`), `disk.rs`, `billing.rs`, `vpc.rs`, `zfs.rs`; this file holds the call, JD's reading
 //! of parameters over simkit's reader, the clientToken gate and the `/_sim/state` view.
 
 pub(crate) mod billing;
@@ -13,6 +13,7 @@ pub(crate) mod keypair;
 pub(crate) mod renewal;
 pub(crate) mod vm;
 pub(crate) mod vpc;
+pub(crate) mod zfs;
 
 use gpuctl_simkit::params::as_string;
 use gpuctl_simkit::{Idem, Params, SimCtx, Window};
@@ -144,5 +145,6 @@ pub fn state_json(st: &JdState, now: Timestamp, boot: SignedDuration) -> Value {
         "vpcs": vpcs,
         "subnets": subnets,
         "security_groups": security_groups,
+        "file_systems": zfs::state_view(st, now),
     })
 }

@@ -82,7 +82,7 @@ pub struct Group {
 /// "只允许输入中文、数字、大小写字母、英文下划线“_”及中划线“-”，不允许为空且不超过32字符"
 /// (CreateVpcParameters.vpcName, CreateSubnetParameters.subnetName,
 /// CreateNetworkSecurityGroupParameters.networkSecurityGroupName).
-fn name(p: &Value, field: &str) -> Result<String, JdError> {
+pub(super) fn name(p: &Value, field: &str) -> Result<String, JdError> {
     let n = required(p, field)?;
     let ok = !n.is_empty()
         && n.chars().count() <= 32
@@ -96,7 +96,7 @@ fn name(p: &Value, field: &str) -> Result<String, JdError> {
 }
 
 /// "允许输入UTF-8编码下的全部字符，不超过256字符" (the creates' `description`).
-fn description(p: &Value) -> Result<String, JdError> {
+pub(super) fn description(p: &Value) -> Result<String, JdError> {
     let d = text(p, "description").unwrap_or_default();
     if d.chars().count() > 256 {
         return Err(invalid("description must be at most 256 characters"));
@@ -129,7 +129,7 @@ fn user_tags(p: &Value) -> Vec<(String, String)> {
 
 /// Whether `tags` pass `tags: [{key, values}]` (vpc.TagFilter): every filter's key present with one
 /// of its values (any value when none are given).
-fn tags_pass(p: &Value, tags: &[(String, String)]) -> bool {
+pub(super) fn tags_pass(p: &Value, tags: &[(String, String)]) -> bool {
     let Some(Value::Array(filters)) = get(p, "tags") else { return true };
     filters.iter().all(|f| {
         let key = text(f, "key").unwrap_or_default();
@@ -138,11 +138,11 @@ fn tags_pass(p: &Value, tags: &[(String, String)]) -> bool {
     })
 }
 
-fn tag_json(tags: &[(String, String)]) -> Vec<Value> {
+pub(super) fn tag_json(tags: &[(String, String)]) -> Vec<Value> {
     tags.iter().map(|(k, v)| json!({ "key": k, "value": v })).collect()
 }
 
-fn within(f: &Option<Vec<String>>, v: &str) -> bool {
+pub(super) fn within(f: &Option<Vec<String>>, v: &str) -> bool {
     f.as_ref().is_none_or(|f| f.iter().any(|x| x == v))
 }
 
@@ -151,7 +151,7 @@ fn dry_run(p: &Value) -> bool {
     matches!(get(p, "dryRun"), Some(Value::Bool(true)))
 }
 
-fn id_of(c: &Call) -> String {
+pub(super) fn id_of(c: &Call) -> String {
     c.id.clone().unwrap_or_default()
 }
 
@@ -272,7 +272,8 @@ fn usable(s: &Subnet) -> (u32, u32) {
 
 fn subnet_json(s: &Subnet, st: &JdState) -> Value {
     let (start, end) = usable(s);
-    let used = st.instances.values().filter(|i| i.subnet_id == s.id).count() as u64;
+    let used = (st.instances.values().filter(|i| i.subnet_id == s.id).count()
+        + st.mount_targets.values().filter(|m| m.subnet_id == s.id).count()) as u64;
     json!({
         "subnetId": s.id,
         "subnetName": s.name,
@@ -311,8 +312,15 @@ pub fn describe_subnets(c: &Call, st: &JdState) -> Answer {
 pub fn delete_subnet(c: &Call, st: &mut JdState) -> Answer {
     let id = id_of(c);
     st.subnets.get(&id).filter(|s| s.region == c.region).ok_or_else(|| not_found("subnet", &id))?;
-    let users: Vec<&str> =
-        st.instances.values().filter(|i| i.subnet_id == id).map(|i| i.id.as_str()).collect();
+    // A zfs mount target holds a network interface in its subnet (jdcloud_sdk 1.6.354
+    // services/zfs/apis/DeleteMountTargetRequest.py: "删除挂载目标的同时会删除相关的网络接口").
+    let users: Vec<&str> = st
+        .instances
+        .values()
+        .filter(|i| i.subnet_id == id)
+        .map(|i| i.id.as_str())
+        .chain(st.mount_targets.values().filter(|m| m.subnet_id == id).map(|m| m.id.as_str()))
+        .collect();
     if !users.is_empty() {
         // *unverified* word.
         return Err(JdError::new(
@@ -394,7 +402,7 @@ pub fn describe_network_security_groups(c: &Call, st: &JdState) -> Answer {
     }))
 }
 
-fn group_at<'s>(st: &'s JdState, c: &Call, id: &str) -> Result<&'s Group, JdError> {
+pub(super) fn group_at<'s>(st: &'s JdState, c: &Call, id: &str) -> Result<&'s Group, JdError> {
     st.security_groups
         .get(id)
         .filter(|g| g.region == c.region)
@@ -557,7 +565,8 @@ pub fn check_launch(
         }
     }
     let (start, end) = usable(s);
-    let taken = st.instances.values().filter(|i| i.subnet_id == s.id).count();
+    let taken = st.instances.values().filter(|i| i.subnet_id == s.id).count()
+        + st.mount_targets.values().filter(|m| m.subnet_id == s.id).count();
     if u64::from(end - start + 1) < (taken + count) as u64 {
         // *unverified* word.
         return Err(JdError::new(
@@ -572,8 +581,13 @@ pub fn check_launch(
 pub fn next_address(st: &JdState, subnet: &str, taken: &[String]) -> Option<String> {
     let s = st.subnets.get(subnet)?;
     let (start, end) = usable(s);
-    let used: Vec<&str> =
-        st.instances.values().filter(|i| i.subnet_id == s.id).map(|i| i.private_ip.as_str()).collect();
+    let used: Vec<&str> = st
+        .instances
+        .values()
+        .filter(|i| i.subnet_id == s.id)
+        .map(|i| i.private_ip.as_str())
+        .chain(st.mount_targets.values().filter(|m| m.subnet_id == s.id).map(|m| m.ip.as_str()))
+        .collect();
     (start..=end)
         .map(|a| Ipv4Addr::from(a).to_string())
         .find(|a| !used.contains(&a.as_str()) && !taken.contains(a))
