@@ -8,8 +8,8 @@
 //! (idempotent) create and the release time is set before the instance counts as created. Should
 //! every retry fail there, the engine records the instance it finds by token and sets the time itself.
 
-mod cluster;
 mod billing;
+mod cluster;
 mod disk;
 mod renewal;
 mod vm;

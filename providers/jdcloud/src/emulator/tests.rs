@@ -1434,3 +1434,132 @@ fn zfs_requests_that_break_the_request_class_are_refused() {
     assert_eq!((ok.status, ok.json_body()["result"]["totalCount"].as_u64()), (200, Some(0)));
     assert!(lock(&jd.state).file_systems.is_empty());
 }
+
+// ------------------------------------------------------- the client against the emulator, over HTTP
+
+/// Serves `jd` on 127.0.0.1 (one request per connection, `Connection: close`) for the real client.
+fn serve(jd: std::sync::Arc<JdCloud>, ctx: std::sync::Arc<SimCtx>) -> String {
+    use std::io::{BufRead, BufReader, Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            let mut reader = BufReader::new(stream);
+            let mut line = String::new();
+            if reader.read_line(&mut line).is_err() {
+                continue;
+            }
+            let mut words = line.split_whitespace();
+            let (method, target) =
+                (words.next().unwrap_or("").to_string(), words.next().unwrap_or("/").to_string());
+            let mut req = SimRequest::new(&method, &target);
+            let mut length = 0;
+            loop {
+                let mut h = String::new();
+                if reader.read_line(&mut h).unwrap_or(0) == 0 || h.trim().is_empty() {
+                    break;
+                }
+                if let Some((k, v)) = h.trim_end().split_once(':') {
+                    if k.eq_ignore_ascii_case("content-length") {
+                        length = v.trim().parse().unwrap_or(0);
+                    }
+                    req = req.with_header(k, v.trim());
+                }
+            }
+            let mut body = vec![0; length];
+            if reader.read_exact(&mut body).is_err() {
+                continue;
+            }
+            // As the sim's server does: the state is brought to now before each request.
+            jd.tick(&ctx);
+            let resp = jd.handle(&req.with_body(body), &ctx);
+            let mut out = format!("HTTP/1.1 {} X\r\n", resp.status);
+            for (k, v) in &resp.headers {
+                out.push_str(&format!("{k}: {v}\r\n"));
+            }
+            out.push_str(&format!("Content-Length: {}\r\nConnection: close\r\n\r\n", resp.body.len()));
+            let mut stream = reader.into_inner();
+            let _ = stream.write_all(out.as_bytes()).and_then(|_| stream.write_all(&resp.body));
+        }
+    });
+    url
+}
+
+fn client(url: &str) -> crate::client::Client {
+    let (_, ak, sk) =
+        TEST_KEY_PAIRS.iter().find(|(p, _, _)| *p == gpuctl_simkit::Provider::JdCloud).copied().unwrap();
+    let http = gpuctl_cloud::http::Http::new(std::time::Duration::from_secs(5)).unwrap();
+    let ep = gpuctl_cloud::http::Endpoint::parse(url).unwrap();
+    crate::client::Client::new(gpuctl_sign::Credentials::new(ak, sk), Some(ep), http)
+}
+
+/// Issue 14 through `Cloud`: no placement on JD; a file system is created once (its token and name
+/// mapped to JD's rules), found by name, mounted from its one mount target at `/cfs`, and deleted
+/// with its mount target; the cloud's refusals come back with JD's status word and request id.
+#[test]
+fn the_client_makes_finds_mounts_and_deletes_a_file_system_on_the_emulator() {
+    use gpuctl_cloud::cloud::{Cloud, ErrorKind, FsSpec, FsState, FsTier};
+    use gpuctl_cloud::BillingMode;
+    let jd = std::sync::Arc::new(JdCloud::new());
+    let ctx = std::sync::Arc::new(empty_account());
+    let (vpc, subnet, other) = zfs_network(&jd, &ctx);
+    let cloud: Box<dyn Cloud> = Box::new(client(&serve(jd.clone(), ctx.clone())));
+    let spec = FsSpec {
+        region: "cn-north-1".into(),
+        zone: AZ.into(),
+        // Dots and a length JD's name rule refuses: the client maps it the same way every time.
+        name: "gpuctl.e2e.train-pool.shared-file-system".into(),
+        tier: FsTier::Capacity,
+        vpc: vpc.clone(),
+        subnet: subnet.clone(),
+        tags: [("gpuctl-deployment".to_string(), "e2e".to_string())].into(),
+        client_token: "gpuctl-0123456789abcdef0123456789abcdef01234567".into(),
+    };
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    rt.block_on(async {
+        assert_eq!(cloud.placement_kind("cn-north-1", TYPE, BillingMode::Hourly).await.unwrap(), None);
+        assert_eq!(cloud.find_file_system(&spec).await.unwrap(), None);
+        let id = cloud.create_file_system(&spec).await.unwrap();
+        // A retry with the same token is the same file system.
+        assert_eq!(cloud.create_file_system(&spec).await.unwrap(), id);
+        assert_eq!(lock(&jd.state).file_systems.len(), 1);
+        let found = cloud.find_file_system(&spec).await.unwrap().expect("found by its mapped name");
+        assert_eq!((found.id.as_str(), &found.state), (id.as_str(), &FsState::Creating));
+        assert!(found.name.len() <= 32, "{}", found.name);
+        let stored = lock(&jd.state).file_systems[&id].clone();
+        assert_eq!(stored.fs_type, "std1");
+        assert!(stored.description.contains("gpuctl-deployment=e2e"), "{}", stored.description);
+        // Too early for a mount target: JD's word and request id come back.
+        let early = cloud.mount_target(&spec, &id).await.unwrap_err();
+        assert_eq!((early.kind, early.code.as_str()), (ErrorKind::Invalid, "FAILED_PRECONDITION"));
+        assert!(early.request_id.is_some(), "{early:?}");
+
+        ctx.clock().advance(super::ops::zfs::FS_CREATE_TAKES);
+        let fs = cloud.file_system("cn-north-1", &id).await.unwrap().unwrap();
+        assert_eq!((fs.state, fs.zone.as_deref()), (FsState::Available, Some(AZ)));
+        let made = cloud.mount_target(&spec, &id).await.unwrap();
+        assert!(!made.ready);
+        let ready = cloud.mount_target(&spec, &id).await.unwrap();
+        assert_eq!(
+            (ready.id.as_str(), ready.address.as_str(), ready.path.as_str(), ready.ready),
+            (made.id.as_str(), "10.0.0.3", "/cfs", true)
+        );
+        assert_eq!(lock(&jd.state).mount_targets.len(), 1);
+        // In use (it has its mount target) is available to the engine.
+        assert_eq!(cloud.file_system("cn-north-1", &id).await.unwrap().unwrap().state, FsState::Available);
+        // One mount target per file system: another subnet is refused before asking JD.
+        let elsewhere = FsSpec { subnet: other.clone(), ..spec.clone() };
+        let e = cloud.mount_target(&elsewhere, &id).await.unwrap_err();
+        assert_eq!((e.kind, e.code.as_str()), (ErrorKind::Invalid, "gpuctl-one-mount-target"), "{e:?}");
+
+        cloud.delete_file_system("cn-north-1", &id).await.unwrap();
+        assert!(lock(&jd.state).mount_targets.is_empty());
+        assert_eq!(cloud.file_system("cn-north-1", &id).await.unwrap().unwrap().state, FsState::Deleting);
+        assert_eq!(cloud.find_file_system(&spec).await.unwrap(), None, "a deleting file system is not live");
+        ctx.clock().advance(super::ops::zfs::FS_DELETE_TAKES);
+        assert_eq!(cloud.file_system("cn-north-1", &id).await.unwrap(), None);
+        let gone = cloud.delete_file_system("cn-north-1", &id).await.unwrap_err();
+        assert_eq!((gone.kind, gone.code.as_str()), (ErrorKind::NotFound, "NOT_FOUND"));
+        assert!(gone.request_id.is_some());
+    });
+}
