@@ -1091,3 +1091,210 @@ fn cfs_is_routed_by_its_own_service_and_version() {
     assert_eq!(code(&emu.handle(&req, &ctx).json_body()["Response"]), "NoSuchVersion");
     assert_eq!(code(&call(&emu, &ctx, "DescribeCfsFileSystems", json!({}))), "");
 }
+
+// ------------------------------------------------------- the client against the emulator, over HTTP
+
+/// One HTTP/1.1 request off `stream` as the emulator sees it (lower-case header names, the body by
+/// `Content-Length`); `None` when the peer went away.
+fn read_request(stream: &std::net::TcpStream) -> Option<SimRequest> {
+    use std::io::{BufRead, BufReader, Read};
+    let mut reader = BufReader::new(stream);
+    let mut first = String::new();
+    reader.read_line(&mut first).ok()?;
+    let (method, target) = first.split_once(' ')?;
+    let target = target.split(' ').next()?;
+    let mut req = SimRequest::new(method, target);
+    loop {
+        let mut line = String::new();
+        reader.read_line(&mut line).ok()?;
+        match line.trim_end().split_once(':') {
+            Some((name, value)) => req = req.with_header(name, value.trim()),
+            None => break,
+        }
+    }
+    let length = req.header("content-length").and_then(|n| n.parse().ok()).unwrap_or(0);
+    let mut body = vec![0; length];
+    reader.read_exact(&mut body).ok()?;
+    Some(req.with_body(body))
+}
+
+/// Serves `emu` on a loopback port, one request per connection (`Connection: close`), ticking the
+/// state first as the sim's server does; answers the endpoint URL.
+fn serve(emu: std::sync::Arc<Tencent>, ctx: std::sync::Arc<SimCtx>) -> String {
+    use std::io::Write;
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a loopback port");
+    let url = format!("http://{}", listener.local_addr().expect("bound"));
+    std::thread::spawn(move || {
+        for mut stream in listener.incoming().flatten() {
+            let Some(req) = read_request(&stream) else { continue };
+            emu.tick(&ctx);
+            let resp = emu.handle(&req, &ctx);
+            let head: String = resp.headers.iter().map(|(k, v)| format!("{k}: {v}\r\n")).collect();
+            let head = format!(
+                "HTTP/1.1 {} -\r\n{head}Content-Length: {}\r\nConnection: close\r\n\r\n",
+                resp.status,
+                resp.body.len()
+            );
+            let _ = stream.write_all(head.as_bytes()).and_then(|()| stream.write_all(&resp.body));
+        }
+    });
+    url
+}
+
+/// The real client, signing with the sim's Tencent test key, against `url`.
+fn tencent_client(url: &str) -> Box<dyn gpuctl_cloud::cloud::Cloud> {
+    let (_, ak, sk) = gpuctl_simkit::creds::TEST_KEY_PAIRS
+        .iter()
+        .find(|(p, _, _)| *p == gpuctl_simkit::Provider::Tencent)
+        .copied()
+        .expect("a Tencent test key");
+    let http = gpuctl_cloud::http::Http::new(std::time::Duration::from_secs(5)).expect("an HTTP client");
+    let ep = gpuctl_cloud::http::Endpoint::parse(url).expect("a loopback endpoint");
+    Box::new(crate::client::Client::new(gpuctl_sign::Credentials::new(ak, sk), Some(ep), http))
+}
+
+fn block_on<F: std::future::Future>(f: F) -> F::Output {
+    tokio::runtime::Builder::new_current_thread().enable_all().build().expect("a runtime").block_on(f)
+}
+
+/// Issue 14 through `Cloud`: an HCC type asks for an HPC cluster; the cluster is made, found by name
+/// and zone, joined by RunInstances (HpcClusterId), refused while the node is in it, and deleted.
+#[test]
+fn the_client_makes_finds_joins_and_deletes_an_hpc_cluster() {
+    use gpuctl_cloud::cloud::{CreateRequest, ErrorKind, Filter, PlacementKind, PlacementSpec};
+    use gpuctl_cloud::{BillingMode, Disk, DiskCategory};
+    let (emu, ctx) = with_hcc();
+    let (emu, ctx) = (std::sync::Arc::new(emu), std::sync::Arc::new(ctx));
+    let cloud = tencent_client(&serve(emu.clone(), ctx.clone()));
+    let spec = PlacementSpec {
+        kind: PlacementKind::HpcCluster,
+        region: "ap-guangzhou".into(),
+        zone: ZONE.into(),
+        name: "e2e-train".into(),
+        tags: [("gpuctl-deployment".to_string(), "e2e".to_string())].into(),
+        client_token: "unused".into(),
+    };
+    let node = |placement: Option<String>, token: &str| CreateRequest {
+        client_token: token.into(),
+        name: "e2e-train-0".into(),
+        region: "ap-guangzhou".into(),
+        zone: ZONE.into(),
+        instance_type: HCC.into(),
+        billing: BillingMode::Monthly,
+        term: 1,
+        spot_max_price: None,
+        image_id: "img-487zeit5".into(),
+        system_disk: Disk { category: DiskCategory::Ssd, size_gb: 100, snapshot_id: None },
+        data_disks: vec![],
+        network: None,
+        placement,
+        login_key: None,
+        public_ip: None,
+        auto_release_at: None,
+        tags: Default::default(),
+        user_data: None,
+        dry_run: false,
+    };
+    block_on(async {
+        let kind = |t: &'static str| cloud.placement_kind("ap-guangzhou", t, BillingMode::Monthly);
+        assert_eq!(kind(HCC).await.unwrap(), Some(PlacementKind::HpcCluster));
+        assert_eq!(kind(TYPE).await.unwrap(), None);
+        assert_eq!(cloud.find_placement(&spec).await.unwrap(), None);
+        // Without its cluster the HCC node is refused with CVM's code and the request id.
+        let e = cloud.create(&node(None, "t-0")).await.unwrap_err();
+        assert_eq!(
+            (e.code.as_str(), e.kind),
+            ("InvalidParameterValue.InstanceTypeRequiredHpcCluster", ErrorKind::Invalid)
+        );
+        assert!(e.request_id.is_some());
+        let id = cloud.create_placement(&spec).await.unwrap();
+        assert_eq!(cloud.find_placement(&spec).await.unwrap(), Some(id.clone()));
+        let elsewhere = PlacementSpec { zone: "ap-guangzhou-4".into(), ..spec.clone() };
+        assert_eq!(cloud.find_placement(&elsewhere).await.unwrap(), None, "found by name and zone");
+        let made = cloud.create(&node(Some(id.clone()), "t-1")).await.unwrap();
+        let held = lock_state(&emu)["instances"][0]["InstanceId"].clone();
+        assert_eq!(held, made.instance_id.as_str());
+        let e = cloud.delete_placement("ap-guangzhou", PlacementKind::HpcCluster, &id).await.unwrap_err();
+        assert_eq!((e.code.as_str(), e.kind), ("ResourceInUse.HpcCluster", ErrorKind::Transient));
+        cloud.terminate("ap-guangzhou", std::slice::from_ref(&made.instance_id)).await.unwrap();
+        let listed =
+            cloud.describe("ap-guangzhou", &Filter::Ids(vec![made.instance_id.clone()])).await.unwrap();
+        assert_eq!(listed.len(), 1, "in the recycle bin");
+        cloud.delete_placement("ap-guangzhou", PlacementKind::HpcCluster, &id).await.unwrap();
+        let e = cloud.delete_placement("ap-guangzhou", PlacementKind::HpcCluster, &id).await.unwrap_err();
+        assert_eq!((e.code.as_str(), e.kind), ("ResourceNotFound.HpcCluster", ErrorKind::NotFound));
+        let e = cloud
+            .find_placement(&PlacementSpec { kind: PlacementKind::LowLatencySet, ..spec })
+            .await
+            .unwrap_err();
+        assert_eq!(e.code, "gpuctl-unsupported");
+    });
+}
+
+fn lock_state(emu: &Tencent) -> Value {
+    emu.state().to_json()
+}
+
+/// Issue 14 through `Cloud`: a file system is made once for its token, found by name and tags, its
+/// mount target (made with it) read until ready, and deleted until it is gone.
+#[test]
+fn the_client_makes_finds_mounts_and_deletes_a_file_system() {
+    use gpuctl_cloud::cloud::{ErrorKind, FsSpec, FsState, FsTier};
+    let (emu, ctx) = with_hcc();
+    let (vpc, subnet, _) = network(&emu, &ctx);
+    let (emu, ctx) = (std::sync::Arc::new(emu), std::sync::Arc::new(ctx));
+    let cloud = tencent_client(&serve(emu.clone(), ctx.clone()));
+    let spec = FsSpec {
+        region: "ap-guangzhou".into(),
+        zone: ZONE.into(),
+        name: "e2e-train".into(),
+        tier: FsTier::Performance,
+        vpc,
+        subnet: subnet.clone(),
+        tags: [("gpuctl-deployment".to_string(), "e2e".to_string())].into(),
+        client_token: "gpuctl-0123456789abcdef".into(),
+    };
+    block_on(async {
+        assert_eq!(cloud.find_file_system(&spec).await.unwrap(), None);
+        let id = cloud.create_file_system(&spec).await.unwrap();
+        assert_eq!(
+            cloud.create_file_system(&spec).await.unwrap(),
+            id,
+            "the same token, the same file system"
+        );
+        // More than a page (Limit 10) of other file systems: the client pages to find its own.
+        for n in 0..12 {
+            let other =
+                FsSpec { name: format!("other-{n}"), client_token: format!("tok-{n}"), ..spec.clone() };
+            cloud.create_file_system(&other).await.unwrap();
+        }
+        let found = cloud.find_file_system(&spec).await.unwrap().expect("found by name and tags");
+        assert_eq!(
+            (found.id.as_str(), &found.state, found.zone.as_deref()),
+            (id.as_str(), &FsState::Creating, Some(ZONE))
+        );
+        assert_eq!(lock_state(&emu)["file_systems"][0]["StorageType"], "HP");
+        let mount = cloud.mount_target(&spec, &id).await.unwrap();
+        assert!(!mount.ready && mount.address.starts_with("10.0.0.") && mount.path == "/", "{mount:?}");
+        ctx.clock().advance(SignedDuration::from_secs(15));
+        assert_eq!(
+            cloud.file_system("ap-guangzhou", &id).await.unwrap().map(|f| f.state),
+            Some(FsState::Available)
+        );
+        let mount = cloud.mount_target(&spec, &id).await.unwrap();
+        assert!(mount.ready && mount.id.starts_with("mount-"), "{mount:?}");
+        let elsewhere = FsSpec { subnet: "subnet-other".into(), ..spec.clone() };
+        assert_eq!(cloud.mount_target(&elsewhere, &id).await.unwrap_err().code, "gpuctl-no-mount-target");
+        cloud.delete_file_system("ap-guangzhou", &id).await.unwrap();
+        assert_eq!(
+            cloud.file_system("ap-guangzhou", &id).await.unwrap().map(|f| f.state),
+            Some(FsState::Deleting)
+        );
+        assert_eq!(cloud.find_file_system(&spec).await.unwrap(), None, "one being deleted is not found");
+        ctx.clock().advance(SignedDuration::from_secs(10));
+        assert_eq!(cloud.file_system("ap-guangzhou", &id).await.unwrap(), None);
+        let e = cloud.delete_file_system("ap-guangzhou", &id).await.unwrap_err();
+        assert_eq!((e.code.as_str(), e.kind), ("ResourceNotFound.FileSystemNotFound", ErrorKind::NotFound));
+        assert!(e.request_id.is_some());
+    });
+}
