@@ -4,6 +4,8 @@
 
 mod cluster;
 mod ecs;
+#[cfg(test)]
+mod roundtrip;
 mod vpc;
 
 use std::time::Duration;
