@@ -361,7 +361,8 @@ pub struct MountTarget {
     pub id: String,
     /// An IP address or a domain name inside the VPC.
     pub address: String,
-    /// The export to mount: `/` for NFSv4 on the three clouds.
+    /// The export to mount: `/` on Tencent CFS and Alibaba NAS (NFSv4), `/cfs` on JD (its mount
+    /// guide: "挂载目标的目录为10.0.0.30:/cfs").
     pub path: String,
     /// Ready to mount (Tencent `available`, Alibaba `Active`, JD a mount target that is listed).
     pub ready: bool,

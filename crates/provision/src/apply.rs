@@ -128,6 +128,14 @@ pub enum Event {
         id: String,
         created: bool,
     },
+    /// A cluster's shared file system is ready to mount from `source` (issue 14).
+    SharedStorageReady {
+        pool: String,
+        provider: Provider,
+        zone: String,
+        id: String,
+        source: String,
+    },
 }
 
 pub type Progress = Arc<dyn Fn(&Event) + Send + Sync>;
@@ -256,6 +264,15 @@ struct Inner {
 }
 
 type NetCache = tokio::sync::Mutex<BTreeMap<(Provider, String, String), crate::NetworkIds>>;
+
+/// One cluster node's part of its cluster (issue 14): the placement group and file system made for
+/// the cluster at this choice, its rank and the node count.
+#[derive(Clone, Copy)]
+struct NodeSetup<'a> {
+    setup: &'a crate::cluster::ClusterSetup,
+    rank: u32,
+    nodes: u32,
+}
 
 /// Cheap to clone; clones share the store, the pacing and the poller.
 #[derive(Clone)]
@@ -488,7 +505,7 @@ impl Engine {
             auto_release_at,
             tags,
             // The pool's `env` rendered in this cloud's boot format, else its raw user data.
-            user_data: crate::boot::user_data(pool, c.provider),
+            user_data: crate::boot::user_data(pool, c.provider, None),
             dry_run: false,
         })
     }
@@ -511,7 +528,7 @@ impl Engine {
         for c in choices {
             let mut u = Unit::new(&pool.name.value, index, c);
             u.fell_back_from = fell_back.clone();
-            match self.create_at(deployment, pool, index, c, now, &mut u, &deadline).await {
+            match self.create_at(deployment, pool, index, c, now, &mut u, &deadline, None).await {
                 Ok(()) => return u,
                 // Sold out, or launched and failed (JD: `error`, then deleted by the cloud): try the next
                 // candidate, with its own token. The failed attempt stays recorded as failed.
@@ -561,13 +578,58 @@ impl Engine {
             what: format!("the unit's retry deadline of {} s", self.0.opts.unit_retry_deadline.as_secs()),
         };
         for c in choices {
+            let from = format!("{} {} {}", c.provider, c.zone, c.instance_type);
+            // The placement group and shared file system first: the nodes' creates name them.
+            let mut made = Vec::new();
+            let setup = match self.ensure_cluster_setup(deployment, pool, c, &mut made).await {
+                Ok(s) => s,
+                Err(e) => {
+                    let left = self.drop_cluster_setup(deployment, &made).await;
+                    if e.moves_on() && left.is_empty() {
+                        for &index in indexes {
+                            self.emit(Event::FellBack {
+                                pool: name.clone(),
+                                index,
+                                from: from.clone(),
+                                reason: e.to_string(),
+                            });
+                        }
+                        fell_back.push(from);
+                        continue;
+                    }
+                    let left = if left.is_empty() {
+                        String::new()
+                    } else {
+                        format!("; not deleted: {}", left.join("; "))
+                    };
+                    return indexes
+                        .iter()
+                        .map(|&index| {
+                            let mut u = Unit::new(&name, index, c);
+                            u.state = ResourceState::Failed;
+                            u.error = Some(format!("pool `{name}` at {from}: {e}{left}"));
+                            u.fell_back_from = fell_back.clone();
+                            u
+                        })
+                        .collect();
+                }
+            };
+            let nodes = pool.count.value;
             let mut tasks = tokio::task::JoinSet::new();
             for &index in indexes {
-                let (engine, dep, pool, c, deadline) =
-                    (self.clone(), deployment.to_string(), pool.clone(), c.clone(), deadline.clone());
+                let (engine, dep, pool, c, deadline, setup) = (
+                    self.clone(),
+                    deployment.to_string(),
+                    pool.clone(),
+                    c.clone(),
+                    deadline.clone(),
+                    setup.clone(),
+                );
                 tasks.spawn(async move {
                     let mut u = Unit::new(&pool.name.value, index, &c);
-                    let r = engine.create_at(&dep, &pool, index, &c, now, &mut u, &deadline).await;
+                    let node = NodeSetup { setup: &setup, rank: index, nodes };
+                    let r =
+                        engine.create_at(&dep, &pool, index, &c, now, &mut u, &deadline, Some(node)).await;
                     (u, r)
                 });
             }
@@ -582,7 +644,6 @@ impl Engine {
             }
             done.sort_by_key(|(u, _)| u.index);
             let short = |r: &Result<(), ApplyError>| r.as_ref().is_err_and(ApplyError::moves_on);
-            let from = format!("{} {} {}", c.provider, c.zone, c.instance_type);
             if done.iter().all(|(_, r)| r.is_ok()) {
                 return done
                     .into_iter()
@@ -608,7 +669,7 @@ impl Engine {
                     .collect();
             }
             // This place cannot hold the whole cluster: what it made here goes before the next is tried.
-            let made: Vec<Resource> = match self.store(|s| {
+            let made_nodes: Vec<Resource> = match self.store(|s| {
                 done.iter()
                     .filter(|(_, r)| r.is_ok())
                     .filter_map(|(u, _)| s.resource(&u.client_token).transpose())
@@ -625,10 +686,14 @@ impl Engine {
                         .collect()
                 }
             };
-            let released = self.release(&made).await;
-            if !released.errors.is_empty() || !released.billed_until.is_empty() {
+            let released = self.release(&made_nodes).await;
+            let mut errors = released.errors.clone();
+            if errors.is_empty() && released.billed_until.is_empty() {
+                // The nodes are gone: the placement group and file system made here for them go too.
+                errors.extend(self.drop_cluster_setup(deployment, &made).await);
+            }
+            if !errors.is_empty() || !released.billed_until.is_empty() {
                 // Something made here still bills: moving on would leave a node behind, so stop.
-                let mut errors = released.errors;
                 errors.extend(released.billed_until.iter().map(|b| {
                     format!(
                         "{} is billed until {} (its prepaid term cannot end early)",
@@ -685,9 +750,16 @@ impl Engine {
         now: jiff::Timestamp,
         u: &mut Unit,
         deadline: &Deadline,
+        node: Option<NodeSetup<'_>>,
     ) -> Result<(), ApplyError> {
         let cloud = self.cloud(c.provider)?;
         let mut req = Self::request(deployment, pool, index, c, now)?;
+        if let Some(n) = node {
+            req.placement = n.setup.placement.clone();
+            let facts =
+                crate::boot::NodeFacts { rank: n.rank, nodes: n.nodes, shared: n.setup.shared.clone() };
+            req.user_data = crate::boot::user_data(pool, c.provider, Some(&facts));
+        }
         if let Some(LoginKey::Import { key, .. }) =
             pool.login_key.as_ref().and_then(|k| k.for_provider(c.provider))
         {
@@ -1245,16 +1317,10 @@ impl Engine {
         op: i64,
     ) -> Result<(), ApplyError> {
         let ids = [id.to_string()];
-        match self.call(provider, "terminate", id, || cloud.terminate(region, &ids)).await {
-            Ok(()) => {}
-            // Already gone is what we wanted.
-            Err(e) if e.kind == ErrorKind::NotFound => {}
-            Err(e) => {
-                let msg = e.to_string();
-                self.store(|s| s.finish_operation(op, "failed", e.request_id.as_deref(), Some(&msg)))?;
-                return Err(e.into());
-            }
-        }
+        self.gone_or_failed(
+            op,
+            self.call(provider, "terminate", id, || cloud.terminate(region, &ids)).await,
+        )?;
         self.wait(provider, region, id, Want::Gone).await?;
         Ok(())
     }
@@ -1350,9 +1416,23 @@ impl Engine {
         Ok(out)
     }
 
+    /// A delete's answer: done, or already gone (what was wanted: an earlier run deleted it and was
+    /// stopped before recording that); any other error fails the operation `op` and is returned.
+    pub(crate) fn gone_or_failed(&self, op: i64, answer: Result<(), CloudError>) -> Result<(), ApplyError> {
+        match answer {
+            Ok(()) => Ok(()),
+            Err(e) if e.kind == ErrorKind::NotFound => Ok(()),
+            Err(e) => {
+                let msg = e.to_string();
+                self.store(|s| s.finish_operation(op, "failed", e.request_id.as_deref(), Some(&msg)))?;
+                Err(e.into())
+            }
+        }
+    }
+
     /// Polls `state` until it says `Available` (true) or `Failed` (false), within the wait timeout:
     /// snapshots and custom images alike.
-    async fn wait_available<F, Fut>(&self, what: &str, mut state: F) -> Result<bool, ApplyError>
+    pub(crate) async fn wait_available<F, Fut>(&self, what: &str, mut state: F) -> Result<bool, ApplyError>
     where
         F: FnMut() -> Fut,
         Fut: std::future::Future<Output = Result<SnapshotState, CloudError>>,

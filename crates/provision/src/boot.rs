@@ -43,18 +43,60 @@ pub struct Rendered {
     pub text: String,
 }
 
-/// What a pool's instances on `p` boot with: its `env` rendered, else its raw `user_data`, else nothing.
-pub fn user_data(pool: &Pool, p: Provider) -> Option<String> {
-    match &pool.env {
-        Some(env) => Some(render(&pool.name.value, env, p).text),
-        None => pool.user_data.clone(),
+/// What one node of a cluster learns at boot (issue 14), written to [`CLUSTER_ENV`] for the user's
+/// jobs: its rank, the node count and where the shared file system is mounted. The master address
+/// (node 0's private IP) is not known before node 0 exists; `gpuctl run --torchrun` passes it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NodeFacts {
+    pub rank: u32,
+    pub nodes: u32,
+    pub shared: Option<SharedMount>,
+}
+
+/// A shared NFS file system as a node mounts it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SharedMount {
+    /// `address:/path`, as `mount -t nfs` takes it.
+    pub source: String,
+    /// The folder it is mounted on, the same on every node.
+    pub mount: String,
+}
+
+/// The cluster facts file a node's jobs can `source`.
+pub const CLUSTER_ENV: &str = "/etc/gpuctl/cluster.env";
+
+/// What a pool's instances on `p` boot with: its `env` rendered (with a cluster node's facts and
+/// shared mount when `node` is given), else its raw `user_data`, else nothing.
+pub fn user_data(pool: &Pool, p: Provider, node: Option<&NodeFacts>) -> Option<String> {
+    match (&pool.env, node) {
+        (Some(env), node) => Some(render_node(&pool.name.value, env, p, node).text),
+        // A cluster node without `env` still mounts its shared storage and learns its facts (the
+        // parser refuses `shared_storage` with raw user data).
+        (None, Some(node)) if pool.user_data.is_none() => {
+            let env = Env {
+                loc: pool.loc,
+                container: false,
+                container_image: None,
+                mount: None,
+                setup: None,
+                cuda: None,
+                driver: None,
+            };
+            Some(render_node(&pool.name.value, &env, p, Some(node)).text)
+        }
+        (None, _) => pool.user_data.clone(),
     }
 }
 
 /// Renders `env` for pool `pool` on `p`.
 pub fn render(pool: &str, env: &Env, p: Provider) -> Rendered {
+    render_node(pool, env, p, None)
+}
+
+/// Renders `env` for one node of a cluster pool (see [`NodeFacts`]).
+pub fn render_node(pool: &str, env: &Env, p: Provider, node: Option<&NodeFacts>) -> Rendered {
     let facts = boot_facts(p);
-    let script = script(pool, env, facts);
+    let script = script(pool, env, facts, node);
     let text = match facts.format {
         Format::LaunchScript => script,
         Format::CloudConfig => cloud_config(pool, p, &script),
@@ -240,6 +282,48 @@ run_setup() {
 }
 "#;
 
+/// A shared file system over NFS: the client installed where missing, an fstab line (`_netdev`,
+/// `nofail`: a boot never hangs on it), then mounted with bounded retries while the mount target
+/// starts answering. The options are the ones the clouds' NAS/CFS guides give for NFSv4.0
+/// (docs/research/clusters.md): hard mounts with long timeouts, `noresvport` so a reconnect gets a
+/// new source port.
+const SHARED: &str = r#"
+mount_shared() {
+    local src=$1 mnt=$2
+    if mountpoint -q "$mnt"; then
+        return 0
+    fi
+    if ! command -v mount.nfs >/dev/null; then
+        if command -v apt-get >/dev/null; then
+            apt-get -o DPkg::Lock::Timeout=600 update -q || return 1
+            apt-get -o DPkg::Lock::Timeout=600 install -y -q nfs-common || return 1
+        elif command -v yum >/dev/null; then
+            yum install -y -q nfs-utils || return 1
+        else
+            echo "gpuctl: no apt-get or yum to install the NFS client with" >&2
+            return 1
+        fi
+    fi
+    mkdir -p "$mnt"
+    grep -q "^$src $mnt " /etc/fstab \
+        || echo "$src $mnt nfs vers=4.0,hard,timeo=600,retrans=2,noresvport,_netdev,nofail 0 0" >> /etc/fstab
+    for _ in $(seq 1 30); do
+        mount "$mnt" && return 0
+        sleep 10
+    done
+    echo "gpuctl: could not mount $src on $mnt" >&2
+    return 1
+}
+"#;
+
+/// Writes the node's cluster facts (no secret among them) for the user's jobs to source.
+const CLUSTER_FACTS: &str = r#"
+write_cluster_env() {
+    mkdir -p /etc/gpuctl
+    printf '%s\n' "$@" > /etc/gpuctl/cluster.env
+}
+"#;
+
 const FOOTER: &str = r#"
 date -u +%Y-%m-%dT%H:%M:%SZ > "$gpuctl_state/ready"
 echo "gpuctl: ready"
@@ -248,13 +332,15 @@ echo "gpuctl: ready"
 /// The bash script both formats run. Values from the spec are validated by the parser (image names,
 /// paths and versions have no shell characters) and quoted here all the same; `setup` is any text,
 /// passed as one single-quoted word.
-fn script(pool: &str, env: &Env, facts: &BootFacts) -> String {
+fn script(pool: &str, env: &Env, facts: &BootFacts, node: Option<&NodeFacts>) -> String {
+    let shared = node.and_then(|n| n.shared.as_ref());
     let mut s = format!(
         "#!/bin/bash\n# gpuctl boot environment for pool `{pool}` on {}: rendered by gpuctl, holds no credentials.\n# {READY_MARKER} (a UTC timestamp) marks success; {FAILED_MARKER} names the step that failed.\n",
         facts.provider
     );
     s.push_str(HEADER);
-    let mirror = facts.apt_mirror.filter(|_| env.container);
+    // The NFS client may come from apt too.
+    let mirror = facts.apt_mirror.filter(|_| env.container || shared.is_some());
     if let Some(m) = mirror {
         s.push_str(&APT_MIRROR.replace("MIRROR", m));
     }
@@ -280,6 +366,12 @@ fn script(pool: &str, env: &Env, facts: &BootFacts) -> String {
     if env.setup.is_some() {
         s.push_str(SETUP);
     }
+    if shared.is_some() {
+        s.push_str(SHARED);
+    }
+    if node.is_some() {
+        s.push_str(CLUSTER_FACTS);
+    }
     s.push('\n');
     if let Some(d) = &floor {
         s.push_str(&format!("step driver driver_at_least {}\n", quote(d)));
@@ -296,6 +388,21 @@ fn script(pool: &str, env: &Env, facts: &BootFacts) -> String {
     }
     if let Some(img) = &env.container_image {
         s.push_str(&format!("step pull docker pull {}\n", quote(img)));
+    }
+    if let Some(n) = node {
+        if let Some(m) = shared {
+            s.push_str(&format!(
+                "step shared-storage mount_shared {} {}\n",
+                quote(&m.source),
+                quote(&m.mount)
+            ));
+        }
+        let mut lines = vec![format!("GPUCTL_NODE_RANK={}", n.rank), format!("GPUCTL_NODES={}", n.nodes)];
+        if let Some(m) = shared {
+            lines.push(format!("GPUCTL_SHARED_DIR={}", m.mount));
+        }
+        let words: Vec<String> = lines.iter().map(|l| quote(l)).collect();
+        s.push_str(&format!("step cluster-env write_cluster_env {}\n", words.join(" ")));
     }
     if let Some(cmd) = &env.setup {
         let dir = env.mount.as_deref().unwrap_or("/root");

@@ -7,8 +7,10 @@
 //! - [`plan`]: spec + catalog + state → creates, keeps, releases, ¥/hour, totals per billing mode, budget.
 //! - [`token`]: deterministic client tokens.
 //! - [`public_ip`]: what a pool's public IP costs (per GB or per Mbps·hour), with its source.
+//! - [`shared_price`]: what a shared file system costs per GB·month, with its source.
 //! - [`pubkey`]: the user's SSH public key (never a private one): fingerprint and key-pair name.
 //! - [`workflow`]: provision, destroy, release and clone as engine operations, each under its lock.
+//! - [`cluster`]: a cluster pool's placement group and shared file system, made before its nodes, kept by `destroy` unless asked.
 //! - [`network`]: `network = "auto"`: the zone's VPC, subnet and security group, found by tag or made, and deleted when unused.
 //! - [`name`]: the deployment/pool name rule, and the names gpuctl makes (a clone's deployment).
 //! - [`state`]: the SQLite store: intent log, resources, snapshots, apply lock.
@@ -18,6 +20,7 @@
 
 pub mod apply;
 pub mod boot;
+pub mod cluster;
 pub mod image;
 pub mod name;
 pub mod network;
@@ -25,6 +28,7 @@ pub mod plan;
 pub mod pubkey;
 pub mod public_ip;
 pub mod retry;
+pub mod shared_price;
 pub mod spec;
 pub mod state;
 pub mod sweep;

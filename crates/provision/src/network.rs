@@ -266,6 +266,27 @@ impl Engine {
             o.kept = Some(format!("used by {}", others.join(", ")));
             return Ok(o);
         }
+        // A shared file system kept by this destroy has its mount target in the subnet, and it is
+        // reached through this network: both stay, and the use stays open for a later
+        // `destroy --delete-storage`.
+        let kept_fs: Vec<String> = self
+            .store(|s| s.cluster_resources(deployment))?
+            .into_iter()
+            .filter(|r| {
+                r.provider == provider
+                    && r.zone == zone
+                    && r.kind == crate::state::ClusterResource::FILE_SYSTEM
+                    && r.state != "deleted"
+            })
+            .map(|r| r.cloud_id)
+            .collect();
+        if !kept_fs.is_empty() {
+            o.kept = Some(format!(
+                "the shared file system {} is kept, and its mount target is in this network",
+                kept_fs.join(", ")
+            ));
+            return Ok(o);
+        }
         let cloud = self.cloud(provider)?;
         let mut pieces: Vec<NetworkRecord> = self
             .store(|s| s.networks(provider, region, zone))?

@@ -99,6 +99,10 @@ pub struct PoolPlan {
     /// Each instance's public IP priced at the first choice; `None` with `public_ip = false` (or no
     /// choice). Not in `cny_per_hour`/`total_cny`: traffic costs what is sent, which no plan knows.
     pub public_ip: Option<crate::public_ip::PublicIpPrice>,
+    /// A cluster's shared file system (issue 14); its cost over the hours is in `cny_per_hour`,
+    /// `total_cny` and `by_mode` when `size_gb` is given and a price is recorded.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shared_storage: Option<SharedStoragePlan>,
     /// The pool's `env` rendered for each cloud it may land on (empty without `env`): what each
     /// instance boots with, shown in one line each, in full by `plan --show-boot`.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -400,10 +404,42 @@ fn cluster_warnings(pool: &Pool, catalog: &Catalog, choices: &[Choice], warnings
             )),
         }
     }
-    warnings.push(format!(
-        "pool `{}`: a cluster of {} nodes in one zone and subnet; no placement group (Tencent HPC cluster, Alibaba deployment set) or shared storage is requested yet",
-        pool.name.value, pool.count.value
-    ));
+    // What each cloud adds to "one zone, one subnet" (docs/research/clusters.md §1): asked of the
+    // cloud at provision time, since Alibaba's list of families is an API answer.
+    let mut providers: Vec<Provider> = choices.iter().map(|c| c.provider).collect();
+    providers.dedup();
+    for p in providers {
+        let placement = match p {
+            Provider::Tencent => "an HPC cluster for HPC (HCC) types, which require one; other types are placed by zone and subnet only",
+            Provider::Alibaba if pool.billing.value == BillingMode::Spot => "no deployment set: Alibaba's deployment sets refuse spot instances",
+            Provider::Alibaba => "a low-latency deployment set where Alibaba lists the type's family for it",
+            Provider::JdCloud => "no low-latency placement: JD's vm API has none, so the nodes share a zone and subnet only",
+        };
+        warnings.push(format!(
+            "pool `{}`: a cluster of {} nodes on {p}: {placement}",
+            pool.name.value, pool.count.value
+        ));
+    }
+    if pool.shared_storage.is_none() {
+        warnings.push(format!(
+            "pool `{}`: no shared storage: each node keeps its own data and checkpoints (shared_storage = true gives the nodes one NFS file system)",
+            pool.name.value
+        ));
+    }
+}
+
+/// A cluster's shared file system in the plan: its price at the first choice and, with `size_gb`,
+/// what it costs per month and over the deployment's hours (one month without hours).
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct SharedStoragePlan {
+    pub mount: String,
+    pub tier: crate::spec::FsTier,
+    pub size_gb: Option<u32>,
+    pub keep_on_destroy: bool,
+    pub price: crate::shared_price::FsPrice,
+    pub cny_per_month: Option<f64>,
+    /// Over the deployment's hours, or one month (730 h) without them; in the pool's totals.
+    pub total_cny: Option<f64>,
 }
 
 fn pool_plan(
@@ -542,6 +578,30 @@ fn pool_plan(
     };
     let public_ip =
         first.zip(pool.public_ip.as_ref()).map(|(c, ip)| crate::public_ip::price(c.provider, &c.region, ip));
+    let shared_storage = first.zip(pool.shared_storage.as_ref()).map(|(c, st)| {
+        let price = crate::shared_price::price(c.provider, &c.region, st.tier);
+        let per_gb = price.cny_per_gb_month.zip(st.size_gb);
+        SharedStoragePlan {
+            mount: st.mount.clone(),
+            tier: st.tier,
+            size_gb: st.size_gb,
+            keep_on_destroy: st.keep_on_destroy,
+            cny_per_month: per_gb.map(|(cny, gb)| cny * f64::from(gb)),
+            total_cny: per_gb
+                .map(|(cny, gb)| crate::shared_price::per_hour(cny, gb) * hours.unwrap_or(730.0)),
+            price,
+        }
+    });
+    // Nodes + shared storage: the storage bills the same whatever the nodes' mode.
+    let storage = shared_storage.as_ref().and_then(|s| s.total_cny).unwrap_or(0.0);
+    let storage_hourly = shared_storage
+        .as_ref()
+        .and_then(|s| s.price.cny_per_gb_month.zip(s.size_gb))
+        .map_or(0.0, |(cny, gb)| crate::shared_price::per_hour(cny, gb));
+    let cny_per_hour = cny_per_hour.map(|x| x + storage_hourly);
+    let total_cny = total_cny.map(|x| x + storage);
+    let by_mode: Vec<ModeTotal> =
+        by_mode.into_iter().map(|m| ModeTotal { total_cny: m.total_cny + storage, ..m }).collect();
     let mut boot = Vec::new();
     if let Some(env) = &pool.env {
         for c in &choices {
@@ -566,6 +626,7 @@ fn pool_plan(
         total_cny,
         by_mode,
         public_ip,
+        shared_storage,
         boot,
     }
 }

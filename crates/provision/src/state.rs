@@ -218,6 +218,30 @@ pub const MIGRATIONS: &[Migration] = &[
     );
     "#,
     ),
+    // 6 (issue 14): a cluster pool's placement group and shared file system, one row each, made or
+    // found by gpuctl. `state`: `live`, `kept` (destroy left the file system and its data, as asked)
+    // or `deleted`. Rows are never deleted, like the networks'.
+    Migration::shared(
+        r#"
+    CREATE TABLE cluster_resources (
+        provider      TEXT NOT NULL,
+        cloud_id      TEXT NOT NULL,
+        region        TEXT NOT NULL,
+        zone          TEXT NOT NULL,
+        deployment    TEXT NOT NULL,
+        pool          TEXT NOT NULL,
+        kind          TEXT NOT NULL,
+        name          TEXT NOT NULL,
+        client_token  TEXT NOT NULL,
+        tier          TEXT,
+        mount_address TEXT,
+        state         TEXT NOT NULL,
+        created_at    TEXT NOT NULL,
+        ended_at      TEXT,
+        PRIMARY KEY (provider, cloud_id)
+    );
+    "#,
+    ),
 ];
 
 /// Every table holding records, in the order `state migrate` copies them. A table added by a
@@ -231,6 +255,7 @@ pub const RECORD_TABLES: &[&str] = &[
     "networks",
     "network_uses",
     "images",
+    "cluster_resources",
 ];
 
 #[derive(Debug, thiserror::Error)]
@@ -1687,5 +1712,99 @@ pub fn counts_text(s: &Summary) -> String {
 impl std::fmt::Display for Actor {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{}@{}", self.user, self.host)
+    }
+}
+
+/// A cluster pool's placement group or shared file system as `cluster_resources` records it
+/// (migration 6).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct ClusterResource {
+    pub provider: Provider,
+    pub cloud_id: String,
+    pub region: String,
+    pub zone: String,
+    pub deployment: String,
+    pub pool: String,
+    /// `file_system`, or the placement's kind (`hpc_cluster`, `low_latency_set`).
+    pub kind: String,
+    pub name: String,
+    pub client_token: String,
+    /// A file system's tier (`capacity`, `performance`).
+    pub tier: Option<String>,
+    /// Where the nodes mount a file system from (`address:/path`), once its mount target is ready.
+    pub mount_address: Option<String>,
+    /// `live`, `kept` or `deleted`.
+    pub state: String,
+}
+
+impl ClusterResource {
+    pub const FILE_SYSTEM: &'static str = "file_system";
+}
+
+/// Placement groups and shared file systems (issue 14).
+impl Store {
+    /// Records one made or found, or its new mount address (a row already recorded keeps the rest).
+    pub fn record_cluster_resource(&self, c: &ClusterResource) -> Result<(), StateError> {
+        self.write_durably(
+            "INSERT INTO cluster_resources (provider, cloud_id, region, zone, deployment, pool, kind, name, client_token, tier, mount_address, state, created_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)
+             ON CONFLICT (provider, cloud_id) DO UPDATE SET state = ?12, ended_at = NULL,
+                 mount_address = COALESCE(?11, cluster_resources.mount_address)",
+            args![
+                c.provider.as_str(),
+                &c.cloud_id,
+                &c.region,
+                &c.zone,
+                &c.deployment,
+                &c.pool,
+                &c.kind,
+                &c.name,
+                &c.client_token,
+                c.tier.as_deref(),
+                c.mount_address.as_deref(),
+                &c.state,
+                now()
+            ],
+        )
+    }
+
+    /// Marks one `kept` or `deleted`.
+    pub fn end_cluster_resource(
+        &self,
+        provider: Provider,
+        cloud_id: &str,
+        state: &str,
+    ) -> Result<(), StateError> {
+        self.write_durably(
+            "UPDATE cluster_resources SET state = ?3, ended_at = ?4 WHERE provider = ?1 AND cloud_id = ?2",
+            args![provider.as_str(), cloud_id, state, now()],
+        )
+    }
+
+    /// A deployment's placement groups and file systems (every state), oldest first.
+    pub fn cluster_resources(&self, deployment: &str) -> Result<Vec<ClusterResource>, StateError> {
+        self.query(
+            "SELECT provider, cloud_id, region, zone, deployment, pool, kind, name, client_token, tier, mount_address, state
+             FROM cluster_resources WHERE deployment = ?1 ORDER BY created_at, cloud_id",
+            args![deployment],
+        )?
+        .iter()
+        .map(|r| {
+            Ok(ClusterResource {
+                provider: self.provider(r, 0, "cluster_resources.provider")?,
+                cloud_id: self.text(r, 1, "cluster_resources.cloud_id")?,
+                region: self.text(r, 2, "cluster_resources.region")?,
+                zone: self.text(r, 3, "cluster_resources.zone")?,
+                deployment: self.text(r, 4, "cluster_resources.deployment")?,
+                pool: self.text(r, 5, "cluster_resources.pool")?,
+                kind: self.text(r, 6, "cluster_resources.kind")?,
+                name: self.text(r, 7, "cluster_resources.name")?,
+                client_token: self.text(r, 8, "cluster_resources.client_token")?,
+                tier: self.text_opt(r, 9, "cluster_resources.tier")?,
+                mount_address: self.text_opt(r, 10, "cluster_resources.mount_address")?,
+                state: self.text(r, 11, "cluster_resources.state")?,
+            })
+        })
+        .collect()
     }
 }

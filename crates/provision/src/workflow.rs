@@ -49,6 +49,9 @@ pub struct Released {
     /// `destroy` only: what became of each zone network (`network = "auto"`) the deployment used.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub networks: Vec<crate::network::NetworkOutcome>,
+    /// `destroy` only: the placement groups deleted, the file systems deleted or kept.
+    #[serde(skip_serializing_if = "crate::cluster::ClusterOutcome::is_empty")]
+    pub storage: crate::cluster::ClusterOutcome,
 }
 
 /// One pool's `--dry-run` verdict: the cloud's check of its first-choice create.
@@ -114,7 +117,9 @@ impl Engine {
 
     /// Step one of `destroy`: takes the deployment's lock and lists every live instance gpuctl
     /// recorded for it; each is snapshotted first where its pool's policy says so.
-    pub fn begin_destroy(&self, spec: &Spec) -> Result<Releasing<'_>, StateError> {
+    /// `delete_storage` deletes the deployment's shared file systems too (`destroy --delete-storage`);
+    /// else each is kept unless its pool says `on_destroy = "delete"`.
+    pub fn begin_destroy(&self, spec: &Spec, delete_storage: bool) -> Result<Releasing<'_>, StateError> {
         let deployment = &spec.deployment.value;
         let lock = self.store(|s| s.lock(deployment))?;
         let targets: Vec<Resource> = self
@@ -129,12 +134,19 @@ impl Engine {
             })
             .collect();
         let networks = self.store(|s| s.network_uses(deployment))?.len();
+        let cluster_resources = self
+            .store(|s| s.cluster_resources(deployment))?
+            .iter()
+            .filter(|r| r.state == "live" || (r.state == "kept" && delete_storage))
+            .count();
         Ok(Releasing {
             engine: self,
             targets,
             snapshot_first,
             networks_of: Some(deployment.clone()),
             networks,
+            cluster: Some((spec.pools.clone(), delete_storage)),
+            cluster_resources,
             _lock: Some(lock),
         })
     }
@@ -147,7 +159,16 @@ impl Engine {
             None => None,
         };
         let snapshot_first = vec![snapshot; targets.len()];
-        Ok(Releasing { engine: self, targets, snapshot_first, networks_of: None, networks: 0, _lock: lock })
+        Ok(Releasing {
+            engine: self,
+            targets,
+            snapshot_first,
+            networks_of: None,
+            networks: 0,
+            cluster: None,
+            cluster_resources: 0,
+            _lock: lock,
+        })
     }
 
     /// Step one of `clone` ("购买相同配置"): describes the source, snapshots its disks first when asked
@@ -333,6 +354,10 @@ pub struct Releasing<'e> {
     networks_of: Option<String>,
     /// How many zone networks it uses now.
     networks: usize,
+    /// `destroy`: the spec's pools (their `shared_storage.on_destroy`) and `--delete-storage`.
+    cluster: Option<(Vec<crate::spec::Pool>, bool)>,
+    /// How many placement groups and file systems the run deletes or keeps.
+    cluster_resources: usize,
     _lock: Option<ApplyLock>,
 }
 
@@ -344,6 +369,11 @@ impl Releasing<'_> {
     /// How many zone networks (`network = "auto"`) the run releases or keeps after the instances.
     pub fn networks(&self) -> usize {
         self.networks
+    }
+
+    /// How many placement groups and shared file systems the run deletes or keeps.
+    pub fn cluster_resources(&self) -> usize {
+        self.cluster_resources
     }
 
     /// Step two. The snapshot-before-release rule, written once: every target marked for it is
@@ -368,13 +398,21 @@ impl Releasing<'_> {
         // Networks go last, and only once every instance is gone: an instance still in one (a failed
         // release, or a prepaid term billed on) keeps it.
         let mut networks = Vec::new();
+        let mut storage = crate::cluster::ClusterOutcome::default();
+        if let (Some(d), Some((pools, delete_storage))) = (self.networks_of.as_deref(), &self.cluster) {
+            if errors.is_empty() && billed_until.is_empty() {
+                // Placement groups and file systems after their nodes, before the networks they sit in.
+                storage = self.engine.release_cluster_resources(d, *delete_storage, pools).await;
+                errors.extend(storage.errors.iter().cloned());
+            }
+        }
         if let Some(d) = self.networks_of.as_deref().filter(|_| errors.is_empty() && billed_until.is_empty())
         {
             let (n, e) = self.engine.release_networks(d).await;
             networks = n;
             errors.extend(e);
         }
-        Ok(Released { released, billed_until, errors, networks })
+        Ok(Released { released, billed_until, errors, networks, storage })
     }
 }
 

@@ -294,10 +294,14 @@ fn a_cluster_stays_where_its_nodes_run() {
     assert_eq!(pool.choices.len(), 2, "both zones, in order, for the whole cluster");
     assert_eq!(pool.create, vec![0, 1, 2]);
     assert!(
-        fresh.warnings.iter().any(|w| w.contains("a cluster of 3 nodes in one zone")),
+        fresh
+            .warnings
+            .iter()
+            .any(|w| w.contains("a cluster of 3 nodes on tencent: an HPC cluster for HPC (HCC) types")),
         "{:?}",
         fresh.warnings
     );
+    assert!(fresh.warnings.iter().any(|w| w.contains("no shared storage")), "{:?}", fresh.warnings);
     // GN7.2XLARGE32's published bandwidth is under 10 Gbit/s: said before buying.
     let net = Catalog::shipped().instance_type(Provider::Tencent, "GN7.2XLARGE32").and_then(|i| i.net_gbps);
     if net.is_some_and(|g| g < 10.0) {

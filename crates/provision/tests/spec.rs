@@ -144,7 +144,7 @@ fn unknown_keys_name_the_closest() {
         &format!("deployment = \"d\"\n{POOL}instnace_type = \"x\"\nzzz = 1\n"),
         expect![[r#"
             s.toml:11:1: unknown key `instnace_type` in [[pool]] #1; did you mean instance_type?
-            s.toml:12:1: unknown key `zzz` in [[pool]] #1; allowed keys: name, count, provider, region, zone, instance_type, candidates, require, billing, term, spot_max_price, image, system_disk, data_disks, network, ssh_from, login_key, public_ip, auto_release, snapshot, cluster, tags, user_data, user_data_file, env"#]],
+            s.toml:12:1: unknown key `zzz` in [[pool]] #1; allowed keys: name, count, provider, region, zone, instance_type, candidates, require, billing, term, spot_max_price, image, system_disk, data_disks, network, ssh_from, login_key, public_ip, auto_release, snapshot, cluster, shared_storage, tags, user_data, user_data_file, env"#]],
     );
     check(
         &format!("deployment = \"d\"\n{POOL}system_disk = {{ size_gb = 50, categroy = \"ssd\" }}\n"),
@@ -213,6 +213,56 @@ fn clusters_are_two_or_more_nodes() {
     check(
         &format!("deployment = \"d\"\n{POOL}count = 2\nclustr = true\n"),
         expect!["s.toml:12:1: unknown key `clustr` in [[pool]] #1; did you mean cluster?"],
+    );
+}
+
+/// `shared_storage` (issue 14): a cluster's NFS file system, in a network whose ids gpuctl knows,
+/// mounted by the boot environment; kept by destroy unless asked.
+#[test]
+fn shared_storage_is_a_clusters_and_says_what_it_needs() {
+    let auto = "network = \"auto\"\nssh_from = [\"203.0.113.7/32\"]\n";
+    let ok = format!("deployment = \"d\"\n{POOL}count = 2\ncluster = true\n{auto}shared_storage = true\n");
+    check(&ok, expect!["ok"]);
+    let s = spec::parse("s.toml", &ok, None, &Limits::default()).unwrap();
+    let st = s.pools[0].shared_storage.as_ref().unwrap();
+    assert_eq!(
+        (st.mount.as_str(), st.tier, st.size_gb, st.keep_on_destroy),
+        ("/mnt/shared", spec::FsTier::Capacity, None, true)
+    );
+    let full = format!("deployment = \"d\"\n{POOL}count = 2\ncluster = true\n{auto}shared_storage = {{ mount = \"/ckpt/\", tier = \"performance\", size_gb = 300, on_destroy = \"delete\" }}\n");
+    let s = spec::parse("s.toml", &full, None, &Limits::default()).unwrap();
+    let st = s.pools[0].shared_storage.as_ref().unwrap();
+    assert_eq!(
+        (st.mount.as_str(), st.tier, st.size_gb, st.keep_on_destroy),
+        ("/ckpt", spec::FsTier::Performance, Some(300), false)
+    );
+    check(
+        &format!("deployment = \"d\"\n{POOL}{auto}shared_storage = true\n"),
+        expect!["s.toml:13:18: `shared_storage` of pool `a` is for a cluster's nodes; set cluster = true (and count = 2 or more)"],
+    );
+    check(
+        &format!("deployment = \"d\"\n{POOL}count = 2\ncluster = true\nshared_storage = true\n"),
+        expect![[
+            r#"s.toml:13:18: `shared_storage` of pool `a` needs the nodes' VPC and subnet: set network = "auto" (gpuctl makes one) or network = { vpc = "…", subnet = "…", security_groups = ["…"] }"#
+        ]],
+    );
+    check(
+        &format!("deployment = \"d\"\n{POOL}count = 2\ncluster = true\n{auto}shared_storage = {{ tier = \"fast\", size_gb = 0, on_destroy = \"drop\", mount = \"/etc\" }}\n"),
+        expect![[r#"
+            s.toml:15:27: `tier` of `shared_storage` of pool `a` must be "capacity" (the cheapest per GB) or "performance", found "fast"
+            s.toml:15:45: `size_gb` of `shared_storage` of pool `a` must be from 1 to 1048576, found 0
+            s.toml:15:61: `on_destroy` of `shared_storage` of pool `a` must be "keep" (destroy leaves the file system and its data) or "delete", found "drop"
+            s.toml:15:77: `mount` `/etc` is a system folder; mounting the shared file system there would hide it (use e.g. "/mnt/shared")"#]],
+    );
+    check(
+        &format!(
+            "deployment = \"d\"\n{POOL}count = 2\ncluster = true\n{auto}shared_storage = {{ size = 10 }}\n"
+        ),
+        expect!["s.toml:15:20: unknown key `size` in `shared_storage` of pool `a`; did you mean size_gb?"],
+    );
+    check(
+        &format!("deployment = \"d\"\n{POOL}count = 2\ncluster = true\n{auto}user_data = \"#!/bin/bash\"\nshared_storage = true\n"),
+        expect!["s.toml:15:13: pool `a` has `shared_storage`, which the boot environment mounts: gpuctl renders it as the instance's whole user data; put your commands in env.setup"],
     );
 }
 
@@ -503,7 +553,7 @@ fn env_tables_parse_in_both_shapes() {
     .unwrap();
     assert_eq!(raw.pools[0].env, None);
     assert_eq!(
-        gpuctl_provision::boot::user_data(&raw.pools[0], Provider::Tencent).as_deref(),
+        gpuctl_provision::boot::user_data(&raw.pools[0], Provider::Tencent, None).as_deref(),
         Some("#cloud-config\n")
     );
 }

@@ -21,6 +21,10 @@ pub struct DestroyArgs {
     /// Do not ask before releasing
     #[arg(long, short = 'y')]
     pub yes: bool,
+    /// Delete the deployment's shared file systems and their data too (by default `destroy` keeps
+    /// them, unless the pool says shared_storage.on_destroy = "delete")
+    #[arg(long)]
+    pub delete_storage: bool,
     #[command(flatten)]
     pub cloud: CloudArgs,
 }
@@ -51,21 +55,27 @@ pub fn run(args: DestroyArgs) -> Result<ExitCode, CliError> {
     let spec = load_spec(&args.spec, &*load_catalog(None)?)?;
     let session = Session::open(&args.cloud, &[])?;
     let deployment = &spec.deployment.value;
-    let job = session.engine.begin_destroy(&spec).map_err(state_error)?;
-    if job.targets().is_empty() && job.networks() == 0 {
+    let job = session.engine.begin_destroy(&spec, args.delete_storage).map_err(state_error)?;
+    if job.targets().is_empty() && job.networks() == 0 && job.cluster_resources() == 0 {
         if args.cloud.json {
             print_json(&Released {
                 released: vec![],
                 billed_until: vec![],
                 errors: vec![],
                 networks: vec![],
+                storage: Default::default(),
             })?;
         } else {
             crate::outln!("gpuctl holds no live instance of {deployment}; nothing to do");
         }
         return Ok(ExitCode::SUCCESS);
     }
-    confirm(&format!("release all {} instance(s) of {deployment}?", job.targets().len()), args.yes)?;
+    let storage_note =
+        if args.delete_storage { " and delete its shared file systems with their data" } else { "" };
+    confirm(
+        &format!("release all {} instance(s) of {deployment}{storage_note}?", job.targets().len()),
+        args.yes,
+    )?;
     let out = session.runtime.block_on(job.run()).map_err(apply_error);
     session.bars.finish();
     let out = out?;
@@ -83,6 +93,31 @@ pub fn run(args: DestroyArgs) -> Result<ExitCode, CliError> {
             if let Some(why) = &n.kept {
                 crate::outln!("kept gpuctl's network in {at}: {why}");
             }
+        }
+        for id in &out.storage.deleted {
+            crate::outln!("deleted {id} (placement group or shared file system)");
+        }
+        for k in &out.storage.kept {
+            let price = match (&k.price, k.cny_per_month) {
+                (Some(p), Some(m)) => format!(
+                    "about ¥{m:.2}/month at the spec's size_gb ({}, ¥{:.2}/GB·month; {})",
+                    p.product,
+                    p.cny_per_gb_month.unwrap_or(0.0),
+                    p.source
+                ),
+                (Some(p), None) => match p.cny_per_gb_month {
+                    Some(c) => format!("¥{c:.2}/GB·month stored ({}; {})", p.product, p.source),
+                    None => format!("{}: price unknown ({})", p.product, p.source),
+                },
+                (None, _) => "price unknown".to_string(),
+            };
+            crate::outln!(
+                "kept: shared file system {} in {} {} with its data, billed while it exists: {price}; `gpuctl destroy {} --delete-storage` deletes it",
+                k.id,
+                k.provider,
+                k.zone,
+                args.spec.display()
+            );
         }
         for e in &out.errors {
             crate::outln!("error: {e}");

@@ -82,6 +82,9 @@ pub fn print_plan(p: &Plan) {
         }
     }
     for pool in &p.pools {
+        if let Some(st) = &pool.shared_storage {
+            crate::outln!("{} shared storage: {}", pool.name, shared_storage_line(st));
+        }
         if let Some(ip) = &pool.public_ip {
             crate::outln!("{} public IP: {}", pool.name, public_ip_line(ip));
         }
@@ -168,6 +171,28 @@ fn image_lines(pool: &gpuctl_provision::plan::PoolPlan) -> Vec<String> {
 }
 
 /// One pool's public IP as the plan shows it: the rate per instance, never a guessed GB count.
+fn shared_storage_line(st: &gpuctl_provision::plan::SharedStoragePlan) -> String {
+    let p = &st.price;
+    let rate = match p.cny_per_gb_month {
+        Some(c) => format!("¥{c:.2}/GB·month"),
+        None => "price unknown".into(),
+    };
+    let cost = match (st.cny_per_month, st.total_cny) {
+        (Some(m), Some(t)) => format!(
+            ", ¥{m:.2}/month at {} GB (¥{t:.2} over the plan's hours, in the totals)",
+            st.size_gb.unwrap_or(0)
+        ),
+        _ if st.size_gb.is_none() => ", billed on what is stored (set size_gb to price it)".into(),
+        _ => String::new(),
+    };
+    let on_destroy = if st.keep_on_destroy {
+        "kept by destroy (--delete-storage deletes it)"
+    } else {
+        "deleted by destroy"
+    };
+    format!("{} on every node's {}, {rate}{cost}; {on_destroy}; source: {}", p.product, st.mount, p.source)
+}
+
 fn public_ip_line(ip: &gpuctl_provision::public_ip::PublicIpPrice) -> String {
     let rate = match (ip.cny_per_hour, ip.cny_per_gb) {
         (Some(h), Some(gb)) if h > 0.0 => format!("¥{gb:.2}/GB sent + {}/hour", cny(h)),

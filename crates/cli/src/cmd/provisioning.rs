@@ -286,6 +286,11 @@ impl Bars {
                 let how = if *created { "created" } else { "found (gpuctl's tag)" };
                 b.println(format!("{pool}: network {} {id} {how} on {provider} {zone}", kind.as_str()))
             }),
+            Event::SharedStorageReady { pool, provider, zone, id, source } => self.with(pool, |b| {
+                b.println(format!(
+                    "{pool}: shared file system {id} on {provider} {zone}, mounted from {source}"
+                ))
+            }),
             Event::Releasing { .. } | Event::Snapshotting { .. } => {}
         }
     }

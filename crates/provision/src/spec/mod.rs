@@ -14,6 +14,7 @@ use std::fmt;
 pub use parse::{parse, parse_file, Limits};
 pub use read::Spanned;
 
+pub use gpuctl_cloud::cloud::FsTier;
 pub use gpuctl_cloud::resource::{Disk, DiskCategory, NetworkIds, PublicIp, PublicIpBilling};
 
 use crate::provider::{BillingMode, Provider};
@@ -147,6 +148,8 @@ pub struct Pool {
     /// to one candidate (one zone, one type) and a candidate that cannot take them all moves the whole
     /// cluster to the next; never a cluster split across zones (issue 14).
     pub cluster: bool,
+    /// A shared NFS file system for a cluster's nodes, mounted at the same folder on every node.
+    pub shared_storage: Option<SharedStorage>,
     /// User tags; gpuctl adds its own `gpuctl-*` tags (reserved) to find its resources without state.
     pub tags: BTreeMap<String, String>,
     /// cloud-init user data (inline, or the contents of `user_data_file`).
@@ -171,6 +174,35 @@ pub struct Env {
     pub cuda: Option<Spanned<String>>,
     /// Lowest NVIDIA driver the workload needs (e.g. "535.104.05"), checked at plan time and at boot.
     pub driver: Option<Spanned<String>>,
+}
+
+/// `shared_storage = { … }` of a cluster pool (issue 14): one file system per pool, in the cluster's
+/// zone and subnet (Tencent CFS, Alibaba NAS, JD 云文件服务), NFS-mounted on every node by the boot
+/// environment. Its data outlives the nodes: `destroy` keeps it unless `on_destroy = "delete"` or
+/// `destroy --delete-storage`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SharedStorage {
+    pub loc: Loc,
+    /// Where every node mounts it.
+    pub mount: String,
+    pub tier: FsTier,
+    /// What the plan prices per month; `None`: shown per GB only (the clouds bill what is stored).
+    pub size_gb: Option<u32>,
+    pub keep_on_destroy: bool,
+}
+
+impl SharedStorage {
+    pub const DEFAULT_MOUNT: &'static str = "/mnt/shared";
+
+    pub fn defaults(loc: Loc) -> SharedStorage {
+        SharedStorage {
+            loc,
+            mount: Self::DEFAULT_MOUNT.into(),
+            tier: FsTier::Capacity,
+            size_gb: None,
+            keep_on_destroy: true,
+        }
+    }
 }
 
 /// `login_key = "<id>"` or `login_key = { public_key = "~/.ssh/id_ed25519.pub" }` (issue 13).

@@ -71,6 +71,7 @@ const POOL_KEYS: &[&str] = &[
     "auto_release",
     "snapshot",
     "cluster",
+    "shared_storage",
     "tags",
     "user_data",
     "user_data_file",
@@ -82,6 +83,9 @@ const DISK_KEYS: &[&str] = &["category", "size_gb", "snapshot_id"];
 const NETWORK_KEYS: &[&str] = &["vpc", "subnet", "security_groups"];
 const SNAPSHOT_KEYS: &[&str] = &["before_release"];
 const PUBLIC_IP_KEYS: &[&str] = &["bandwidth_mbps", "billing"];
+const SHARED_STORAGE_KEYS: &[&str] = &["mount", "tier", "size_gb", "on_destroy"];
+/// The largest `shared_storage.size_gb` (1 PiB): beyond every cloud's standard tier.
+const MAX_SHARED_GB: i64 = 1 << 20;
 /// The widest public bandwidth any cloud sells at create time (JD's 1000 Mbps); each cloud's own range is
 /// checked per provider ([`public_bandwidth_range`]).
 const MAX_PUBLIC_MBPS: i64 = 1000;
@@ -378,6 +382,7 @@ impl Parser<'_> {
             None if t.get("cluster").is_some() => None,
             None => Some(false),
         };
+        let shared_storage = self.shared_storage(r, &t);
         let tags = self.tags(r, &t);
         let user_data = self.user_data(r, &t);
         let env = match t.get("env") {
@@ -387,6 +392,9 @@ impl Parser<'_> {
 
         // Cross-field checks need the pieces above.
         let (placement, image, network) = (placement?, image?, network?);
+        if let Some(Some(st)) = &shared_storage {
+            self.check_shared_storage(r, &t.what, st, cluster == Some(true), &network, &user_data, &env);
+        }
         let providers = self.placement_providers(&placement, &image);
         if let Some(Some(env)) = &env {
             let pool_name = name.as_ref().map_or("", |n| n.value.as_str());
@@ -481,6 +489,7 @@ impl Parser<'_> {
             auto_release: auto_release?,
             snapshot: snapshot?,
             cluster: cluster?,
+            shared_storage: shared_storage?,
             tags: tags?,
             user_data: user_data?.map(|u| u.value),
             env: env?,
@@ -1075,6 +1084,99 @@ impl Parser<'_> {
         Some(Some(Spanned { value: PublicIp { bandwidth_mbps: bandwidth_mbps?, billing: billing? }, loc }))
     }
 
+    /// A folder to mount something on: absolute, plain characters, not a system folder. `None`: an
+    /// error was reported.
+    fn mount_path(
+        &self,
+        r: &mut Reader<'_>,
+        m: &Spanned<String>,
+        what: &str,
+        example: &str,
+    ) -> Option<String> {
+        let clean = m.value.trim_end_matches('/');
+        if !m.value.starts_with('/')
+            || m.value.len() > 128
+            || !m.value.chars().all(|c| c.is_ascii_alphanumeric() || "._-/".contains(c))
+            || m.value.contains("//")
+            || m.value.split('/').any(|p| p == "." || p == "..")
+        {
+            r.error_at(m.loc, format!("`mount` `{}` must be an absolute path of letters, digits, `.`, `_`, `-` and `/` (e.g. \"{example}\")", self.clip(&m.value)));
+            None
+        } else if SYSTEM_DIRS.contains(&clean) || clean.is_empty() {
+            r.error_at(m.loc, format!("`mount` `{}` is a system folder; mounting {what} there would hide it (use e.g. \"{example}\")", m.value));
+            None
+        } else {
+            Some(clean.to_string())
+        }
+    }
+
+    /// `shared_storage` (issue 14): absent or `false` for none, `true` for the defaults, or a table of
+    /// `mount`, `tier` (`capacity` | `performance`), `size_gb` (what the plan prices per month; the
+    /// clouds bill what is stored) and `on_destroy` (`keep`, the default, or `delete`).
+    fn shared_storage(&self, r: &mut Reader<'_>, t: &Table<'_>) -> Option<Option<SharedStorage>> {
+        let Some(item) = t.get("shared_storage") else { return Some(None) };
+        let loc = r.loc(t.value_span("shared_storage"));
+        if let Item::Value(Value::Boolean(b)) = item {
+            return Some(b.value().then(|| SharedStorage::defaults(loc)));
+        }
+        let what = format!("`shared_storage` of {}", t.what);
+        if item.as_table_like().is_none() {
+            r.error_at(
+                loc,
+                format!("{what} must be true, false or {{ mount = \"/mnt/shared\", tier = \"capacity\" | \"performance\", size_gb = …, on_destroy = \"keep\" | \"delete\" }}, found {}", type_name(item)),
+            );
+            return None;
+        }
+        let st = Table::open(r, item, what.clone(), SHARED_STORAGE_KEYS)?;
+        let mut out = Some(SharedStorage::defaults(loc));
+        if let Some(m) = st.str(r, "mount") {
+            match self.mount_path(r, &m, "the shared file system", "/mnt/shared") {
+                Some(p) => out.iter_mut().for_each(|o| o.mount = p.clone()),
+                None => out = None,
+            }
+        }
+        if let Some(tier) = st.str(r, "tier") {
+            match FsTier::ALL.into_iter().find(|x| x.as_str() == tier.value) {
+                Some(x) => out.iter_mut().for_each(|o| o.tier = x),
+                None => {
+                    let shown: String = tier.value.chars().take(40).flat_map(char::escape_debug).collect();
+                    r.error_at(tier.loc, format!("`tier` of {what} must be \"capacity\" (the cheapest per GB) or \"performance\", found \"{shown}\""));
+                    out = None;
+                }
+            }
+        } else if st.get("tier").is_some() {
+            out = None;
+        }
+        match st.int(r, "size_gb") {
+            Some(n) if (1..=MAX_SHARED_GB).contains(&n.value) => {
+                out.iter_mut().for_each(|o| o.size_gb = Some(n.value as u32))
+            }
+            Some(n) => {
+                r.error_at(
+                    n.loc,
+                    format!("`size_gb` of {what} must be from 1 to {MAX_SHARED_GB}, found {}", n.value),
+                );
+                out = None;
+            }
+            None if st.get("size_gb").is_some() => out = None,
+            None => {}
+        }
+        if let Some(d) = st.str(r, "on_destroy") {
+            match d.value.as_str() {
+                "keep" => out.iter_mut().for_each(|o| o.keep_on_destroy = true),
+                "delete" => out.iter_mut().for_each(|o| o.keep_on_destroy = false),
+                other => {
+                    let shown: String = other.chars().take(40).flat_map(char::escape_debug).collect();
+                    r.error_at(d.loc, format!("`on_destroy` of {what} must be \"keep\" (destroy leaves the file system and its data) or \"delete\", found \"{shown}\""));
+                    out = None;
+                }
+            }
+        } else if st.get("on_destroy").is_some() {
+            out = None;
+        }
+        out.map(Some)
+    }
+
     fn auto_release(
         &self,
         r: &mut Reader<'_>,
@@ -1245,19 +1347,7 @@ impl Parser<'_> {
             }
         }
         if let Some(m) = t.str(r, "mount") {
-            let clean = m.value.trim_end_matches('/');
-            if !m.value.starts_with('/')
-                || m.value.len() > 128
-                || !m.value.chars().all(|c| word(c, "._-/"))
-                || m.value.contains("//")
-                || m.value.split('/').any(|p| p == "." || p == "..")
-            {
-                r.error_at(m.loc, format!("`mount` `{}` must be an absolute path of letters, digits, `.`, `_`, `-` and `/` (e.g. \"/data\")", self.clip(&m.value)));
-            } else if SYSTEM_DIRS.contains(&clean) || clean.is_empty() {
-                r.error_at(m.loc, format!("`mount` `{}` is a system folder; mounting a data disk there would hide it (use e.g. \"/data\")", m.value));
-            } else {
-                env.mount = Some(clean.to_string());
-            }
+            env.mount = self.mount_path(r, &m, "a data disk", "/data");
         }
         if let Some(cmd) = t.str(r, "setup") {
             let bad = cmd.value.chars().find(|c| {
@@ -1295,6 +1385,36 @@ impl Parser<'_> {
             }
         }
         (r.errors.len() == before).then_some(env)
+    }
+
+    /// `shared_storage` against the rest of the pool: a cluster's, in a network gpuctl knows the ids
+    /// of (the file system's mount target goes in the nodes' subnet), mounted by the boot environment
+    /// (so not with raw user data), on another folder than the data disk.
+    #[allow(clippy::too_many_arguments)]
+    fn check_shared_storage(
+        &self,
+        r: &mut Reader<'_>,
+        what: &str,
+        st: &SharedStorage,
+        cluster: bool,
+        network: &Network,
+        user_data: &Option<Option<Spanned<String>>>,
+        env: &Option<Option<Env>>,
+    ) {
+        if !cluster {
+            r.error_at(st.loc, format!("`shared_storage` of {what} is for a cluster's nodes; set cluster = true (and count = 2 or more)"));
+        }
+        if matches!(network, Network::Default) {
+            r.error_at(st.loc, format!("`shared_storage` of {what} needs the nodes' VPC and subnet: set network = \"auto\" (gpuctl makes one) or network = {{ vpc = \"…\", subnet = \"…\", security_groups = [\"…\"] }}"));
+        }
+        if let Some(Some(u)) = user_data {
+            r.error_at(u.loc, format!("{what} has `shared_storage`, which the boot environment mounts: gpuctl renders it as the instance's whole user data; put your commands in env.setup"));
+        }
+        if let Some(Some(env)) = env {
+            if env.mount.as_deref() == Some(st.mount.as_str()) {
+                r.error_at(st.loc, format!("`shared_storage` of {what} mounts on {}, where env.mount puts the data disk; choose another folder", st.mount));
+            }
+        }
     }
 
     /// `env` against the rest of the pool: not with `user_data`, `mount` needs a data disk, and the
