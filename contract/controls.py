@@ -31,12 +31,17 @@ UA = {"user-agent": "gpuctl/controls"}  # checked as client traffic
 
 
 # ---------------------------------------------------------------- Tencent (request models' JSON)
+# CFS is 2019-07-19 (tencentcloud-sdk-python-cfs 3.1.178); the other services 2017-03-12.
+TC_VERSIONS = {"cfs": ("v20190719", "2019-07-19")}
+
+
 def tencent(action, service, body):
-    models = importlib.import_module(f"tencentcloud.{service}.v20170312.models")
+    module, version = TC_VERSIONS.get(service, ("v20170312", "2017-03-12"))
+    models = importlib.import_module(f"tencentcloud.{service}.{module}.models")
     req = getattr(models, action + "Request")()
     req.from_json_string(json.dumps(body))
     wire = req.to_json_string()
-    h = dict(UA, **{"x-tc-action": action, "x-tc-version": "2017-03-12", "x-tc-region": "ap-guangzhou",
+    h = dict(UA, **{"x-tc-action": action, "x-tc-version": version, "x-tc-region": "ap-guangzhou",
                     "content-type": "application/json"})
     return {"method": "POST", "path": "/", "query": "", "headers": h, "body": wire}
 
@@ -97,6 +102,22 @@ TC = [
                                     "ProjectId": "0"}),
     ("DeleteSecurityGroup", "vpc", {"SecurityGroupId": "sg-1"}),
     ("DescribeSecurityGroupPolicies", "vpc", {"SecurityGroupId": "sg-1"}),
+    # A cluster of HCC nodes (issue 14): its HPC cluster, found by name and zone (no ClientToken).
+    ("DescribeHpcClusters", "cvm", {"Name": "d-train", "Zone": "ap-guangzhou-3", "Offset": 0, "Limit": 100}),
+    ("CreateHpcCluster", "cvm", {"Zone": "ap-guangzhou-3", "Name": "d-train", "Remark": "gpuctl cluster placement",
+                                 "TagSpecification": [{"ResourceType": "hpc",
+                                                       "Tags": [{"Key": "gpuctl-deployment", "Value": "d"}]}]}),
+    ("DeleteHpcClusters", "cvm", {"HpcClusterIds": ["hpc-0eixl8xv"]}),
+    # A cluster's shared file system (issue 14): found by zone and tags, made with its mount target, deleted.
+    ("DescribeCfsFileSystems", "cfs", {"Offset": 0, "Limit": 10, "Filters": [{"Name": "Zone", "Values": ["ap-guangzhou-3"]}],
+                                       "Tags": [{"TagKey": "gpuctl-deployment", "TagValue": "d"}]}),
+    ("CreateCfsFileSystem", "cfs", {"Zone": "ap-guangzhou-3", "NetInterface": "VPC", "PGroupId": "pgroupbasic",
+                                    "Protocol": "NFS", "StorageType": "SD", "VpcId": "vpc-1", "SubnetId": "subnet-1",
+                                    "FsName": "d-train", "ClientToken": "t" * 40,
+                                    "ResourceTags": [{"TagKey": "gpuctl-deployment", "TagValue": "d"}]}),
+    ("DescribeCfsFileSystems", "cfs", {"FileSystemId": "cfs-ocakq8tt", "Offset": 0}),
+    ("DescribeMountTargets", "cfs", {"FileSystemId": "cfs-ocakq8tt"}),
+    ("DeleteCfsFileSystem", "cfs", {"FileSystemId": "cfs-ocakq8tt"}),
     ("CreateSecurityGroupPolicies", "vpc", {"SecurityGroupId": "sg-1", "SecurityGroupPolicySet": {"Ingress": [
         {"Protocol": "TCP", "Port": "22", "CidrBlock": "203.0.113.0/24", "Action": "ACCEPT"}]}}),
 ]
