@@ -1,9 +1,13 @@
 //! Issue 14's cluster pool through the CLI, as a user runs `infra/cluster.toml` against `gpuctl sim
 //! --empty-account`: both Tencent zones are short (each has stock for one of the two nodes), so the
-//! cluster moves as a whole to Alibaba's zone — never one node here and one there — and `destroy`
-//! leaves no instance, public IP or network behind.
+//! cluster moves as a whole to Alibaba's zone — never one node here and one there — with its shared
+//! file system (the ones made in the short zones deleted), every node's boot config mounting it;
+//! `destroy` keeps the file system (and the network it is reached through) and leaves no instance or
+//! public IP behind; `destroy --delete-storage` then deletes the rest.
 
 use std::path::Path;
+
+use base64::Engine as _;
 
 use gpuctl_e2e::e2e::{self, SimProcess};
 
@@ -14,6 +18,27 @@ fn zone(provider: &str, i: &serde_json::Value) -> String {
         _ => &i["az"],
     };
     z.as_str().unwrap_or_default().to_string()
+}
+
+/// The file systems the cloud still lists (not deleted or deleting). Fails when the emulator's state
+/// has no file-system list at all, so a count of 0 is never an absent field.
+fn file_systems(st: &serde_json::Value, provider: &str) -> Vec<serde_json::Value> {
+    let all = &st["providers"][provider]["file_systems"];
+    let list: Vec<serde_json::Value> = match all {
+        serde_json::Value::Array(a) => a.clone(),
+        serde_json::Value::Object(m) => m.values().cloned().collect(),
+        _ => panic!("{provider}'s state lists no file_systems: {}", st["providers"][provider]),
+    };
+    list.into_iter()
+        .filter(|f| {
+            let state = ["LifeCycleState", "Status", "status", "state"]
+                .iter()
+                .find_map(|k| f[*k].as_str())
+                .unwrap_or_default()
+                .to_ascii_lowercase();
+            f["deleted"].is_null() && !state.contains("delet")
+        })
+        .collect()
 }
 
 #[test]
@@ -31,6 +56,14 @@ fn cluster_toml_moves_as_a_whole_and_destroys_cleanly() {
     let pool = &plan["pools"][0];
     assert_eq!((pool["cluster"].as_bool(), pool["count"].as_u64()), (Some(true), Some(2)), "{pool}");
     assert_eq!(pool["choices"].as_array().unwrap().len(), 3, "{pool}");
+    // 500 GB at 0.35 ¥/GB·month over the plan's 48 hours, in the pool's total.
+    let st = &pool["shared_storage"];
+    assert_eq!(st["price"]["cny_per_gb_month"].as_f64(), Some(0.35), "{pool}");
+    assert_eq!(st["cny_per_month"].as_f64(), Some(175.0), "{pool}");
+    let storage = st["total_cny"].as_f64().unwrap();
+    assert!((storage - 175.0 * 48.0 / 730.0).abs() < 1e-9, "{st}");
+    let hourly = pool["by_mode"].as_array().unwrap().iter().find(|m| m["mode"] == "hourly").unwrap();
+    assert!((pool["total_cny"].as_f64().unwrap() - hourly["total_cny"].as_f64().unwrap()).abs() < 1e-6);
 
     let o = e2e::gpuctl(&sim.url, d, &["provision", spec, "--yes"]);
     let out = format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
@@ -39,20 +72,43 @@ fn cluster_toml_moves_as_a_whole_and_destroys_cleanly() {
     let nodes = sim.live("alibaba", Some("cluster"));
     assert_eq!(nodes.len(), 2, "{out}");
     assert!(nodes.iter().all(|i| zone("alibaba", i) == "cn-hangzhou-i"), "{nodes:?}");
+    let st = sim.state();
+    assert!(file_systems(&st, "tencent").is_empty(), "the short zones' new file systems were deleted: {out}");
+    let fs = file_systems(&st, "alibaba");
+    assert_eq!(fs.len(), 1, "one file system for the cluster: {fs:?}");
+    // Every node boots with the mount and its own rank (the user data as the cloud received it).
+    let mut ranks = Vec::new();
+    for i in &nodes {
+        let b64 = i["UserData"].as_str().unwrap_or_else(|| panic!("no UserData in {i}"));
+        let raw = base64::engine::general_purpose::STANDARD.decode(b64).expect("base64 as the cloud takes it");
+        let text = String::from_utf8(raw).unwrap();
+        let source = fs[0]["MountTargets"].to_string();
+        assert!(text.contains("step shared-storage mount_shared '"), "{text}");
+        assert!(text.contains(":/' '/mnt/shared'") && text.contains("GPUCTL_NODES=2"), "{text} {source}");
+        ranks.extend(["GPUCTL_NODE_RANK=0", "GPUCTL_NODE_RANK=1"].into_iter().filter(|r| text.contains(r)));
+    }
+    ranks.sort();
+    assert_eq!(ranks, ["GPUCTL_NODE_RANK=0", "GPUCTL_NODE_RANK=1"], "one rank each");
 
     // A re-run buys nothing.
     let o = e2e::gpuctl(&sim.url, d, &["provision", spec, "--yes"]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert_eq!(sim.live("alibaba", Some("cluster")).len(), 2);
+    assert_eq!(file_systems(&sim.state(), "alibaba").len(), 1, "a re-run makes no second file system");
 
+    // destroy keeps the file system with its data, and says what it costs.
     let o = e2e::gpuctl(&sim.url, d, &["destroy", spec, "--yes"]);
-    assert!(
-        o.status.success(),
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    );
+    let out = format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+    assert!(o.status.success(), "{out}");
+    assert!(out.contains("kept: shared file system") && out.contains("¥175.00/month"), "{out}");
+    assert!(sim.live("alibaba", None).is_empty(), "{out}");
+    assert_eq!(file_systems(&sim.state(), "alibaba").len(), 1, "{out}");
+
+    let o = e2e::gpuctl(&sim.url, d, &["destroy", spec, "--yes", "--delete-storage"]);
+    let out = format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+    assert!(o.status.success(), "{out}");
     let st = sim.state();
+    assert!(file_systems(&st, "alibaba").is_empty(), "{out}");
     for p in ["tencent", "alibaba"] {
         assert!(sim.live(p, None).is_empty(), "{p}: {st}");
         let ips = st["providers"][p]["public_ips"].as_array().map(Vec::len).unwrap_or(0);
