@@ -121,3 +121,56 @@ fn cluster_toml_moves_as_a_whole_and_destroys_cleanly() {
         }
     }
 }
+
+/// The placement groups and the third cloud's file systems: a Tencent HPC type (HCC, monthly only)
+/// needs an HPC cluster, which gpuctl makes and joins both nodes to; JD's cluster gets a 云文件服务 file
+/// system its nodes mount from `/cfs`. `on_destroy = "delete"` and `--delete-storage` delete both.
+#[test]
+fn hpc_cluster_and_jd_file_system_are_made_joined_and_deleted() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let sim = SimProcess::start(d, "seed = 15\n[knobs]\nboot_seconds = 1\n", &["--empty-account"]);
+    let auto = "network = \"auto\"\nssh_from = [\"203.0.113.7/32\"]\n";
+    let spec = format!(
+        "deployment = \"hpc\"\n[budget]\ntotal_cny = 10000000\n\
+         [[pool]]\nname = \"tc\"\ncount = 2\ncluster = true\nbilling = \"monthly\"\nterm = 1\n\
+         provider = \"tencent\"\nregion = \"ap-guangzhou\"\nzone = \"ap-guangzhou-3\"\ninstance_type = \"HCCG5v.24XLARGE384\"\nimage = \"img-pi0ii46r\"\n\
+         {auto}shared_storage = {{ size_gb = 100, on_destroy = \"delete\" }}\n\
+         [[pool]]\nname = \"jd\"\ncount = 2\ncluster = true\nbilling = \"hourly\"\n\
+         provider = \"jdcloud\"\nregion = \"cn-north-1\"\nzone = \"cn-north-1a\"\ninstance_type = \"p.n1v100.2xlarge\"\nimage = \"7c1e0d55-2a65-4be8-a3a9-8e2f7d6b2204\"\n\
+         {auto}shared_storage = true\n"
+    );
+    let path = d.join("hpc.toml");
+    std::fs::write(&path, spec).unwrap();
+    let spec = path.to_str().unwrap();
+
+    let o = e2e::gpuctl(&sim.url, d, &["provision", spec, "--yes"]);
+    let out = format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+    assert!(o.status.success(), "{out}");
+    let st = sim.state();
+    let hpc = st["providers"]["tencent"]["hpc_clusters"].as_array().unwrap_or_else(|| panic!("{st}"));
+    assert_eq!(hpc.len(), 1, "one HPC cluster for the pool: {hpc:?}");
+    assert_eq!(sim.live("tencent", Some("hpc")).len(), 2, "{out}");
+    assert_eq!(hpc[0].to_string().matches("ins-").count(), 2, "both nodes joined it: {hpc:?}");
+    assert_eq!(file_systems(&st, "tencent").len(), 1, "{out}");
+    assert_eq!(file_systems(&st, "jdcloud").len(), 1, "{out}");
+    for i in sim.live("jdcloud", Some("hpc")) {
+        let b64 = i["launchScript"].as_str().unwrap_or_else(|| panic!("no launchScript in {i}"));
+        let raw = base64::engine::general_purpose::STANDARD.decode(b64).expect("base64");
+        let text = String::from_utf8(raw).unwrap();
+        assert!(text.contains(":/cfs' '/mnt/shared'"), "JD's export is /cfs: {text}");
+    }
+
+    // The Tencent pool deletes its file system itself; the JD one only with --delete-storage.
+    let o = e2e::gpuctl(&sim.url, d, &["destroy", spec, "--yes"]);
+    let out = format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+    assert!(o.status.success(), "{out}");
+    let st = sim.state();
+    assert!(st["providers"]["tencent"]["hpc_clusters"].as_array().unwrap().is_empty(), "{st}");
+    assert!(file_systems(&st, "tencent").is_empty(), "on_destroy = \"delete\": {out}");
+    assert_eq!(file_systems(&st, "jdcloud").len(), 1, "kept: {out}");
+    let o = e2e::gpuctl(&sim.url, d, &["destroy", spec, "--yes", "--delete-storage"]);
+    let out = format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+    assert!(o.status.success(), "{out}");
+    assert!(file_systems(&sim.state(), "jdcloud").is_empty(), "{out}");
+}
