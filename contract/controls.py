@@ -126,6 +126,10 @@ TC = [
 # ---------------------------------------------------------------- Alibaba (to_map + Utils.query)
 # The VPC actions come from their own SDK and carry its API version (alibabacloud_vpc20160428 client.py).
 ALI_VPC = {"DescribeVSwitches", "CreateVpc", "DescribeVpcs", "DeleteVpc", "CreateVSwitch", "DeleteVSwitch"}
+# The NAS actions likewise (alibabacloud_nas20170626 3.7.5 client.py: version 2017-06-26); no NAS request
+# model has a RegionId (the region travels in the host nas.<region>.aliyuncs.com).
+ALI_NAS = {"CreateFileSystem", "DescribeFileSystems", "CreateMountTarget", "DescribeMountTargets",
+           "DeleteMountTarget", "DeleteFileSystem"}
 
 
 def alibaba(action, wire_map):
@@ -133,6 +137,9 @@ def alibaba(action, wire_map):
     if action in ALI_VPC:
         from alibabacloud_vpc20160428 import models
         version = "2016-04-28"
+    elif action in ALI_NAS:
+        from alibabacloud_nas20170626 import models
+        version = "2017-06-26"
     else:
         from alibabacloud_ecs20140526 import models
         version = "2014-05-26"
@@ -202,6 +209,30 @@ ALI = [
     ("DescribeSecurityGroupAttribute", {"RegionId": "cn-hangzhou", "SecurityGroupId": "sg-1",
                                         "Direction": "ingress"}),
     ("DeleteSecurityGroup", {"RegionId": "cn-hangzhou", "SecurityGroupId": "sg-1"}),
+    # A cluster's low-latency deployment set (issue 14): whether the type's family may join one, the set
+    # found by its name and strategy, made, deleted (providers/alibaba/src/client/cluster.rs).
+    ("DescribeDeploymentSetSupportedInstanceTypeFamily", {"RegionId": "cn-hangzhou", "Strategy": "LowLatency"}),
+    ("DescribeDeploymentSets", {"RegionId": "cn-hangzhou", "DeploymentSetName": "d-train", "Strategy": "LowLatency",
+                                "PageNumber": 1, "PageSize": 50}),
+    ("CreateDeploymentSet", {"RegionId": "cn-hangzhou", "Strategy": "LowLatency", "DeploymentSetName": "d-train",
+                             "Description": "gpuctl: the nodes of cluster d-train in cn-hangzhou-i",
+                             "ClientToken": "gpuctl-0123456789abcdef0123456789abcdef01234567"}),
+    ("DeleteDeploymentSet", {"RegionId": "cn-hangzhou", "DeploymentSetId": "ds-bp1frxuzdg87zh4pzqkc"}),
+    # A cluster's shared file system (issue 14, the NAS API): found by type and tags (or by id), made,
+    # its mount target in the cluster's vSwitch listed and made, both deleted.
+    ("DescribeFileSystems", {"FileSystemType": "standard", "Tag": [{"Key": "gpuctl-deployment", "Value": "d"}],
+                             "PageNumber": 1, "PageSize": 100}),
+    ("CreateFileSystem", {"FileSystemType": "standard", "ProtocolType": "NFS", "StorageType": "Capacity",
+                          "ZoneId": "cn-hangzhou-i", "Description": "d-train",
+                          "ClientToken": "gpuctl-0123456789abcdef0123456789abcdef01234567",
+                          "Tag": [{"Key": "gpuctl-deployment", "Value": "d"}]}),
+    ("DescribeFileSystems", {"FileSystemId": "0b5c24a1b2", "PageNumber": 1, "PageSize": 100}),
+    ("DescribeMountTargets", {"FileSystemId": "0b5c24a1b2", "PageNumber": 1, "PageSize": 100}),
+    ("CreateMountTarget", {"FileSystemId": "0b5c24a1b2", "NetworkType": "Vpc", "VpcId": "vpc-1", "VSwitchId": "vsw-1",
+                           "AccessGroupName": "DEFAULT_VPC_GROUP_NAME"}),
+    ("DeleteMountTarget", {"FileSystemId": "0b5c24a1b2",
+                           "MountTargetDomain": "0b5c24a1b2-wxy12.cn-hangzhou.nas.aliyuncs.com"}),
+    ("DeleteFileSystem", {"FileSystemId": "0b5c24a1b2"}),
 ]
 
 
@@ -309,6 +340,28 @@ def jd_cases():
                 jd_model("vpc.AddSecurityGroupRules", protocol=300, direction=0, addressPrefix="10.0.0.0/16")]})),
         ("deleteNetworkSecurityGroup", jdcloud("vpc", "deleteNetworkSecurityGroup", {
             "regionId": "cn-north-1", "networkSecurityGroupId": "sg-1"})),
+        # A cluster's shared file system (issue 14, 云文件服务 zfs): what providers/jdcloud/src/client/cluster.rs
+        # sends to find it by name, make it and its one mount target, and delete both.
+        ("describeFileSystems", jdcloud("zfs", "describeFileSystems", {"regionId": "cn-north-1"},
+                                        {"filters": [jd_model("common.Filter", name="name", values=["d-train"])],
+                                         "pageNumber": 1, "pageSize": 100})),
+        ("createFileSystem", jdcloud("zfs", "createFileSystem", {
+            "regionId": "cn-north-1", "name": "d-train",
+            "description": "gpuctl shared file system d-train (gpuctl-deployment=d)",
+            "clientToken": "gpuctl0123456789abcdef0123456789abcdef01234567486ea853d6980e6d"}, {"fileSystemType": "std1"})),
+        ("describeFileSystem", jdcloud("zfs", "describeFileSystem", {"regionId": "cn-north-1",
+                                                                     "fileSystemId": "fs-5dhzqbe8fq"})),
+        ("describeMountTargets", jdcloud("zfs", "describeMountTargets", {"regionId": "cn-north-1"},
+                                         {"filters": [jd_model("common.Filter", name="fileSystemId",
+                                                               values=["fs-5dhzqbe8fq"])],
+                                          "pageNumber": 1, "pageSize": 100})),
+        ("createMountTarget", jdcloud("zfs", "createMountTarget", {
+            "regionId": "cn-north-1", "fileSystemId": "fs-5dhzqbe8fq", "subnetId": "subnet-1", "vpcId": "vpc-1",
+            "clientToken": "gpuctl0123456789abcdef0123456789abcdef01234567moe7216f6dec5001c2"})),
+        ("deleteMountTarget", jdcloud("zfs", "deleteMountTarget", {"regionId": "cn-north-1",
+                                                                   "mountTargetId": "mt-0dk5lnh2rv"})),
+        ("deleteFileSystem", jdcloud("zfs", "deleteFileSystem", {"regionId": "cn-north-1",
+                                                                 "fileSystemId": "fs-5dhzqbe8fq"})),
     ]
 
 
@@ -377,6 +430,26 @@ def planted(sdk):
          f"alibaba RunInstances Period: is 10 with PeriodUnit=Month, allowed: 1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 24, 36, 48, 60 ({asrc}/_run_instances_request.py RunInstancesRequest.period)"),
         ("jdcloud a 12-month term", with_json(jd, lambda b: b["instanceSpec"]["charge"].update(chargeUnit="month", chargeDuration=12)),
          "jdcloud createInstances instanceSpec.charge.chargeDuration: is 12 with instanceSpec.charge.chargeUnit=month, allowed: 1, 2, 3, 4, 5, 6, 7, 8, 9 (jdcloud_sdk/services/charge/models/ChargeSpec.py chargeDuration)"),
+        # Issue 14's actions: NAS takes no RegionId (the host says the region), a mount target needs its
+        # NetworkType, JD lists file systems 10 to 100 a page and knows two file system types.
+        ("alibaba NAS has no RegionId", with_query(sdk[("alibaba", "CreateFileSystem")],
+                                                   lambda q: q.update(RegionId="cn-hangzhou")),
+         "alibaba CreateFileSystem RegionId: unknown parameter (alibabacloud_nas20170626/models/_create_file_system_request.py CreateFileSystemRequest)"),
+        ("alibaba mount target without its network type", with_query(sdk[("alibaba", "CreateMountTarget")],
+                                                                     lambda q: q.pop("NetworkType")),
+         "alibaba CreateMountTarget NetworkType: required parameter missing (alibabacloud_nas20170626/models/_create_mount_target_request.py CreateMountTargetRequest)"),
+        ("alibaba deployment set delete without its id", with_query(sdk[("alibaba", "DeleteDeploymentSet")],
+                                                                    lambda q: q.pop("DeploymentSetId")),
+         f"alibaba DeleteDeploymentSet DeploymentSetId: required parameter missing ({asrc}/_delete_deployment_set_request.py DeleteDeploymentSetRequest)"),
+        ("jdcloud file systems 5 a page", with_query(sdk[("jdcloud", "describeFileSystems")],
+                                                     lambda q: q.update(pageSize="5")),
+         "jdcloud describeFileSystems pageSize: is 5, out of range [10, 100] (jdcloud_sdk/services/zfs/apis/DescribeFileSystemsRequest.py DescribeFileSystemsParameters.pageSize)"),
+        ("jdcloud unknown file system type", with_json(sdk[("jdcloud", "createFileSystem")],
+                                                       lambda b: b.update(fileSystemType="gp2")),
+         "jdcloud createFileSystem fileSystemType: is 'gp2', allowed: gp1, std1 (jdcloud_sdk/services/zfs/apis/CreateFileSystemRequest.py CreateFileSystemParameters.fileSystemType)"),
+        ("jdcloud file system without its description", with_json(sdk[("jdcloud", "createFileSystem")],
+                                                                  lambda b: b.pop("description")),
+         "jdcloud createFileSystem description: required parameter missing (jdcloud_sdk/services/zfs/apis/CreateFileSystemRequest.py CreateFileSystemParameters.description)"),
         ("alibaba auto-release on a subscription", with_query(ali, lambda q: q.update(AutoReleaseTime="2026-12-01T10:00:00Z")),
          f"alibaba RunInstances AutoReleaseTime: applies only when InstanceChargeType is PostPaid, sent with InstanceChargeType=PrePaid ({asrc}/_run_instances_request.py RunInstancesRequest.auto_release_time)"),
     ]
