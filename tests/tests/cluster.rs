@@ -36,7 +36,7 @@ fn file_systems(st: &serde_json::Value, provider: &str) -> Vec<serde_json::Value
                 .find_map(|k| f[*k].as_str())
                 .unwrap_or_default()
                 .to_ascii_lowercase();
-            f["deleted"].is_null() && !state.contains("delet")
+            f["deleted"].is_null() && f["Deleting"] != true && !state.contains("delet")
         })
         .collect()
 }

@@ -381,14 +381,26 @@ fn killed_auto_network_trials(
     );
 }
 
+/// The Tencent file systems the cloud lists and is not deleting.
+fn live_file_systems(sim: &SimProcess) -> Vec<serde_json::Value> {
+    let st = sim.state();
+    let all = st["providers"]["tencent"]["file_systems"].as_array().cloned();
+    all.unwrap_or_else(|| panic!("no file_systems in the state: {st}"))
+        .into_iter()
+        .filter(|f| f["Deleting"] != true)
+        .collect()
+}
+
 /// Issue 14: a cluster (`cluster = true`, two nodes) whose first zone has stock for one node, killed
 /// at seeded random points of provision — while its first node is made, while it is released because
 /// the zone is short, while the cluster is made again in the next zone — and of destroy. After every
 /// re-run: none twice, nothing untracked, and never a cluster split across zones. A run killed after
 /// the short zone's node was made and before it was released leaves that node running and recorded;
 /// the re-run keeps it (running nodes are never released to move a cluster) and reports the zone as
-/// sold out, naming it — so the assertion there is consistency, not completion. `GPUCTL_CRASH_TRIALS`
-/// scales it (default 8 on Tencent).
+/// sold out, naming it — so the assertion there is consistency, not completion. The cluster has a
+/// shared file system (made before its nodes, in each zone it tries): at most one per zone however
+/// the runs were killed, and `destroy --delete-storage` leaves none, so none was made untracked.
+/// `GPUCTL_CRASH_TRIALS` scales it (default 8 on Tencent).
 #[test]
 fn killed_cluster_runs_never_split_and_leave_nothing_untracked() {
     let n: u32 = std::env::var("GPUCTL_CRASH_TRIALS").ok().and_then(|v| v.parse().ok()).unwrap_or(8);
@@ -410,7 +422,7 @@ fn killed_cluster_runs_never_split_and_leave_nothing_untracked() {
             "",
         );
         let text = format!(
-            "{}cluster = true\n\
+            "{}cluster = true\nnetwork = \"auto\"\nssh_from = [\"203.0.113.7/32\"]\nshared_storage = true\n\
              [[pool.candidates]]\nprovider = \"tencent\"\nregion = \"ap-guangzhou\"\nzone = \"ap-guangzhou-3\"\ninstance_type = \"GN7.2XLARGE32\"\n\
              [[pool.candidates]]\nprovider = \"tencent\"\nregion = \"ap-guangzhou\"\nzone = \"ap-guangzhou-4\"\ninstance_type = \"GN7.2XLARGE32\"\n",
             one_place
@@ -443,14 +455,12 @@ fn killed_cluster_runs_never_split_and_leave_nothing_untracked() {
         killed +=
             kill_after(&sim, d, &["destroy", spec_s, "--yes", "--json"], Duration::from_millis(at)) as u32;
         ok_json(&sim.url, d, &["destroy", spec_s, "--yes", "--json"]);
-        check_consistent(
-            &sim,
-            d,
-            "tencent",
-            &dep,
-            0,
-            &format!("cluster trial {t} destroy killed at {at} ms"),
-        );
+        let what = format!("cluster trial {t} destroy killed at {at} ms");
+        check_consistent(&sim, d, "tencent", &dep, 0, &what);
+        let zones: Vec<String> = live_file_systems(&sim).iter().map(|f| f["Zone"].to_string()).collect();
+        assert!(zones.len() <= 2 && zones.iter().collect::<BTreeSet<_>>().len() == zones.len(), "{what}: {zones:?}");
+        ok_json(&sim.url, d, &["destroy", spec_s, "--yes", "--json", "--delete-storage"]);
+        assert!(live_file_systems(&sim).is_empty(), "{what}: a file system gpuctl did not record");
     }
     eprintln!("clusters: {n} trials, {killed} kills landed mid-run, {completed} completed in one zone on the re-run, 0 split, 0 duplicates, 0 untracked");
 }
