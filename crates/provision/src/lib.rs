@@ -22,6 +22,7 @@ pub mod apply;
 pub mod boot;
 pub mod cluster;
 pub mod image;
+pub mod k3s;
 pub mod name;
 pub mod network;
 pub mod plan;

@@ -144,7 +144,7 @@ fn unknown_keys_name_the_closest() {
         &format!("deployment = \"d\"\n{POOL}instnace_type = \"x\"\nzzz = 1\n"),
         expect![[r#"
             s.toml:11:1: unknown key `instnace_type` in [[pool]] #1; did you mean instance_type?
-            s.toml:12:1: unknown key `zzz` in [[pool]] #1; allowed keys: name, count, provider, region, zone, instance_type, candidates, require, billing, term, spot_max_price, image, system_disk, data_disks, network, ssh_from, login_key, public_ip, auto_release, snapshot, cluster, shared_storage, tags, user_data, user_data_file, env"#]],
+            s.toml:12:1: unknown key `zzz` in [[pool]] #1; allowed keys: name, count, provider, region, zone, instance_type, candidates, require, billing, term, spot_max_price, image, system_disk, data_disks, network, ssh_from, login_key, public_ip, auto_release, snapshot, cluster, engine, shared_storage, tags, user_data, user_data_file, env"#]],
     );
     check(
         &format!("deployment = \"d\"\n{POOL}system_disk = {{ size_gb = 50, categroy = \"ssd\" }}\n"),
@@ -213,6 +213,44 @@ fn clusters_are_two_or_more_nodes() {
     check(
         &format!("deployment = \"d\"\n{POOL}count = 2\nclustr = true\n"),
         expect!["s.toml:12:1: unknown key `clustr` in [[pool]] #1; did you mean cluster?"],
+    );
+}
+
+/// `engine` (issue 14): how a cluster's jobs run — torchrun over SSH (the default) or k3s, which
+/// needs the NVIDIA container toolkit of `env.container` on every node.
+#[test]
+fn engines_are_a_clusters_and_k3s_needs_the_container_toolkit() {
+    let k3s = format!("deployment = \"d\"\n{POOL}count = 2\ncluster = true\nengine = \"k3s\"\nenv = {{ container = true }}\n");
+    check(&k3s, expect!["ok"]);
+    let s = spec::parse("s.toml", &k3s, None, &Limits::default()).unwrap();
+    assert_eq!(s.pools[0].engine, spec::ClusterEngine::K3s);
+    let plain = format!("deployment = \"d\"\n{POOL}count = 2\ncluster = true\n");
+    let s = spec::parse("s.toml", &plain, None, &Limits::default()).unwrap();
+    assert_eq!(s.pools[0].engine, spec::ClusterEngine::Torchrun, "torchrun unless asked");
+    check(
+        &format!("deployment = \"d\"\n{POOL}count = 2\ncluster = true\nengine = \"torchrun\"\n"),
+        expect!["ok"],
+    );
+    check(
+        &format!("deployment = \"d\"\n{POOL}count = 2\ncluster = true\nengine = \"k3s\"\n"),
+        expect![[
+            r#"s.toml:13:10: `engine = "k3s"` of pool `a` needs the NVIDIA container toolkit on every node (its pods reach the GPUs through it): add env = { container = true }"#
+        ]],
+    );
+    check(
+        &format!("deployment = \"d\"\n{POOL}count = 2\ncluster = true\nengine = \"slurm\"\n"),
+        expect![[
+            r#"s.toml:13:10: `engine` of pool `a` must be "torchrun" (`gpuctl run --torchrun` over SSH) or "k3s" (Kubernetes with Kubeflow Trainer), found "slurm""#
+        ]],
+    );
+    check(&format!("deployment = \"d\"\n{POOL}engine = \"k3s\"\nenv = {{ container = true }}\n"), expect!["s.toml:11:10: `engine` of pool `a` is how a cluster's jobs run; set cluster = true (and count = 2 or more), or drop `engine`"]);
+    check(
+        &format!("deployment = \"d\"\n{POOL}count = 2\ncluster = true\nengine = 3\n"),
+        expect!["s.toml:13:10: `engine` in pool `a` must be a string, found an integer"],
+    );
+    check(
+        &format!("deployment = \"d\"\n{POOL}count = 2\ncluster = true\nengin = \"k3s\"\n"),
+        expect!["s.toml:13:1: unknown key `engin` in [[pool]] #1; did you mean engine or region?"],
     );
 }
 

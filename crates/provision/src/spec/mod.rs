@@ -148,6 +148,9 @@ pub struct Pool {
     /// to one candidate (one zone, one type) and a candidate that cannot take them all moves the whole
     /// cluster to the next; never a cluster split across zones (issue 14).
     pub cluster: bool,
+    /// How a cluster's jobs are run (`engine = "torchrun" | "k3s"`, issue 14); `Torchrun` for every
+    /// pool that does not say, clusters or not.
+    pub engine: ClusterEngine,
     /// A shared NFS file system for a cluster's nodes, mounted at the same folder on every node.
     pub shared_storage: Option<SharedStorage>,
     /// User tags; gpuctl adds its own `gpuctl-*` tags (reserved) to find its resources without state.
@@ -174,6 +177,28 @@ pub struct Env {
     pub cuda: Option<Spanned<String>>,
     /// Lowest NVIDIA driver the workload needs (e.g. "535.104.05"), checked at plan time and at boot.
     pub driver: Option<Spanned<String>>,
+}
+
+/// The engine a cluster pool's jobs run on (issue 14). gpuctl schedules nothing itself: it renders,
+/// launches and checks the field's own engines.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ClusterEngine {
+    /// PyTorch's `torchrun` started on every node over SSH (`gpuctl run --torchrun`), the default.
+    #[default]
+    Torchrun,
+    /// A k3s Kubernetes cluster across the nodes with the NVIDIA device plugin and Kubeflow Trainer
+    /// (`gpuctl k3s up`, `gpuctl run --trainjob`; `crate::k3s`).
+    K3s,
+}
+
+impl ClusterEngine {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ClusterEngine::Torchrun => "torchrun",
+            ClusterEngine::K3s => "k3s",
+        }
+    }
 }
 
 /// `shared_storage = { … }` of a cluster pool (issue 14): one file system per pool, in the cluster's

@@ -71,6 +71,7 @@ const POOL_KEYS: &[&str] = &[
     "auto_release",
     "snapshot",
     "cluster",
+    "engine",
     "shared_storage",
     "tags",
     "user_data",
@@ -382,6 +383,7 @@ impl Parser<'_> {
             None if t.get("cluster").is_some() => None,
             None => Some(false),
         };
+        let engine = self.engine(r, &t, cluster);
         let shared_storage = self.shared_storage(r, &t);
         let tags = self.tags(r, &t);
         let user_data = self.user_data(r, &t);
@@ -394,6 +396,14 @@ impl Parser<'_> {
         let (placement, image, network) = (placement?, image?, network?);
         if let Some(Some(st)) = &shared_storage {
             self.check_shared_storage(r, &t.what, st, cluster == Some(true), &network, &user_data, &env);
+        }
+        if engine == Some(ClusterEngine::K3s) {
+            // k3s's containerd runs pods with the NVIDIA container runtime (`crate::k3s`), which the
+            // boot environment's `container = true` installs.
+            if env.as_ref().is_some_and(|e| !e.as_ref().is_some_and(|e| e.container)) {
+                let at = t.get("engine").map(|_| r.loc(t.value_span("engine"))).unwrap_or(loc);
+                r.error_at(at, format!("`engine = \"k3s\"` of {} needs the NVIDIA container toolkit on every node (its pods reach the GPUs through it): add env = {{ container = true }}", t.what));
+            }
         }
         let providers = self.placement_providers(&placement, &image);
         if let Some(Some(env)) = &env {
@@ -489,6 +499,7 @@ impl Parser<'_> {
             auto_release: auto_release?,
             snapshot: snapshot?,
             cluster: cluster?,
+            engine: engine?,
             shared_storage: shared_storage?,
             tags: tags?,
             user_data: user_data?.map(|u| u.value),
@@ -1108,6 +1119,28 @@ impl Parser<'_> {
         } else {
             Some(clean.to_string())
         }
+    }
+
+    /// `engine` (issue 14): how a cluster pool's jobs run, `"torchrun"` (the default) or `"k3s"`; only
+    /// a cluster's (`cluster = true`) key. `cluster`: what that key read (`None`: it was wrong).
+    fn engine(&self, r: &mut Reader<'_>, t: &Table<'_>, cluster: Option<bool>) -> Option<ClusterEngine> {
+        let Some(e) = t.str(r, "engine") else {
+            return if t.get("engine").is_some() { None } else { Some(ClusterEngine::Torchrun) };
+        };
+        let engine = match e.value.as_str() {
+            "torchrun" => ClusterEngine::Torchrun,
+            "k3s" => ClusterEngine::K3s,
+            other => {
+                let shown: String = other.chars().take(40).flat_map(char::escape_debug).collect();
+                r.error_at(e.loc, format!("`engine` of {} must be \"torchrun\" (`gpuctl run --torchrun` over SSH) or \"k3s\" (Kubernetes with Kubeflow Trainer), found \"{shown}\"", t.what));
+                return None;
+            }
+        };
+        if cluster == Some(false) {
+            r.error_at(e.loc, format!("`engine` of {} is how a cluster's jobs run; set cluster = true (and count = 2 or more), or drop `engine`", t.what));
+            return None;
+        }
+        Some(engine)
     }
 
     /// `shared_storage` (issue 14): absent or `false` for none, `true` for the defaults, or a table of
