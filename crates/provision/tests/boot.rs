@@ -13,7 +13,7 @@ use gpuctl_provision::spec::{Env, Spanned};
 use gpuctl_provision::Provider;
 
 /// Every variant the renderer makes: each cloud × container on/off × mount on/off × setup on/off.
-fn variants() -> Vec<(String, Provider, Env)> {
+fn variants() -> Vec<(String, Provider, Env, Option<boot::NodeFacts>)> {
     let mut out = Vec::new();
     for p in Provider::ALL {
         for container in [false, true] {
@@ -37,9 +37,29 @@ fn variants() -> Vec<(String, Provider, Env)> {
                         if mount { "mount" } else { "nomount" },
                         if setup { "setup" } else { "nosetup" }
                     );
-                    out.push((name, p, env));
+                    out.push((name, p, env, None));
                 }
             }
+        }
+    }
+    // A cluster's node (issue 14): its facts file, with and without a shared NFS mount.
+    for p in Provider::ALL {
+        for shared in [false, true] {
+            let node = boot::NodeFacts {
+                rank: 1,
+                nodes: 2,
+                shared: shared.then(|| boot::SharedMount {
+                    source: "10.0.0.9:/cfs".into(),
+                    mount: "/mnt/shared".into(),
+                }),
+            };
+            let env = Env { container: true, mount: Some("/data".into()), ..Env::default() };
+            out.push((
+                format!("{p}-node-{}", if shared { "shared" } else { "noshared" }),
+                p,
+                env,
+                Some(node),
+            ));
         }
     }
     out
@@ -168,8 +188,8 @@ fn every_variant_passes_cloud_init_schema_bash_n_and_shellcheck() {
     std::fs::create_dir_all(&dir).unwrap();
     let mut failures = Vec::new();
     let mut checked = (0, 0);
-    for (name, p, env) in variants() {
-        let r = boot::render("train", &env, p);
+    for (name, p, env, node) in variants() {
+        let r = boot::render_node("train", &env, p, node.as_ref());
         let script = match r.format {
             Format::CloudConfig => {
                 let yaml = dir.join(format!("{name}.yaml"));
