@@ -58,6 +58,10 @@ enum Command {
     Cp(cmd::ssh::CpArgs),
     /// Wait until the instances' boot environment wrote its ready marker (checked over ssh)
     WaitReady(cmd::ssh::WaitReadyArgs),
+    /// A cluster pool's Kubernetes (`engine = "k3s"`): `k3s up` installs k3s, the NVIDIA device plugin and Kubeflow Trainer over ssh
+    K3s(cmd::k8s::K3sArgs),
+    /// Fetch a k3s cluster pool's kubeconfig from node 0 over ssh (written 0600; it holds the admin credential)
+    Kubeconfig(cmd::k8s::KubeconfigArgs),
     /// The state store itself: `state migrate --to postgres://…` moves it to a team's PostgreSQL, verifiably
     State(cmd::state::StateArgs),
 }
@@ -82,6 +86,8 @@ fn run(cli: Cli) -> anyhow_free::Result {
         Command::Run(args) => cmd::ssh::run(args),
         Command::Cp(args) => cmd::ssh::cp(args),
         Command::WaitReady(args) => cmd::ssh::wait_ready(args),
+        Command::K3s(args) => cmd::k8s::k3s(args),
+        Command::Kubeconfig(args) => cmd::k8s::kubeconfig(args),
         Command::State(args) => cmd::state::run(args),
     }
 }

@@ -24,6 +24,8 @@ pub mod sweep;
 // reaching the instances over the system OpenSSH client (issue 13)
 pub mod remote;
 pub mod ssh;
+// a cluster's Kubernetes engine: k3s, the NVIDIA device plugin, Kubeflow Trainer (issue 14)
+pub mod k8s;
 
 /// An error for people: what went wrong and what to do. Never holds a secret.
 #[derive(Debug)]

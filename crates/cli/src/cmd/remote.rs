@@ -293,7 +293,7 @@ pub fn resolve(
 }
 
 /// The spec file the state recorded for `dep`, read again (bounded, by the spec parser).
-fn recorded_spec(session: &Session, dep: &str) -> Result<Spec, CliError> {
+pub fn recorded_spec(session: &Session, dep: &str) -> Result<Spec, CliError> {
     let file = session
         .engine
         .store(|s| s.spec_file(dep))

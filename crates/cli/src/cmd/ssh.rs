@@ -28,12 +28,27 @@ pub struct SshArgs {
 pub struct RunArgs {
     /// DEPLOY/POOL[/N]: every instance of the pool, or instance N
     pub target: String,
-    /// The command (after `--`), run by each instance's login shell
-    #[arg(last = true, required = true)]
+    /// The command (after `--`), run by each instance's login shell (with --trainjob-image: the
+    /// training container's command)
+    #[arg(last = true, required_unless_present = "trainjob")]
     pub command: Vec<String>,
     /// How many instances at a time
     #[arg(long, default_value_t = 16)]
     pub parallel: usize,
+    /// Apply this Kubeflow Trainer TrainJob (YAML; `-` for stdin) with node 0's kubectl, on a cluster
+    /// pool with `engine = "k3s"` after `gpuctl k3s up`
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["torchrun", "trainjob_image"])]
+    pub trainjob: Option<std::path::PathBuf>,
+    /// Render a TrainJob instead: this image, the command after `--`, every node of the pool, its GPUs
+    /// (`nvidia.com/gpu`), the `torch-distributed` runtime and the shared volume
+    #[arg(long, value_name = "IMAGE", conflicts_with = "torchrun")]
+    pub trainjob_image: Option<String>,
+    /// The rendered TrainJob's name. Default: the pool's name and the time
+    #[arg(long, value_name = "NAME", requires = "trainjob_image")]
+    pub trainjob_name: Option<String>,
+    /// GPUs per node the rendered TrainJob asks for. Default: the instance type's GPU count
+    #[arg(long, value_name = "N", requires = "trainjob_image", value_parser = clap::value_parser!(u32).range(0..=1024))]
+    pub gpus_per_node: Option<u32>,
     /// Start PyTorch's `torchrun` on every node of a cluster pool at once, the command being the
     /// training script and its arguments (`-- train.py --lr 1e-4`); rendezvous on node 0's private IP
     #[arg(long)]
@@ -145,6 +160,18 @@ pub fn run(args: RunArgs) -> Result<ExitCode, CliError> {
     let session = Session::open(&args.cloud, &[])?;
     if args.torchrun {
         return torchrun(&args, &t, &session);
+    }
+    if args.trainjob.is_some() || args.trainjob_image.is_some() {
+        let r = super::k8s::TrainJobRun {
+            file: args.trainjob.as_deref(),
+            image: args.trainjob_image.as_deref(),
+            name: args.trainjob_name.as_deref(),
+            gpus_per_node: args.gpus_per_node,
+            command: &args.command,
+            login: &args.login,
+            json: args.cloud.json,
+        };
+        return super::k8s::trainjob(&session, &t, r);
     }
     let hosts = remote::resolve(&session, &t, &args.login, None)?;
     let ssh = ssh_for(&session, &args.login)?;
