@@ -76,6 +76,10 @@ fn cluster_toml_moves_as_a_whole_and_destroys_cleanly() {
     assert!(file_systems(&st, "tencent").is_empty(), "the short zones' new file systems were deleted: {out}");
     let fs = file_systems(&st, "alibaba");
     assert_eq!(fs.len(), 1, "one file system for the cluster: {fs:?}");
+    // gn7e's family takes a low-latency deployment set: one, holding both nodes.
+    let sets = st["providers"]["alibaba"]["deployment_sets"].as_array().unwrap_or_else(|| panic!("{st}"));
+    assert_eq!(sets.len(), 1, "{sets:?}");
+    assert!(nodes.iter().all(|i| i["DeploymentSetId"] == sets[0]["id"]), "{sets:?} {nodes:?}");
     // Every node boots with the mount and its own rank (the user data as the cloud received it).
     let mut ranks = Vec::new();
     for i in &nodes {
@@ -109,6 +113,7 @@ fn cluster_toml_moves_as_a_whole_and_destroys_cleanly() {
     assert!(o.status.success(), "{out}");
     let st = sim.state();
     assert!(file_systems(&st, "alibaba").is_empty(), "{out}");
+    assert_eq!(st["providers"]["alibaba"]["deployment_sets"].as_array().map(Vec::len), Some(0), "{st}");
     for p in ["tencent", "alibaba"] {
         assert!(sim.live(p, None).is_empty(), "{p}: {st}");
         let ips = st["providers"][p]["public_ips"].as_array().map(Vec::len).unwrap_or(0);
@@ -173,4 +178,32 @@ fn hpc_cluster_and_jd_file_system_are_made_joined_and_deleted() {
     let out = format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
     assert!(o.status.success(), "{out}");
     assert!(file_systems(&sim.state(), "jdcloud").is_empty(), "{out}");
+}
+
+/// With stock in its first zone, `infra/cluster.toml` lands on Tencent: both nodes and the CFS file
+/// system in ap-guangzhou-3 (GT4 takes no HPC cluster: none is made), and `destroy --delete-storage`
+/// leaves nothing.
+#[test]
+fn cluster_toml_lands_in_one_tencent_zone_with_its_file_system() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let sim = SimProcess::start(d, "seed = 16\n[knobs]\nboot_seconds = 1\n", &["--empty-account"]);
+    let spec = Path::new(env!("CARGO_MANIFEST_DIR")).join("../infra/cluster.toml");
+    let spec = spec.to_str().unwrap();
+    let o = e2e::gpuctl(&sim.url, d, &["provision", spec, "--yes"]);
+    let out = format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+    assert!(o.status.success(), "{out}");
+    let nodes = sim.live("tencent", Some("cluster"));
+    assert_eq!(nodes.len(), 2, "{out}");
+    assert!(nodes.iter().all(|i| zone("tencent", i) == "ap-guangzhou-3"), "{nodes:?}");
+    let st = sim.state();
+    let fs = file_systems(&st, "tencent");
+    assert_eq!(fs.len(), 1, "{fs:?}");
+    assert_eq!(fs[0]["Zone"], "ap-guangzhou-3", "{fs:?}");
+    assert_eq!(st["providers"]["tencent"]["hpc_clusters"].as_array().map(Vec::len), Some(0), "{st}");
+    let o = e2e::gpuctl(&sim.url, d, &["destroy", spec, "--yes", "--delete-storage"]);
+    let out = format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+    assert!(o.status.success(), "{out}");
+    let st = sim.state();
+    assert!(sim.live("tencent", None).is_empty() && file_systems(&st, "tencent").is_empty(), "{out}");
 }

@@ -97,7 +97,8 @@ pub struct PoolPlan {
     /// The same pool under every billing mode, first choice, over the deployment's hours.
     pub by_mode: Vec<ModeTotal>,
     /// Each instance's public IP priced at the first choice; `None` with `public_ip = false` (or no
-    /// choice). Not in `cny_per_hour`/`total_cny`: traffic costs what is sent, which no plan knows.
+    /// choice). Its fixed hourly fee (bandwidth billing, JD's fee to hold the address) is in
+    /// `cny_per_hour`/`total_cny`/`by_mode`; traffic is not: it costs what is sent, which no plan knows.
     pub public_ip: Option<crate::public_ip::PublicIpPrice>,
     /// A cluster's shared file system (issue 14); its cost over the hours is in `cny_per_hour`,
     /// `total_cny` and `by_mode` when `size_gb` is given and a price is recorded.
@@ -592,12 +593,17 @@ fn pool_plan(
             price,
         }
     });
-    // Nodes + shared storage: the storage bills the same whatever the nodes' mode.
+    // Nodes + shared storage + the public IPs' fixed hourly fees (a bandwidth, or JD's fee to hold the
+    // address): these bill the same whatever the nodes' mode. Traffic per GB stays out (no plan knows
+    // the GB sent), as does a fee whose price is unknown; the plan's lines say so.
     let storage = shared_storage.as_ref().and_then(|s| s.total_cny).unwrap_or(0.0);
+    let ip_hourly = public_ip.as_ref().and_then(|ip| ip.cny_per_hour).unwrap_or(0.0) * count;
     let storage_hourly = shared_storage
         .as_ref()
         .and_then(|s| s.price.cny_per_gb_month.zip(s.size_gb))
-        .map_or(0.0, |(cny, gb)| crate::shared_price::per_hour(cny, gb));
+        .map_or(0.0, |(cny, gb)| crate::shared_price::per_hour(cny, gb))
+        + ip_hourly;
+    let storage = storage + ip_hourly * hours.unwrap_or(730.0);
     let cny_per_hour = cny_per_hour.map(|x| x + storage_hourly);
     let total_cny = total_cny.map(|x| x + storage);
     let by_mode: Vec<ModeTotal> =

@@ -200,11 +200,17 @@ fn public_ip_line(ip: &gpuctl_provision::public_ip::PublicIpPrice) -> String {
         (Some(h), None) => format!("{}/hour", cny(h)),
         (None, None) => "price unknown".into(),
     };
-    let billed = match ip.billing {
-        gpuctl_provision::spec::PublicIpBilling::Traffic => {
+    let billed = match (ip.billing, ip.cny_per_hour) {
+        (_, None) => "not in the totals: its price is unknown",
+        (gpuctl_provision::spec::PublicIpBilling::Traffic, Some(h)) if h > 0.0 => {
+            "billed by traffic; the hourly fee is in the totals, the GB sent are not"
+        }
+        (gpuctl_provision::spec::PublicIpBilling::Traffic, _) => {
             "billed by traffic; not in the totals: the cost depends on the GB sent"
         }
-        gpuctl_provision::spec::PublicIpBilling::Bandwidth => "billed by bandwidth; not in the totals above",
+        (gpuctl_provision::spec::PublicIpBilling::Bandwidth, Some(_)) => {
+            "billed by bandwidth; in the totals above"
+        }
     };
     format!(
         "{} Mbps per instance on {} {}, {rate} ({}; {billed}; source: {})",
