@@ -17,3 +17,17 @@ if [ "$boot_rc" -ne 0 ]; then
 fi
 grep -E '^boot variants|test result' "$boot_log"
 rm -f "$boot_log"
+# The Kubernetes engine's renderings (issue 14, engine = "k3s"): every manifest through kubernetes-validate
+# and the TrainJob through Kubeflow Trainer's API models (scripts/validate-k8s.py in .venv-k8s, installed
+# by step 05), every node script through sh -n and shellcheck (crates/provision/tests/k3s.rs).
+k8s_log=$(mktemp)
+k8s_rc=0
+GPUCTL_REQUIRE_TOOLS=1 cargo test -p gpuctl-provision --locked --test k3s -- --nocapture >"$k8s_log" 2>&1 || k8s_rc=$?
+if [ "$k8s_rc" -ne 0 ]; then
+    tail -n 80 "$k8s_log" >&2
+    rm -f "$k8s_log"
+    echo "15-boot-config: a rendered Kubernetes manifest or node script failed its validator (above)" >&2
+    exit 1
+fi
+grep -E '^k8s manifests|test result' "$k8s_log"
+rm -f "$k8s_log"
