@@ -704,16 +704,8 @@ pub fn cluster_nodes(session: &Session, target: &Target) -> Result<Vec<Node>, Cl
 /// treats specially, else in single quotes (a `'` inside written `'\''`). ssh hands the remote
 /// command to the login shell as one string, so every word the user gave goes through this.
 pub fn sh_quote(word: &str) -> String {
-    let plain = !word.is_empty()
-        && word.chars().all(|c| {
-            c.is_ascii_alphanumeric()
-                || matches!(c, '_' | '-' | '.' | '/' | '=' | ':' | ',' | '@' | '+' | '%')
-        });
-    if plain {
-        word.to_string()
-    } else {
-        format!("'{}'", word.replace('\'', "'\\''"))
-    }
+    // One rule for every remote word: the engine's, which its rendered k3s scripts use too.
+    gpuctl_provision::k3s::sh_word(word)
 }
 
 /// The remote command that starts PyTorch's own launcher on `node`: torchrun does the rendezvous
