@@ -90,6 +90,16 @@ fn cluster_toml_moves_as_a_whole_and_destroys_cleanly() {
         assert!(text.contains("step shared-storage mount_shared '"), "{text}");
         assert!(text.contains(":/' '/mnt/shared'") && text.contains("GPUCTL_NODES=2"), "{text} {source}");
         ranks.extend(["GPUCTL_NODE_RANK=0", "GPUCTL_NODE_RANK=1"].into_iter().filter(|r| text.contains(r)));
+        // Node 0 names itself at boot; node 1 was made after it and is told its private address.
+        if text.contains("GPUCTL_NODE_RANK=0") {
+            assert!(text.contains("\"MASTER_ADDR=$(hostname -I"), "{text}");
+        } else {
+            let addr = text.split("'MASTER_ADDR=").nth(1).and_then(|t| t.split('\'').next()).unwrap_or_default();
+            assert!(addr.parse::<std::net::Ipv4Addr>().is_ok_and(|a| a.is_private()), "{text}");
+            let node0 = nodes.iter().find(|i| i.to_string().contains(addr) && !i.to_string().contains(&format!("\"{b64}\"")));
+            assert!(node0.is_some(), "MASTER_ADDR {addr} is another node's private address: {nodes:?}");
+        }
+        assert!(text.contains("'GPUCTL_GPUS_PER_NODE=8'"), "{text}");
     }
     ranks.sort();
     assert_eq!(ranks, ["GPUCTL_NODE_RANK=0", "GPUCTL_NODE_RANK=1"], "one rank each");

@@ -272,6 +272,8 @@ struct NodeSetup<'a> {
     setup: &'a crate::cluster::ClusterSetup,
     rank: u32,
     nodes: u32,
+    /// Node 0's private IP, once known.
+    master: Option<&'a str>,
 }
 
 /// Cheap to clone; clones share the store, the pacing and the poller.
@@ -615,25 +617,54 @@ impl Engine {
                 }
             };
             let nodes = pool.count.value;
+            let mut done: Vec<(Unit, Result<(), ApplyError>)> = Vec::new();
+            // Node 0 first when this run makes it among others: their boot config names its private
+            // address. Otherwise node 0 runs already and its recorded address is used.
+            let mut master = match self.store(|s| s.resources(Some(deployment))) {
+                Ok(rs) => rs
+                    .into_iter()
+                    .find(|r| r.pool == name && r.index == 0 && r.state.is_live())
+                    .and_then(|r| r.private_ip),
+                Err(_) => None,
+            };
+            let mut rest: Vec<u32> = indexes.to_vec();
+            if indexes.contains(&0) && indexes.len() > 1 {
+                rest.retain(|&i| i != 0);
+                let mut u = Unit::new(&name, 0, c);
+                let node = NodeSetup { setup: &setup, rank: 0, nodes, master: None };
+                let r = self.create_at(deployment, pool, 0, c, now, &mut u, &deadline, Some(node)).await;
+                master = u.private_ip.clone().filter(|_| r.is_ok());
+                let failed = r.is_err();
+                done.push((u, r));
+                if failed {
+                    // The rest are not made at a place that failed node 0.
+                    for &index in &rest {
+                        let mut u = Unit::new(&name, index, c);
+                        u.state = ResourceState::Failed;
+                        done.push((u, Err(ApplyError::Other("not created: node 0 failed first".into()))));
+                    }
+                    rest.clear();
+                }
+            }
             let mut tasks = tokio::task::JoinSet::new();
-            for &index in indexes {
-                let (engine, dep, pool, c, deadline, setup) = (
+            for index in rest {
+                let (engine, dep, pool, c, deadline, setup, master) = (
                     self.clone(),
                     deployment.to_string(),
                     pool.clone(),
                     c.clone(),
                     deadline.clone(),
                     setup.clone(),
+                    master.clone(),
                 );
                 tasks.spawn(async move {
                     let mut u = Unit::new(&pool.name.value, index, &c);
-                    let node = NodeSetup { setup: &setup, rank: index, nodes };
+                    let node = NodeSetup { setup: &setup, rank: index, nodes, master: master.as_deref() };
                     let r =
                         engine.create_at(&dep, &pool, index, &c, now, &mut u, &deadline, Some(node)).await;
                     (u, r)
                 });
             }
-            let mut done: Vec<(Unit, Result<(), ApplyError>)> = Vec::new();
             while let Some(res) = tasks.join_next().await {
                 match res {
                     Ok(x) => done.push(x),
@@ -754,11 +785,16 @@ impl Engine {
     ) -> Result<(), ApplyError> {
         let cloud = self.cloud(c.provider)?;
         let mut req = Self::request(deployment, pool, index, c, now)?;
-        if let Some(n) = node {
+        let node_facts = node.map(|n| crate::boot::NodeFacts {
+            rank: n.rank,
+            nodes: n.nodes,
+            gpus_per_node: c.gpus,
+            master_addr: None,
+            shared: n.setup.shared.clone(),
+        });
+        if let (Some(n), Some(facts)) = (node, &node_facts) {
             req.placement = n.setup.placement.clone();
-            let facts =
-                crate::boot::NodeFacts { rank: n.rank, nodes: n.nodes, shared: n.setup.shared.clone() };
-            req.user_data = crate::boot::user_data(pool, c.provider, Some(&facts));
+            req.user_data = crate::boot::user_data(pool, c.provider, Some(facts));
         }
         if let Some(LoginKey::Import { key, .. }) =
             pool.login_key.as_ref().and_then(|k| k.for_provider(c.provider))
@@ -788,6 +824,12 @@ impl Engine {
                 recorded => break (t, recorded),
             }
         };
+        // Node 0's address goes in after the token: it says where the cluster is, not what is bought,
+        // so a node made again after node 0 was replaced keeps its token and its record.
+        if let (Some(n), Some(mut facts)) = (node.filter(|n| n.master.is_some()), node_facts) {
+            facts.master_addr = n.master.map(str::to_owned);
+            req.user_data = crate::boot::user_data(pool, c.provider, Some(&facts));
+        }
         req.client_token = token.clone();
         req.tags.insert(TAG_TOKEN.into(), token.clone());
         u.client_token = token.clone();

@@ -44,14 +44,25 @@ pub struct Rendered {
 }
 
 /// What one node of a cluster learns at boot (issue 14), written to [`CLUSTER_ENV`] for the user's
-/// jobs: its rank, the node count and where the shared file system is mounted. The master address
-/// (node 0's private IP) is not known before node 0 exists; `gpuctl run --torchrun` passes it.
+/// jobs (torchrun's and `torch.distributed`'s own variable names where they have one): its rank, the
+/// node count, the GPUs per node, node 0's private address and the rendezvous port, and where the
+/// shared file system is mounted. No NCCL variable is set: none of the three clouds documents one
+/// for these instance types (docs/research/clusters.md), so NCCL's own defaults stand.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NodeFacts {
     pub rank: u32,
     pub nodes: u32,
+    /// `None` when the catalog does not say.
+    pub gpus_per_node: Option<u32>,
+    /// Node 0's private IP: `None` on node 0 itself, whose script reads its own address at boot (and
+    /// when node 0 is gone: then no `MASTER_ADDR` is written).
+    pub master_addr: Option<String>,
     pub shared: Option<SharedMount>,
 }
+
+/// The rendezvous port the cluster facts name: torchrun's own default (`--master-port`, 29500), the
+/// one `gpuctl run --torchrun` uses unless told otherwise.
+pub const MASTER_PORT: u16 = 29500;
 
 /// A shared NFS file system as a node mounts it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -397,11 +408,28 @@ fn script(pool: &str, env: &Env, facts: &BootFacts, node: Option<&NodeFacts>) ->
                 quote(&m.mount)
             ));
         }
-        let mut lines = vec![format!("GPUCTL_NODE_RANK={}", n.rank), format!("GPUCTL_NODES={}", n.nodes)];
+        let mut lines = vec![
+            format!("GPUCTL_NODE_RANK={}", n.rank),
+            format!("GPUCTL_NODES={}", n.nodes),
+            format!("NODE_RANK={}", n.rank),
+            format!("NNODES={}", n.nodes),
+            format!("MASTER_PORT={MASTER_PORT}"),
+        ];
+        if let Some(g) = n.gpus_per_node {
+            lines.push(format!("GPUCTL_GPUS_PER_NODE={g}"));
+        }
         if let Some(m) = shared {
             lines.push(format!("GPUCTL_SHARED_DIR={}", m.mount));
         }
-        let words: Vec<String> = lines.iter().map(|l| quote(l)).collect();
+        let mut words: Vec<String> = lines.iter().map(|l| quote(l)).collect();
+        match (&n.master_addr, n.rank) {
+            (Some(a), _) => words.push(quote(&format!("MASTER_ADDR={a}"))),
+            // Node 0 is the master: its own private address, read at boot (the first one the
+            // kernel lists: the primary interface's).
+            (None, 0) => words.push("\"MASTER_ADDR=$(hostname -I | awk '{print $1}')\"".to_string()),
+            // Node 0's address is unknown (it is gone): `gpuctl run --torchrun` passes it.
+            (None, _) => {}
+        }
         s.push_str(&format!("step cluster-env write_cluster_env {}\n", words.join(" ")));
     }
     if let Some(cmd) = &env.setup {

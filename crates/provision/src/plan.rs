@@ -29,6 +29,10 @@ pub struct Choice {
     /// `None` while unresolved, and for an image given by id.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub image: Option<crate::image::ResolvedImage>,
+    /// Whole GPUs per instance, from the catalog (a cluster node's `GPUCTL_GPUS_PER_NODE`); `None`
+    /// for a type the catalog does not list, or a vGPU slice.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gpus: Option<u32>,
 }
 
 /// A catalog price as the plan shows it: never a bare number.
@@ -697,6 +701,13 @@ fn choices(pool: &Pool, catalog: &Catalog) -> Vec<Choice> {
     let price = |p: Provider, ty: &str, region: &str| {
         catalog.price(p, catalog.catalog_type(p, ty), region, mode).map(PriceFact::from)
     };
+    let gpus = |p: Provider, ty: &str| {
+        catalog
+            .instance_type(p, catalog.catalog_type(p, ty))
+            .map(|i| i.gpu_count)
+            .filter(|&n| n >= 1.0 && n.fract() == 0.0)
+            .map(|n| n as u32)
+    };
     match &pool.placement {
         Placement::Candidates(cands) => cands
             .iter()
@@ -709,6 +720,7 @@ fn choices(pool: &Pool, catalog: &Catalog) -> Vec<Choice> {
                 price: price(c.provider, &c.instance_type, &c.region),
                 spot_bid: None,
                 image: None,
+                gpus: gpus(c.provider, &c.instance_type),
             })
             .collect(),
         Placement::Requirement(req) => {
@@ -741,6 +753,7 @@ fn choices(pool: &Pool, catalog: &Catalog) -> Vec<Choice> {
                             price: Some(fact.clone()),
                             spot_bid: None,
                             image: None,
+                            gpus: gpus(inst.provider, &inst.id),
                         });
                     }
                 }

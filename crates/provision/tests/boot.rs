@@ -46,8 +46,11 @@ fn variants() -> Vec<(String, Provider, Env, Option<boot::NodeFacts>)> {
     for p in Provider::ALL {
         for shared in [false, true] {
             let node = boot::NodeFacts {
-                rank: 1,
+                rank: u32::from(shared),
                 nodes: 2,
+                gpus_per_node: Some(8),
+                // Node 0 reads its own address at boot; node 1 is told node 0's.
+                master_addr: shared.then(|| "10.0.0.7".into()),
                 shared: shared.then(|| boot::SharedMount {
                     source: "10.0.0.9:/cfs".into(),
                     mount: "/mnt/shared".into(),
