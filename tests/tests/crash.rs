@@ -21,7 +21,8 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use gpuctl_e2e::e2e::{
-    gpuctl_cmd, instance_id, ok_json, open_store, spec_text, use_postgres, Rng, SimProcess, PROVIDERS,
+    gpuctl_cmd, instance_id, ok_json, open_store, placement, spec_text, use_postgres, Rng, SimProcess,
+    PROVIDERS,
 };
 
 /// Sim-clock boot time 1 s, 25 ms on every cloud call: a provision takes ~1.5 s, so kills spread over it.
@@ -381,14 +382,22 @@ fn killed_auto_network_trials(
     );
 }
 
-/// The Tencent file systems the cloud lists and is not deleting.
-fn live_file_systems(sim: &SimProcess) -> Vec<serde_json::Value> {
+/// The file systems `provider` lists and is not deleting.
+fn live_file_systems(sim: &SimProcess, provider: &str) -> Vec<serde_json::Value> {
     let st = sim.state();
-    let all = st["providers"]["tencent"]["file_systems"].as_array().cloned();
+    let all = st["providers"][provider]["file_systems"].as_array().cloned();
     all.unwrap_or_else(|| panic!("no file_systems in the state: {st}"))
         .into_iter()
+        // Tencent shows a file system it is deleting for a while; the others list it until it is gone.
         .filter(|f| f["Deleting"] != true)
         .collect()
+}
+
+/// The placement groups `provider` lists (Tencent HPC clusters, Alibaba deployment sets).
+fn placement_groups(sim: &SimProcess, provider: &str) -> usize {
+    let st = sim.state();
+    let key = if provider == "tencent" { "hpc_clusters" } else { "deployment_sets" };
+    st["providers"][provider][key].as_array().map(Vec::len).unwrap_or_else(|| panic!("no {key}: {st}"))
 }
 
 /// Issue 14: a cluster (`cluster = true`, two nodes) whose first zone has stock for one node, killed
@@ -398,34 +407,39 @@ fn live_file_systems(sim: &SimProcess) -> Vec<serde_json::Value> {
 /// the short zone's node was made and before it was released leaves that node running and recorded;
 /// the re-run keeps it (running nodes are never released to move a cluster) and reports the zone as
 /// sold out, naming it — so the assertion there is consistency, not completion. The cluster has a
-/// shared file system (made before its nodes, in each zone it tries): at most one per zone however
-/// the runs were killed, and `destroy --delete-storage` leaves none, so none was made untracked.
-/// `GPUCTL_CRASH_TRIALS` scales it (default 8 on Tencent).
-#[test]
-fn killed_cluster_runs_never_split_and_leave_nothing_untracked() {
-    let n: u32 = std::env::var("GPUCTL_CRASH_TRIALS").ok().and_then(|v| v.parse().ok()).unwrap_or(8);
+/// shared file system (made before its nodes, in each zone it tries) and, on Alibaba, a low-latency
+/// deployment set: at most one file system per zone however the runs were killed, and
+/// `destroy --delete-storage` leaves no file system and no placement group, so none was made
+/// untracked. `GPUCTL_CRASH_TRIALS` scales it (default 8 on Tencent, 4 on Alibaba).
+fn killed_cluster_runs(provider: &str, zones: [&str; 2], n_default: u32) {
+    let n: u32 = std::env::var("GPUCTL_CRASH_TRIALS").ok().and_then(|v| v.parse().ok()).unwrap_or(n_default);
     let seed: u64 = std::env::var("GPUCTL_CRASH_SEED").ok().and_then(|v| v.parse().ok()).unwrap_or(20261204);
     let mut rng = Rng(seed ^ 0x0063_6c75_7374_6572);
     let (mut killed, mut completed) = (0, 0);
+    let zone_key = if provider == "tencent" { "Zone" } else { "ZoneId" };
+    // The test placement's first lines: provider, region, zone, instance type.
+    let lines: Vec<&str> = placement(provider).lines().take(4).collect();
+    let (region_line, type_line) = (lines[1], lines[3]);
     for t in 0..n {
         let trial = tempfile::tempdir().unwrap();
         let d = trial.path();
         // A fresh cloud per trial: its first zone has stock for exactly one node.
         let sim = SimProcess::start(
             d,
-            &format!("{SIM}[[knobs.stock_outs]]\nprovider = \"tencent\"\nzone = \"ap-guangzhou-3\"\navailable = 1\n"),
+            &format!(
+                "{SIM}[[knobs.stock_outs]]\nprovider = \"{provider}\"\nzone = \"{}\"\navailable = 1\n",
+                zones[0]
+            ),
             &[],
         );
-        let dep = format!("crash-cluster-{t}");
-        let one_place = spec_text("tencent", &dep, COUNT).replace(
-            "provider = \"tencent\"\nregion = \"ap-guangzhou\"\nzone = \"ap-guangzhou-3\"\ninstance_type = \"GN7.2XLARGE32\"\n",
-            "",
-        );
+        let dep = format!("crash-cluster-{provider}-{t}");
+        let one_place = spec_text(provider, &dep, COUNT).replace(&format!("{}\n", lines.join("\n")), "");
+        let cands: String = zones
+            .iter()
+            .map(|z| format!("[[pool.candidates]]\nprovider = \"{provider}\"\n{region_line}\nzone = \"{z}\"\n{type_line}\n"))
+            .collect();
         let text = format!(
-            "{}cluster = true\nnetwork = \"auto\"\nssh_from = [\"203.0.113.7/32\"]\nshared_storage = true\n\
-             [[pool.candidates]]\nprovider = \"tencent\"\nregion = \"ap-guangzhou\"\nzone = \"ap-guangzhou-3\"\ninstance_type = \"GN7.2XLARGE32\"\n\
-             [[pool.candidates]]\nprovider = \"tencent\"\nregion = \"ap-guangzhou\"\nzone = \"ap-guangzhou-4\"\ninstance_type = \"GN7.2XLARGE32\"\n",
-            one_place
+            "{one_place}cluster = true\nnetwork = \"auto\"\nssh_from = [\"203.0.113.7/32\"]\nshared_storage = true\n{cands}"
         );
         let spec = d.join("spec.toml");
         std::fs::write(&spec, text).unwrap();
@@ -435,32 +449,45 @@ fn killed_cluster_runs_never_split_and_leave_nothing_untracked() {
         killed +=
             kill_after(&sim, d, &["provision", spec_s, "--yes", "--json"], Duration::from_millis(at)) as u32;
         let again = gpuctl_cmd(&sim.url, d, &["provision", spec_s, "--yes", "--json"]).output().unwrap();
-        let what = format!("cluster trial {t} provision killed at {at} ms");
-        let live = sim.live("tencent", Some(&dep));
-        let zones: BTreeSet<String> =
-            live.iter().map(|i| i["Zone"].as_str().unwrap_or_default().to_string()).collect();
-        assert!(zones.len() <= 1, "{what}: a cluster split across zones: {zones:?}");
+        let what = format!("{provider} cluster trial {t} provision killed at {at} ms");
+        let live = sim.live(provider, Some(&dep));
+        let in_zones: BTreeSet<String> =
+            live.iter().map(|i| i[zone_key].as_str().unwrap_or_default().to_string()).collect();
+        assert!(in_zones.len() <= 1, "{what}: a cluster split across zones: {in_zones:?}");
         if again.status.success() {
             completed += 1;
-            check_consistent(&sim, d, "tencent", &dep, COUNT as usize, &what);
+            check_consistent(&sim, d, provider, &dep, COUNT as usize, &what);
         } else {
             let err =
                 String::from_utf8_lossy(&again.stderr).to_string() + &String::from_utf8_lossy(&again.stdout);
             assert!(err.contains("sold out") || err.contains("stock"), "{what}: {err}");
-            assert_eq!(zones.iter().next().map(String::as_str), Some("ap-guangzhou-3"), "{what}: {err}");
-            check_consistent(&sim, d, "tencent", &dep, live.len(), &what);
+            assert_eq!(in_zones.iter().next().map(String::as_str), Some(zones[0]), "{what}: {err}");
+            check_consistent(&sim, d, provider, &dep, live.len(), &what);
         }
 
         let at = rng.range(0, 900);
         killed +=
             kill_after(&sim, d, &["destroy", spec_s, "--yes", "--json"], Duration::from_millis(at)) as u32;
         ok_json(&sim.url, d, &["destroy", spec_s, "--yes", "--json"]);
-        let what = format!("cluster trial {t} destroy killed at {at} ms");
-        check_consistent(&sim, d, "tencent", &dep, 0, &what);
-        let zones: Vec<String> = live_file_systems(&sim).iter().map(|f| f["Zone"].to_string()).collect();
-        assert!(zones.len() <= 2 && zones.iter().collect::<BTreeSet<_>>().len() == zones.len(), "{what}: {zones:?}");
+        let what = format!("{provider} cluster trial {t} destroy killed at {at} ms");
+        check_consistent(&sim, d, provider, &dep, 0, &what);
+        let fs_zones: Vec<String> =
+            live_file_systems(&sim, provider).iter().map(|f| f[zone_key].to_string()).collect();
+        let distinct: BTreeSet<&String> = fs_zones.iter().collect();
+        assert!(fs_zones.len() <= 2 && distinct.len() == fs_zones.len(), "{what}: {fs_zones:?}");
         ok_json(&sim.url, d, &["destroy", spec_s, "--yes", "--json", "--delete-storage"]);
-        assert!(live_file_systems(&sim).is_empty(), "{what}: a file system gpuctl did not record");
+        assert!(live_file_systems(&sim, provider).is_empty(), "{what}: a file system gpuctl did not record");
+        assert_eq!(placement_groups(&sim, provider), 0, "{what}: a placement group gpuctl did not record");
     }
-    eprintln!("clusters: {n} trials, {killed} kills landed mid-run, {completed} completed in one zone on the re-run, 0 split, 0 duplicates, 0 untracked");
+    eprintln!("{provider} clusters: {n} trials, {killed} kills landed mid-run, {completed} completed in one zone on the re-run, 0 split, 0 duplicates, 0 untracked (nodes, file systems, placement groups)");
+}
+
+#[test]
+fn killed_cluster_runs_never_split_and_leave_nothing_untracked() {
+    killed_cluster_runs("tencent", ["ap-guangzhou-3", "ap-guangzhou-4"], 8);
+}
+
+#[test]
+fn killed_alibaba_cluster_runs_leave_no_deployment_set_or_file_system_untracked() {
+    killed_cluster_runs("alibaba", ["cn-hangzhou-i", "cn-hangzhou-j"], 4);
 }
