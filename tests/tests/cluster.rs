@@ -84,7 +84,8 @@ fn cluster_toml_moves_as_a_whole_and_destroys_cleanly() {
     let mut ranks = Vec::new();
     for i in &nodes {
         let b64 = i["UserData"].as_str().unwrap_or_else(|| panic!("no UserData in {i}"));
-        let raw = base64::engine::general_purpose::STANDARD.decode(b64).expect("base64 as the cloud takes it");
+        let raw =
+            base64::engine::general_purpose::STANDARD.decode(b64).expect("base64 as the cloud takes it");
         let text = String::from_utf8(raw).unwrap();
         let source = fs[0]["MountTargets"].to_string();
         assert!(text.contains("step shared-storage mount_shared '"), "{text}");
@@ -94,9 +95,12 @@ fn cluster_toml_moves_as_a_whole_and_destroys_cleanly() {
         if text.contains("GPUCTL_NODE_RANK=0") {
             assert!(text.contains("\"MASTER_ADDR=$(hostname -I"), "{text}");
         } else {
-            let addr = text.split("'MASTER_ADDR=").nth(1).and_then(|t| t.split('\'').next()).unwrap_or_default();
+            let addr =
+                text.split("'MASTER_ADDR=").nth(1).and_then(|t| t.split('\'').next()).unwrap_or_default();
             assert!(addr.parse::<std::net::Ipv4Addr>().is_ok_and(|a| a.is_private()), "{text}");
-            let node0 = nodes.iter().find(|i| i.to_string().contains(addr) && !i.to_string().contains(&format!("\"{b64}\"")));
+            let node0 = nodes
+                .iter()
+                .find(|i| i.to_string().contains(addr) && !i.to_string().contains(&format!("\"{b64}\"")));
             assert!(node0.is_some(), "MASTER_ADDR {addr} is another node's private address: {nodes:?}");
         }
         assert!(text.contains("'GPUCTL_GPUS_PER_NODE=8'"), "{text}");
