@@ -121,6 +121,14 @@ fn cluster_toml_moves_as_a_whole_and_destroys_cleanly() {
     assert!(out.contains("kept: shared file system") && out.contains("¥175.00/month"), "{out}");
     assert!(sim.live("alibaba", None).is_empty(), "{out}");
     assert_eq!(file_systems(&sim.state(), "alibaba").len(), 1, "{out}");
+    // With no instance left, status still shows what bills.
+    let o = e2e::gpuctl(&sim.url, d, &["status"]);
+    let shown = String::from_utf8_lossy(&o.stdout).to_string();
+    assert!(
+        o.status.success() && shown.contains("shared file system") && shown.contains("kept by destroy"),
+        "{shown}"
+    );
+    assert!(shown.contains("¥0.35/GB·month"), "{shown}");
 
     let o = e2e::gpuctl(&sim.url, d, &["destroy", spec, "--yes", "--delete-storage"]);
     let out = format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));

@@ -1783,9 +1783,14 @@ impl Store {
 
     /// A deployment's placement groups and file systems (every state), oldest first.
     pub fn cluster_resources(&self, deployment: &str) -> Result<Vec<ClusterResource>, StateError> {
+        self.cluster_resources_of(Some(deployment))
+    }
+
+    /// Every deployment's (`None`) or one's placement groups and file systems, oldest first.
+    pub fn cluster_resources_of(&self, deployment: Option<&str>) -> Result<Vec<ClusterResource>, StateError> {
         self.query(
             "SELECT provider, cloud_id, region, zone, deployment, pool, kind, name, client_token, tier, mount_address, state
-             FROM cluster_resources WHERE deployment = ?1 ORDER BY created_at, cloud_id",
+             FROM cluster_resources WHERE (deployment = ?1 OR ?1 IS NULL) ORDER BY created_at, cloud_id",
             args![deployment],
         )?
         .iter()

@@ -390,6 +390,21 @@ fn fill(s: &Store) {
         created_at: "2026-11-30T08:00:00Z".parse().unwrap(),
     })
     .unwrap();
+    s.record_cluster_resource(&state::ClusterResource {
+        provider: Provider::Alibaba,
+        cloud_id: "fs-1".into(),
+        region: "cn-hangzhou".into(),
+        zone: "cn-hangzhou-i".into(),
+        deployment: "d".into(),
+        pool: "a".into(),
+        kind: state::ClusterResource::FILE_SYSTEM.into(),
+        name: "gpuctl-d-a".into(),
+        client_token: "tok-fs".into(),
+        tier: Some("capacity".into()),
+        mount_address: Some("fs-1.cn-hangzhou.nas.aliyuncs.com:/".into()),
+        state: "kept".into(),
+    })
+    .unwrap();
     drop(s.lock("d").unwrap());
 }
 
@@ -417,9 +432,12 @@ fn migrate_round_trips_every_record_kind() {
             ("lock_holders", 1),
             ("networks", 1),
             ("network_uses", 1),
-            ("images", 1)
+            ("images", 1),
+            ("cluster_resources", 1)
         ]
     );
+    assert_eq!(dst.cluster_resources("d").unwrap(), src.cluster_resources("d").unwrap());
+    assert_eq!(dst.cluster_resources("d").unwrap()[0].state, "kept");
     let zone = |st: &Store| st.networks(Provider::Tencent, "ap-guangzhou", "ap-guangzhou-3").unwrap();
     assert_eq!(zone(&dst), zone(&src));
     assert_eq!(dst.network_uses("d").unwrap(), src.network_uses("d").unwrap());

@@ -1,11 +1,13 @@
 //! `gpuctl status [DEPLOYMENT]`: what gpuctl holds now across the three clouds, from the state store:
 //! each instance with its ¥/hour (the catalog price recorded at creation, with its date) and the
-//! spend so far estimated from it.
+//! spend so far estimated from it, then the placement groups and shared file systems it made that the
+//! cloud may still hold (a kept file system bills with no instance left). `--json` lists instances only.
 
 use std::process::ExitCode;
 
 use clap::Args;
-use gpuctl_provision::state::{Resource, ResourceState};
+use gpuctl_provision::spec::FsTier;
+use gpuctl_provision::state::{ClusterResource, Resource, ResourceState};
 
 use super::provisioning::{state_error, CloudArgs, Session};
 use super::CliError;
@@ -39,9 +41,43 @@ fn hours_between(from: jiff::Timestamp, to: Option<jiff::Timestamp>) -> f64 {
     (to.duration_since(from).as_secs_f64() / 3600.0).max(0.0)
 }
 
+/// Placement groups and shared file systems gpuctl made and the cloud may still hold (issue 14): a
+/// kept file system bills per GB stored while it exists, with no instance left to show it.
+fn print_cluster_resources(rows: &[ClusterResource]) {
+    for r in rows.iter().filter(|r| r.state != "deleted") {
+        let what =
+            if r.kind == ClusterResource::FILE_SYSTEM { "shared file system" } else { "placement group" };
+        let price = r
+            .tier
+            .as_deref()
+            .and_then(|t| FsTier::ALL.into_iter().find(|x| x.as_str() == t))
+            .map(|t| gpuctl_provision::shared_price::price(r.provider, &r.region, t))
+            .map(|p| match p.cny_per_gb_month {
+                Some(c) => format!(", {} at ¥{c:.2}/GB·month stored ({})", p.product, p.source),
+                None => format!(", {}: price unknown", p.product),
+            })
+            .unwrap_or_default();
+        let how = match r.state.as_str() {
+            "kept" => " — kept by destroy with its data; `gpuctl destroy SPEC --delete-storage` deletes it",
+            _ => "",
+        };
+        crate::outln!(
+            "{what} {} of {}/{} on {} {}: {}{price}{how}",
+            r.cloud_id,
+            r.deployment,
+            r.pool,
+            r.provider,
+            r.zone,
+            r.state
+        );
+    }
+}
+
 pub fn run(args: StatusArgs) -> Result<ExitCode, CliError> {
     let session = Session::open(&args.cloud, &[])?;
     let all = session.engine.store(|s| s.resources(args.deployment.as_deref())).map_err(state_error)?;
+    let cluster =
+        session.engine.store(|s| s.cluster_resources_of(args.deployment.as_deref())).map_err(state_error)?;
     let shown: Vec<&Resource> = all.iter().filter(|r| args.all || r.state.is_live()).collect();
     let rows: Vec<Row> = shown
         .iter()
@@ -60,6 +96,7 @@ pub fn run(args: StatusArgs) -> Result<ExitCode, CliError> {
             if args.all { "" } else { "live " },
             args.deployment.as_ref().map(|d| format!(" in {d}")).unwrap_or_default()
         );
+        print_cluster_resources(&cluster);
         return Ok(ExitCode::SUCCESS);
     }
     let mut t = table([
@@ -106,5 +143,6 @@ pub fn run(args: StatusArgs) -> Result<ExitCode, CliError> {
         "live: {}/hour (recorded catalog prices; the cloud's bill is authoritative)",
         cny(per_hour)
     );
+    print_cluster_resources(&cluster);
     Ok(ExitCode::SUCCESS)
 }
