@@ -698,45 +698,31 @@ pub trait Cloud: Send + Sync {
 
 /// The refusal of a cloud client that does not make placement groups or file systems yet.
 pub fn no_cluster_api(provider: Provider, action: &str) -> CloudError {
-    CloudError {
+    CloudError::unsupported(
         provider,
-        action: action.into(),
-        kind: ErrorKind::Invalid,
-        code: "gpuctl-unsupported".into(),
-        message: format!("gpuctl does not make placement groups or shared file systems on {provider} yet"),
-        request_id: None,
-        retry_after: None,
-    }
+        action,
+        format!("gpuctl does not make placement groups or shared file systems on {provider} yet"),
+    )
 }
 
 /// The refusal of a cloud client that does not make networks yet (see [`Cloud::find_net`]).
 pub fn no_network_api(provider: Provider, action: &str) -> CloudError {
-    CloudError {
+    CloudError::unsupported(
         provider,
-        action: action.into(),
-        kind: ErrorKind::Invalid,
-        code: "gpuctl-unsupported".into(),
-        message: format!(
+        action,
+        format!(
             "gpuctl does not make networks on {provider} yet: use network = \"default\" or network = {{ vpc, subnet, security_groups }}"
         ),
-        request_id: None,
-        retry_after: None,
-    }
+    )
 }
 
 /// The refusal of a cloud client that has no renewal call of its own (see [`Cloud::renewal_off`]).
 pub fn no_renewal_api(provider: Provider, instance_id: &str) -> CloudError {
-    CloudError {
+    CloudError::unsupported(
         provider,
-        action: "renewal-off".into(),
-        kind: ErrorKind::Invalid,
-        code: "gpuctl-unsupported".into(),
-        message: format!(
-            "gpuctl does not turn renewal off on {provider} ({instance_id}): its terms end another way"
-        ),
-        request_id: None,
-        retry_after: None,
-    }
+        "renewal-off",
+        format!("gpuctl does not turn renewal off on {provider} ({instance_id}): its terms end another way"),
+    )
 }
 
 #[cfg(test)]

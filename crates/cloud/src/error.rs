@@ -1,7 +1,7 @@
 //! Constructors for [`CloudError`], so every client builds its failures the same way and no client spells
 //! out the seven fields: the cloud's code, message and request id go in, the provider and action say
 //! which call failed, and gpuctl's own codes (`sign`, `bad-response`, `no-instance-id`, `http-*`) are
-//! written once, here.
+//! written once, here (and `gpuctl-unsupported`, a call a client does not make).
 
 use std::time::Duration;
 
@@ -27,6 +27,11 @@ impl CloudError {
             request_id: None,
             retry_after: None,
         }
+    }
+
+    /// A call this client does not make (yet): `gpuctl-unsupported`, never retried.
+    pub fn unsupported(provider: Provider, action: &str, message: impl Into<String>) -> CloudError {
+        CloudError::new(provider, action, ErrorKind::Invalid, "gpuctl-unsupported", message)
     }
 
     /// The request id the cloud gave the failed call (it is what its support asks for).

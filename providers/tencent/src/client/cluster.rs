@@ -28,11 +28,9 @@ fn hpc_only(kind: PlacementKind, action: &str) -> Result<(), CloudError> {
     if kind == PlacementKind::HpcCluster {
         return Ok(());
     }
-    Err(CloudError::new(
+    Err(CloudError::unsupported(
         Provider::Tencent,
         action,
-        ErrorKind::Invalid,
-        "gpuctl-unsupported",
         format!(
             "Tencent offers no {}; its placement is {}",
             kind.describe(),
