@@ -266,6 +266,12 @@ pub enum PlacementKind {
 }
 
 impl PlacementKind {
+    pub const ALL: [PlacementKind; 2] = [PlacementKind::HpcCluster, PlacementKind::LowLatencySet];
+
+    pub fn parse(s: &str) -> Option<PlacementKind> {
+        PlacementKind::ALL.into_iter().find(|k| k.as_str() == s)
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             PlacementKind::HpcCluster => "hpc_cluster",
@@ -309,6 +315,10 @@ pub enum FsTier {
 
 impl FsTier {
     pub const ALL: [FsTier; 2] = [FsTier::Capacity, FsTier::Performance];
+
+    pub fn parse(s: &str) -> Option<FsTier> {
+        FsTier::ALL.into_iter().find(|t| t.as_str() == s)
+    }
 
     pub fn as_str(self) -> &'static str {
         match self {

@@ -18,7 +18,7 @@
 use std::collections::BTreeMap;
 
 use gpuctl_cloud::cloud::{
-    FsSpec, FsState, FsTier, MountTarget, PlacementSpec, SnapshotState, TAG_DEPLOYMENT, TAG_POOL,
+    FsSpec, FsState, MountTarget, PlacementSpec, SnapshotState, TAG_DEPLOYMENT, TAG_POOL,
 };
 
 use crate::apply::{ApplyError, Engine, Event};
@@ -382,8 +382,7 @@ impl Engine {
                 }
                 let st =
                     pools.iter().find(|p| p.name.value == r.pool).and_then(|p| p.shared_storage.as_ref());
-                let tier = r.tier.as_deref().and_then(|t| FsTier::ALL.into_iter().find(|x| x.as_str() == t));
-                let price = tier.map(|t| crate::shared_price::price(r.provider, &r.region, t));
+                let price = crate::shared_price::of(r);
                 let cny_per_month = price
                     .as_ref()
                     .and_then(|p| p.cny_per_gb_month)
@@ -426,13 +425,7 @@ impl Engine {
             self.call(r.provider, "delete-file-system", &id, || cloud.delete_file_system(&r.region, &id))
                 .await
         } else {
-            let kind = [
-                gpuctl_cloud::cloud::PlacementKind::HpcCluster,
-                gpuctl_cloud::cloud::PlacementKind::LowLatencySet,
-            ]
-            .into_iter()
-            .find(|k| k.as_str() == r.kind)
-            .ok_or_else(|| {
+            let kind = gpuctl_cloud::cloud::PlacementKind::parse(&r.kind).ok_or_else(|| {
                 ApplyError::Other(format!("unknown placement kind `{}` in the state store", r.kind))
             })?;
             self.call(r.provider, "delete-placement", &id, || cloud.delete_placement(&r.region, kind, &id))

@@ -39,6 +39,12 @@ pub fn price(provider: Provider, _region: &str, tier: FsTier) -> FsPrice {
     FsPrice { provider, tier, product, cny_per_gb_month: cny, source }
 }
 
+/// The price of a recorded file system (its tier as the state store holds it); `None` for a placement
+/// group, or a tier this build does not know.
+pub fn of(r: &crate::state::ClusterResource) -> Option<FsPrice> {
+    r.tier.as_deref().and_then(FsTier::parse).map(|t| price(r.provider, &r.region, t))
+}
+
 /// The same figure per hour (the clouds bill storage by the hour: 730 hours a month, the catalog's
 /// month).
 pub fn per_hour(cny_per_gb_month: f64, gb: u32) -> f64 {

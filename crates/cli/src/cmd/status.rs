@@ -6,7 +6,6 @@
 use std::process::ExitCode;
 
 use clap::Args;
-use gpuctl_provision::spec::FsTier;
 use gpuctl_provision::state::{ClusterResource, Resource, ResourceState};
 
 use super::provisioning::{state_error, CloudArgs, Session};
@@ -47,11 +46,7 @@ fn print_cluster_resources(rows: &[ClusterResource]) {
     for r in rows.iter().filter(|r| r.state != "deleted") {
         let what =
             if r.kind == ClusterResource::FILE_SYSTEM { "shared file system" } else { "placement group" };
-        let price = r
-            .tier
-            .as_deref()
-            .and_then(|t| FsTier::ALL.into_iter().find(|x| x.as_str() == t))
-            .map(|t| gpuctl_provision::shared_price::price(r.provider, &r.region, t))
+        let price = gpuctl_provision::shared_price::of(r)
             .map(|p| match p.cny_per_gb_month {
                 Some(c) => format!(", {} at ¥{c:.2}/GB·month stored ({})", p.product, p.source),
                 None => format!(", {}: price unknown", p.product),

@@ -1169,7 +1169,7 @@ impl Parser<'_> {
             }
         }
         if let Some(tier) = st.str(r, "tier") {
-            match FsTier::ALL.into_iter().find(|x| x.as_str() == tier.value) {
+            match FsTier::parse(&tier.value) {
                 Some(x) => out.iter_mut().for_each(|o| o.tier = x),
                 None => {
                     let shown: String = tier.value.chars().take(40).flat_map(char::escape_debug).collect();
