@@ -8,6 +8,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::time::Duration;
 
+use crate::cost::{BillLine, BillQuery, GpuUsage, Leftover, LeftoverKind, UsageQuery};
 use crate::provider::{BillingMode, Provider};
 use crate::resource::{Disk, NetworkIds, PublicIp};
 
@@ -704,6 +705,40 @@ pub trait Cloud: Send + Sync {
         region: &'a str,
         id: &'a str,
     ) -> BoxFuture<'a, Result<(), CloudError>>;
+
+    // --- Usage (issue 15): the monitoring API ---
+
+    /// GPU utilization of `q.instance_ids` over the window (Tencent GetMonitorData, Alibaba
+    /// DescribeMetricList, JD describeMetricData), one [`GpuUsage`] per instance asked for.
+    fn gpu_usage<'a>(&'a self, q: &'a UsageQuery) -> BoxFuture<'a, Result<Vec<GpuUsage>, CloudError>>;
+
+    // --- Leftovers (issue 15): what bills after the instances are gone ---
+
+    /// The resources of `kind` in `region` that may be left over: disks attached to nothing, public
+    /// IPs bound to nothing, every snapshot, every file system (tagged or not; the engine judges).
+    fn leftovers<'a>(
+        &'a self,
+        region: &'a str,
+        kind: LeftoverKind,
+    ) -> BoxFuture<'a, Result<Vec<Leftover>, CloudError>>;
+
+    /// Deletes one leftover. One already gone is `ErrorKind::NotFound`.
+    fn delete_leftover<'a>(
+        &'a self,
+        region: &'a str,
+        kind: LeftoverKind,
+        id: &'a str,
+    ) -> BoxFuture<'a, Result<(), CloudError>>;
+
+    // --- Bills (issue 15) ---
+
+    /// Every bill line of the month (all pages), for `q.resource_ids` when given.
+    fn bill_lines<'a>(&'a self, q: &'a BillQuery) -> BoxFuture<'a, Result<Vec<BillLine>, CloudError>>;
+}
+
+/// The refusal of a cloud client that does not read this cost-control API yet (issue 15).
+pub fn no_cost_api(provider: Provider, action: &str) -> CloudError {
+    CloudError::unsupported(provider, action, format!("gpuctl does not read {action} on {provider} yet"))
 }
 
 /// The refusal of a cloud client that does not make placement groups or file systems yet.

@@ -2,6 +2,7 @@
 //!
 //! - [`cloud`]: the trait each provider's client implements, and the error kinds the engine acts on.
 //! - [`resource`]: the disks and network ids the trait speaks of.
+//! - [`cost`]: GPU utilization, leftovers and bill lines (issue 15).
 //! - [`provider`]: the three clouds and what their create APIs can buy.
 //! - [`http`]: endpoints (overrides; plain http only to loopback) and the shared reqwest transport.
 //!
@@ -19,6 +20,7 @@
 
 pub mod account;
 pub mod cloud;
+pub mod cost;
 pub mod error;
 pub mod http;
 pub mod json;

@@ -1,5 +1,6 @@
 //! [`Cloud`] in three parts, the way the clouds split their APIs into services: instances, disks and
-//! snapshots, prices and stock, key pairs, images, networks, and a cluster's placement and file systems. A client implements the parts with plain `async fn`s in its service files
+//! snapshots, prices and stock, key pairs, images, networks, a cluster's placement and file systems, and
+//! after the plan (issue 15) GPU usage, leftovers and bills. A client implements the parts with plain `async fn`s in its service files
 //! (`client/<service>.rs`); the one blanket impl below boxes them into `Cloud`, so the engine can hold
 //! clouds side by side as `dyn Cloud` and no client writes that boxing out again.
 
@@ -10,6 +11,7 @@ use crate::cloud::{
     ImageInfo, Instance, KeyPair, MountTarget, NetKind, NetSpec, PlacementKind, PlacementSpec, Quote,
     SnapshotState, SshRules, Stock,
 };
+use crate::cost::{BillLine, BillQuery, GpuUsage, Leftover, LeftoverKind, UsageQuery};
 use crate::provider::{BillingMode, Provider};
 
 /// Creating, describing and releasing instances (see [`Cloud`] for what each call promises).
@@ -249,7 +251,47 @@ pub trait Clusters: Send + Sync {
     }
 }
 
-impl<T: Instances + Disks + Prices + KeyPairs + Images + Networks + Clusters> Cloud for T {
+/// GPU utilization from the cloud's monitoring API (issue 15).
+pub trait Usage: Instances {
+    fn gpu_usage(&self, _q: &UsageQuery) -> impl Future<Output = Result<Vec<GpuUsage>, CloudError>> + Send {
+        let e = crate::cloud::no_cost_api(Self::PROVIDER, "gpu-usage");
+        async move { Err(e) }
+    }
+}
+
+/// Disks, public IPs, snapshots and file systems that outlive instances (issue 15).
+pub trait Leftovers: Instances {
+    fn leftovers(
+        &self,
+        _region: &str,
+        _kind: LeftoverKind,
+    ) -> impl Future<Output = Result<Vec<Leftover>, CloudError>> + Send {
+        let e = crate::cloud::no_cost_api(Self::PROVIDER, "leftovers");
+        async move { Err(e) }
+    }
+
+    fn delete_leftover(
+        &self,
+        _region: &str,
+        _kind: LeftoverKind,
+        _id: &str,
+    ) -> impl Future<Output = Result<(), CloudError>> + Send {
+        let e = crate::cloud::no_cost_api(Self::PROVIDER, "delete-leftover");
+        async move { Err(e) }
+    }
+}
+
+/// The cloud's bill lines (issue 15).
+pub trait Bills: Instances {
+    fn bill_lines(&self, _q: &BillQuery) -> impl Future<Output = Result<Vec<BillLine>, CloudError>> + Send {
+        let e = crate::cloud::no_cost_api(Self::PROVIDER, "bill-lines");
+        async move { Err(e) }
+    }
+}
+
+impl<T: Instances + Disks + Prices + KeyPairs + Images + Networks + Clusters + Usage + Leftovers + Bills>
+    Cloud for T
+{
     fn provider(&self) -> Provider {
         T::PROVIDER
     }
@@ -465,5 +507,30 @@ impl<T: Instances + Disks + Prices + KeyPairs + Images + Networks + Clusters> Cl
         id: &'a str,
     ) -> BoxFuture<'a, Result<(), CloudError>> {
         Box::pin(Clusters::delete_file_system(self, region, id))
+    }
+
+    fn gpu_usage<'a>(&'a self, q: &'a UsageQuery) -> BoxFuture<'a, Result<Vec<GpuUsage>, CloudError>> {
+        Box::pin(Usage::gpu_usage(self, q))
+    }
+
+    fn leftovers<'a>(
+        &'a self,
+        region: &'a str,
+        kind: LeftoverKind,
+    ) -> BoxFuture<'a, Result<Vec<Leftover>, CloudError>> {
+        Box::pin(Leftovers::leftovers(self, region, kind))
+    }
+
+    fn delete_leftover<'a>(
+        &'a self,
+        region: &'a str,
+        kind: LeftoverKind,
+        id: &'a str,
+    ) -> BoxFuture<'a, Result<(), CloudError>> {
+        Box::pin(Leftovers::delete_leftover(self, region, kind, id))
+    }
+
+    fn bill_lines<'a>(&'a self, q: &'a BillQuery) -> BoxFuture<'a, Result<Vec<BillLine>, CloudError>> {
+        Box::pin(Bills::bill_lines(self, q))
     }
 }

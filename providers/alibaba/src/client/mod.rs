@@ -2,8 +2,11 @@
 //! ACS3 (every parameter in the query of a POST with an empty body, as the official SDK sends it), and
 //! the classifier that maps ECS's error codes to the engine's seven kinds.
 
+mod bill;
 mod cluster;
 mod ecs;
+mod leftover;
+mod monitor;
 #[cfg(test)]
 mod roundtrip;
 mod vpc;

@@ -8,9 +8,12 @@
 //! (idempotent) create and the release time is set before the instance counts as created. Should
 //! every retry fail there, the engine records the instance it finds by token and sets the time itself.
 
+mod bill;
 mod billing;
 mod cluster;
 mod disk;
+mod leftover;
+mod monitor;
 mod renewal;
 mod vm;
 mod vpc;

@@ -3,9 +3,12 @@
 //! (`cluster.rs`), JSON POSTs signed with TC3, and the classifier that maps
 //! Tencent's error codes (always HTTP 200, the error in the body) to the engine's seven kinds.
 
+mod bill;
 mod cbs;
 mod cluster;
 mod cvm;
+mod leftover;
+mod monitor;
 mod vpc;
 
 use gpuctl_cloud::cloud::{CloudError, ErrorKind};
