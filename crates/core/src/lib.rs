@@ -19,6 +19,8 @@
 //! - [`export`]: the provisioning spec (stage TOML) for a chosen offer, written by the page and the CLI.
 //! - [`suggest`], [`units`]: closest names for typos (and [`UnknownName`], the error carrying them);
 //!   `50M` / `7b` / `3d` style numbers.
+//! - [`storage`]: what disks, snapshots, held IPs, file systems and object storage cost per cloud and
+//!   class (cited rows of `data/storage.toml`).
 //! - [`input`]: the bounds of a job question's numbers, as codes (`InputError`) — the CLI and the page
 //!   both check them here.
 
@@ -36,6 +38,7 @@ pub mod price;
 pub mod rank;
 mod schema;
 pub mod stages;
+pub mod storage;
 pub mod suggest;
 pub mod tco;
 pub mod time;
