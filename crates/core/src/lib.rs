@@ -20,7 +20,7 @@
 //! - [`suggest`], [`units`]: closest names for typos (and [`UnknownName`], the error carrying them);
 //!   `50M` / `7b` / `3d` style numbers.
 //! - [`storage`]: what disks, snapshots, held IPs, file systems and object storage cost per cloud and
-//!   class (cited rows of `data/storage.toml`).
+//!   class (cited rows of `data/storage.toml`), and what archiving old checkpoints would save.
 //! - [`input`]: the bounds of a job question's numbers, as codes (`InputError`) — the CLI and the page
 //!   both check them here.
 

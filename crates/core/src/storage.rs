@@ -10,6 +10,10 @@
 //! figure, a class no row names, or a region the source does not print all come back as "price
 //! unknown" with the reason, never as another class's or cloud's figure.
 //!
+//! [`archive_savings`] answers "what would moving checkpoints older than N days off the disk or file
+//! system into infrequent-access or archive object storage save a month?" for one cloud, net of
+//! retrieval fees for the restores expected and of minimum-storage-duration charges, each line cited.
+//!
 //! Lookups take the cloud's own class word — what its API takes and its listings return (Tencent
 //! `CLOUD_PREMIUM`, Alibaba `cloud_essd`, JD `ssd.gp1`, `STANDARD_IA`, …) — or gpuctl's word for it
 //! (a spec's disk `category` `ssd`/`premium`, a file system `tier` `capacity`/`performance`, an object
@@ -336,6 +340,194 @@ pub fn monthly_cost(
     }
 }
 
+// ---- archiving old checkpoints ------------------------------------------------------------------
+
+/// The question "what would moving checkpoints older than N days off the disk / file system into the
+/// cloud's infrequent-access or archive object storage save a month?", for one cloud.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ArchiveQuestion {
+    pub provider: Provider,
+    pub region: String,
+    /// Where the checkpoints are now: [`StorageKind::Disk`] or [`StorageKind::FileSystem`].
+    pub from: StorageKind,
+    /// Its class: the cloud's word or gpuctl's (`ssd`, `premium`, `capacity`, `performance`).
+    pub from_class: String,
+    /// How the disk is billed (a file system is always billed on use).
+    pub billing: Billing,
+    /// GB of checkpoints older than `older_than_days`: what would move.
+    pub gb: f64,
+    /// The age at which a checkpoint moves (stated in the assumptions; the GB above are those older).
+    pub older_than_days: u32,
+    /// Restores expected a month, each reading `restore_gb` back.
+    pub restores_per_month: f64,
+    pub restore_gb: f64,
+    /// How long an archived checkpoint is kept before it is deleted; `None`: kept. Shorter than a
+    /// class's minimum storage duration, the rest of the minimum is billed at deletion.
+    pub keep_days: Option<u32>,
+}
+
+/// One target class and what it would cost and save a month.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ArchiveOption {
+    /// gpuctl's tier word: `ia` or `archive`.
+    pub tier: &'static str,
+    /// The row priced (class, product, source, date, confidence); `None` when the cloud has none.
+    pub price: Option<&'static StoragePrice>,
+    /// Storing `gb` there a month.
+    pub storage_cny: Option<f64>,
+    /// Retrieval fees for the expected restores a month.
+    pub retrieval_cny: Option<f64>,
+    /// The minimum-storage-duration charge a month (0 when checkpoints are kept past it).
+    pub minimum_duration_cny: Option<f64>,
+    /// The three above; `None` when any is unknown.
+    pub total_cny: Option<f64>,
+    /// What stays on the disk / file system today minus `total_cny`: the saving a month (negative:
+    /// moving costs more).
+    pub saving_cny: Option<f64>,
+    /// How each figure was reached, and what is unknown ("price unknown: …").
+    pub lines: Vec<String>,
+}
+
+/// What archiving would save on one cloud: today's cost, each target class, the assumptions.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ArchiveSavings {
+    pub question: ArchiveQuestion,
+    /// What the checkpoints cost a month where they are now.
+    pub current: MonthlyCost,
+    pub options: Vec<ArchiveOption>,
+    pub assumptions: Vec<String>,
+}
+
+/// The answer for one cloud; every figure per month (730 h), each with its derivation and source.
+pub fn archive_savings(q: &ArchiveQuestion) -> ArchiveSavings {
+    let current = monthly_cost(q.provider, q.from, &q.from_class, &q.region, q.gb, q.billing);
+    let options =
+        ["ia", "archive"].into_iter().map(|tier| archive_option(q, tier, current.cny_per_month)).collect();
+    let mut assumptions = vec![
+        format!(
+            "{} GB are the checkpoints older than {} days; they leave the {} and are stored in one object-storage class instead",
+            num(q.gb),
+            q.older_than_days,
+            q.from.as_str()
+        ),
+        "a month is 730 hours (30.4 days); prices are list prices without discounts or resource packs".to_string(),
+        "copying in and restoring within the region: no traffic fee assumed; request fees left out (checkpoints are few, large objects)".to_string(),
+        "a restored object's temporary copy is not priced".to_string(),
+    ];
+    match q.keep_days {
+        None => assumptions.push("archived checkpoints are kept: no minimum-storage-duration charge".into()),
+        Some(k) => assumptions.push(format!("archived checkpoints are deleted after {k} days")),
+    }
+    if q.from == StorageKind::Disk {
+        assumptions.push(format!(
+            "the disk shrinks by {} GB (its {} price per GB)",
+            num(q.gb),
+            if q.billing == Billing::Prepaid { "prepaid" } else { "pay-as-you-go" }
+        ));
+    }
+    ArchiveSavings { question: q.clone(), current, options, assumptions }
+}
+
+fn archive_option(q: &ArchiveQuestion, tier: &'static str, current: Option<f64>) -> ArchiveOption {
+    let mut lines = Vec::new();
+    let row = match lookup(q.provider, StorageKind::Object, tier, &q.region) {
+        Ok(r) => Some(r),
+        Err(e) => {
+            lines.push(e.to_string());
+            None
+        }
+    };
+    let rate = row.and_then(|r| r.usage_per_month());
+    let storage = match (row, &rate) {
+        (Some(r), Some(rate)) => {
+            lines.push(format!(
+                "storage: {} GB × {} = {} CNY ({})",
+                num(q.gb),
+                rate.how,
+                money(rate.cny * q.gb),
+                r.citation()
+            ));
+            Some(rate.cny * q.gb)
+        }
+        (Some(r), None) => {
+            lines.push(format!("storage: price unknown ({})", r.source));
+            None
+        }
+        (None, _) => None,
+    };
+    let restored_gb = q.restores_per_month * q.restore_gb;
+    let retrieval = if restored_gb <= 0.0 {
+        lines.push("retrieval: no restores expected".into());
+        Some(0.0)
+    } else {
+        match row.and_then(|r| r.retrieval_per_gb) {
+            Some(fee) => {
+                lines.push(format!(
+                    "retrieval: {} restores × {} GB × {} CNY/GB = {} CNY",
+                    num(q.restores_per_month),
+                    num(q.restore_gb),
+                    num(fee),
+                    money(fee * restored_gb)
+                ));
+                Some(fee * restored_gb)
+            }
+            None => {
+                if row.is_some() {
+                    lines.push("retrieval: price unknown (no retrieval fee recorded for this class)".into());
+                }
+                None
+            }
+        }
+    };
+    let minimum = match q.keep_days {
+        None => Some(0.0),
+        Some(k) => match (row.and_then(|r| r.min_days), &rate) {
+            (Some(m), _) if k >= m => {
+                lines.push(format!("minimum storage {m} days: kept {k} days, nothing extra"));
+                Some(0.0)
+            }
+            (Some(m), Some(rate)) => {
+                // Steady state: each month DAYS_PER_MONTH / k of the stock is deleted, each GB billed
+                // (m − k) days more: gb × monthly rate × (m − k) / k.
+                let extra = q.gb * rate.cny * f64::from(m - k) / f64::from(k.max(1));
+                lines.push(format!(
+                    "minimum storage {m} days, deleted after {k}: {} GB × {} CNY/GB-month × ({m} − {k}) / {k} = {} CNY",
+                    num(q.gb),
+                    num(rate.cny),
+                    money(extra)
+                ));
+                Some(extra)
+            }
+            (None, _) => {
+                if row.is_some() {
+                    lines.push("minimum storage duration: unknown for this class".into());
+                }
+                None
+            }
+            (Some(_), None) => None,
+        },
+    };
+    let total = match (storage, retrieval, minimum) {
+        (Some(a), Some(b), Some(c)) => Some(a + b + c),
+        _ => None,
+    };
+    let saving = current.zip(total).map(|(c, t)| c - t);
+    ArchiveOption {
+        tier,
+        price: row,
+        storage_cny: storage,
+        retrieval_cny: retrieval,
+        minimum_duration_cny: minimum,
+        total_cny: total,
+        saving_cny: saving,
+        lines,
+    }
+}
+
+fn money(x: f64) -> String {
+    format!("{x:.2}")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -462,5 +654,86 @@ mod tests {
         // No pay-as-you-go rate is derived from a disk's prepaid figure: JD Suqian prints monthly only.
         let jd_sq = lookup(Provider::JdCloud, StorageKind::Disk, "ssd.gp1", "cn-east-1").unwrap();
         assert!(jd_sq.usage_per_hour().is_none() && jd_sq.prepaid_per_month().is_some());
+    }
+
+    fn question(provider: Provider, region: &str, from: StorageKind, class: &str) -> ArchiveQuestion {
+        ArchiveQuestion {
+            provider,
+            region: region.into(),
+            from,
+            from_class: class.into(),
+            billing: Billing::Usage,
+            gb: 2048.0,
+            older_than_days: 14,
+            restores_per_month: 2.0,
+            restore_gb: 100.0,
+            keep_days: None,
+        }
+    }
+
+    #[test]
+    fn archive_savings_by_hand_alibaba_essd_to_ia() {
+        // Today: 2048 GB of ESSD PL1 pay-as-you-go, 0.0021 CNY/GB-h × 730 h = 1.533 CNY/GB-month
+        // → 3139.584 CNY. IA: 2048 × 0.08 = 163.84; two restores of 100 GB × 0.0325 = 6.5; kept, so
+        // no minimum charge → 170.34; saving 2969.244 CNY a month.
+        let a = archive_savings(&question(Provider::Alibaba, "cn-hangzhou", StorageKind::Disk, "ssd"));
+        assert!(close(a.current.cny_per_month.unwrap(), 3139.584), "{:?}", a.current);
+        let ia = &a.options[0];
+        assert_eq!(ia.tier, "ia");
+        assert!(close(ia.storage_cny.unwrap(), 163.84) && close(ia.retrieval_cny.unwrap(), 6.5));
+        assert!(close(ia.total_cny.unwrap(), 170.34));
+        assert!(close(ia.saving_cny.unwrap(), 2969.244));
+        // Alibaba's archive price is not recorded: no saving is claimed.
+        let ar = &a.options[1];
+        assert_eq!((ar.storage_cny, ar.saving_cny), (None, None));
+        assert!(ar.lines.iter().any(|l| l.contains("price unknown")), "{:?}", ar.lines);
+    }
+
+    #[test]
+    fn archive_savings_by_hand_jd_file_system_to_archive_with_early_deletion() {
+        // Today: 1000 GB on 云文件服务 std1 at 0.35 CNY/GB-month = 350 CNY.
+        // Archive: 0.001 CNY/GB-day × 730/24 = 0.030416… CNY/GB-month × 1000 = 30.4167;
+        // one restore of 50 GB × 0.06 = 3; deleted after 30 of a 60-day minimum:
+        // 1000 × 0.030416… × (60 − 30) / 30 = 30.4167 → total 63.8333, saving 286.1667.
+        let mut q = question(Provider::JdCloud, "cn-north-1", StorageKind::FileSystem, "capacity");
+        (q.gb, q.restores_per_month, q.restore_gb, q.keep_days) = (1000.0, 1.0, 50.0, Some(30));
+        let a = archive_savings(&q);
+        assert!(close(a.current.cny_per_month.unwrap(), 350.0));
+        let ar = a.options.iter().find(|o| o.tier == "archive").unwrap();
+        let per_gb = 0.001 * 730.0 / 24.0;
+        assert!(close(ar.storage_cny.unwrap(), 1000.0 * per_gb));
+        assert!(close(ar.retrieval_cny.unwrap(), 3.0));
+        assert!(close(ar.minimum_duration_cny.unwrap(), 1000.0 * per_gb));
+        assert!(close(ar.saving_cny.unwrap(), 350.0 - 2.0 * 1000.0 * per_gb - 3.0), "{ar:?}");
+        assert!((ar.saving_cny.unwrap() - 286.1667).abs() < 1e-3);
+        // IA kept 30 days meets its 30-day minimum: nothing extra.
+        let ia = a.options.iter().find(|o| o.tier == "ia").unwrap();
+        assert_eq!(ia.minimum_duration_cny, Some(0.0));
+        // 0.00267 × 730/24 × 1000 + 50 × 0.03 = 81.2125 + 1.5.
+        assert!(close(ia.total_cny.unwrap(), 0.00267 * 730.0 / 24.0 * 1000.0 + 1.5));
+    }
+
+    #[test]
+    fn archive_savings_unknown_fees_block_the_figure_only_when_they_apply() {
+        // Tencent COS IA has no recorded retrieval fee: with restores expected the total is unknown…
+        let q = question(Provider::Tencent, "ap-guangzhou", StorageKind::Disk, "CLOUD_PREMIUM");
+        let a = archive_savings(&q);
+        // 2048 GB × 0.0009 × 730 = 1345.536 CNY today.
+        assert!(close(a.current.cny_per_month.unwrap(), 1345.536));
+        let ia = &a.options[0];
+        assert_eq!((ia.retrieval_cny, ia.total_cny, ia.saving_cny), (None, None, None));
+        // …without restores it is known: 2048 × 0.08 = 163.84, saving 1181.696.
+        let a = archive_savings(&ArchiveQuestion { restores_per_month: 0.0, ..q.clone() });
+        assert!(close(a.options[0].saving_cny.unwrap(), 1345.536 - 163.84));
+        // Tencent archive's minimum duration is unknown: deleting after 10 days leaves the total unknown.
+        let a = archive_savings(&ArchiveQuestion { restores_per_month: 0.0, keep_days: Some(10), ..q });
+        let ar = &a.options[1];
+        assert_eq!(ar.minimum_duration_cny, None);
+        assert!(ar.lines.iter().any(|l| l.contains("minimum storage duration: unknown")));
+        // Moving costs more than it saves when restores dominate: a negative saving, said as such.
+        let mut q = question(Provider::JdCloud, "cn-north-1", StorageKind::Disk, "premium");
+        (q.gb, q.restores_per_month, q.restore_gb) = (10.0, 100.0, 10.0);
+        let a = archive_savings(&q);
+        assert!(a.options[1].saving_cny.unwrap() < 0.0);
     }
 }
