@@ -28,7 +28,7 @@ fn keeps_its_term(r: &Resource) -> bool {
     crate::provider::is_prepaid(r.billing)
         && crate::provider::early_end(r.provider) == crate::provider::EarlyEnd::None
 }
-use crate::token::client_token;
+use crate::token::{client_token, slot_token};
 
 /// How the engine paces, retries and waits.
 #[derive(Debug, Clone)]
@@ -791,6 +791,7 @@ impl Engine {
             gpus_per_node: c.gpus,
             master_addr: None,
             shared: n.setup.shared.clone(),
+            resume: None,
         });
         if let (Some(n), Some(facts)) = (node, &node_facts) {
             req.placement = n.setup.placement.clone();
@@ -814,21 +815,33 @@ impl Engine {
         // generation's token; live records (creating/running) keep their token, so retries and re-runs
         // after a crash still meet the instance they made. A released instance still billed
         // until its term ends is the user's no longer: its unit is made anew too.
-        let mut generation = 0;
-        let (token, recorded) = loop {
-            let t = client_token(deployment, &pool.name.value, index, &req, generation);
-            match self.store(|s| s.resource(&t))? {
-                // Being released (a killed run's release, which this run's plan finishes): that
-                // instance is going, so the slot is made anew too.
-                Some(r) if !r.state.holds_slot() || r.state == ResourceState::Releasing => generation += 1,
-                recorded => break (t, recorded),
-            }
-        };
-        // Node 0's address goes in after the token: it says where the cluster is, not what is bought,
-        // so a node made again after node 0 was replaced keeps its token and its record.
-        if let (Some(n), Some(mut facts)) = (node.filter(|n| n.master.is_some()), node_facts) {
+        // A reclaimed spot instance's record (issue 15) has ended too: its replacement takes the next
+        // generation (`slot_token`).
+        let (token, _generation, recorded) = slot_token(
+            deployment,
+            &pool.name.value,
+            index,
+            &req,
+            |t| self.store(|s| s.resource(t)),
+            // Being released (a killed run's release, which this run's plan finishes): that
+            // instance is going, so the slot is made anew too.
+            |r| !r.state.holds_slot() || r.state == ResourceState::Releasing,
+        )?;
+        // The slot's instance was reclaimed by the cloud and this create replaces it (issue 15).
+        let replacing = self.store(|s| s.open_reclaim(deployment, &pool.name.value, index))?;
+        // Node 0's address and what a replacement resumes from go in after the token: they say where
+        // the cluster is and where its work left off, not what is bought, so a node made again after
+        // node 0 was replaced keeps its token and its record, and a retried replacement its own.
+        if let (Some(n), Some(mut facts)) =
+            (node.filter(|n| n.master.is_some() || replacing.is_some()), node_facts)
+        {
             facts.master_addr = n.master.map(str::to_owned);
+            facts.resume =
+                replacing.as_ref().map(|r| crate::boot::Resume { replaces: r.instance_id.clone() });
             req.user_data = crate::boot::user_data(pool, c.provider, Some(&facts));
+        }
+        if let Some(r) = &replacing {
+            crate::reclaim::restore_data_disks(self, r, c, &mut req)?;
         }
         req.client_token = token.clone();
         req.tags.insert(TAG_TOKEN.into(), token.clone());
@@ -959,6 +972,9 @@ impl Engine {
             Some(InstanceState::Running) => {
                 let i = inst.as_ref().expect("matched Some");
                 self.store(|s| s.set_running(&token, i.public_ip.as_deref(), i.private_ip.as_deref()))?;
+                if let Some(r) = &replacing {
+                    crate::reclaim::replaced(self, r, &token)?;
+                }
                 u.state = ResourceState::Running;
                 u.public_ip = i.public_ip.clone();
                 u.private_ip = i.private_ip.clone();

@@ -58,7 +58,25 @@ pub struct NodeFacts {
     /// when node 0 is gone: then no `MASTER_ADDR` is written).
     pub master_addr: Option<String>,
     pub shared: Option<SharedMount>,
+    /// Set on a node made to replace one the cloud reclaimed (issue 15): it resumes the job.
+    pub resume: Option<Resume>,
 }
+
+/// What a replacement node is told (issue 15): which instance it replaces, and — with shared
+/// storage — the newest checkpoint in [`CHECKPOINT_DIR`] under the shared folder, found at boot
+/// (gpuctl cannot read the file system from where it runs), as `GPUCTL_RESUME_FROM`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Resume {
+    /// The reclaimed instance's id.
+    pub replaces: String,
+}
+
+/// The checkpoint convention on a cluster's shared storage (issue 15): checkpoints go in this folder
+/// of the shared mount (`GPUCTL_CHECKPOINT_DIR` in the cluster facts names it); a file [`LATEST`] in
+/// it may name the newest (one line, a name in the folder), else the newest entry by time is taken.
+pub const CHECKPOINT_DIR: &str = "checkpoints";
+/// The file in [`CHECKPOINT_DIR`] naming the newest checkpoint.
+pub const LATEST: &str = "latest";
 
 /// The rendezvous port the cluster facts name: torchrun's own default (`--master-port`, 29500), the
 /// one `gpuctl run --torchrun` uses unless told otherwise.
@@ -335,6 +353,26 @@ write_cluster_env() {
 }
 "#;
 
+/// The newest checkpoint in a folder (issue 15): the one its `latest` file names when it names an
+/// entry there, else the newest entry by modification time (`latest` itself aside); nothing when
+/// the folder is empty or missing.
+const LATEST_CHECKPOINT: &str = r#"
+latest_checkpoint() {
+    local dir=$1 name
+    if [ -s "$dir/latest" ]; then
+        name=$(head -n 1 "$dir/latest")
+        if [ -n "$name" ] && [ "${name#*/}" = "$name" ] && [ -e "$dir/$name" ]; then
+            printf '%s\n' "$dir/$name"
+            return 0
+        fi
+    fi
+    name=$(find "$dir" -mindepth 1 -maxdepth 1 ! -name latest -printf '%T@ %f\n' 2>/dev/null | sort -n | tail -n 1 | cut -d ' ' -f 2-)
+    if [ -n "$name" ]; then
+        printf '%s\n' "$dir/$name"
+    fi
+}
+"#;
+
 const FOOTER: &str = r#"
 date -u +%Y-%m-%dT%H:%M:%SZ > "$gpuctl_state/ready"
 echo "gpuctl: ready"
@@ -383,6 +421,9 @@ fn script(pool: &str, env: &Env, facts: &BootFacts, node: Option<&NodeFacts>) ->
     if node.is_some() {
         s.push_str(CLUSTER_FACTS);
     }
+    if node.is_some_and(|n| n.resume.is_some()) && shared.is_some() {
+        s.push_str(LATEST_CHECKPOINT);
+    }
     s.push('\n');
     if let Some(d) = &floor {
         s.push_str(&format!("step driver driver_at_least {}\n", quote(d)));
@@ -420,8 +461,19 @@ fn script(pool: &str, env: &Env, facts: &BootFacts, node: Option<&NodeFacts>) ->
         }
         if let Some(m) = shared {
             lines.push(format!("GPUCTL_SHARED_DIR={}", m.mount));
+            lines.push(format!("GPUCTL_CHECKPOINT_DIR={}/{CHECKPOINT_DIR}", m.mount));
+        }
+        if let Some(r) = &n.resume {
+            lines.push(format!("GPUCTL_REPLACES={}", r.replaces));
         }
         let mut words: Vec<String> = lines.iter().map(|l| quote(l)).collect();
+        if let (Some(_), Some(m)) = (&n.resume, shared) {
+            // Found at boot, once the share is mounted: the checkpoint the reclaimed node's hook wrote.
+            words.push(format!(
+                "\"GPUCTL_RESUME_FROM=$(latest_checkpoint {})\"",
+                quote(&format!("{}/{CHECKPOINT_DIR}", m.mount))
+            ));
+        }
         match (&n.master_addr, n.rank) {
             (Some(a), _) => words.push(quote(&format!("MASTER_ADDR={a}"))),
             // Node 0 is the master: its own private address, read at boot (the first one the

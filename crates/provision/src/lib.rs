@@ -14,6 +14,7 @@
 //! - [`network`]: `network = "auto"`: the zone's VPC, subnet and security group, found by tag or made, and deleted when unused.
 //! - [`name`]: the deployment/pool name rule, and the names gpuctl makes (a clone's deployment).
 //! - [`state`]: the SQLite store: intent log, resources, snapshots, apply lock.
+//! - [`reclaim`]: spot instances the cloud reclaimed: recorded with the hours they cost, replaced under the next token generation.
 //! - [`sweep`]: finding and releasing tagged instances no live record owns (`gpuctl sweep`).
 //!
 //! Knows no provider's wire format: each provider crate implements gpuctl-cloud's trait.
@@ -28,6 +29,7 @@ pub mod network;
 pub mod plan;
 pub mod pubkey;
 pub mod public_ip;
+pub mod reclaim;
 pub mod retry;
 pub mod shared_price;
 pub mod spec;

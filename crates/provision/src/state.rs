@@ -22,6 +22,8 @@ use crate::provider::{BillingMode, Provider};
 
 pub mod pg;
 
+pub use reclaim::ReclaimRecord;
+
 pub use pg::Value;
 
 /// One schema migration, in both dialects. Most are the same text in both (`Migration::shared`);
@@ -242,6 +244,35 @@ pub const MIGRATIONS: &[Migration] = &[
     );
     "#,
     ),
+    // 8 (issue 15): spot instances the cloud reclaimed without gpuctl asking, one row per reclaimed
+    // record (its client token): when gpuctl saw it gone, the notice when one was seen, the last
+    // checkpoint gpuctl knows of, the hours lost and billed (`state/reclaim.rs` holds the rule), and
+    // the replacement once made. The resource row itself goes to state `reclaimed`.
+    Migration::shared(
+        r#"
+    CREATE TABLE reclaims (
+        client_token     TEXT PRIMARY KEY,
+        deployment       TEXT NOT NULL,
+        pool             TEXT NOT NULL,
+        idx              BIGINT NOT NULL,
+        provider         TEXT NOT NULL,
+        region           TEXT NOT NULL,
+        instance_id      TEXT NOT NULL,
+        instance_type    TEXT NOT NULL,
+        seen_gone_at     TEXT NOT NULL,
+        notice_at        TEXT,
+        running_since    TEXT,
+        checkpoint_at    TEXT,
+        checkpoint_from  TEXT NOT NULL,
+        lost_work_hours  DOUBLE PRECISION NOT NULL,
+        billed_hours     DOUBLE PRECISION NOT NULL,
+        price_cny_per_hour DOUBLE PRECISION,
+        replaced_by      TEXT,
+        replacement_boot_hours DOUBLE PRECISION,
+        replaced_at      TEXT
+    );
+    "#,
+    ),
 ];
 
 /// Every table holding records, in the order `state migrate` copies them. A table added by a
@@ -256,6 +287,7 @@ pub const RECORD_TABLES: &[&str] = &[
     "network_uses",
     "images",
     "cluster_resources",
+    "reclaims",
 ];
 
 #[derive(Debug, thiserror::Error)]
@@ -366,6 +398,10 @@ pub enum ResourceState {
     /// off, still running and billed until `Resource::billed_until`. Never shown as released; a
     /// `release` or `sweep` after that time deletes it for good.
     BilledUntil,
+    /// A spot instance the cloud took back without gpuctl asking (issue 15): gone, billed no more,
+    /// its slot free for a replacement under the next token generation. The `reclaims` table
+    /// (migration 8) says when and what it cost.
+    Reclaimed,
 }
 
 impl ResourceState {
@@ -377,10 +413,19 @@ impl ResourceState {
             ResourceState::Releasing => "releasing",
             ResourceState::Released => "released",
             ResourceState::BilledUntil => "billed_until",
+            ResourceState::Reclaimed => "reclaimed",
         }
     }
     fn from_name(s: &str) -> Option<Self> {
-        [Self::Creating, Self::Running, Self::Failed, Self::Releasing, Self::Released, Self::BilledUntil]
+        [
+            Self::Creating,
+            Self::Running,
+            Self::Failed,
+            Self::Releasing,
+            Self::Released,
+            Self::BilledUntil,
+            Self::Reclaimed,
+        ]
             .into_iter()
             .find(|v| v.name() == s)
     }
@@ -1813,3 +1858,6 @@ impl Store {
         .collect()
     }
 }
+
+// After `args!`, which it uses.
+mod reclaim;

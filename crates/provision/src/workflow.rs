@@ -249,6 +249,41 @@ impl<L> Provisioning<'_, L> {
         &self.spec
     }
 
+    /// Records the spot instances the cloud reclaimed since the last look (issue 15,
+    /// `Engine::find_reclaims`) and, when it found any, plans again: their slots are free, so the same
+    /// run replaces them under the next token generation. Runs under this provision's lock.
+    pub async fn find_reclaims(
+        &mut self,
+        catalog: &Catalog,
+        today: Date,
+        now: jiff::Timestamp,
+    ) -> Result<Vec<crate::state::ReclaimRecord>, WorkflowError> {
+        let spec = &self.spec;
+        let hook = |pool: &str| crate::reclaim::pool_has_hook(spec, pool);
+        let found = self.engine.find_reclaims(&spec.deployment.value, &hook, now).await?;
+        if !found.is_empty() {
+            self.plan = self.engine.plan(&self.spec, catalog, today)?;
+        }
+        Ok(found)
+    }
+
+    /// `gpuctl recover`: the plan narrowed to the slots reclaims freed (recorded, not yet replaced):
+    /// nothing else is created and nothing released — that stays `provision`'s.
+    pub fn only_replacements(&mut self) -> Result<(), StateError> {
+        let open: Vec<(String, u32)> = self
+            .engine
+            .store(|s| s.reclaims(Some(&self.spec.deployment.value)))?
+            .into_iter()
+            .filter(|r| r.replaced_by.is_none())
+            .map(|r| (r.pool, r.index))
+            .collect();
+        for pool in &mut self.plan.pools {
+            pool.create.retain(|i| open.contains(&(pool.name.clone(), *i)));
+        }
+        self.plan.release.clear();
+        Ok(())
+    }
+
     /// `--dry-run`: the cloud checks each pool's first-choice create (Tencent/Alibaba DryRun, JD stock
     /// query). Not billable, so nothing is recorded.
     pub async fn dry_run(&self) -> Vec<DryRun> {

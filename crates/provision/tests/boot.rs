@@ -55,8 +55,20 @@ fn variants() -> Vec<(String, Provider, Env, Option<boot::NodeFacts>)> {
                     source: "10.0.0.9:/cfs".into(),
                     mount: "/mnt/shared".into(),
                 }),
+                resume: None,
             };
             let env = Env { container: true, mount: Some("/data".into()), ..Env::default() };
+            // A node replacing a reclaimed one (issue 15): it finds the newest checkpoint at boot.
+            let replacement = boot::NodeFacts {
+                resume: Some(boot::Resume { replaces: "ins-reclaimed".into() }),
+                ..node.clone()
+            };
+            out.push((
+                format!("{p}-replacement-{}", if shared { "shared" } else { "noshared" }),
+                p,
+                env.clone(),
+                Some(replacement),
+            ));
             out.push((
                 format!("{p}-node-{}", if shared { "shared" } else { "noshared" }),
                 p,

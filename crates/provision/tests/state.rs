@@ -405,7 +405,67 @@ fn fill(s: &Store) {
         state: "kept".into(),
     })
     .unwrap();
+    s.record_create_intent(&intent("tok-3"), &resource("tok-3", "b", 1)).unwrap();
+    s.record_reclaim(&reclaim("tok-3")).unwrap();
+    s.set_reclaim_replaced("tok-3", "tok-4", Some(0.05), "2026-11-30T12:10:00Z".parse().unwrap()).unwrap();
     drop(s.lock("d").unwrap());
+}
+
+fn reclaim(token: &str) -> state::ReclaimRecord {
+    state::ReclaimRecord {
+        client_token: token.into(),
+        deployment: "d".into(),
+        pool: "b".into(),
+        index: 1,
+        provider: Provider::Tencent,
+        region: "ap-guangzhou".into(),
+        instance_id: "ins-3".into(),
+        instance_type: "GN7.2XLARGE32".into(),
+        seen_gone_at: "2026-11-30T12:00:00Z".parse().unwrap(),
+        notice_at: None,
+        running_since: Some("2026-11-30T06:00:00Z".parse().unwrap()),
+        checkpoint_at: Some("2026-11-30T11:55:00Z".parse().unwrap()),
+        checkpoint_from: "the pool's on-notice hook".into(),
+        lost_work_hours: 5.0 / 60.0,
+        billed_hours: 6.0,
+        price_cny_per_hour: Some(2.6),
+        replaced_by: None,
+        replacement_boot_hours: None,
+        replaced_at: None,
+    }
+}
+
+on_both! {
+/// A reclaim (issue 15) marks its record `reclaimed` in the same commit, frees the slot, is kept once
+/// however often it is seen, and takes its replacement once.
+fn a_reclaim_is_recorded_once_and_replaced_once(b) {
+    let s = b.open();
+    s.record_create_intent(&intent("tok-r"), &resource("tok-r", "b", 1)).unwrap();
+    s.set_running("tok-r", None, Some("10.0.0.5")).unwrap();
+    s.record_reclaim(&reclaim("tok-r")).unwrap();
+    let r = s.resource("tok-r").unwrap().unwrap();
+    assert_eq!(r.state, ResourceState::Reclaimed);
+    assert!(!r.state.is_live() && !r.state.holds_slot());
+    assert_eq!(r.released_at, Some("2026-11-30T12:00:00Z".parse().unwrap()));
+    // Seen gone again later: the first record stands.
+    let later = state::ReclaimRecord { seen_gone_at: "2026-11-30T13:00:00Z".parse().unwrap(), ..reclaim("tok-r") };
+    s.record_reclaim(&later).unwrap();
+    let all = s.reclaims(Some("d")).unwrap();
+    assert_eq!(all, vec![reclaim("tok-r")]);
+    assert_eq!(s.open_reclaim("d", "b", 1).unwrap(), Some(reclaim("tok-r")));
+    assert_eq!(s.open_reclaim("d", "b", 0).unwrap(), None);
+    let at: jiff::Timestamp = "2026-11-30T12:10:00Z".parse().unwrap();
+    s.set_reclaim_replaced("tok-r", "tok-r2", Some(0.05), at).unwrap();
+    s.set_reclaim_replaced("tok-r", "tok-r3", Some(1.0), at).unwrap();
+    let r = &s.reclaims(None).unwrap()[0];
+    assert_eq!((r.replaced_by.as_deref(), r.replacement_boot_hours), (Some("tok-r2"), Some(0.05)));
+    assert_eq!(s.open_reclaim("d", "b", 1).unwrap(), None);
+    // A record gpuctl is releasing is not turned into a reclaim.
+    s.record_create_intent(&intent("tok-x"), &resource("tok-x", "b", 2)).unwrap();
+    s.set_state("tok-x", ResourceState::Releasing, None).unwrap();
+    s.record_reclaim(&reclaim("tok-x")).unwrap();
+    assert_eq!(s.resource("tok-x").unwrap().unwrap().state, ResourceState::Releasing);
+}
 }
 
 /// `state migrate`: SQLite → PostgreSQL with every record kind, counts and checksums equal on both
@@ -426,16 +486,19 @@ fn migrate_round_trips_every_record_kind() {
         counts,
         [
             ("deployments", 2),
-            ("resources", 2),
+            ("resources", 3),
             ("snapshots", 1),
-            ("operations", 3),
+            ("operations", 4),
             ("lock_holders", 1),
             ("networks", 1),
             ("network_uses", 1),
             ("images", 1),
-            ("cluster_resources", 1)
+            ("cluster_resources", 1),
+            ("reclaims", 1)
         ]
     );
+    assert_eq!(dst.reclaims(None).unwrap(), src.reclaims(None).unwrap());
+    assert_eq!(dst.reclaims(None).unwrap()[0].replaced_by.as_deref(), Some("tok-4"));
     assert_eq!(dst.cluster_resources("d").unwrap(), src.cluster_resources("d").unwrap());
     assert_eq!(dst.cluster_resources("d").unwrap()[0].state, "kept");
     let zone = |st: &Store| st.networks(Provider::Tencent, "ap-guangzhou", "ap-guangzhou-3").unwrap();
