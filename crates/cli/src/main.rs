@@ -40,6 +40,8 @@ enum Command {
     Provision(cmd::provision::ProvisionArgs),
     /// What gpuctl holds now across the clouds, with ¥/hour and spend so far
     Status(cmd::status::StatusArgs),
+    /// Replace the spot instances the clouds reclaimed (recorded with the hours lost), resuming from the last checkpoint
+    Recover(cmd::recover::RecoverArgs),
     /// Snapshot the system and data disks of an instance or a deployment/pool
     Snapshot(cmd::snapshot::SnapshotArgs),
     /// Buy the same configuration again (购买相同配置): describe, normalize to a spec, provision
@@ -77,6 +79,7 @@ fn run(cli: Cli) -> anyhow_free::Result {
         Command::Plan(args) => cmd::plan::run(args),
         Command::Provision(args) => cmd::provision::run(args),
         Command::Status(args) => cmd::status::run(args),
+        Command::Recover(args) => cmd::recover::run(args),
         Command::Snapshot(args) => cmd::snapshot::run(args),
         Command::Clone(args) => cmd::clone::run(args),
         Command::Release(args) => cmd::release::run(args),

@@ -14,6 +14,8 @@ pub mod destroy;
 pub mod plan;
 pub mod provision;
 pub mod provisioning;
+// spot reclaims replaced (issue 15)
+pub mod recover;
 pub mod refresh;
 pub mod release;
 pub mod snapshot;

@@ -101,6 +101,16 @@ pub fn run(args: ProvisionArgs) -> Result<ExitCode, CliError> {
     let session = Session::open(&args.cloud, &providers)?;
     let ready_spec = args.wait_ready.then(|| spec.clone());
     let mut job = session.engine.begin_provision(spec, &catalog, today()?).map_err(state_error)?;
+    // Spot instances the cloud reclaimed since the last run are recorded, and their slots planned anew.
+    if !args.dry_run {
+        let found = session
+            .runtime
+            .block_on(job.find_reclaims(&catalog, today()?, jiff::Timestamp::now()))
+            .map_err(workflow_error)?;
+        if !args.cloud.json {
+            super::recover::print_found(&job.plan().deployment, &found);
+        }
+    }
     session.runtime.block_on(job.resolve_images()).map_err(apply_error)?;
     let plan = job.plan();
     if !plan.over_budget.is_empty() {

@@ -6,7 +6,7 @@
 use std::process::ExitCode;
 
 use clap::Args;
-use gpuctl_provision::state::{ClusterResource, Resource, ResourceState};
+use gpuctl_provision::state::{ClusterResource, ReclaimRecord, Resource, ResourceState};
 
 use super::provisioning::{state_error, CloudArgs, Session};
 use super::CliError;
@@ -32,6 +32,74 @@ struct Row<'a> {
     hours: f64,
     /// ¥/hour × hours: an estimate from the recorded catalog price, not the cloud's bill.
     spend_cny_estimate: Option<f64>,
+    /// A spot instance the cloud reclaimed (issue 15): when, the hours lost and billed, the replacement.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reclaim: Option<ReclaimView<'a>>,
+}
+
+/// A reclaim as `status` shows it: the record plus what it adds up to (docs/json.md).
+#[derive(serde::Serialize)]
+struct ReclaimView<'a> {
+    #[serde(flatten)]
+    record: &'a ReclaimRecord,
+    /// Work done again plus the replacement's boot, once it runs.
+    lost_hours: f64,
+    /// The reclaimed instance's billed hours at its recorded price (an estimate, not the bill).
+    billed_cny: Option<f64>,
+    /// The lost hours at the same price: what the reclaim cost beyond the work kept.
+    lost_cny: Option<f64>,
+    /// The replacement's instance id, once made.
+    replaced_by_instance: Option<String>,
+}
+
+/// Reclaims by the reclaimed record's token, with each replacement's instance id (issue 15).
+fn reclaim_views<'a>(reclaims: &'a [ReclaimRecord], all: &[Resource]) -> Vec<(&'a str, ReclaimView<'a>)> {
+    reclaims
+        .iter()
+        .map(|r| {
+            let by = r.replaced_by.as_deref().and_then(|t| all.iter().find(|x| x.client_token == t));
+            let view = ReclaimView {
+                record: r,
+                lost_hours: r.lost_hours(),
+                billed_cny: r.billed_cny(),
+                lost_cny: r.lost_cny(),
+                replaced_by_instance: by.and_then(|x| x.instance_id.clone()),
+            };
+            (r.client_token.as_str(), view)
+        })
+        .collect()
+}
+
+/// The reclaims, one line each: when, which node, the hours lost and billed, and the replacement.
+fn print_reclaims<'a>(views: impl IntoIterator<Item = &'a ReclaimView<'a>>) {
+    for v in views {
+        let r = v.record;
+        let boot = r
+            .replacement_boot_hours
+            .map(|b| format!(" + {b:.2} h the replacement took to boot"))
+            .unwrap_or_default();
+        let money = v.lost_cny.map(|c| format!(" ≈ {}", cny(c))).unwrap_or_default();
+        let replaced = match (&r.replaced_by, &v.replaced_by_instance) {
+            (Some(_), Some(id)) => format!("replaced by {id}"),
+            (Some(t), None) => format!("replacement {t} not running yet"),
+            (None, _) => "not replaced yet: `gpuctl recover` (or `provision` again) replaces it".into(),
+        };
+        crate::outln!(
+            "reclaimed: {}/{} #{} {} ({} {}), seen gone {}: {:.2} h lost ({:.2} h of work since the last checkpoint, {}{boot}){money}; {:.2} h billed{}; {replaced}",
+            r.deployment,
+            r.pool,
+            r.index,
+            r.instance_id,
+            r.provider,
+            r.instance_type,
+            r.seen_gone_at,
+            v.lost_hours,
+            r.lost_work_hours,
+            r.checkpoint_from,
+            r.billed_hours,
+            v.billed_cny.map(|c| format!(" ≈ {}", cny(c))).unwrap_or_default(),
+        );
+    }
 }
 
 /// Hours from `from` to `to` (now, while the instance is not released).
@@ -73,12 +141,17 @@ pub fn run(args: StatusArgs) -> Result<ExitCode, CliError> {
     let all = session.engine.store(|s| s.resources(args.deployment.as_deref())).map_err(state_error)?;
     let cluster =
         session.engine.store(|s| s.cluster_resources_of(args.deployment.as_deref())).map_err(state_error)?;
-    let shown: Vec<&Resource> = all.iter().filter(|r| args.all || r.state.is_live()).collect();
+    let reclaims = session.engine.store(|s| s.reclaims(args.deployment.as_deref())).map_err(state_error)?;
+    let mut views = reclaim_views(&reclaims, &all);
+    // A reclaimed instance is shown without --all: what it cost is part of what gpuctl holds to account.
+    let shown: Vec<&Resource> =
+        all.iter().filter(|r| args.all || r.state.is_live() || r.state == ResourceState::Reclaimed).collect();
     let rows: Vec<Row> = shown
         .iter()
         .map(|r| {
             let hours = hours_between(r.running_at.unwrap_or(r.created_at), r.released_at);
-            Row { resource: r, hours, spend_cny_estimate: r.price_cny_per_hour.map(|p| p * hours) }
+            let reclaim = views.iter().position(|(t, _)| *t == r.client_token).map(|i| views.remove(i).1);
+            Row { resource: r, hours, spend_cny_estimate: r.price_cny_per_hour.map(|p| p * hours), reclaim }
         })
         .collect();
     if args.cloud.json {
@@ -129,6 +202,7 @@ pub fn run(args: StatusArgs) -> Result<ExitCode, CliError> {
         ]);
     }
     crate::outln!("{t}");
+    print_reclaims(rows.iter().filter_map(|r| r.reclaim.as_ref()));
     let per_hour: f64 = rows
         .iter()
         .filter(|r| r.resource.state.is_live())
