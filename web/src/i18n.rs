@@ -416,11 +416,12 @@ pub fn assumption(a: &gpuctl_core::Assumption, lang: Lang) -> String {
             layer_us_low,
             layer_us_high,
         } => format!(
-            "推理：解码受显存带宽限制，每步以 {mem_bw_gbps} GB/s 的 {low_pct:.0}–{high_pct:.0} % 读取一遍 {} 权重，另加每层 {layer_us_low:.0}–{layer_us_high:.0} µs × {layers} 层的内核启动与调度时间（{}）；每步 {batch} 条序列；不计提示词处理",
+            "推理：解码受显存带宽限制，每步以 {mem_bw_gbps} GB/s 的 {low_pct:.0}–{high_pct:.0} % 读取一遍 {} 权重，{}每层 {layer_us_low:.0}–{layer_us_high:.0} µs × {layers} 层的内核启动与调度时间（{}）；每步 {batch} 条序列；不计提示词处理",
             precision.as_str(),
+            if runtime.launches_overlap_reads() { "与之并行、取两者中较长者：" } else { "另加" },
             match runtime {
                 gpuctl_core::Runtime::Serving => "vLLM、SGLang 等推理服务引擎；Hugging Face transformers 的 generate() 约慢十倍",
-                gpuctl_core::Runtime::Transformers => "Hugging Face transformers 的 generate()，PyTorch 即时执行",
+                gpuctl_core::Runtime::Transformers => "Hugging Face transformers 的 generate()，PyTorch 即时执行：Python 启动内核与 GPU 读取权重同时进行，较慢者决定每步时间",
             }
         ),
         Flops6 => "FLOPs ≈ 6·N·D（每 token 前向 2·N·D + 反向 4·N·D）".into(),
@@ -440,7 +441,7 @@ pub fn assumption(a: &gpuctl_core::Assumption, lang: Lang) -> String {
             active_params / 1e9
         ),
         MfuBands => "MFU 区间（占稠密 16 位峰值的比例；catalog-facts §5）：全量微调在单卡或 NVLink 上 35–50 %，仅 PCIe 互联的多卡 20–35 %；LoRA 25–35 %；QLoRA 15–25 %；没有 FlashAttention-2 的 Ampere 之前 GPU 10–25 %（QLoRA 10–20 %）；每个方案的区间见 time.mfu".into(),
-        InferenceTime => "推理耗时：解码受显存带宽限制，每步以峰值显存带宽的 30–70 % 读取一遍权重，另加每层固定时间（vLLM、SGLang 等推理服务引擎 30–60 µs，Hugging Face transformers 400–800 µs）；不计提示词处理".into(),
+        InferenceTime => "推理耗时：解码受显存带宽限制，每步以峰值显存带宽的 30–70 % 读取一遍权重，另加每层固定时间（vLLM、SGLang 等推理服务引擎 30–60 µs，Hugging Face transformers 500–1000 µs，与读取权重并行，取两者中较长者）；不计提示词处理".into(),
         TermBilling => "包周期计费按任务跨越的日历时间（工作小时 ÷ 每天使用小时数）计整期；按量和竞价按工作小时计费".into(),
         OneInstancePerOffer => "每个方案一台实例，注明 N 个节点的除外；每种实例规格和计费方式取有实测价格的最便宜地域，没有时取最便宜的估算".into(),
         Clusters { link_low_pct, link_high_pct, rdma_low_pct, rdma_high_pct, sequences_per_step, slow_link_gbps } => format!(

@@ -174,11 +174,12 @@ impl fmt::Display for Assumption {
                 layer_us_high,
             } => write!(
                 f,
-                "inference: decode is memory-bound, each step reads the {} weights once at {low_pct:.0}–{high_pct:.0} % of {mem_bw_gbps} GB/s, plus {layer_us_low:.0}–{layer_us_high:.0} µs per layer × {layers} layers of kernel launches and scheduling ({}); batch {batch} sequences per step; prompt processing not counted",
+                "inference: decode is memory-bound, each step reads the {} weights once at {low_pct:.0}–{high_pct:.0} % of {mem_bw_gbps} GB/s, {} {layer_us_low:.0}–{layer_us_high:.0} µs per layer × {layers} layers of kernel launches and scheduling ({}); batch {batch} sequences per step; prompt processing not counted",
                 precision.as_str(),
+                if runtime.launches_overlap_reads() { "or, when longer," } else { "plus" },
                 match runtime {
                     Runtime::Serving => "a serving engine such as vLLM or SGLang; Hugging Face transformers' generate() takes about ten times that: --runtime transformers",
-                    Runtime::Transformers => "Hugging Face transformers' generate(), eager PyTorch",
+                    Runtime::Transformers => "Hugging Face transformers' generate(), eager PyTorch: Python launches the kernels while the GPU reads, so the slower of the two sets the step",
                 }
             ),
             Flops6 => f.write_str("FLOPs ≈ 6·N·D (forward 2·N·D + backward 4·N·D per token)"),
@@ -200,7 +201,7 @@ impl fmt::Display for Assumption {
                 active_params / 1e9
             ),
             MfuBands => f.write_str("MFU bands (share of dense 16-bit peak; catalog-facts §5): full fine-tune 35–50 % on one GPU or over NVLink, 20–35 % across PCIe-only GPUs; LoRA 25–35 %; QLoRA 15–25 %; pre-Ampere GPUs without FlashAttention-2 10–25 % (QLoRA 10–20 %); each offer's band is in time.mfu"),
-            InferenceTime => f.write_str("inference time: decode is memory-bound, each step reads the weights once at 30–70 % of peak memory bandwidth, plus a fixed time per layer (30–60 µs in a serving engine such as vLLM or SGLang, 400–800 µs in Hugging Face transformers); prompt processing not counted"),
+            InferenceTime => f.write_str("inference time: decode is memory-bound, each step reads the weights once at 30–70 % of peak memory bandwidth, plus a fixed time per layer (30–60 µs in a serving engine such as vLLM or SGLang; in Hugging Face transformers 500–1000 µs, which runs alongside the reads, so the longer of the two counts); prompt processing not counted"),
             TermBilling => f.write_str("term modes bill whole terms for the calendar time the work spans (hours ÷ hours per day); hourly and spot bill the hours worked"),
             OneInstancePerOffer => f.write_str("one instance per offer unless its row says N nodes; for each instance type and billing mode the cheapest region with an observed price is shown, else the cheapest estimate"),
             Clusters { link_low_pct, link_high_pct, rdma_low_pct, rdma_high_pct, sequences_per_step, slow_link_gbps } => write!(

@@ -78,7 +78,7 @@ impl Method {
 /// What runs an inference job's decode loop. Each decode step pays, besides reading the weights, a
 /// fixed time per layer to launch and schedule its kernels — ten times more from eager Python than
 /// from a serving engine's captured CUDA graphs, and at batch 1 on a small model that fixed time is
-/// most of the step.
+/// most of the step. How the two add up differs too ([`Runtime::launches_overlap_reads`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Runtime {
@@ -107,18 +107,35 @@ impl Runtime {
         }
     }
 
-    /// Fixed time per layer per decode step, fastest–slowest, in microseconds. Calibrated on the
-    /// Qwen3 speed benchmark (QwenLM/Qwen2.5 docs/source/getting_started/speed_benchmark.md, H20,
-    /// batch 1, input 1: transformers 4.51.3 and SGLang 0.4.6.post1 — rows 48–62 of
-    /// data/validation.toml): transformers decodes Qwen3 0.6B–8B at a near-constant 17–22 ms per
-    /// token over 28–36 layers (≈ 0.6 ms per layer, whatever the weights' size), SGLang's steps fit
-    /// weights ÷ (30–40 % of 4 TB/s) + ≈ 1.7 ms over 28–36 layers (≈ 50 µs per layer). The same
-    /// rows check the engine, so they are not an independent test of these figures.
+    /// Fixed time per layer per decode step, fastest–slowest, in microseconds. Calibrated on two
+    /// published batch-1 decode benchmarks, both in data/validation.toml, which therefore check the
+    /// figures only together with [`Runtime::launches_overlap_reads`]: Qwen3's speed benchmark
+    /// (QwenLM/Qwen2.5 docs/source/getting_started/speed_benchmark.md, H20, input 1: transformers
+    /// 4.51.3 and SGLang 0.4.6.post1) and Qwen2.5's (docs/source/benchmark/speed_benchmark.rst @
+    /// a912d23, A100 80 GB, input 1: transformers 4.46.0 and vLLM 0.6.3). Eager transformers decodes
+    /// the small models — where launching, not reading, sets the step — at 0.60 ms per layer in the
+    /// first (Qwen3 0.6B–8B: 17–22 ms per token over 28–36 layers) and 0.88–0.90 ms in the second
+    /// (Qwen2.5 0.5B–3B: 21–33 ms over 24–36 layers), whatever the weights' size; the band holds both
+    /// (it was 400–800 µs from the first alone, which the second's 0.9 ms fell outside). SGLang's steps
+    /// fit weights ÷ (30–40 % of 4 TB/s) + ≈ 1.7 ms over 28–36 layers (≈ 50 µs per layer).
     pub fn layer_overhead_us(self) -> (f64, f64) {
         match self {
             Runtime::Serving => (30.0, 60.0),
-            Runtime::Transformers => (400.0, 800.0),
+            Runtime::Transformers => (500.0, 1000.0),
         }
+    }
+
+    /// Whether the per-layer time runs alongside the weight reads rather than after them. Eager
+    /// PyTorch (transformers) launches each kernel from Python and returns before the GPU has run
+    /// it, so the host works ahead while the GPU reads weights: a step takes the longer of the two
+    /// (host-bound on small models, bandwidth-bound on large ones). The large models of both
+    /// benchmarks above show it: Qwen2.5-32B decodes at 17.5 tokens/s on an A100 (57 ms per step),
+    /// while reading its 65 GB even at the full 2,039 GB/s (32 ms) plus 64 layers × 0.4 ms of
+    /// launches in series would take 57.5 ms — faster than the sum allows at any bandwidth. A serving
+    /// engine replays captured CUDA graphs: what is left per layer is the GPU's own gaps between
+    /// kernels, in series with the reads, so the two add.
+    pub fn launches_overlap_reads(self) -> bool {
+        self == Runtime::Transformers
     }
 }
 
