@@ -11,6 +11,16 @@ pub enum DiskCategory {
     Premium,
 }
 
+impl DiskCategory {
+    /// The users' word, as a spec writes it (and gpuctl-core's storage prices take it).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DiskCategory::Ssd => "ssd",
+            DiskCategory::Premium => "premium",
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Disk {
     pub category: DiskCategory,

@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 
 use gpuctl_core::price::{terms_bought, Usage};
+use gpuctl_core::storage::{self, Billing, StorageKind, StoragePrice};
 use gpuctl_core::{check_compat, Catalog, CompatQuery, Confidence, Price, PriceOrigin, Severity};
 
 use crate::provider::{BillingMode, Provider};
@@ -108,6 +109,19 @@ pub struct PoolPlan {
     /// `total_cny` and `by_mode` when `size_gb` is given and a price is recorded.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub shared_storage: Option<SharedStoragePlan>,
+    /// Each node's system and data disks priced at the first choice (issue 15), per GB in the pool's
+    /// billing mode: in `cny_per_hour`, `total_cny` and `by_mode` where a price is recorded (a disk
+    /// whose price is unknown is left out, and a warning says so). Empty without a choice.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub disks: Vec<DiskPlan>,
+    /// Prepaid modes: whether the cloud bundles the system disk with the instance (its rule and
+    /// source); `None` for pay-as-you-go pools.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub system_disk_rule: Option<String>,
+    /// `snapshot.before_release`: the snapshots `release`/`destroy` leave behind, per month; not in
+    /// the totals (they bill from the release until deleted).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub snapshots: Option<SnapshotPlan>,
     /// The pool's `env` rendered for each cloud it may land on (empty without `env`): what each
     /// instance boots with, shown in one line each, in full by `plan --show-boot`.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -447,6 +461,134 @@ pub struct SharedStoragePlan {
     pub total_cny: Option<f64>,
 }
 
+/// One disk of every node, priced at the first choice in the pool's billing mode (issue 15).
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct DiskPlan {
+    /// `system` or `data`.
+    pub role: &'static str,
+    /// The spec's word (`ssd`, `premium`).
+    pub category: gpuctl_cloud::DiskCategory,
+    /// The cloud's word for the class the client creates (`CLOUD_SSD`, `cloud_essd`, `ssd.gp1`);
+    /// `None` when gpuctl's storage prices do not name it.
+    pub class: Option<&'static str>,
+    pub size_gb: u32,
+    /// One node's disk per hour in the pool's mode (prepaid: the month's price over 730 h).
+    pub cny_per_hour: Option<f64>,
+    /// All nodes' disks over the plan's hours, or the terms bought; in the pool's totals when known.
+    pub total_cny: Option<f64>,
+    /// How the rate was reached ("0.0025 CNY/GB-hour as printed"), or "price unknown: …".
+    pub basis: String,
+    /// The price row's source, date and confidence; `None` without a row.
+    pub source: Option<String>,
+}
+
+/// The snapshots a pool's `snapshot.before_release` leaves after `release`/`destroy` (issue 15).
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct SnapshotPlan {
+    /// Every node's cloud disks: the most the snapshots can hold (the clouds bill what is stored).
+    pub gb: u32,
+    pub cny_per_month: Option<f64>,
+    pub basis: String,
+    pub source: Option<String>,
+}
+
+/// What `gb` of one disk costs for `min_terms` terms of `mode` over `hours` (as `instance_cost`):
+/// per-hour modes at the pay-as-you-go GB-hour rate, prepaid modes at the prepaid GB-month rate for
+/// the months the terms cover (a week pro rata of the month: no weekly disk price is recorded).
+fn disk_cost(
+    row: &StoragePrice,
+    gb: u32,
+    mode: BillingMode,
+    min_terms: u32,
+    hours: Option<f64>,
+) -> Option<f64> {
+    let h = hours.unwrap_or(1.0);
+    let terms = terms_bought(mode, h, &Usage::hours(h), min_terms);
+    let gb = f64::from(gb);
+    if mode.is_per_hour() {
+        row.usage_per_hour().map(|r| r.cny * gb * terms)
+    } else {
+        row.prepaid_per_month().map(|r| r.cny * gb * terms * mode.term_hours() / storage::HOURS_PER_MONTH)
+    }
+}
+
+fn disk_plans(pool: &Pool, c: &Choice, hours: Option<f64>, warnings: &mut Vec<String>) -> Vec<DiskPlan> {
+    let mode = pool.billing.value;
+    let count = f64::from(pool.count.value);
+    let disks =
+        std::iter::once(("system", &pool.system_disk)).chain(pool.data_disks.iter().map(|d| ("data", d)));
+    disks
+        .map(|(role, d)| {
+            let found = storage::lookup(c.provider, StorageKind::Disk, d.category.as_str(), &c.region);
+            let row = found.as_ref().ok().copied();
+            let rate =
+                row.and_then(|r| if mode.is_per_hour() { r.usage_per_hour() } else { r.prepaid_per_month() });
+            let basis = match (&found, &rate) {
+                (Err(e), _) => e.to_string(),
+                (Ok(r), None) => format!(
+                    "price unknown: no {} figure for {} {} ({})",
+                    if mode.is_per_hour() { "pay-as-you-go" } else { "prepaid" },
+                    c.provider,
+                    r.class,
+                    r.source
+                ),
+                (Ok(_), Some(rate)) if mode.is_per_hour() => rate.how.clone(),
+                (Ok(_), Some(rate)) => format!("{}, term discounts not applied", rate.how),
+            };
+            let cny_per_hour = rate.as_ref().map(|r| {
+                let per_gb_hour = if mode.is_per_hour() { r.cny } else { r.cny / storage::HOURS_PER_MONTH };
+                per_gb_hour * f64::from(d.size_gb)
+            });
+            let total_cny =
+                row.and_then(|r| disk_cost(r, d.size_gb, mode, pool.term, hours)).map(|x| x * count);
+            if total_cny.is_none() {
+                let w = format!(
+                    "pool `{}`: the {role} disk ({} {} GB on {}) is not in the totals: {basis}",
+                    pool.name.value,
+                    d.category.as_str(),
+                    d.size_gb,
+                    c.provider
+                );
+                if !warnings.contains(&w) {
+                    warnings.push(w);
+                }
+            }
+            DiskPlan {
+                role,
+                category: d.category,
+                class: row.map(|r| r.class),
+                size_gb: d.size_gb,
+                cny_per_hour,
+                total_cny,
+                basis,
+                source: row.map(StoragePrice::citation),
+            }
+        })
+        .collect()
+}
+
+fn snapshot_plan(pool: &Pool, c: &Choice) -> Option<SnapshotPlan> {
+    if !pool.snapshot.before_release {
+        return None;
+    }
+    let per_node: u32 = pool.system_disk.size_gb + pool.data_disks.iter().map(|d| d.size_gb).sum::<u32>();
+    let gb = per_node * pool.count.value;
+    let m = storage::monthly_cost(
+        c.provider,
+        StorageKind::Snapshot,
+        "snapshot",
+        &c.region,
+        f64::from(gb),
+        Billing::Usage,
+    );
+    Some(SnapshotPlan {
+        gb,
+        cny_per_month: m.cny_per_month,
+        basis: m.basis,
+        source: m.price.map(StoragePrice::citation),
+    })
+}
+
 fn pool_plan(
     pool: &Pool,
     catalog: &Catalog,
@@ -608,10 +750,45 @@ fn pool_plan(
         .map_or(0.0, |(cny, gb)| crate::shared_price::per_hour(cny, gb))
         + ip_hourly;
     let storage = storage + ip_hourly * hours.unwrap_or(730.0);
-    let cny_per_hour = cny_per_hour.map(|x| x + storage_hourly);
-    let total_cny = total_cny.map(|x| x + storage);
-    let by_mode: Vec<ModeTotal> =
-        by_mode.into_iter().map(|m| ModeTotal { total_cny: m.total_cny + storage, ..m }).collect();
+    // The nodes' disks bill in the nodes' mode (Alibaba: "随ECS实例创建的云盘，计费方式和ECS实例相同",
+    // storage.toml's system_disk rows), so each mode's line prices them in that mode.
+    let disks = match first {
+        Some(c) => disk_plans(pool, c, hours, warnings),
+        None => Vec::new(),
+    };
+    let disk_rows: Vec<(&StoragePrice, u32)> = match first {
+        Some(c) => std::iter::once(&pool.system_disk)
+            .chain(&pool.data_disks)
+            .filter_map(|d| {
+                storage::lookup(c.provider, StorageKind::Disk, d.category.as_str(), &c.region)
+                    .ok()
+                    .map(|r| (r, d.size_gb))
+            })
+            .collect(),
+        None => Vec::new(),
+    };
+    let disks_in = |m: BillingMode| -> f64 {
+        disk_rows
+            .iter()
+            .filter_map(|(r, gb)| disk_cost(r, *gb, m, min_terms(mode, pool.term, m), hours))
+            .sum::<f64>()
+            * count
+    };
+    let disks_hourly = disks.iter().filter_map(|d| d.cny_per_hour).sum::<f64>() * count;
+    let disks_total = disks.iter().filter_map(|d| d.total_cny).sum::<f64>();
+    let system_disk_rule = first
+        .filter(|_| !mode.is_per_hour())
+        .and_then(|c| storage::system_disk_rule(c.provider))
+        .map(|r| format!("{}: {} (source: {})", r.provider, r.notes, r.citation()));
+    let snapshots = first.and_then(|c| snapshot_plan(pool, c));
+    let cny_per_hour = cny_per_hour.map(|x| x + storage_hourly + disks_hourly);
+    let total_cny = total_cny.map(|x| x + storage + disks_total);
+    let mut by_mode: Vec<ModeTotal> = by_mode
+        .into_iter()
+        .map(|m| ModeTotal { total_cny: m.total_cny + storage + disks_in(m.mode), ..m })
+        .collect();
+    // Still cheapest first once the disks are in (they weigh differently per mode).
+    by_mode.sort_by(|a, b| a.total_cny.total_cmp(&b.total_cny).then(a.mode.cmp(&b.mode)));
     let mut boot = Vec::new();
     if let Some(env) = &pool.env {
         for c in &choices {
@@ -637,6 +814,9 @@ fn pool_plan(
         by_mode,
         public_ip,
         shared_storage,
+        disks,
+        system_disk_rule,
+        snapshots,
         boot,
     }
 }

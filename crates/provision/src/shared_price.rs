@@ -1,9 +1,10 @@
-//! What a cluster's shared file system costs per GB·month (issue 14), from the clouds' published price
-//! pages as recorded in `shared/reference/price-evidence.md` and `docs/research/clusters.md` §3. The
-//! clouds bill what is stored (hourly, on usage), so a plan prices the spec's `size_gb`; a tier with
-//! no recorded figure stays unknown rather than borrowing another's.
+//! What a cluster's shared file system costs per GB·month (issue 14). The figures are gpuctl-core's
+//! storage table (`gpuctl_core::storage`, from `shared/reference/price-evidence.md` and
+//! `docs/research/clusters.md` §3). The clouds bill what is stored (hourly, on usage), so a plan prices
+//! the spec's `size_gb`; a tier with no recorded figure stays unknown rather than borrowing another's.
 
 use gpuctl_cloud::cloud::FsTier;
+use gpuctl_core::storage::{self, StorageKind};
 
 use crate::provider::Provider;
 
@@ -19,24 +20,33 @@ pub struct FsPrice {
     pub source: &'static str,
 }
 
-const TENCENT: &str =
-    "third-party listing, \"from 0.35 CNY/GB-mo\", undated (price-evidence §1.4); no official figure found";
-const ALIBABA: &str = "AlibabaCloudDocs/nas cn.zh-CN/产品定价/计费案例.md@1e2a465, 华东1 (杭州), 2019-09-05 (price-evidence §2)";
-const JD: &str = "zhangkai263/cn documentation/Storage-and-CDN/Cloud-File-Service/Pricing/Pricing-Rules.md@e0782a59, undated (price-evidence §3)";
-const NOT_FOUND: &str = "no published figure found (docs/research/clusters.md §3)";
-
-/// The tier's price on `provider`. The figures are the clouds' list prices for mainland regions; the
-/// sources give one region or none, so `_region` does not change them (said in each source).
-pub fn price(provider: Provider, _region: &str, tier: FsTier) -> FsPrice {
-    let (product, cny, source) = match (provider, tier) {
-        (Provider::Tencent, FsTier::Capacity) => ("CFS 通用标准型 (SD)", Some(0.35), TENCENT),
-        (Provider::Tencent, FsTier::Performance) => ("CFS 通用性能型 (HP)", None, NOT_FOUND),
-        (Provider::Alibaba, FsTier::Capacity) => ("NAS 通用型 容量型 (Capacity)", Some(0.35), ALIBABA),
-        (Provider::Alibaba, FsTier::Performance) => ("NAS 通用型 性能型 (Performance)", None, NOT_FOUND),
-        (Provider::JdCloud, FsTier::Capacity) => ("云文件服务 容量型 (std1)", Some(0.35), JD),
-        (Provider::JdCloud, FsTier::Performance) => ("云文件服务 通用型 (gp1)", Some(0.45), JD),
+/// The tier's price on `provider` in `region`: gpuctl-core's storage table (`data/storage.toml`, the one
+/// place storage prices live, each row cited), looked up by gpuctl's tier word. The figures are the
+/// clouds' list prices for mainland regions; where a source gives one region or none the figure stands
+/// for every region (said in its source). A tier with no figure stays unknown.
+pub fn price(provider: Provider, region: &str, tier: FsTier) -> FsPrice {
+    let word = match tier {
+        FsTier::Capacity => "capacity",
+        FsTier::Performance => "performance",
     };
-    FsPrice { provider, tier, product, cny_per_gb_month: cny, source }
+    match storage::lookup(provider, StorageKind::FileSystem, word, region) {
+        Ok(row) => FsPrice {
+            provider,
+            tier,
+            product: row.product,
+            cny_per_gb_month: row.usage_per_month().map(|r| r.cny),
+            source: row.source,
+        },
+        // Every tier has a row on every cloud (core's tests hold the table to it); should one go
+        // missing, the plan says so instead of failing.
+        Err(_) => FsPrice {
+            provider,
+            tier,
+            product: word,
+            cny_per_gb_month: None,
+            source: "no row in gpuctl's storage table",
+        },
+    }
 }
 
 /// The price of a recorded file system (its tier as the state store holds it); `None` for a placement

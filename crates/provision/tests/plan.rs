@@ -41,8 +41,14 @@ fn prices_come_from_the_catalog_with_their_source() {
     let fact = pool.choices[0].price.as_ref().unwrap();
     assert_eq!((fact.cny_per_hour, fact.source.as_str()), (row.cny_per_hour, row.source.as_str()));
     assert_eq!(pool.create, vec![0, 1]);
-    assert!((pool.cny_per_hour.unwrap() - 2.0 * row.cny_per_hour).abs() < 1e-9);
-    assert!((p.total_cny.unwrap() - 2.0 * 10.0 * row.cny).abs() < 1e-9);
+    // Each node's default system disk (ssd, 100 GB → Tencent CLOUD_SSD) bills by the hour beside it:
+    // 0.0025 CNY/GB-hour (storage.toml, Tencent's CBS price page) × 100 GB = 0.25 CNY/hour a node.
+    let disk = &pool.disks[0];
+    assert_eq!((disk.role, disk.class, disk.size_gb), ("system", Some("CLOUD_SSD"), 100));
+    assert!((disk.cny_per_hour.unwrap() - 0.25).abs() < 1e-9, "{disk:?}");
+    assert!(disk.source.as_deref().unwrap().contains("价格总览.md"), "{disk:?}");
+    assert!((pool.cny_per_hour.unwrap() - 2.0 * (row.cny_per_hour + 0.25)).abs() < 1e-9);
+    assert!((p.total_cny.unwrap() - 2.0 * 10.0 * (row.cny + 0.25)).abs() < 1e-9);
     // Every mode the catalog prices is compared, and hourly is among them at the same total.
     let hourly = pool.by_mode.iter().find(|m| m.mode == BillingMode::Hourly).unwrap();
     assert!((hourly.total_cny - p.total_cny.unwrap()).abs() < 1e-9);
@@ -157,10 +163,10 @@ fn staged_specs_plan_with_known_prices() {
         }
     }
     expect![[r#"
-        stage1.toml validate: 1 × tencent GN7.2XLARGE32 hourly in ap-guangzhou-3; ¥/h Some(8.68); total Some(139.0); over budget: false
-        stage2.toml tune: 2 × alibaba ecs.gn7i-c8g1.2xlarge weekly in cn-hangzhou-i; ¥/h Some(16.7); total Some(2805.0); over budget: false
-        stage3.toml serve: 2 × tencent GN7.2XLARGE32 year3 in ap-shanghai-4; ¥/h Some(0.61); total Some(15987.0); over budget: false
-        stage3.toml train: 1 × alibaba ecs.gn7i-c32g1.8xlarge year1 in cn-beijing-g; ¥/h Some(3.73); total Some(32681.0); over budget: false
+        stage1.toml validate: 1 × tencent GN7.2XLARGE32 hourly in ap-guangzhou-3; ¥/h Some(9.43); total Some(151.0); over budget: false
+        stage2.toml tune: 2 × alibaba ecs.gn7i-c8g1.2xlarge weekly in cn-hangzhou-i; ¥/h Some(18.34); total Some(3082.0); over budget: false
+        stage3.toml serve: 2 × tencent GN7.2XLARGE32 year3 in ap-shanghai-4; ¥/h Some(0.88); total Some(23187.0); over budget: false
+        stage3.toml train: 1 × alibaba ecs.gn7i-c32g1.8xlarge year1 in cn-beijing-g; ¥/h Some(5.24); total Some(45881.0); over budget: false
     "#]].assert_eq(&out);
 }
 

@@ -85,6 +85,15 @@ pub fn print_plan(p: &Plan) {
         if let Some(st) = &pool.shared_storage {
             crate::outln!("{} shared storage: {}", pool.name, shared_storage_line(st));
         }
+        for d in &pool.disks {
+            crate::outln!("{} {} disk: {}", pool.name, d.role, disk_line(d, pool.count, pool.billing));
+        }
+        if let Some(rule) = &pool.system_disk_rule {
+            crate::outln!("{} system disk when prepaid: {rule}", pool.name);
+        }
+        if let Some(sn) = &pool.snapshots {
+            crate::outln!("{} snapshots before release: {}", pool.name, snapshot_line(sn));
+        }
         if let Some(ip) = &pool.public_ip {
             crate::outln!("{} public IP: {}", pool.name, public_ip_line(ip));
         }
@@ -191,6 +200,38 @@ fn shared_storage_line(st: &gpuctl_provision::plan::SharedStoragePlan) -> String
         "deleted by destroy"
     };
     format!("{} on every node's {}, {rate}{cost}; {on_destroy}; source: {}", p.product, st.mount, p.source)
+}
+
+/// One disk of every node: its class in the cloud's words, the rate and how it was reached, what it
+/// adds to the totals, and the price's source; or why it is not in them.
+fn disk_line(d: &gpuctl_provision::plan::DiskPlan, count: u32, mode: gpuctl_core::BillingMode) -> String {
+    let class = d.class.map(|c| format!(" ({c})")).unwrap_or_default();
+    let head = format!("{} {} GB{class}", d.category.as_str(), d.size_gb);
+    match (d.cny_per_hour, d.total_cny) {
+        (Some(h), Some(t)) => format!(
+            "{head}, {}/hour per node ({}{}); {} for {count} node{} over the plan, in the totals; source: {}",
+            cny(h),
+            d.basis,
+            if mode.is_per_hour() { ", billed by the hour" } else { ", billed with the instance's term" },
+            cny(t),
+            if count == 1 { "" } else { "s" },
+            d.source.as_deref().unwrap_or("none")
+        ),
+        _ => format!("{head}: not in the totals, {}", d.basis),
+    }
+}
+
+fn snapshot_line(sn: &gpuctl_provision::plan::SnapshotPlan) -> String {
+    match sn.cny_per_month {
+        Some(m) => format!(
+            "up to {} GB (every node's cloud disks; billed on what they hold), up to {}/month from the release until deleted ({}); not in the totals; source: {}",
+            sn.gb,
+            cny(m),
+            sn.basis,
+            sn.source.as_deref().unwrap_or("none")
+        ),
+        None => format!("up to {} GB from the release until deleted; {}", sn.gb, sn.basis),
+    }
 }
 
 fn public_ip_line(ip: &gpuctl_provision::public_ip::PublicIpPrice) -> String {
