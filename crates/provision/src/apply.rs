@@ -1441,7 +1441,7 @@ impl Engine {
                     pool: owner.as_ref().map(|o| o.pool.clone()),
                     client_token: token.clone(),
                     state: "creating".into(),
-                    created_at: jiff::Timestamp::now(),
+                    created_at: crate::clock::now(),
                 };
                 engine.store(|s| {
                     s.record_snapshot(&rec)?;
@@ -1539,7 +1539,7 @@ impl Engine {
             pool: owner.map(|o| o.pool.clone()),
             client_token: token.clone(),
             state: "creating".into(),
-            created_at: jiff::Timestamp::now(),
+            created_at: crate::clock::now(),
         };
         let found = self.call(provider, "find-image", &token, || cloud.find_image(region, &name)).await?;
         rec.image_id = match found {

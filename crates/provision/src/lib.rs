@@ -21,6 +21,7 @@
 
 pub mod apply;
 pub mod boot;
+pub mod clock;
 pub mod cluster;
 pub mod image;
 pub mod k3s;

@@ -273,6 +273,13 @@ pub const MIGRATIONS: &[Migration] = &[
     );
     "#,
     ),
+    // 8 (issue 15): the spec's `budget.monthly_cny`, kept with the deployment so `gpuctl cost` and
+    // `gpuctl status` hold a month's bill to it without the spec file. NULL: no monthly budget.
+    Migration::shared(
+        r#"
+    ALTER TABLE deployments ADD COLUMN monthly_budget_cny DOUBLE PRECISION;
+    "#,
+    ),
 ];
 
 /// Every table holding records, in the order `state migrate` copies them. A table added by a
@@ -593,7 +600,7 @@ impl std::fmt::Debug for Store {
 /// `Display`, e.g. `2026-11-30T06:00:00.123Z`), the column format since schema 1, so stores written by
 /// earlier builds read back unchanged; a value that does not parse is reported as corrupt.
 fn now() -> String {
-    Timestamp::now().to_string()
+    crate::clock::now().to_string()
 }
 
 impl From<&str> for Value {
@@ -1016,6 +1023,19 @@ impl Store {
              ON CONFLICT (name) DO UPDATE SET spec_file = ?2, spec_sha256 = ?3, updated_at = ?4, updated_by = ?5",
             args![name, spec_file, spec_sha256, now(), self.actor.to_string()],
         )
+    }
+
+    /// Records the deployment's monthly budget (`budget.monthly_cny`), or clears it (`None`).
+    pub fn set_monthly_budget(&self, name: &str, cny: Option<f64>) -> Result<(), StateError> {
+        self.exec("UPDATE deployments SET monthly_budget_cny = ?2 WHERE name = ?1", args![name, cny])
+    }
+
+    /// The deployment's monthly budget in CNY; `None` when it has none or the store does not know it.
+    pub fn monthly_budget(&self, name: &str) -> Result<Option<f64>, StateError> {
+        match self.query("SELECT monthly_budget_cny FROM deployments WHERE name = ?1", args![name])?.first() {
+            Some(r) => self.real_opt(r, 0, "deployments.monthly_budget_cny"),
+            None => Ok(None),
+        }
     }
 
     /// The spec file a deployment was last applied from, as it was named then (`ssh`/`run`/`cp` read

@@ -309,6 +309,8 @@ impl<L> Provisioning<'_, L> {
         }
         let spec = &self.spec;
         self.engine.store(|s| s.upsert_deployment(&spec.deployment.value, &spec.file, &spec.sha256))?;
+        let monthly = spec.budget.monthly_cny.as_ref().map(|b| b.value);
+        self.engine.store(|s| s.set_monthly_budget(&spec.deployment.value, monthly))?;
         for pool in &self.plan.pools {
             if !pool.create.is_empty() {
                 self.engine.emit(Event::Begin {

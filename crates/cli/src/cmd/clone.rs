@@ -106,7 +106,7 @@ pub fn run(args: CloneArgs) -> Result<ExitCode, CliError> {
         ),
         args.yes,
     )?;
-    let report = session.runtime.block_on(job.apply(jiff::Timestamp::now())).map_err(workflow_error);
+    let report = session.runtime.block_on(job.apply(gpuctl_provision::clock::now())).map_err(workflow_error);
     session.bars.finish();
     let report = report?;
     if args.cloud.json {

@@ -151,7 +151,8 @@ pub fn run(args: ProvisionArgs) -> Result<ExitCode, CliError> {
             args.yes,
         )?;
     }
-    let report = session.runtime.block_on(job.apply(jiff::Timestamp::now())).map_err(workflow_error)?;
+    let report =
+        session.runtime.block_on(job.apply(gpuctl_provision::clock::now())).map_err(workflow_error)?;
     session.bars.finish();
     if args.cloud.json {
         print_json(&report)?;

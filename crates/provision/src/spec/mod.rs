@@ -115,6 +115,9 @@ pub struct Budget {
     pub total_cny: Option<Spanned<f64>>,
     /// Cap on what all pools cost together per hour while running, in CNY.
     pub per_hour_cny: Option<Spanned<f64>>,
+    /// Cap on what the cloud bills the deployment in one calendar month, in CNY (issue 15): held
+    /// against the bill lines by `gpuctl cost` and `gpuctl status`, not by the plan.
+    pub monthly_cny: Option<Spanned<f64>>,
 }
 
 #[derive(Debug, Clone, PartialEq)]

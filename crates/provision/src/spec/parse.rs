@@ -48,7 +48,7 @@ impl Default for Limits {
 }
 
 const TOP_KEYS: &[&str] = &["deployment", "hours", "budget", "pool"];
-const BUDGET_KEYS: &[&str] = &["total_cny", "per_hour_cny"];
+const BUDGET_KEYS: &[&str] = &["total_cny", "per_hour_cny", "monthly_cny"];
 const POOL_KEYS: &[&str] = &[
     "name",
     "count",
@@ -259,7 +259,8 @@ impl Parser<'_> {
         };
         let total_cny = money("total_cny");
         let per_hour_cny = money("per_hour_cny");
-        Budget { total_cny, per_hour_cny }
+        let monthly_cny = money("monthly_cny");
+        Budget { total_cny, per_hour_cny, monthly_cny }
     }
 
     fn pools(&self, r: &mut Reader<'_>, top: &Table<'_>, hours: Option<f64>) -> Option<Vec<Pool>> {
