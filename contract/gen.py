@@ -48,8 +48,13 @@ TENCENT = {
             "CreateSecurityGroupPolicies", "DescribeSecurityGroupPolicies"],
     # a cluster's shared file system (issue 14); the mount target is made with it.
     "cfs": ["CreateCfsFileSystem", "DescribeCfsFileSystems", "DescribeMountTargets", "DeleteCfsFileSystem"],
+    # GPU utilization (issue 15): Cloud Monitor, host monitor.tencentcloudapi.com.
+    "monitor": ["GetMonitorData"],
+    # the bill's lines (issue 15): billing, host billing.tencentcloudapi.com.
+    "billing": ["DescribeBillDetail"],
 }
-TENCENT_VERSION = {"cvm": "v20170312", "cbs": "v20170312", "vpc": "v20170312", "cfs": "v20190719"}
+TENCENT_VERSION = {"cvm": "v20170312", "cbs": "v20170312", "vpc": "v20170312", "cfs": "v20190719",
+                   "monitor": "v20180724", "billing": "v20180709"}
 ALIBABA = ["RunInstances", "DescribeInstances", "DescribeInstanceStatus", "DeleteInstances", "DeleteInstance",
            "StopInstances", "StopInstance", "DescribePrice", "DescribeAvailableResource", "DescribeDisks",
            "CreateSnapshot", "DescribeSnapshots", "DeleteSnapshot", "CreateImage", "DescribeImages",
@@ -67,6 +72,8 @@ ALIBABA_VPC = ["DescribeVSwitches", "CreateVpc", "DescribeVpcs", "DeleteVpc", "C
 # system and its mount target (issue 14).
 ALIBABA_NAS = ["CreateFileSystem", "DescribeFileSystems", "CreateMountTarget", "DescribeMountTargets",
                "DeleteMountTarget", "DeleteFileSystem"]
+# CloudMonitor (its own host metrics.<region>.aliyuncs.com and version 2019-01-01): GPU utilization (issue 15).
+ALIBABA_CMS = ["DescribeMetricList"]
 JDCLOUD = {
     "vm": ["createInstances", "describeInstances", "describeInstance", "deleteInstance", "describeInstanceTypes",
            "modifyInstanceReleaseTime", "createImage", "describeInstancesCustomData", "importKeypair",
@@ -82,6 +89,8 @@ JDCLOUD = {
     # A cluster's shared file system (issue 14): 云文件服务, host zfs.jdcloud-api.com.
     "zfs": ["createFileSystem", "describeFileSystems", "describeFileSystem", "deleteFileSystem",
             "createMountTarget", "describeMountTargets", "deleteMountTarget"],
+    # GPU utilization (issue 15): 云监控 v2, host monitor.jdcloud-api.com.
+    "monitor": ["describeMetricData"],
 }
 # Which actions each client sends today (the README's table and the "never appeared" list).
 CLIENT_ACTIONS = {
@@ -91,7 +100,8 @@ CLIENT_ACTIONS = {
                 "CreateSubnet", "DescribeSubnets", "DeleteSubnet", "CreateSecurityGroup", "DescribeSecurityGroups",
                 "DeleteSecurityGroup", "CreateSecurityGroupPolicies", "DescribeSecurityGroupPolicies",
                 "CreateImage", "CreateHpcCluster", "DescribeHpcClusters", "DeleteHpcClusters",
-                "CreateCfsFileSystem", "DescribeCfsFileSystems", "DescribeMountTargets", "DeleteCfsFileSystem"],
+                "CreateCfsFileSystem", "DescribeCfsFileSystems", "DescribeMountTargets", "DeleteCfsFileSystem",
+                "GetMonitorData", "DescribeBillDetail"],
     "alibaba": ["RunInstances", "DescribeInstances", "DescribeDisks", "DeleteInstances", "CreateSnapshot",
                 "DescribeSnapshots", "DescribePrice", "DescribeAvailableResource", "ModifyInstanceChargeType",
                 "DescribeVSwitches", "DescribeSecurityGroups", "ImportKeyPair", "DescribeKeyPairs",
@@ -100,7 +110,7 @@ CLIENT_ACTIONS = {
                 "DeleteSecurityGroup", "CreateImage", "CreateDeploymentSet", "DescribeDeploymentSets",
                 "DeleteDeploymentSet", "DescribeDeploymentSetSupportedInstanceTypeFamily", "CreateFileSystem",
                 "DescribeFileSystems", "CreateMountTarget", "DescribeMountTargets", "DeleteMountTarget",
-                "DeleteFileSystem"],
+                "DeleteFileSystem", "DescribeMetricList"],
     "jdcloud": ["describeInstanceTypes", "createInstances", "modifyInstanceReleaseTime", "describeInstances",
                 "describeInstance", "deleteInstance", "createSnapshot", "describeSnapshots",
                 "calculateTotalPrice", "setRenewal", "importKeypair", "describeKeypairs", "describeImages",
@@ -108,7 +118,7 @@ CLIENT_ACTIONS = {
                 "createNetworkSecurityGroup", "describeNetworkSecurityGroups", "describeNetworkSecurityGroup",
                 "addNetworkSecurityGroupRules", "deleteNetworkSecurityGroup", "createImage", "createFileSystem",
                 "describeFileSystems", "describeFileSystem", "deleteFileSystem", "createMountTarget",
-                "describeMountTargets", "deleteMountTarget"],
+                "describeMountTargets", "deleteMountTarget", "describeMetricData"],
 }
 
 
@@ -235,11 +245,13 @@ def alibaba():
     from alibabacloud_ecs20140526 import models as ecs
     from alibabacloud_vpc20160428 import models as vpc
     from alibabacloud_nas20170626 import models as nas
+    from alibabacloud_cms20190101 import models as cms
     out = {}
     for pkg, service, version, models, actions in (
             ("alibabacloud_ecs20140526", "ecs", "2014-05-26", ecs, ALIBABA),
             ("alibabacloud_vpc20160428", "vpc", "2016-04-28", vpc, ALIBABA_VPC),
-            ("alibabacloud_nas20170626", "nas", "2017-06-26", nas, ALIBABA_NAS)):
+            ("alibabacloud_nas20170626", "nas", "2017-06-26", nas, ALIBABA_NAS),
+            ("alibabacloud_cms20190101", "cms", "2019-01-01", cms, ALIBABA_CMS)):
         ver = pkg_version(pkg.replace("_", "-"))
         for a in actions:
             req_cls = getattr(models, a + "Request")

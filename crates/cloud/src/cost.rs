@@ -17,6 +17,29 @@ pub struct UsageQuery {
     pub period_s: u32,
 }
 
+impl UsageQuery {
+    /// The period a client asks its cloud for: the shortest of the cloud's `allowed` periods (seconds,
+    /// ascending) that is at least `period_s`, or the longest when none is: a coarser answer rather than
+    /// a refused request.
+    pub fn period_among(&self, allowed: &[u32]) -> u32 {
+        allowed
+            .iter()
+            .copied()
+            .find(|&p| p >= self.period_s)
+            .or_else(|| allowed.last().copied())
+            .unwrap_or(self.period_s)
+    }
+
+    /// How many periods of `period_s` seconds the window touches (aligned to multiples of the period,
+    /// as the clouds align their points): what a request's point count is made of.
+    pub fn periods_touched(&self, period_s: u32) -> u64 {
+        let p = i64::from(period_s.max(1));
+        let first = self.start.as_second().div_euclid(p);
+        let last = self.end.as_second().div_euclid(p);
+        (last - first + 1).max(0) as u64
+    }
+}
+
 /// One sample: the average GPU utilization (percent, 0–100) over the period that starts at `at`.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
 pub struct UsagePoint {

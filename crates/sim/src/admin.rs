@@ -11,6 +11,11 @@
 //! - `POST /_sim/public_address`    → `{"instance_id": "...", "address": "127.0.0.1"}`: the instance's
 //!   public IP as describe answers it from now on (tests aim `gpuctl ssh`/`run`/`cp` at a local sshd;
 //!   the port is the user's `--port`/`ssh_port`, as for any host whose sshd is not on 22)
+//! - `POST /_sim/gpu_usage`         → `{"provider": "tencent", "instance_id": "...", "percent": 3.5,
+//!   "from"?: RFC 3339, default now}`: the instance's GPU utilization is `percent` from `from` onward
+//!   (a step function, a later setting replacing what was set after its `from`), as that cloud's
+//!   monitoring API answers it (`gpuctl_simkit::usage`: no data before the first setting or while the
+//!   instance is not running)
 
 use gpuctl_simkit::{FaultRule, Knobs, RateLimit, SimRequest, SimResponse, StockOut};
 use jiff::{SignedDuration, Timestamp};
@@ -54,12 +59,16 @@ pub(crate) fn handle(sim: &Sim, req: &SimRequest) -> SimResponse {
             Ok(p) => p.apply(sim),
             Err(e) => bad(&e),
         },
+        ("POST", "/_sim/gpu_usage") => match body::<GpuUsage>(req) {
+            Ok(u) => u.apply(sim),
+            Err(e) => bad(&e),
+        },
         _ => SimResponse::json(
             404,
             &json!({"error": format!("no admin endpoint {} {}", req.method, req.path),
                     "endpoints": ["GET /_sim/health", "GET /_sim/state", "POST /_sim/reset", "GET|POST /_sim/clock",
                                   "GET|PUT /_sim/knobs", "POST /_sim/faults", "POST /_sim/stock_outs", "POST /_sim/rate_limits",
-                                  "POST /_sim/public_address"]}),
+                                  "POST /_sim/public_address", "POST /_sim/gpu_usage"]}),
         ),
     }
 }
@@ -146,5 +155,46 @@ impl PublicAddress {
             }
         }
         SimResponse::json(404, &json!({"error": format!("no instance {} in any cloud", self.instance_id)}))
+    }
+}
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct GpuUsage {
+    provider: gpuctl_simkit::Provider,
+    instance_id: String,
+    percent: f64,
+    from: Option<String>,
+}
+
+impl GpuUsage {
+    fn apply(self, sim: &Sim) -> SimResponse {
+        // A utilization is a share of the GPUs' time: 0–100, as every cloud's metric reports it.
+        if !(0.0..=100.0).contains(&self.percent) {
+            return bad(&format!("percent: {} is not between 0 and 100", self.percent));
+        }
+        let from = match self.from.as_deref().map(str::parse::<Timestamp>) {
+            None => sim.ctx().now(),
+            Some(Ok(t)) => t,
+            Some(Err(e)) => {
+                return bad(&format!("from: {e} (give an RFC 3339 time such as 2030-01-01T00:00:00Z)"))
+            }
+        };
+        let Some(emu) = sim.emulators().iter().find(|e| e.provider() == self.provider) else {
+            return bad(&format!("the sim hosts no {} emulator", self.provider));
+        };
+        sim.tick();
+        match emu.set_gpu_usage(&self.instance_id, from, self.percent) {
+            Ok(true) => SimResponse::json(
+                200,
+                &json!({"provider": self.provider, "instance_id": self.instance_id, "percent": self.percent,
+                        "from": from.to_string()}),
+            ),
+            Ok(false) => SimResponse::json(
+                404,
+                &json!({"error": format!("no {} instance {}", self.provider, self.instance_id)}),
+            ),
+            Err(e) => SimResponse::json(409, &json!({ "error": e })),
+        }
     }
 }

@@ -30,6 +30,7 @@ pub mod reader;
 pub mod request;
 pub mod sshkey;
 pub mod testing;
+pub mod usage;
 pub mod validate;
 
 pub use auth::{AuthError, Scheme, Verified};
@@ -48,6 +49,7 @@ pub use page::Window;
 pub use pubip::AddressPool;
 pub use reader::{ParamErrors, Params};
 pub use request::{SimRequest, SimResponse};
+pub use usage::GpuBook;
 
 /// The clouds, named once (gpuctl-clouds): knobs, credentials and offers say which one they mean.
 pub use gpuctl_clouds::Provider;
@@ -99,4 +101,17 @@ pub trait Emulator: Send + Sync {
     /// local sshd. The address it held goes back to the pool. `Ok(false)`: no instance of this cloud
     /// has that id; `Err`: the instance has no public address (created with `public_ip = false`).
     fn point_public_address(&self, instance_id: &str, address: &str) -> Result<bool, String>;
+
+    /// Sets `instance_id`'s GPU utilization to `percent` from `from` onward (the admin API's
+    /// `POST /_sim/gpu_usage`; the semantics are [`usage`]'s): what this cloud's monitoring API then
+    /// answers. `Ok(false)`: no instance of this cloud has that id (the default: a cloud without a
+    /// monitoring model).
+    fn set_gpu_usage(
+        &self,
+        _instance_id: &str,
+        _from: jiff::Timestamp,
+        _percent: f64,
+    ) -> Result<bool, String> {
+        Ok(false)
+    }
 }

@@ -6,6 +6,7 @@
 pub mod cbs;
 pub mod cfs;
 pub mod cvm;
+pub mod monitor;
 pub mod vpc;
 
 use serde::{Deserialize, Serialize};
@@ -21,6 +22,10 @@ pub const VPC: &str = "vpc";
 /// `tccli/services/cfs/v20190719/api.json` metadata.apiVersion) and host `cfs.tencentcloudapi.com`.
 pub const CFS: &str = "cfs";
 pub const CFS_VERSION: &str = "2019-07-19";
+/// Cloud Monitor (issue 15): its own version and host `monitor.tencentcloudapi.com` (tccli 3.1.189.1
+/// `tccli/services/monitor/v20180724/api.json` metadata.apiVersion).
+pub const MONITOR: &str = "monitor";
+pub const MONITOR_VERSION: &str = "2018-07-24";
 /// Most a request's `X-TC-Timestamp` may be off the server clock.
 pub const MAX_SKEW_SECS: i64 = 300;
 /// Longest accepted `ClientToken`.
@@ -35,6 +40,8 @@ pub fn endpoint(service: &str) -> String {
 pub fn version(service: &str) -> &'static str {
     if service == CFS {
         CFS_VERSION
+    } else if service == MONITOR {
+        MONITOR_VERSION
     } else {
         VERSION
     }
@@ -44,6 +51,7 @@ pub fn version(service: &str) -> &'static str {
 pub use cbs::CBS_ACTIONS;
 pub use cfs::CFS_ACTIONS;
 pub use cvm::{charge, is_hpc_type, states, CVM_ACTIONS};
+pub use monitor::MONITOR_ACTIONS;
 pub use vpc::VPC_ACTIONS;
 
 /// `{"Response":{"Error":{"Code","Message"},"RequestId"}}`, always with HTTP 200.

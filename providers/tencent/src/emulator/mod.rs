@@ -23,7 +23,7 @@ use serde_json::Value;
 use crate::api::{self, codes};
 pub use error::TcError;
 use error::{auth_error, envelope, Result};
-use ops::{cbs, cfs, cvm, hpc, keypair, vpc};
+use ops::{cbs, cfs, cvm, hpc, keypair, monitor, vpc};
 use p::P;
 use state::State;
 
@@ -71,6 +71,7 @@ impl Tencent {
             api::CBS => api::CBS_ACTIONS.contains(&action.as_str()),
             api::VPC => api::VPC_ACTIONS.contains(&action.as_str()),
             api::CFS => api::CFS_ACTIONS.contains(&action.as_str()),
+            api::MONITOR => api::MONITOR_ACTIONS.contains(&action.as_str()),
             _ => false,
         };
         if !known {
@@ -81,6 +82,7 @@ impl Tencent {
                 (api::CBS, api::CBS_ACTIONS),
                 (api::VPC, api::VPC_ACTIONS),
                 (api::CFS, api::CFS_ACTIONS),
+                (api::MONITOR, api::MONITOR_ACTIONS),
             ]
             .into_iter()
             .find(|(s, actions)| *s != service && actions.contains(&action.as_str()))
@@ -141,6 +143,7 @@ impl Tencent {
             "DescribeCfsFileSystems" => cfs::describe_cfs_file_systems(&state, &call),
             "DescribeMountTargets" => cfs::describe_mount_targets(&state, &call),
             "DeleteCfsFileSystem" => cfs::delete_cfs_file_system(&mut state, &call),
+            "GetMonitorData" => monitor::get_monitor_data(&state, &call),
             "CreateVpc" => vpc::create_vpc(&mut state, &call),
             "DescribeVpcs" => vpc::describe_vpcs(&state, &call),
             "DeleteVpc" => vpc::delete_vpc(&mut state, &call),
@@ -235,7 +238,7 @@ impl Emulator for Tencent {
         }
         // Prefer the scope's service; an unsigned request is still Tencent's (it gets an auth error).
         match scope_service(req) {
-            Some(s) => [api::CVM, api::CBS, api::VPC, api::CFS].contains(&s.as_str()),
+            Some(s) => [api::CVM, api::CBS, api::VPC, api::CFS, api::MONITOR].contains(&s.as_str()),
             None => req.header("authorization").is_none_or(|a| !a.contains("Credential=")),
         }
     }
@@ -289,6 +292,20 @@ impl Emulator for Tencent {
         };
         st.addresses.release(&ip.address);
         ip.address = address.to_string();
+        Ok(true)
+    }
+
+    fn set_gpu_usage(
+        &self,
+        instance_id: &str,
+        from: jiff::Timestamp,
+        percent: f64,
+    ) -> std::result::Result<bool, String> {
+        let mut st = self.state();
+        if !st.instances.iter().any(|i| i.id == instance_id) {
+            return Ok(false);
+        }
+        st.gpu.set(instance_id, from, percent);
         Ok(true)
     }
 }

@@ -40,6 +40,8 @@ pub(crate) struct State {
     pub file_systems: Vec<CfsFileSystem>,
     /// CreateCfsFileSystem ClientTokens by `<account>:<token>` (valid 2 hours).
     pub cfs_tokens: HashMap<String, CfsToken>,
+    /// GPU utilization settings and power transitions (issue 15): what GetMonitorData answers.
+    pub gpu: gpuctl_simkit::GpuBook,
 }
 
 /// An instance's public IP (RunInstances InternetAccessible): it lives and is released with the
@@ -229,6 +231,7 @@ impl State {
             .collect();
         for id in &gone {
             self.instances.retain(|i| &i.id != id);
+            self.gpu.forget(id);
             self.disks.retain(|d| !(d.instance_id == *id && d.delete_with_instance));
             for d in self.disks.iter_mut().filter(|d| d.instance_id == *id) {
                 d.instance_id.clear();
@@ -291,6 +294,8 @@ impl State {
 
     /// Start terminating one instance at `at`.
     pub fn terminate(&mut self, id: &str, at: Timestamp) {
+        // No GPU data once termination starts (a PREPAID instance in the recycle bin runs no more either).
+        self.gpu.power(id, at, false);
         if let Some(i) = self.instances.iter_mut().find(|i| i.id == id) {
             if let Some(ip) = i.public_ip.take() {
                 self.addresses.release(&ip.address);

@@ -7,6 +7,9 @@ use serde_json::{json, Value};
 
 use super::Tencent;
 
+/// GetMonitorData (issue 15).
+mod monitor;
+
 const TYPE: &str = "GN7.2XLARGE32";
 const ZONE: &str = "ap-guangzhou-3";
 
@@ -464,8 +467,13 @@ fn flattened_requests_are_held_to_the_definition_too() {
 
 #[test]
 fn every_action_served_has_a_definition() {
-    let all =
-        [super::api::CVM_ACTIONS, super::api::CBS_ACTIONS, super::api::VPC_ACTIONS, super::api::CFS_ACTIONS];
+    let all = [
+        super::api::CVM_ACTIONS,
+        super::api::CBS_ACTIONS,
+        super::api::VPC_ACTIONS,
+        super::api::CFS_ACTIONS,
+        super::api::MONITOR_ACTIONS,
+    ];
     for a in all.into_iter().flatten() {
         assert!(super::SCHEMA.has(a), "{a} is served but not in contract/schema/tencent.json");
     }

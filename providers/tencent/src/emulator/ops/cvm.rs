@@ -426,6 +426,8 @@ pub(crate) fn run_instances(state: &mut State, call: &Call) -> Result<Value> {
             user_data: spec.user_data.clone(),
             hpc_cluster_id: hpc_cluster.clone(),
         });
+        // Monitoring data can exist from the boot on (issue 15).
+        state.gpu.power(&id, now.checked_add(boot).unwrap_or(now), true);
         state.disks.push(sys);
         state.disks.extend(data);
         ids.push(id);

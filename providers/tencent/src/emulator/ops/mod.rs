@@ -8,4 +8,5 @@ pub(crate) mod cfs;
 pub(crate) mod cvm;
 pub(crate) mod hpc;
 pub(crate) mod keypair;
+pub(crate) mod monitor;
 pub(crate) mod vpc;
