@@ -14,13 +14,19 @@ use serde::Deserialize;
 
 /// Memory rows whose engine figure is within ±20 % of the measurement: at least this share.
 /// README.md's "Measured accuracy" paragraph states the same figure.
-const MEMORY_SHARE_FLOOR: f64 = 0.74;
+const MEMORY_SHARE_FLOOR: f64 = 0.84;
+/// The same share over the training rows alone (full, LoRA, QLoRA): the inference rows are many and
+/// easy (weights + KV cache), so the overall share alone would flatter the fine-tuning figures users
+/// choose a card by. README.md states this figure too.
+const TRAINING_MEMORY_SHARE_FLOOR: f64 = 0.77;
 /// Throughput rows whose measurement lies inside the engine's tokens/s band: at least this share.
-/// 8 of 10 since decode pays a fixed time per layer (`Runtime`); README.md states the same figure.
-const THROUGHPUT_SHARE_FLOOR: f64 = 0.80;
+/// 22 of 27 since eager decode overlaps its launches with the weight reads (`Runtime`); README.md
+/// states the same figure.
+const THROUGHPUT_SHARE_FLOOR: f64 = 0.81;
 /// The distance is held too: the mean of |ln(measured ÷ the band's middle)| over the throughput rows
-/// is 0.33 today (it was 1.40 before the per-layer decode time, a factor of 4); an engine change that
-/// moves the estimates further from the measurements fails here.
+/// is 0.38 today (0.33 over the 10 rows before Qwen2.5's and the rest of Qwen3's were entered, 1.40
+/// before the per-layer decode time); an engine change that moves the estimates further from the
+/// measurements fails here.
 const THROUGHPUT_LOG_DISTANCE_CEILING: f64 = 0.40;
 /// "Within bounds" for memory: the engine's need / measured peak within 1 ± this.
 const MEMORY_TOLERANCE: f64 = 0.20;
@@ -99,6 +105,8 @@ fn load() -> Vec<Row> {
 
 struct Outcome {
     line: String,
+    /// A fine-tuning row (not inference).
+    training: bool,
     memory_ok: Option<bool>,
     memory_ratio: Option<f64>,
     throughput_ok: Option<bool>,
@@ -206,7 +214,14 @@ fn evaluate(r: &Row, catalog: &Catalog) -> Result<Outcome, String> {
         Some(note) => format!("{line} ({note})"),
         None => line,
     };
-    Ok(Outcome { line, memory_ok, memory_ratio, throughput_ok, throughput_ratio })
+    Ok(Outcome {
+        line,
+        training: method.is_training(),
+        memory_ok,
+        memory_ratio,
+        throughput_ok,
+        throughput_ratio,
+    })
 }
 
 #[test]
@@ -215,6 +230,7 @@ fn engine_agrees_with_published_measurements() {
     let catalog = Catalog::shipped();
     let mut out = String::new();
     let (mut mem, mut mem_ok, mut tps, mut tps_ok) = (0usize, 0usize, 0usize, 0usize);
+    let (mut train_mem, mut train_mem_ok, mut train_tps, mut train_tps_ok) = (0usize, 0usize, 0usize, 0usize);
     let mut worst: Vec<(f64, String)> = Vec::new();
     let mut tps_distance: Vec<f64> = Vec::new();
     for (i, r) in rows.iter().enumerate() {
@@ -228,6 +244,10 @@ fn engine_agrees_with_published_measurements() {
         if let Some(ok) = o.memory_ok {
             mem += 1;
             mem_ok += ok as usize;
+            if o.training {
+                train_mem += 1;
+                train_mem_ok += ok as usize;
+            }
         }
         if let Some(ratio) = o.memory_ratio {
             worst.push((ratio, o.line.clone()));
@@ -235,22 +255,33 @@ fn engine_agrees_with_published_measurements() {
         if let Some(ok) = o.throughput_ok {
             tps += 1;
             tps_ok += ok as usize;
+            if o.training {
+                train_tps += 1;
+                train_tps_ok += ok as usize;
+            }
         }
         tps_distance.extend(o.throughput_ratio.map(|x| x.ln().abs()));
         out.push_str(&format!("{:>3} {}\n", i + 1, o.line));
     }
     let share = |ok: usize, n: usize| if n == 0 { 0.0 } else { ok as f64 / n as f64 };
     let (mem_share, tps_share) = (share(mem_ok, mem), share(tps_ok, tps));
+    let train_share = share(train_mem_ok, train_mem);
     let mean_distance = tps_distance.iter().sum::<f64>() / tps_distance.len().max(1) as f64;
     worst.sort_by(|a, b| (a.0 - 1.0).abs().total_cmp(&(b.0 - 1.0).abs()).reverse());
     out.push_str(&format!(
-        "\nmemory within ±{:.0} %: {mem_ok}/{mem} = {:.0} % (floor {:.0} %)\n\
-         throughput inside the band: {tps_ok}/{tps} = {:.0} % (floor {:.0} %), mean |ln(measured ÷ band middle)| {:.2} (ceiling {:.2})\nworst memory rows:\n",
+        "\nmemory within ±{:.0} %: {mem_ok}/{mem} = {:.0} % (floor {:.0} %); training rows only: {train_mem_ok}/{train_mem} = {:.0} % (floor {:.0} %), inference rows: {}/{}\n\
+         throughput inside the band: {tps_ok}/{tps} = {:.0} % (floor {:.0} %); training rows {train_tps_ok}/{train_tps}, inference rows {}/{}; mean |ln(measured ÷ band middle)| {:.2} (ceiling {:.2})\nworst memory rows:\n",
         MEMORY_TOLERANCE * 100.0,
         mem_share * 100.0,
         MEMORY_SHARE_FLOOR * 100.0,
+        train_share * 100.0,
+        TRAINING_MEMORY_SHARE_FLOOR * 100.0,
+        mem_ok - train_mem_ok,
+        mem - train_mem,
         tps_share * 100.0,
         THROUGHPUT_SHARE_FLOOR * 100.0,
+        tps_ok - train_tps_ok,
+        tps - train_tps,
         mean_distance,
         THROUGHPUT_LOG_DISTANCE_CEILING
     ));
@@ -259,6 +290,10 @@ fn engine_agrees_with_published_measurements() {
     }
     println!("{out}");
     assert!(mem_share + 1e-9 >= MEMORY_SHARE_FLOOR, "memory accuracy fell below the README's figure\n{out}");
+    assert!(
+        train_share + 1e-9 >= TRAINING_MEMORY_SHARE_FLOOR,
+        "training-row memory accuracy fell below the README's figure\n{out}"
+    );
     assert!(
         tps_share + 1e-9 >= THROUGHPUT_SHARE_FLOOR,
         "throughput accuracy fell below the README's figure\n{out}"
