@@ -39,7 +39,9 @@ TENCENT = {
             "InquiryPriceRunInstances", "DescribeZoneInstanceConfigInfos", "CreateImage", "DescribeImages",
             "ImportKeyPair", "DescribeKeyPairs",
             # a cluster's placement (issue 14): the HPC cluster HCC types require.
-            "CreateHpcCluster", "DescribeHpcClusters", "DeleteHpcClusters"],
+            "CreateHpcCluster", "DescribeHpcClusters", "DeleteHpcClusters",
+            # the node agent's idle stop (issue 15), signed with the instance role's credentials.
+            "StopInstances"],
     "cbs": ["CreateSnapshot", "DescribeSnapshots", "DeleteSnapshots", "DescribeDisks",
             "CreateAutoSnapshotPolicy", "BindAutoSnapshotPolicy"],
     # network = "auto" (issue 13): the VPC, subnet and security group gpuctl makes and deletes.

@@ -16,6 +16,10 @@
 //!   (a step function, a later setting replacing what was set after its `from`), as that cloud's
 //!   monitoring API answers it (`gpuctl_simkit::usage`: no data before the first setting or while the
 //!   instance is not running)
+//! - `POST /_sim/reclaim`           → `{"provider": "alibaba", "instance_id": "...", "notice_s": 300}`:
+//!   the cloud reclaims a spot instance: its metadata service serves the termination time (now +
+//!   `notice_s`, default the cloud's documented notice) and the instance is terminated once the sim
+//!   clock passes it. Answers `{"provider", "instance_id", "termination_time"}`.
 
 use gpuctl_simkit::{FaultRule, Knobs, RateLimit, SimRequest, SimResponse, StockOut};
 use jiff::{SignedDuration, Timestamp};
@@ -61,6 +65,10 @@ pub(crate) fn handle(sim: &Sim, req: &SimRequest) -> SimResponse {
         },
         ("POST", "/_sim/gpu_usage") => match body::<GpuUsage>(req) {
             Ok(u) => u.apply(sim),
+            Err(e) => bad(&e),
+        },
+        ("POST", "/_sim/reclaim") => match body::<Reclaim>(req) {
+            Ok(r) => r.apply(sim),
             Err(e) => bad(&e),
         },
         _ => SimResponse::json(
@@ -155,6 +163,36 @@ impl PublicAddress {
             }
         }
         SimResponse::json(404, &json!({"error": format!("no instance {} in any cloud", self.instance_id)}))
+    }
+}
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Reclaim {
+    provider: gpuctl_simkit::Provider,
+    instance_id: String,
+    notice_s: Option<u32>,
+}
+
+impl Reclaim {
+    fn apply(self, sim: &Sim) -> SimResponse {
+        let Some(emu) = sim.emulators().iter().find(|e| e.provider() == self.provider) else {
+            return bad(&format!("the sim hosts no {} emulator", self.provider));
+        };
+        sim.tick();
+        let notice = self.notice_s.map(|s| SignedDuration::from_secs(i64::from(s)));
+        match emu.reclaim(&self.instance_id, notice, sim.ctx()) {
+            Ok(Some(at)) => SimResponse::json(
+                200,
+                &json!({"provider": self.provider, "instance_id": self.instance_id,
+                        "termination_time": at.to_string()}),
+            ),
+            Ok(None) => SimResponse::json(
+                404,
+                &json!({"error": format!("no {} instance {}", self.provider, self.instance_id)}),
+            ),
+            Err(e) => SimResponse::json(409, &json!({ "error": e })),
+        }
     }
 }
 

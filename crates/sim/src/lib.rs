@@ -99,6 +99,9 @@ impl Sim {
         if req.path.starts_with("/_sim/") || req.path == "/_sim" {
             return Call { latency: Duration::ZERO, outcome: Outcome::Respond(admin::handle(self, req)) };
         }
+        if let Some(rest) = req.path.strip_prefix("/_metadata/") {
+            return Call { latency: Duration::ZERO, outcome: Outcome::Respond(self.metadata(rest, req)) };
+        }
         let Some(emu) = self.emulators.iter().find(|e| e.claims(req)) else {
             let body = serde_json::json!({
                 "error": "no emulator claims this request",
@@ -130,6 +133,30 @@ impl Sim {
         };
         tracing::debug!(provider = provider.as_str(), action, "sim call");
         Call { latency, outcome }
+    }
+}
+
+impl Sim {
+    /// The metadata service: `/_metadata/<provider>/<instance-id>/latest/...`. The real one is a
+    /// fixed address inside the cloud's network (Tencent `metadata.tencentyun.com`, Alibaba
+    /// `100.100.100.200`) that knows which instance asks by its source address; on loopback every
+    /// caller is 127.0.0.1, so the instance is named in the path instead, and a program on the node is
+    /// pointed at this prefix as its metadata base URL.
+    fn metadata(&self, rest: &str, req: &SimRequest) -> SimResponse {
+        let mut parts = rest.splitn(3, '/');
+        let (provider, instance, path) = (parts.next(), parts.next(), parts.next());
+        let not_found = |why: String| SimResponse::json(404, &serde_json::json!({ "error": why }));
+        let (Some(provider), Some(instance), Some(path)) = (provider, instance, path) else {
+            return not_found(
+                "the metadata service is /_metadata/<provider>/<instance-id>/latest/...".into(),
+            );
+        };
+        let Some(emu) = self.emulators.iter().find(|e| e.provider().as_str() == provider) else {
+            return not_found(format!("the sim hosts no emulator for {provider:?}"));
+        };
+        emu.tick(&self.ctx);
+        emu.metadata(instance, &format!("/{path}"), req, &self.ctx)
+            .unwrap_or_else(|| not_found(format!("no {provider} instance {instance}")))
     }
 }
 

@@ -74,7 +74,7 @@ pub fn verify(
         headers: req.headers.clone(),
         body: req.body.to_vec(),
     };
-    let lookup = |ak: &str| ctx.secret(provider, ak).cloned();
+    let lookup = |ak: &str| ctx.secret(provider, ak);
     // Skew is judged against the wall clock, not the sim clock: SDKs sign with the machine's time,
     // and a test that advances the sim clock (to fire auto-release) must still be able to call.
     let wall = Timestamp::now().as_second();

@@ -14,6 +14,7 @@ use crate::config::SimConfig;
 use crate::creds::{Credentials, SecretKey};
 use crate::knobs::{matches, Fault, Knobs};
 use crate::offers::Offer;
+use crate::roles::{RoleSession, Roles};
 use crate::Provider;
 
 /// (rate-limit rule index, provider, action) → (tokens left, last refill on the sim clock).
@@ -27,6 +28,8 @@ pub struct SimCtx {
     buckets: Mutex<Buckets>,
     rng: Mutex<StdRng>,
     offers: Vec<Offer>,
+    /// Instance-role credentials and metadata tokens issued by the metadata service (`roles`).
+    roles: Mutex<Roles>,
 }
 
 /// Lock a mutex even if a panic poisoned it: a panic elsewhere must not wedge the whole sim, and
@@ -49,6 +52,7 @@ impl SimCtx {
             buckets: Mutex::new(HashMap::new()),
             rng: Mutex::new(StdRng::seed_from_u64(config.seed)),
             offers,
+            roles: Mutex::new(Roles::default()),
         }
     }
 
@@ -73,8 +77,51 @@ impl SimCtx {
         &self.credentials
     }
 
-    pub fn secret(&self, provider: Provider, access_key: &str) -> Option<&SecretKey> {
-        self.credentials.secret(provider, access_key)
+    /// The secret of a configured key pair, or of an instance-role session issued by the metadata
+    /// service (the emulator then holds that session to its token and policy: [`Self::role_session`]).
+    pub fn secret(&self, provider: Provider, access_key: &str) -> Option<SecretKey> {
+        if let Some(s) = self.credentials.secret(provider, access_key) {
+            return Some(s.clone());
+        }
+        lock(&self.roles).find(provider, access_key).map(|s| s.secret.clone())
+    }
+
+    // --- instance roles (the metadata service's credentials) -------------------------------------
+
+    /// The instance-role session this access key belongs to, if it is one.
+    pub fn role_session(&self, provider: Provider, access_key: &str) -> Option<RoleSession> {
+        lock(&self.roles).find(provider, access_key).cloned()
+    }
+
+    /// The role credentials the metadata service of `instance_id` hands out now (renewed when the
+    /// current ones are near expiry). `key_prefix` is the cloud's look of a temporary key id.
+    pub fn issue_role_credentials(
+        &self,
+        provider: Provider,
+        instance_id: &str,
+        role: &str,
+        key_prefix: &str,
+    ) -> RoleSession {
+        let now = self.now();
+        let fresh = || (self.new_id(key_prefix, 24), self.new_id("", 40), self.new_id("", 96));
+        lock(&self.roles).issue(provider, instance_id, role, now, fresh)
+    }
+
+    /// A metadata-service token for `instance_id` (Alibaba's hardened mode), valid `ttl` of sim time.
+    pub fn issue_metadata_token(&self, provider: Provider, instance_id: &str, ttl: SignedDuration) -> String {
+        let token = self.new_id("", 56);
+        let expires = self.now().checked_add(ttl).unwrap_or_else(|_| self.now());
+        lock(&self.roles).add_metadata_token(token.clone(), provider, instance_id, expires);
+        token
+    }
+
+    pub fn metadata_token_ok(&self, provider: Provider, instance_id: &str, token: &str) -> bool {
+        lock(&self.roles).metadata_token_ok(token, provider, instance_id, self.now())
+    }
+
+    /// Forget one cloud's role sessions and metadata tokens (its emulator was reset).
+    pub fn forget_roles(&self, provider: Provider) {
+        lock(&self.roles).clear(provider);
     }
 
     // --- knobs ------------------------------------------------------------------------------

@@ -28,6 +28,7 @@ pub mod params;
 pub mod pubip;
 pub mod reader;
 pub mod request;
+pub mod roles;
 pub mod sshkey;
 pub mod testing;
 pub mod usage;
@@ -113,5 +114,33 @@ pub trait Emulator: Send + Sync {
         _percent: f64,
     ) -> Result<bool, String> {
         Ok(false)
+    }
+
+    /// The admin API's `POST /_sim/reclaim`: the cloud marks spot instance `instance_id` for reclaim
+    /// `notice` from now (`None`: the cloud's documented notice; its metadata service serves the
+    /// termination time from then on) and
+    /// terminates it when the sim clock passes that time. `Ok(None)`: no instance of this cloud has
+    /// that id; `Ok(Some(t))`: marked, reclaimed at `t`; `Err`: not a spot instance, or already gone.
+    fn reclaim(
+        &self,
+        _instance_id: &str,
+        _notice: Option<jiff::SignedDuration>,
+        _ctx: &SimCtx,
+    ) -> Result<Option<jiff::Timestamp>, String> {
+        Ok(None)
+    }
+
+    /// The metadata service as a program on `instance_id` sees it (`GET /latest/meta-data/…`, the
+    /// local cloud serves it at `/_metadata/<provider>/<instance-id>/latest/…`: the real one knows its
+    /// caller by source address, which loopback cannot tell apart). `path` starts at `/latest`.
+    /// `None`: this cloud has no such instance (or no metadata service).
+    fn metadata(
+        &self,
+        _instance_id: &str,
+        _path: &str,
+        _req: &SimRequest,
+        _ctx: &SimCtx,
+    ) -> Option<SimResponse> {
+        None
     }
 }

@@ -92,6 +92,15 @@ impl SimResponse {
         self
     }
 
+    /// A plain-text answer (the metadata services answer in text).
+    pub fn text(status: u16, text: &str) -> Self {
+        Self {
+            status,
+            headers: vec![("content-type".into(), "text/plain".into())],
+            body: text.as_bytes().to_vec().into(),
+        }
+    }
+
     /// The body parsed back as JSON (for tests).
     pub fn json_body(&self) -> serde_json::Value {
         serde_json::from_slice(&self.body).unwrap_or(serde_json::Value::Null)

@@ -7,6 +7,7 @@
 //! file per ECS resource, `error` ECS's error and its rendering, `params` ECS's parameter shapes.
 
 mod error;
+mod metadata;
 mod ops;
 mod params;
 pub mod state;
@@ -64,6 +65,9 @@ impl Ecs {
             ));
         };
         let verified = auth::verify(scheme, req, ctx, PROVIDER, MAX_SKEW).map_err(auth_error)?;
+        if let Some(session) = ctx.role_session(PROVIDER, &verified.access_key) {
+            metadata::admit(&session, req, ctx, &self.action(req), params)?;
+        }
         // Each nonce may be used once within the skew window.
         let nonce = req
             .header("x-acs-signature-nonce")
@@ -370,6 +374,19 @@ impl Emulator for Ecs {
         st.addresses.release(ip);
         *ip = address.to_string();
         Ok(true)
+    }
+
+    fn reclaim(
+        &self,
+        instance_id: &str,
+        notice: Option<SignedDuration>,
+        ctx: &SimCtx,
+    ) -> Result<Option<jiff::Timestamp>, String> {
+        metadata::reclaim(&mut lock(&self.state), instance_id, notice, ctx)
+    }
+
+    fn metadata(&self, instance_id: &str, path: &str, req: &SimRequest, ctx: &SimCtx) -> Option<SimResponse> {
+        metadata::serve(&lock(&self.state), instance_id, path, req, ctx)
     }
 }
 

@@ -114,6 +114,14 @@ pub struct Instance {
     pub user_data: Option<String>,
     /// RunInstances' `DeploymentSetId` (issue 14).
     pub deployment_set_id: Option<String>,
+    /// RunInstances' `RamRoleName` (alibabacloud-ecs20140526 7.11.8 models/_run_instances_request.py
+    /// `ram_role_name`): the metadata service issues this role's temporary credentials.
+    pub ram_role: Option<String>,
+    /// StopInstances' effective `StoppedMode` (`StopCharging` or `KeepCharging`), while stopped.
+    pub stopped_mode: Option<String>,
+    /// A spot reclaim (`POST /_sim/reclaim`): the termination time the metadata service serves;
+    /// the instance is released when the sim clock reaches it.
+    pub reclaim_at: Option<Timestamp>,
 }
 
 impl Instance {
@@ -330,6 +338,13 @@ impl EcsState {
             .values()
             .filter_map(|i| i.auto_release.filter(|t| *t <= now).map(|t| (t, i.id.clone())))
             .collect();
+        // A reclaimed spot instance is released at its termination time (SpotInterruptionBehavior
+        // Terminate, the default: alibabacloud-ecs20140526 7.11.8 models/_run_instances_request.py).
+        due.extend(
+            self.instances
+                .values()
+                .filter_map(|i| i.reclaim_at.filter(|t| *t <= now).map(|t| (t, i.id.clone()))),
+        );
         due.sort();
         for (at, id) in due {
             self.run_policies(at, new_id);

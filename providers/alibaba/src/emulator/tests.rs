@@ -9,6 +9,9 @@ use serde_json::Value;
 
 use super::*;
 
+/// The metadata service, spot reclaims and role credentials (issue 15).
+mod metadata;
+
 const TYPE: &str = "ecs.gn7i-c8g1.2xlarge";
 
 /// One catalogued offer (figures from shared/reference/catalog-facts.md, Alibaba rows).

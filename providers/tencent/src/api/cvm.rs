@@ -17,6 +17,8 @@ pub const CVM_ACTIONS: &[&str] = &[
     "CreateHpcCluster",
     "DescribeHpcClusters",
     "DeleteHpcClusters",
+    // The node agent's idle stop (issue 15): its role credentials call it, not the CLI.
+    "StopInstances",
 ];
 
 /// Whether `instance_type` is a high-performance computing (HCC) type: RunInstancesRequest.HpcClusterId
@@ -34,6 +36,8 @@ pub mod states {
     pub const RUNNING: &str = "RUNNING";
     pub const SHUTDOWN: &str = "SHUTDOWN";
     pub const TERMINATING: &str = "TERMINATING";
+    pub const STOPPING: &str = "STOPPING";
+    pub const STOPPED: &str = "STOPPED";
 }
 
 /// `InstanceChargeType` values.

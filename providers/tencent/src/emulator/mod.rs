@@ -7,6 +7,7 @@
 //! the operations of each service (`ops/hpc.rs` CVM's HPC clusters); `error` is Tencent's error and its rendering; `p` reads parameters through simkit.
 
 mod error;
+mod metadata;
 mod ops;
 mod p;
 mod state;
@@ -123,6 +124,9 @@ impl Tencent {
             ));
         }
         let params = params(req, &action)?;
+        if let Some(session) = ctx.role_session(PROVIDER, &verified.access_key) {
+            metadata::admit(&session, req, ctx, &action, &params)?;
+        }
         let call = Call { ctx, account: verified.access_key.clone(), region, params };
         let mut state = self.state();
         match action.as_str() {
@@ -130,6 +134,7 @@ impl Tencent {
             "DescribeInstances" => cvm::describe_instances(&state, &call),
             "DescribeInstancesStatus" => cvm::describe_instances_status(&state, &call),
             "TerminateInstances" => cvm::terminate_instances(&mut state, &call),
+            "StopInstances" => cvm::stop_instances(&mut state, &call),
             "InquiryPriceRunInstances" => cvm::inquiry_price_run_instances(&call),
             "DescribeZoneInstanceConfigInfos" => cvm::describe_zone_instance_config_infos(&call),
             "CreateImage" => cvm::create_image(&mut state, &call),
@@ -270,9 +275,8 @@ impl Emulator for Tencent {
         r
     }
 
-    fn state(&self, _ctx: &SimCtx) -> Value {
-        // Nothing in Tencent's state view depends on the time: it shows the stored times.
-        self.state().to_json()
+    fn state(&self, ctx: &SimCtx) -> Value {
+        self.state().to_json(ctx.now())
     }
 
     fn reset(&self) {
@@ -307,6 +311,19 @@ impl Emulator for Tencent {
         }
         st.gpu.set(instance_id, from, percent);
         Ok(true)
+    }
+
+    fn reclaim(
+        &self,
+        instance_id: &str,
+        notice: Option<SignedDuration>,
+        ctx: &SimCtx,
+    ) -> std::result::Result<Option<jiff::Timestamp>, String> {
+        metadata::reclaim(&mut self.state(), instance_id, notice, ctx)
+    }
+
+    fn metadata(&self, instance_id: &str, path: &str, req: &SimRequest, ctx: &SimCtx) -> Option<SimResponse> {
+        metadata::serve(&self.state(), instance_id, path, req, ctx)
     }
 }
 

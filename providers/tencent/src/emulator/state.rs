@@ -90,6 +90,13 @@ pub(crate) struct Instance {
     pub user_data: Option<String>,
     /// RunInstances' `HpcClusterId` (HCC types only, see `ops/hpc.rs`).
     pub hpc_cluster_id: Option<String>,
+    /// RunInstances' `CamRoleName` (`Instance.CamRoleName`): the metadata service issues its credentials.
+    pub cam_role: Option<String>,
+    /// A spot reclaim (`POST /_sim/reclaim`): the metadata service serves this termination time and the
+    /// instance is terminated when the sim clock reaches it.
+    pub reclaim_at: Option<Timestamp>,
+    /// StopInstances: since when, and the `StoppedMode` it was stopped with.
+    pub stopped: Option<(Timestamp, String)>,
 }
 
 impl Instance {
@@ -98,6 +105,13 @@ impl Instance {
             states::SHUTDOWN
         } else if self.terminating_since.is_some() {
             states::TERMINATING
+        } else if let Some((since, _)) = &self.stopped {
+            // StopInstances is asynchronous: STOPPING for a moment, then STOPPED.
+            if now >= *since + STOP_TIME {
+                states::STOPPED
+            } else {
+                states::STOPPING
+            }
         } else if now >= self.running_at {
             states::RUNNING
         } else {
@@ -174,6 +188,10 @@ pub(crate) struct Policy {
     pub next_trigger: Option<Timestamp>,
 }
 
+/// How long STOPPING lasts before STOPPED (assumption: no definition gives a duration; a short one,
+/// so an agent polling DescribeInstances sees the transition).
+pub(crate) const STOP_TIME: SignedDuration = SignedDuration::from_secs(10);
+
 /// At most this many policy firings are caught up per tick, so a clock jumped by years stays cheap.
 const MAX_FIRINGS_PER_TICK: usize = 10_000;
 
@@ -219,6 +237,16 @@ impl State {
         for id in due {
             let at =
                 self.instances.iter().find(|i| i.id == id).and_then(|i| i.auto_release_at).unwrap_or(now);
+            self.terminate(&id, at);
+        }
+        // A reclaimed spot instance is terminated by the cloud at its termination time.
+        let reclaimed: Vec<(String, Timestamp)> = self
+            .instances
+            .iter()
+            .filter(|i| i.terminating_since.is_none() && !i.shutdown)
+            .filter_map(|i| i.reclaim_at.filter(|t| *t <= now).map(|t| (i.id.clone(), t)))
+            .collect();
+        for (id, at) in reclaimed {
             self.terminate(&id, at);
         }
         // Terminating instances leave after a boot time's worth of sim time, taking the disks that
@@ -308,7 +336,7 @@ impl State {
         }
     }
 
-    pub fn to_json(&self) -> Value {
+    pub fn to_json(&self, ctx_now: Timestamp) -> Value {
         let ts = |t: &Timestamp| t.to_string();
         json!({
             "instances": self.instances.iter().map(|i| json!({
@@ -323,6 +351,10 @@ impl State {
                 "SecurityGroupIds": i.security_groups,
                 "PublicIpAddress": i.public_ip.as_ref().map(|p| p.address.clone()),
                 "UserData": i.user_data,
+                "CamRoleName": i.cam_role,
+                "InstanceState": i.state(ctx_now),
+                "StoppedMode": i.stopped.as_ref().map(|(_, m)| m.clone()),
+                "SpotTerminationTime": i.reclaim_at.as_ref().map(ts),
             })).collect::<Vec<_>>(),
             "key_pairs": self.key_pairs.view(),
             "vpcs": self.vpcs.iter().map(|x| json!({

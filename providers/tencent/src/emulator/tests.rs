@@ -10,6 +10,9 @@ use super::Tencent;
 /// GetMonitorData (issue 15).
 mod monitor;
 
+/// The metadata service, spot reclaims, role credentials and StopInstances (issue 15).
+mod metadata;
+
 const TYPE: &str = "GN7.2XLARGE32";
 const ZONE: &str = "ap-guangzhou-3";
 
@@ -1240,7 +1243,7 @@ fn the_client_makes_finds_joins_and_deletes_an_hpc_cluster() {
 }
 
 fn lock_state(emu: &Tencent) -> Value {
-    emu.state().to_json()
+    emu.state().to_json(jiff::Timestamp::now())
 }
 
 /// Issue 14 through `Cloud`: a file system is made once for its token, found by name and tags, its

@@ -279,6 +279,9 @@ pub fn run_instances(c: &Call, st: &mut EcsState) -> Answer {
             family: offer.family.clone(),
             user_data: user_data.clone(),
             deployment_set_id: deployment_set.clone(),
+            ram_role: c.p.text("RamRoleName").filter(|r| !r.is_empty()),
+            stopped_mode: None,
+            reclaim_at: None,
         };
         let disk_charge = if charge == "PrePaid" { "PrePaid" } else { "PostPaid" };
         let mut disks = vec![Disk {
@@ -374,7 +377,11 @@ pub(crate) fn instance_json(i: &Instance, now: Timestamp, t: &Timings) -> Value 
         "IoOptimized": true,
         "DeletionProtection": i.deletion_protection,
         "SerialNumber": format!("{}-sim", i.id),
-        "StoppedMode": if status == Status::Stopped { "KeepCharging" } else { "Not-applicable" },
+        "StoppedMode": match (status, &i.stopped_mode) {
+            (Status::Stopped, Some(mode)) => mode.as_str(),
+            (Status::Stopped, None) => "KeepCharging",
+            _ => "Not-applicable",
+        },
         "Tags": tags_json(&i.tags),
         "SecurityGroupIds": { "SecurityGroupId": i.security_group_ids },
         "DeploymentSetId": i.deployment_set_id.clone().unwrap_or_default(),
@@ -387,7 +394,9 @@ pub(crate) fn instance_json(i: &Instance, now: Timestamp, t: &Timings) -> Value 
         "PublicIpAddress": { "IpAddress": i.public_ip.iter().collect::<Vec<_>>() },
         "InnerIpAddress": { "IpAddress": [] },
         "EipAddress": { "AllocationId": "", "IpAddress": "", "Bandwidth": 0, "InternetChargeType": "" },
-        "OperationLocks": { "LockReason": [] },
+        // A spot instance about to be reclaimed carries the `Recycling` lock (the ECS spot best-practice
+        // page, docs/research/cost-control.md section 3).
+        "OperationLocks": { "LockReason": if i.reclaim_at.is_some() { json!([{"LockReason": "Recycling"}]) } else { json!([]) } },
         "NetworkInterfaces": { "NetworkInterface": [] },
     })
 }
@@ -552,9 +561,17 @@ pub fn stop_instances(c: &Call, st: &mut EcsState, ids: Vec<String>) -> Answer {
         }
     }
     dry_run(c)?;
+    // StoppedMode (alibabacloud-ecs20140526 7.11.8 models/_stop_instances_request.py): StopCharging
+    // suspends vCPU, memory and GPU billing; it does not apply to subscription instances (nor those
+    // with local SSDs), which are then stopped normally, without an error. The default is StopCharging
+    // only where economical mode is enabled for the account: the local cloud has no such switch, so
+    // its default is KeepCharging (assumption).
+    let asked = c.p.text("StoppedMode").unwrap_or_else(|| "KeepCharging".into());
     for id in &ids {
         if let Some(i) = st.instances.get_mut(id) {
             i.stopped_at = Some(c.now);
+            let applies = i.charge_type == "PostPaid";
+            i.stopped_mode = Some(if applies { asked.clone() } else { "KeepCharging".into() });
         }
     }
     Ok(json!({}))

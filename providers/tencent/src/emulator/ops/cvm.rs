@@ -9,7 +9,7 @@ use gpuctl_simkit::{Idem, Offer};
 use jiff::{SignedDuration, Timestamp};
 use serde_json::{json, Value};
 
-use crate::api::{charge, codes, CLIENT_TOKEN_MAX};
+use crate::api::{charge, codes, states, CLIENT_TOKEN_MAX};
 use crate::emulator::error::{Result, TcError};
 use crate::emulator::p::{filters, p, page, P};
 use crate::emulator::state::{cvm_time, Disk, Image, Instance, PublicIp, Snapshot, State};
@@ -37,6 +37,9 @@ struct LaunchSpec<'a> {
     public_ip: Option<(String, i64)>,
     /// `UserData` as sent (base64).
     user_data: Option<String>,
+    /// `CamRoleName`: the instance role whose temporary credentials the metadata service hands out
+    /// (tccli 3.1.189.1 cvm api.json RunInstancesRequest.CamRoleName "实例绑定的角色名称").
+    cam_role: Option<String>,
 }
 
 /// RunInstances' InternetAccessible, per tccli 3.1.189.1 services/cvm/v20170312/api.json
@@ -232,6 +235,7 @@ fn launch_spec<'a>(call: &'a Call) -> Result<LaunchSpec<'a>> {
         subnet_id: v.opt_str("VirtualPrivateCloud.SubnetId")?.unwrap_or_else(|| "subnet-default0".into()),
         security_groups: v.str_list("SecurityGroupIds")?,
         user_data: user_data_of(&v)?,
+        cam_role: v.opt_str("CamRoleName")?.filter(|r| !r.is_empty()),
     })
 }
 
@@ -425,6 +429,9 @@ pub(crate) fn run_instances(state: &mut State, call: &Call) -> Result<Value> {
             }),
             user_data: spec.user_data.clone(),
             hpc_cluster_id: hpc_cluster.clone(),
+            cam_role: spec.cam_role.clone(),
+            reclaim_at: None,
+            stopped: None,
         });
         // Monitoring data can exist from the boot on (issue 15).
         state.gpu.power(&id, now.checked_add(boot).unwrap_or(now), true);
@@ -470,9 +477,15 @@ fn instance_json(state: &State, i: &Instance, now: Timestamp) -> Value {
         "LoginSettings": { "KeyIds": i.key_ids },
         "InstanceState": i.state(now),
         "Tags": i.tags.iter().map(|(k, v)| json!({"Key": k, "Value": v})).collect::<Vec<_>>(),
-        "StopChargingMode": "NOT_APPLICABLE",
+        // Instance.StopChargingMode: STOP_CHARGING / KEEP_CHARGING for a stopped instance (the mode it
+        // was stopped with), NOT_APPLICABLE otherwise (tccli 3.1.189.1 cvm api.json objects.Instance).
+        "StopChargingMode": match (&i.stopped, i.state(now)) {
+            (Some((_, mode)), states::STOPPED | states::STOPPING) => mode.as_str(),
+            _ => "NOT_APPLICABLE",
+        },
+        "CamRoleName": i.cam_role.clone().unwrap_or_default(),
         "Uuid": format!("{}-sim", i.id),
-        "LatestOperation": if i.terminating_since.is_some() { "TerminateInstances" } else { "RunInstances" },
+        "LatestOperation": if i.terminating_since.is_some() { "TerminateInstances" } else if i.stopped.is_some() { "StopInstances" } else { "RunInstances" },
         "LatestOperationState": if i.state(now) == "PENDING" { "OPERATING" } else { "SUCCESS" },
         "GPUInfo": if i.gpu_count > 0 { json!({ "GPUCount": i.gpu_count as f64, "GPUId": [], "GPUType": Value::Null }) } else { Value::Null },
         "DisableApiTermination": false,
@@ -595,6 +608,63 @@ pub(crate) fn terminate_instances(state: &mut State, call: &Call) -> Result<Valu
     let now = call.ctx.now();
     for id in &ids {
         state.terminate(id, now);
+    }
+    Ok(json!({}))
+}
+
+/// StopInstances (tccli 3.1.189.1 cvm api.json StopInstancesRequest): only RUNNING instances; they go
+/// STOPPING, then STOPPED. `StoppedMode` STOP_CHARGING ("关机不收费") applies to pay-as-you-go
+/// instances only; asked of another, it is refused with `UnsupportedOperation.StoppedModeStopCharging`
+/// ("不支持关机不收费特性", tencentcloud-sdk-python-cvm 3.1.178 cvm/v20170312/errorcodes.py). Which
+/// pay-as-you-go families support it is not documented in a definition (docs/research/cost-control.md
+/// section 2): the local cloud lets every POSTPAID_BY_HOUR instance (assumption).
+pub(crate) fn stop_instances(state: &mut State, call: &Call) -> Result<Value> {
+    let v = call.p();
+    let ids = v.str_list("InstanceIds")?;
+    if ids.is_empty() {
+        return Err(TcError::new(
+            codes::MISSING_PARAMETER,
+            "The request is missing a required parameter `InstanceIds`.",
+        ));
+    }
+    check_instance_ids(&ids)?;
+    let mode = v.opt_str("StoppedMode")?.unwrap_or_else(|| "KEEP_CHARGING".into());
+    let now = call.ctx.now();
+    for id in &ids {
+        let Some(i) = state.instances.iter().find(|i| &i.id == id && i.region == call.region) else {
+            return Err(TcError::new(
+                codes::INVALID_INSTANCE_ID_NOT_FOUND,
+                format!("The instance `{id}` does not exist."),
+            ));
+        };
+        let st = i.state(now);
+        if st != states::RUNNING {
+            let code = match st {
+                states::STOPPED => "UnsupportedOperation.InstanceStateStopped",
+                states::STOPPING => "UnsupportedOperation.InstanceStateStopping",
+                states::PENDING => "UnsupportedOperation.InstanceStatePending",
+                states::SHUTDOWN => "UnsupportedOperation.InstanceStateShutdown",
+                _ => codes::INSTANCE_STATE_TERMINATING,
+            };
+            return Err(TcError::new(
+                code,
+                format!("The instance `{id}` is {st}; only RUNNING instances can be stopped."),
+            ));
+        }
+        if mode == "STOP_CHARGING" && i.charge_type != charge::POSTPAID_BY_HOUR {
+            return Err(TcError::new(
+                "UnsupportedOperation.StoppedModeStopCharging",
+                format!(
+                    "The instance `{id}` is {}; stopping without charge applies to pay-as-you-go instances.",
+                    i.charge_type
+                ),
+            ));
+        }
+    }
+    for i in state.instances.iter_mut().filter(|i| ids.contains(&i.id)) {
+        i.stopped = Some((now, mode.clone()));
+        // A stopped instance reports no GPU data (gpuctl_simkit::usage).
+        state.gpu.power(&i.id, now, false);
     }
     Ok(json!({}))
 }
