@@ -28,6 +28,8 @@ enum Command {
     Estimate(cmd::estimate::EstimateArgs),
     /// Self-built GPU cluster vs cloud: yearly cost and break-even utilization
     Tco(cmd::tco::TcoArgs),
+    /// Storage prices per cloud (`prices`), and what archiving old checkpoints to IA/archive object storage saves (`archive`)
+    Storage(cmd::storage::StorageArgs),
     /// Serve the browser calculator (web/dist) locally
     Web(cmd::web::WebArgs),
     /// Tools for chasing problems (`debug sign`: show every signing stage of one request)
@@ -73,6 +75,7 @@ fn run(cli: Cli) -> anyhow_free::Result {
         Command::Catalog(args) => cmd::catalog::run(args),
         Command::Estimate(args) => cmd::estimate::run(args),
         Command::Tco(args) => cmd::tco::run(args),
+        Command::Storage(args) => cmd::storage::run(args),
         Command::Web(args) => cmd::web::run(args),
         Command::Debug(args) => cmd::debug::run(args),
         Command::Sim(args) => cmd::sim::run(args),

@@ -579,3 +579,74 @@ fn estimate_writes_the_chosen_rows_spec() {
     serde_json::from_slice::<serde_json::Value>(&o.stdout).expect("stdout is JSON");
     assert!(stderr(&o).contains("Wrote "), "{}", stderr(&o));
 }
+
+#[test]
+fn storage_archive_says_what_moving_old_checkpoints_saves_with_its_sources() {
+    // JD, 1 TB on 容量型 HDD pay-as-you-go (0.00034 CNY/GB-hour × 730 h × 1024 GB = 254.1568 CNY a
+    // month) to archive: 0.001 CNY/GB-day × 730/24 × 1024 = 31.1467; one 100 GB restore × 0.06 = 6;
+    // kept past the 60-day minimum → saves 254.1568 − 37.1467 = 217.0101 CNY a month.
+    let v = json(&[
+        "storage",
+        "archive",
+        "--checkpoints",
+        "1TB",
+        "--older-than",
+        "14d",
+        "--class",
+        "premium",
+        "--restores",
+        "1",
+        "--restore-size",
+        "100GB",
+        "--keep",
+        "90d",
+        "--provider",
+        "jdcloud",
+        "--json",
+    ]);
+    let cloud = &v["clouds"][0];
+    assert_eq!(cloud["question"]["region"], "cn-north-1", "{v}");
+    assert!((cloud["current"]["cny_per_month"].as_f64().unwrap() - 254.1568).abs() < 1e-6, "{v}");
+    let archive = cloud["options"].as_array().unwrap().iter().find(|o| o["tier"] == "archive").unwrap();
+    let want = 254.1568 - (0.001 * 730.0 / 24.0 * 1024.0 + 6.0);
+    assert!((archive["saving_cny"].as_f64().unwrap() - want).abs() < 1e-6, "{archive}");
+    assert_eq!(archive["price"]["class"], "ARCHIVE");
+    assert!(archive["price"]["source"].as_str().unwrap().contains("Object-Storage-Service"), "{archive}");
+
+    // The table: every cloud, unknowns said as such, never a saving claimed without a figure.
+    let o = gpuctl(
+        &["storage", "archive", "--checkpoints", "2TB", "--restores", "2", "--restore-size", "100GB"],
+        &[],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    for want in ["tencent", "alibaba", "jdcloud", "unknown", "Assumptions:", "CLOUD_SSD", "source:"] {
+        assert!(out.contains(want), "missing {want:?} in\n{out}");
+    }
+    // Bad input: a clear message and exit 2.
+    for bad in [
+        &["storage", "archive", "--checkpoints", "lots"][..],
+        &["storage", "archive", "--checkpoints", "1TB", "--restores", "2"][..],
+        &["storage", "archive", "--checkpoints", "1TB", "--on", "tape"][..],
+        &["storage", "archive", "--checkpoints", "1TB", "--region", "cn-north-1"][..],
+    ] {
+        let o = gpuctl(bad, &[]);
+        assert_eq!(o.status.code(), Some(2), "{bad:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains("--"), "{bad:?}: {}", stderr(&o));
+    }
+}
+
+#[test]
+fn storage_prices_lists_every_row_with_its_source() {
+    let v = json(&["storage", "prices", "--provider", "tencent", "--kind", "disk", "--json"]);
+    let rows = v["prices"].as_array().unwrap();
+    assert!(rows.iter().all(|r| r["provider"] == "tencent" && r["kind"] == "disk"), "{v}");
+    let premium = rows.iter().find(|r| r["class"] == "CLOUD_PREMIUM").unwrap();
+    assert_eq!((premium["gpuctl"].as_str(), premium["monthly"].as_f64()), (Some("premium"), Some(0.35)));
+    // A class with no figure is listed, unpriced, with where it was looked for.
+    let bssd = rows.iter().find(|r| r["class"] == "CLOUD_BSSD").unwrap();
+    assert!(bssd["monthly"].is_null() && bssd["hourly"].is_null(), "{bssd}");
+    let o = gpuctl(&["storage", "prices"], &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("price unknown") && stdout(&o).contains("cloud_essd"), "{}", stdout(&o));
+}

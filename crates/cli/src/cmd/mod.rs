@@ -6,6 +6,7 @@ pub mod catalog;
 pub mod debug;
 pub mod estimate;
 pub mod sim;
+pub mod storage;
 pub mod tco;
 pub mod web;
 // provisioning (issue 5)
