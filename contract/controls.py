@@ -32,7 +32,7 @@ UA = {"user-agent": "gpuctl/controls"}  # checked as client traffic
 
 # ---------------------------------------------------------------- Tencent (request models' JSON)
 # CFS is 2019-07-19 (tencentcloud-sdk-python-cfs 3.1.178); the other services 2017-03-12.
-TC_VERSIONS = {"cfs": ("v20190719", "2019-07-19")}
+TC_VERSIONS = {"billing": ("v20180709", "2018-07-09"), "cfs": ("v20190719", "2019-07-19")}
 
 
 def tencent(action, service, body):
@@ -120,6 +120,9 @@ TC = [
     ("DeleteCfsFileSystem", "cfs", {"FileSystemId": "cfs-ocakq8tt"}),
     ("CreateSecurityGroupPolicies", "vpc", {"SecurityGroupId": "sg-1", "SecurityGroupPolicySet": {"Ingress": [
         {"Protocol": "TCP", "Port": "22", "CidrBlock": "203.0.113.0/24", "Action": "ACCEPT"}]}}),
+    # gpuctl cost (issue 15): a month's bill lines, 300 a page (tencentcloud-sdk-python-billing 3.1.177).
+    ("DescribeBillDetail", "billing", {"Offset": 300, "Limit": 300, "Month": "2026-12",
+                                       "Context": "2026-12-300"}),
 ]
 
 
@@ -450,6 +453,8 @@ def planted(sdk):
         ("jdcloud file system without its description", with_json(sdk[("jdcloud", "createFileSystem")],
                                                                   lambda b: b.pop("description")),
          "jdcloud createFileSystem description: required parameter missing (jdcloud_sdk/services/zfs/apis/CreateFileSystemRequest.py CreateFileSystemParameters.description)"),
+        ("tencent bill page over 300", with_json(sdk[("tencent", "DescribeBillDetail")], lambda b: b.update(Limit=301)),
+         "tencent DescribeBillDetail Limit: is 301, out of range [1, 300] (tccli/services/billing/v20180709/api.json objects.DescribeBillDetailRequest.Limit)"),
         ("alibaba auto-release on a subscription", with_query(ali, lambda q: q.update(AutoReleaseTime="2026-12-01T10:00:00Z")),
          f"alibaba RunInstances AutoReleaseTime: applies only when InstanceChargeType is PostPaid, sent with InstanceChargeType=PrePaid ({asrc}/_run_instances_request.py RunInstancesRequest.auto_release_time)"),
     ]

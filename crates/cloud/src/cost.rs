@@ -134,3 +134,127 @@ pub struct BillLine {
     /// After discounts, what is owed (Tencent `RealCost`, Alibaba `PretaxAmount`, JD `realTotalFee`).
     pub billed_cny: String,
 }
+
+/// An exact amount of CNY, in units of 10⁻⁸ (the finest any of the three clouds' bills writes:
+/// Tencent's eight decimals). Integers, not floats, so a month of lines sums to the bill's total to the
+/// last digit; not a decimal crate, because parsing, adding and printing fixed-point text is all the
+/// engine does with bill amounts (ARCHITECTURE.md, gpuctl-cloud).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Amount(pub i128);
+
+impl Amount {
+    pub const ZERO: Amount = Amount(0);
+    /// Decimal places kept.
+    pub const DECIMALS: u32 = 8;
+    const SCALE: i128 = 100_000_000;
+
+    /// Reads a cloud's decimal text (`"12.34"`, `"-0.00000001"`, `"3"`, `"+1.5"`); `None` for anything
+    /// else, or more than eight decimals (which would need rounding: never silently done).
+    pub fn parse(s: &str) -> Option<Amount> {
+        let s = s.trim();
+        let (neg, body) = match s.as_bytes().first()? {
+            b'-' => (true, &s[1..]),
+            b'+' => (false, &s[1..]),
+            _ => (false, s),
+        };
+        let (whole, frac) = body.split_once('.').unwrap_or((body, ""));
+        if whole.is_empty() && frac.is_empty()
+            || !whole.bytes().all(|b| b.is_ascii_digit())
+            || !frac.bytes().all(|b| b.is_ascii_digit())
+            || frac.len() > Self::DECIMALS as usize
+            || whole.len() > 20
+        {
+            return None;
+        }
+        let w: i128 = if whole.is_empty() { 0 } else { whole.parse().ok()? };
+        let f: i128 = if frac.is_empty() {
+            0
+        } else {
+            frac.parse::<i128>().ok()? * 10i128.pow(Self::DECIMALS - frac.len() as u32)
+        };
+        let v = w.checked_mul(Self::SCALE)?.checked_add(f)?;
+        Some(Amount(if neg { -v } else { v }))
+    }
+
+    /// A price the engine holds as a float (a record's ¥/hour × hours), rounded to 10⁻⁸.
+    pub fn from_f64(cny: f64) -> Amount {
+        Amount((cny * Self::SCALE as f64).round() as i128)
+    }
+
+    pub fn as_f64(self) -> f64 {
+        self.0 as f64 / Self::SCALE as f64
+    }
+
+    /// As decimal text with `decimals` places (at most 8), truncating nothing when the amount has no
+    /// finer digits (every sum of one cloud's lines has at most that cloud's places).
+    pub fn text(self, decimals: u32) -> String {
+        let d = decimals.min(Self::DECIMALS);
+        let step = 10i128.pow(Self::DECIMALS - d);
+        let units = self.0.abs() / step;
+        let sign = if self.0 < 0 && units != 0 { "-" } else { "" };
+        let whole = units / 10i128.pow(d);
+        if d == 0 {
+            return format!("{sign}{whole}");
+        }
+        format!("{sign}{whole}.{:0w$}", units % 10i128.pow(d), w = d as usize)
+    }
+
+    /// The fewest decimals (2 to 8) that print this amount exactly.
+    pub fn exact_text(self) -> String {
+        let mut d = 2;
+        while d < Self::DECIMALS && self.0 % 10i128.pow(Self::DECIMALS - d) != 0 {
+            d += 1;
+        }
+        self.text(d)
+    }
+}
+
+impl std::ops::Add for Amount {
+    type Output = Amount;
+    fn add(self, o: Amount) -> Amount {
+        Amount(self.0 + o.0)
+    }
+}
+
+impl std::ops::Sub for Amount {
+    type Output = Amount;
+    fn sub(self, o: Amount) -> Amount {
+        Amount(self.0 - o.0)
+    }
+}
+
+impl std::iter::Sum for Amount {
+    fn sum<I: Iterator<Item = Amount>>(it: I) -> Amount {
+        Amount(it.map(|a| a.0).sum())
+    }
+}
+
+/// Written as its exact decimal text, so `--json` carries the amount, not a float's approximation.
+impl serde::Serialize for Amount {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.exact_text())
+    }
+}
+
+#[cfg(test)]
+mod amount_tests {
+    use super::Amount;
+
+    #[test]
+    fn parses_and_prints_exactly() {
+        for (t, units) in
+            [("12.34", 1_234_000_000), ("-0.00000001", -1), ("3", 300_000_000), (".5", 50_000_000)]
+        {
+            assert_eq!(Amount::parse(t), Some(Amount(units)), "{t}");
+        }
+        for bad in ["", "-", "1.234567891", "1e5", "1,2", "abc", "1.2.3"] {
+            assert_eq!(Amount::parse(bad), None, "{bad}");
+        }
+        assert_eq!(Amount::parse("80.43264806").unwrap().text(8), "80.43264806");
+        assert_eq!(Amount::parse("-80.89").unwrap().exact_text(), "-80.89");
+        assert_eq!(Amount::parse("0.1").unwrap().exact_text(), "0.10");
+        // 0.1 + 0.2 is 0.3 here, as a bill adds it.
+        let s: Amount = ["0.1", "0.2"].iter().map(|t| Amount::parse(t).unwrap()).sum();
+        assert_eq!(s, Amount::parse("0.3").unwrap());
+    }
+}

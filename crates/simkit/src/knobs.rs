@@ -46,6 +46,10 @@ pub struct Knobs {
     /// `ecs.gn7i`; a rule without it drops every family).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub no_low_latency: Vec<FamilyRule>,
+    /// Sim-clock seconds after a billing hour ends before its line appears on the bill (issue 15,
+    /// `bill.rs`). *Assumption:* no cloud documents its settlement lag; one day is the default.
+    #[serde(default = "default_bill_lag_seconds")]
+    pub bill_lag_seconds: u64,
 }
 
 /// An instance family of a provider (each field absent matches anything).
@@ -114,6 +118,10 @@ fn default_boot_seconds() -> u64 {
     3
 }
 
+fn default_bill_lag_seconds() -> u64 {
+    86_400
+}
+
 impl Default for Knobs {
     fn default() -> Self {
         Self {
@@ -126,6 +134,7 @@ impl Default for Knobs {
             discounts: Vec::new(),
             no_default_network: Vec::new(),
             no_low_latency: Vec::new(),
+            bill_lag_seconds: default_bill_lag_seconds(),
         }
     }
 }

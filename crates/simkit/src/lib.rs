@@ -12,6 +12,7 @@
 //! crate's `emulator` module does the cloud.
 
 pub mod auth;
+pub mod bill;
 pub mod cidr;
 pub mod clock;
 pub mod config;

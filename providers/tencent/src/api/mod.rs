@@ -3,6 +3,7 @@
 //! (tencentcloud-sdk-python-cvm 3.1.178 / -cbs 3.1.175: `models.py`, `errorcodes.py`) and
 //! https://www.tencentcloud.com/document/product/213/33281 (common error shape).
 
+pub mod billing;
 pub mod cbs;
 pub mod cfs;
 pub mod cvm;
@@ -22,6 +23,10 @@ pub const VPC: &str = "vpc";
 /// `tccli/services/cfs/v20190719/api.json` metadata.apiVersion) and host `cfs.tencentcloudapi.com`.
 pub const CFS: &str = "cfs";
 pub const CFS_VERSION: &str = "2019-07-19";
+/// Billing (issue 15): its own version and host `billing.tencentcloudapi.com` (tccli 3.1.189.1
+/// `tccli/services/billing/v20180709/api.json` metadata.apiVersion).
+pub const BILLING: &str = "billing";
+pub const BILLING_VERSION: &str = "2018-07-09";
 /// Cloud Monitor (issue 15): its own version and host `monitor.tencentcloudapi.com` (tccli 3.1.189.1
 /// `tccli/services/monitor/v20180724/api.json` metadata.apiVersion).
 pub const MONITOR: &str = "monitor";
@@ -42,12 +47,15 @@ pub fn version(service: &str) -> &'static str {
         CFS_VERSION
     } else if service == MONITOR {
         MONITOR_VERSION
+    } else if service == BILLING {
+        BILLING_VERSION
     } else {
         VERSION
     }
 }
 
 /// The operations gpuctl uses, by service (each service's own facts live in its file).
+pub use billing::BILLING_ACTIONS;
 pub use cbs::CBS_ACTIONS;
 pub use cfs::CFS_ACTIONS;
 pub use cvm::{charge, is_hpc_type, states, CVM_ACTIONS};

@@ -24,7 +24,7 @@ use serde_json::Value;
 use crate::api::{self, codes};
 pub use error::TcError;
 use error::{auth_error, envelope, Result};
-use ops::{cbs, cfs, cvm, hpc, keypair, monitor, vpc};
+use ops::{billing, cbs, cfs, cvm, hpc, keypair, monitor, vpc};
 use p::P;
 use state::State;
 
@@ -72,6 +72,7 @@ impl Tencent {
             api::CBS => api::CBS_ACTIONS.contains(&action.as_str()),
             api::VPC => api::VPC_ACTIONS.contains(&action.as_str()),
             api::CFS => api::CFS_ACTIONS.contains(&action.as_str()),
+            api::BILLING => api::BILLING_ACTIONS.contains(&action.as_str()),
             api::MONITOR => api::MONITOR_ACTIONS.contains(&action.as_str()),
             _ => false,
         };
@@ -83,6 +84,7 @@ impl Tencent {
                 (api::CBS, api::CBS_ACTIONS),
                 (api::VPC, api::VPC_ACTIONS),
                 (api::CFS, api::CFS_ACTIONS),
+                (api::BILLING, api::BILLING_ACTIONS),
                 (api::MONITOR, api::MONITOR_ACTIONS),
             ]
             .into_iter()
@@ -149,6 +151,7 @@ impl Tencent {
             "DescribeMountTargets" => cfs::describe_mount_targets(&state, &call),
             "DeleteCfsFileSystem" => cfs::delete_cfs_file_system(&mut state, &call),
             "GetMonitorData" => monitor::get_monitor_data(&state, &call),
+            "DescribeBillDetail" => billing::describe_bill_detail(&state, &call),
             "CreateVpc" => vpc::create_vpc(&mut state, &call),
             "DescribeVpcs" => vpc::describe_vpcs(&state, &call),
             "DeleteVpc" => vpc::delete_vpc(&mut state, &call),
@@ -243,7 +246,9 @@ impl Emulator for Tencent {
         }
         // Prefer the scope's service; an unsigned request is still Tencent's (it gets an auth error).
         match scope_service(req) {
-            Some(s) => [api::CVM, api::CBS, api::VPC, api::CFS, api::MONITOR].contains(&s.as_str()),
+            Some(s) => {
+                [api::CVM, api::CBS, api::VPC, api::CFS, api::MONITOR, api::BILLING].contains(&s.as_str())
+            }
             None => req.header("authorization").is_none_or(|a| !a.contains("Credential=")),
         }
     }

@@ -18,6 +18,8 @@ use crate::emulator::ops::vpc::{Group, Subnet, Vpc};
 
 #[derive(Default)]
 pub(crate) struct State {
+    /// What every instance was billed (issue 15): kept after the instance leaves, for DescribeBillDetail.
+    pub bills: gpuctl_simkit::bill::Ledger,
     /// In creation order (DescribeInstances pages in this order).
     pub instances: Vec<Instance>,
     pub disks: Vec<Disk>,
@@ -322,6 +324,8 @@ impl State {
 
     /// Start terminating one instance at `at`.
     pub fn terminate(&mut self, id: &str, at: Timestamp) {
+        // Billing stops when termination starts (a prepaid term was paid up front: closing it bills nothing more).
+        self.bills.close(id, at);
         // No GPU data once termination starts (a PREPAID instance in the recycle bin runs no more either).
         self.gpu.power(id, at, false);
         if let Some(i) = self.instances.iter_mut().find(|i| i.id == id) {

@@ -7,6 +7,9 @@ use serde_json::{json, Value};
 
 use super::Tencent;
 
+/// DescribeBillDetail (issue 15).
+mod billing;
+
 /// GetMonitorData (issue 15).
 mod monitor;
 
@@ -476,6 +479,7 @@ fn every_action_served_has_a_definition() {
         super::api::VPC_ACTIONS,
         super::api::CFS_ACTIONS,
         super::api::MONITOR_ACTIONS,
+        super::api::BILLING_ACTIONS,
     ];
     for a in all.into_iter().flatten() {
         assert!(super::SCHEMA.has(a), "{a} is served but not in contract/schema/tencent.json");

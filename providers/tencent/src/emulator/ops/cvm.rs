@@ -4,6 +4,7 @@
 //! Field names and shapes follow tencentcloud-sdk-python-cvm 3.1.178 `models.py`.
 
 use base64::Engine as _;
+use gpuctl_simkit::bill;
 use gpuctl_simkit::money::round_cents;
 use gpuctl_simkit::{Idem, Offer};
 use jiff::{SignedDuration, Timestamp};
@@ -328,7 +329,8 @@ pub(crate) fn run_instances(state: &mut State, call: &Call) -> Result<Value> {
         }
     };
     let spec = launch_spec(call)?;
-    quote(&spec)?;
+    // The price the bill charges (issue 15) is the one this quote gives.
+    let priced = quote(&spec)?;
     // An image the region does not have (neither a public one nor one of the account's) is refused with
     // CVM's own code (tencentcloud-sdk-python 3.1.195 `tencentcloud/cvm/v20170312/errorcodes.py`:
     // INVALIDIMAGEID_NOTFOUND "未找到该镜像").
@@ -435,6 +437,7 @@ pub(crate) fn run_instances(state: &mut State, call: &Call) -> Result<Value> {
         });
         // Monitoring data can exist from the boot on (issue 15).
         state.gpu.power(&id, now.checked_add(boot).unwrap_or(now), true);
+        state.bills.open(bill_usage(&spec, &priced, &id, &call.region, now));
         state.disks.push(sys);
         state.disks.extend(data);
         ids.push(id);
@@ -443,6 +446,31 @@ pub(crate) fn run_instances(state: &mut State, call: &Call) -> Result<Value> {
         state.run_tokens.remember(presented, ids.clone());
     }
     Ok(json!({ "InstanceIdSet": ids }))
+}
+
+/// What the bill charges one instance of a launch: per hour at the quoted hourly price, or the quoted
+/// prepaid total once for its term (`gpuctl_simkit::bill` has the rules).
+fn bill_usage(spec: &LaunchSpec, q: &Quote, id: &str, region: &str, now: Timestamp) -> bill::Usage {
+    let charge = match (q.hourly, q.prepaid_total) {
+        (Some(h), _) => bill::Charge::Hourly { list_per_hour: h },
+        (None, total) => bill::Charge::Upfront {
+            list_total: total.unwrap_or(0.0),
+            until: now
+                .checked_add(SignedDuration::from_hours(730 * spec.period_months.unwrap_or(1)))
+                .unwrap_or(now),
+        },
+    };
+    bill::Usage {
+        resource_id: id.to_string(),
+        product: "cvm".into(),
+        region: region.to_string(),
+        zone: spec.zone.clone(),
+        instance_type: spec.offer.instance_type.clone(),
+        pay_mode: spec.charge_type.clone(),
+        charge,
+        start: now,
+        end: None,
+    }
 }
 
 fn instance_json(state: &State, i: &Instance, now: Timestamp) -> Value {

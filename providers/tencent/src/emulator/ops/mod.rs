@@ -3,6 +3,7 @@
 //! (VPCs, subnets, security groups: `network = "auto"`), `hpc.rs` (CVM's HPC clusters) and `cfs.rs` (CFS
 //! file systems and their mount targets): a cluster's placement and shared storage (issue 14).
 
+pub(crate) mod billing;
 pub(crate) mod cbs;
 pub(crate) mod cfs;
 pub(crate) mod cvm;
