@@ -22,6 +22,7 @@ use gpuctl_sign::{Algorithm, Credentials, SignableRequest, SigningParams};
 use serde::Deserialize as _;
 use serde_json::Value;
 
+use crate::api::cms::{cms_host, CMS_API_VERSION};
 use crate::api::nas::{nas_host, NAS_API_VERSION};
 use crate::api::vpc::{vpc_host, VPC_API_VERSION};
 use crate::api::{codes, ErrorBody, API_VERSION};
@@ -40,6 +41,8 @@ enum Product {
     Ecs,
     Vpc,
     Nas,
+    /// CloudMonitor (issue 15).
+    Cms,
 }
 
 /// Maps an ECS error code (and HTTP status) to what the engine does about it.
@@ -148,6 +151,17 @@ impl Client {
         self.send(Product::Nas, region, action, params, false).await
     }
 
+    /// Signs and sends one CloudMonitor action (its own host, `metrics.<region>.aliyuncs.com`, and API
+    /// version) with its `RegionId` (the request model has one).
+    async fn call_cms(
+        &self,
+        region: &str,
+        action: &str,
+        params: Vec<(String, String)>,
+    ) -> Result<Answer, CloudError> {
+        self.send(Product::Cms, region, action, params, true).await
+    }
+
     /// Sends one action to `region`'s host, with a `RegionId` parameter only where the action's
     /// request model has one.
     async fn call_at(
@@ -172,6 +186,7 @@ impl Client {
             Product::Ecs => (host_for(region), API_VERSION),
             Product::Vpc => (vpc_host(region), VPC_API_VERSION),
             Product::Nas => (nas_host(region), NAS_API_VERSION),
+            Product::Cms => (cms_host(region), CMS_API_VERSION),
         };
         let endpoint = self.account.endpoint_or(|| host);
         let mut query = Vec::with_capacity(params.len() + 1);

@@ -218,3 +218,41 @@ fn a_file_system_is_made_found_mounted_until_active_and_deleted() {
         assert_eq!(c.delete_file_system("cn-hangzhou", &id).await.unwrap_err().kind, ErrorKind::NotFound);
     });
 }
+
+/// Issue 15: GPU utilization through `Usage` — DescribeMetricList at CloudMonitor's version, the period
+/// rounded to one the API allows, pages followed, an instance without data answered empty, and a
+/// refusal carrying Alibaba's code and request id.
+#[test]
+fn gpu_usage_is_read_from_cloudmonitor() {
+    use gpuctl_cloud::cost::UsageQuery;
+    use gpuctl_cloud::services::Usage;
+    let (ecs, ctx) = (Arc::new(Ecs::new()), ctx());
+    let c = client(&serve(ecs.clone(), ctx.clone()));
+    block_on(async {
+        let made = Instances::create(&c, &request(None, BillingMode::Hourly)).await.unwrap();
+        ctx.clock().advance(SignedDuration::from_secs(120));
+        let t0 = jiff::Timestamp::from_second(ctx.now().as_second().div_euclid(900) * 900 + 900).unwrap();
+        ctx.clock().set_at_least(t0);
+        ecs.set_gpu_usage(&made.instance_id, t0, 4.0).unwrap();
+        ctx.clock().advance(SignedDuration::from_hours(30));
+        let q = UsageQuery {
+            region: "cn-hangzhou".into(),
+            instance_ids: vec![made.instance_id.clone(), "i-without-data".into()],
+            start: t0,
+            end: t0 + SignedDuration::from_hours(30),
+            period_s: 20,
+        };
+        let got = Usage::gpu_usage(&c, &q).await.unwrap();
+        // (t0, t0 + 30 h] at 60 s: 1,799 points, more than one page of 1,440.
+        assert_eq!((got[0].period_s, got[0].points.len()), (60, 1799), "20 s rounds up to 60");
+        assert!(
+            got[0].points.iter().all(|p| p.percent == 4.0)
+                && got[0].points[0].at == t0 + SignedDuration::from_mins(1)
+        );
+        assert!(got[1].points.is_empty());
+        let long = UsageQuery { start: t0 - SignedDuration::from_hours(24 * 40), ..q };
+        let e = Usage::gpu_usage(&c, &long).await.unwrap_err();
+        assert_eq!((e.kind, e.code.as_str()), (ErrorKind::Invalid, "InvalidParameter"), "{e:?}");
+        assert!(e.request_id.is_some());
+    });
+}

@@ -24,7 +24,7 @@ use serde_json::{json, Value};
 use crate::api::codes;
 pub use error::EcsError;
 use error::{auth_error, render_error};
-use ops::{deployment_sets, disks, images, instances, keypairs, nas, policies, prices, snapshots, vpc};
+use ops::{cms, deployment_sets, disks, images, instances, keypairs, nas, policies, prices, snapshots, vpc};
 use state::{EcsState, Timings};
 
 pub(crate) const PROVIDER: Provider = Provider::Alibaba;
@@ -147,6 +147,26 @@ impl Ecs {
         }
     }
 
+    /// CloudMonitor's operations (GPU utilization, issue 15: see `ops/cms.rs`).
+    fn dispatch_cms(
+        &self,
+        account: &str,
+        action: &str,
+        params: &Value,
+        ctx: &SimCtx,
+    ) -> Result<Value, EcsError> {
+        let c = Self::call(account, params, ctx);
+        let st = lock(&self.state);
+        match action {
+            "DescribeMetricList" => cms::describe_metric_list(&c, &st),
+            other => Err(EcsError::new(
+                404,
+                codes::ACTION_NOT_FOUND,
+                format!("Specified api \"{other}\" is not found in the local cloud's CloudMonitor, please check your url and method."),
+            )),
+        }
+    }
+
     fn dispatch(&self, account: &str, action: &str, params: &Value, ctx: &SimCtx) -> Result<Value, EcsError> {
         let c = Self::call(account, params, ctx);
         let mut st = lock(&self.state);
@@ -226,6 +246,7 @@ fn check_definition(req: &SimRequest, product: Product, action: &str) -> Result<
         Product::Ecs => "ecs",
         Product::Vpc => "vpc",
         Product::Nas => "nas",
+        Product::Cms => "cms",
     };
     let served = SCHEMA.action(action).and_then(|a| a.get("service")).and_then(Value::as_str);
     if served != Some(service) {
@@ -248,6 +269,8 @@ enum Product {
     Ecs,
     Vpc,
     Nas,
+    /// CloudMonitor, 2019-01-01, host `metrics.<region>.aliyuncs.com` (issue 15).
+    Cms,
 }
 
 /// The region a NAS host names (`nas.cn-hangzhou.aliyuncs.com` → `cn-hangzhou`), where it is one the
@@ -267,14 +290,16 @@ fn product(req: &SimRequest, params: &Value) -> Result<Product, EcsError> {
         Some(v) if v == crate::api::API_VERSION => Ok(Product::Ecs),
         Some(v) if v == crate::api::vpc::VPC_API_VERSION => Ok(Product::Vpc),
         Some(v) if v == crate::api::nas::NAS_API_VERSION => Ok(Product::Nas),
+        Some(v) if v == crate::api::cms::CMS_API_VERSION => Ok(Product::Cms),
         Some(v) => Err(EcsError::new(
             400,
             "InvalidVersion",
             format!(
-                "Specified parameter Version \"{v}\" is not valid; ECS serves {}, VPC {}, NAS {}.",
+                "Specified parameter Version \"{v}\" is not valid; ECS serves {}, VPC {}, NAS {}, CloudMonitor {}.",
                 crate::api::API_VERSION,
                 crate::api::vpc::VPC_API_VERSION,
-                crate::api::nas::NAS_API_VERSION
+                crate::api::nas::NAS_API_VERSION,
+                crate::api::cms::CMS_API_VERSION
             ),
         )),
     }
@@ -308,6 +333,7 @@ impl Emulator for Ecs {
                 Product::Nas => {
                     self.dispatch_nas(&account, &action, &params, ctx, host_region(req, ctx).as_deref())
                 }
+                Product::Cms => self.dispatch_cms(&account, &action, &params, ctx),
             }
         });
         match result {
@@ -362,6 +388,15 @@ impl Emulator for Ecs {
 
     fn tick(&self, ctx: &SimCtx) {
         lock(&self.state).tick(ctx.now(), &timings(ctx), &mut |prefix| ctx.new_id(prefix, 20));
+    }
+
+    fn set_gpu_usage(&self, instance_id: &str, from: jiff::Timestamp, percent: f64) -> Result<bool, String> {
+        let mut st = lock(&self.state);
+        if !st.instances.contains_key(instance_id) {
+            return Ok(false);
+        }
+        st.gpu.set(instance_id, from, percent);
+        Ok(true)
     }
 
     fn point_public_address(&self, instance_id: &str, address: &str) -> Result<bool, String> {

@@ -296,6 +296,9 @@ pub struct EcsState {
     pub deployment_sets: BTreeMap<String, DeploymentSet>,
     /// NAS file systems with their mount targets (`ops/nas.rs`).
     pub file_systems: BTreeMap<String, FileSystem>,
+    /// GPU utilization settings and power transitions (issue 15): what DescribeMetricList answers.
+    #[serde(skip)]
+    pub gpu: gpuctl_simkit::GpuBook,
 }
 
 /// Beijing time, which ECS automatic-snapshot time points are written in.
@@ -306,6 +309,7 @@ impl EcsState {
     /// disks); other data disks are detached and stay, as on ECS.
     pub fn remove_instance(&mut self, id: &str) -> Option<Instance> {
         let inst = self.instances.remove(id)?;
+        self.gpu.forget(id);
         if let Some(ip) = &inst.public_ip {
             self.addresses.release(ip);
         }

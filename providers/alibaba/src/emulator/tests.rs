@@ -12,6 +12,9 @@ use super::*;
 /// The metadata service, spot reclaims and role credentials (issue 15).
 mod metadata;
 
+/// CloudMonitor's DescribeMetricList (issue 15).
+mod monitor;
+
 const TYPE: &str = "ecs.gn7i-c8g1.2xlarge";
 
 /// One catalogued offer (figures from shared/reference/catalog-facts.md, Alibaba rows).

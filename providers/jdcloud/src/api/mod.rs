@@ -7,6 +7,8 @@
 
 use serde::{Deserialize, Serialize};
 
+pub mod monitor;
+
 /// Path prefix of every call.
 pub const API_VERSION: &str = "v1";
 

@@ -25,7 +25,7 @@ use serde_json::Value;
 use crate::api::status;
 use error::render;
 pub use error::JdError;
-use ops::{billing, disk, image, keypair, renewal, vm, vpc, zfs};
+use ops::{billing, disk, image, keypair, monitor, renewal, vm, vpc, zfs};
 pub use route::{route, Route};
 use state::JdState;
 
@@ -134,6 +134,7 @@ impl JdCloud {
             "applySnapshotPolicies" => disk::apply_snapshot_policies(&c, &mut st),
             "calculateTotalPrice" => billing::calculate_total_price(&c),
             "setRenewal" => renewal::set_renewal(&c, &mut st),
+            "describeMetricData" => monitor::describe_metric_data(&c, &st),
             "createVpc" => vpc::create_vpc(&c, &mut st),
             "describeVpcs" => vpc::describe_vpcs(&c, &st),
             "deleteVpc" => vpc::delete_vpc(&c, &mut st),
@@ -307,6 +308,15 @@ impl Emulator for JdCloud {
         };
         st.addresses.release(&eip.address);
         eip.address = address.to_string();
+        Ok(true)
+    }
+
+    fn set_gpu_usage(&self, instance_id: &str, from: jiff::Timestamp, percent: f64) -> Result<bool, String> {
+        let mut st = lock(&self.state);
+        if !st.instances.contains_key(instance_id) {
+            return Ok(false);
+        }
+        st.gpu.set(instance_id, from, percent);
         Ok(true)
     }
 }

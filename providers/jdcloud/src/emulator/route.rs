@@ -21,6 +21,17 @@ pub fn route(method: &str, path: &str) -> Option<Route> {
             ("PUT", "instances:autoRenewStatus") => {
                 Some(Route { action: "setRenewal", service: "renewal", region: region.to_string(), id: None })
             }
+            // 云监控 (jdcloud_sdk 1.6.354 services/monitor/apis/DescribeMetricDataRequest.py:
+            // '/regions/{regionId}/metrics/{metric}/metricData', version v2; host monitor.jdcloud-api.com).
+            ("GET", t) => match t.split('/').collect::<Vec<_>>().as_slice() {
+                ["metrics", metric, "metricData"] if !metric.is_empty() => Some(Route {
+                    action: "describeMetricData",
+                    service: "monitor",
+                    region: region.to_string(),
+                    id: Some(metric.to_string()),
+                }),
+                _ => None,
+            },
             _ => None,
         };
     }

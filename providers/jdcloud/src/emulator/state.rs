@@ -184,6 +184,9 @@ pub struct JdState {
     pub file_systems: BTreeMap<String, FileSystem>,
     #[serde(skip)]
     pub mount_targets: BTreeMap<String, MountTarget>,
+    /// GPU utilization settings and power transitions (issue 15): what describeMetricData answers.
+    #[serde(skip)]
+    pub gpu: gpuctl_simkit::GpuBook,
     #[serde(skip)]
     pub addresses: AddressPool,
     /// clientToken → the first call's result, per operation ("createInstances:token").
@@ -206,6 +209,7 @@ impl JdState {
     /// elastic IP is deleted when `with_elastic_ip`, else unbound and kept (deleteInstance's default).
     pub fn remove_instance(&mut self, id: &str, with_elastic_ip: bool) -> Option<Instance> {
         let inst = self.instances.remove(id)?;
+        self.gpu.forget(id);
         let bound: Vec<String> = self
             .elastic_ips
             .values()

@@ -10,6 +10,9 @@ use serde_json::{json, Value};
 use super::state::ERROR_VISIBLE;
 use super::*;
 
+/// 云监控's describeMetricData (issue 15).
+mod monitor;
+
 const TYPE: &str = "p.n1p40.3xlarge";
 const AZ: &str = "cn-north-1a";
 

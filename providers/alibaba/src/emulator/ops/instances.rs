@@ -328,6 +328,8 @@ pub fn run_instances(c: &Call, st: &mut EcsState) -> Answer {
             st.disks.insert(d.id.clone(), d);
         }
         st.instances.insert(id.clone(), inst);
+        // Monitoring data can exist once the instance runs (issue 15).
+        st.gpu.power(&id, c.now + c.timings.pending + c.timings.starting, true);
         ids.push(id);
     }
     let mut answer = json!({ "InstanceIdSets": { "InstanceIdSet": ids } });

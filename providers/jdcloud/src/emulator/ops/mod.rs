@@ -10,6 +10,7 @@ pub(crate) mod billing;
 pub(crate) mod disk;
 pub(crate) mod image;
 pub(crate) mod keypair;
+pub(crate) mod monitor;
 pub(crate) mod renewal;
 pub(crate) mod vm;
 pub(crate) mod vpc;

@@ -273,6 +273,10 @@ pub fn create_instances(c: &Call, st: &mut JdState) -> Answer {
                 },
             );
         }
+        // Monitoring data can exist once the VM runs (issue 15); a failed create never runs.
+        if !inst.failed {
+            st.gpu.power(&id, c.now + c.boot, true);
+        }
         st.instances.insert(id.clone(), inst);
         ids.push(id);
     }
