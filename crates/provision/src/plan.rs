@@ -250,7 +250,7 @@ pub fn plan(spec: &Spec, catalog: &Catalog, recorded: &[Resource], today: gpuctl
     let worst = |p: &PoolPlan| {
         p.choices
             .iter()
-            .map(|c| c.price.as_ref().map(|f| f.cny_per_hour))
+            .map(|c| c.price.as_ref().map(|f| f.cny_per_hour + disks_at(&p.pool, c, hours).0))
             .max_by(|a, b| a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Equal))
     };
     if let Some(cap) = &spec.budget.per_hour_cny {
@@ -273,7 +273,11 @@ pub fn plan(spec: &Spec, catalog: &Catalog, recorded: &[Resource], today: gpuctl
                 let per_instance = p
                     .choices
                     .iter()
-                    .map(|c| c.price.as_ref().map(|f| instance_cost(p.billing, p.term, f.cny, hours)))
+                    .map(|c| {
+                        c.price.as_ref().map(|f| {
+                            instance_cost(p.billing, p.term, f.cny, hours) + disks_at(&p.pool, c, hours).1
+                        })
+                    })
                     .max_by(|a, b| a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Equal))
                     .flatten();
                 per_instance.map(|c| c * f64::from(p.count))
@@ -510,6 +514,27 @@ fn disk_cost(
     } else {
         row.prepaid_per_month().map(|r| r.cny * gb * terms * mode.term_hours() / storage::HOURS_PER_MONTH)
     }
+}
+
+/// One node's disks at choice `c` in the pool's mode: (¥/hour, ¥ over the hours or terms bought), the
+/// budget checks' share for the disks at each fallback candidate. A disk whose price is unknown counts
+/// nothing here; the plan's disk lines and warnings say so.
+fn disks_at(pool: &Pool, c: &Choice, hours: Option<f64>) -> (f64, f64) {
+    let mode = pool.billing.value;
+    let mut out = (0.0, 0.0);
+    for d in std::iter::once(&pool.system_disk).chain(&pool.data_disks) {
+        let Ok(row) = storage::lookup(c.provider, StorageKind::Disk, d.category.as_str(), &c.region) else {
+            continue;
+        };
+        let per_gb_hour = if mode.is_per_hour() {
+            row.usage_per_hour().map(|r| r.cny)
+        } else {
+            row.prepaid_per_month().map(|r| r.cny / storage::HOURS_PER_MONTH)
+        };
+        out.0 += per_gb_hour.unwrap_or(0.0) * f64::from(d.size_gb);
+        out.1 += disk_cost(row, d.size_gb, mode, pool.term, hours).unwrap_or(0.0);
+    }
+    out
 }
 
 fn disk_plans(pool: &Pool, c: &Choice, hours: Option<f64>, warnings: &mut Vec<String>) -> Vec<DiskPlan> {

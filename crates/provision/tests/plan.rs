@@ -64,6 +64,8 @@ fn over_budget_says_by_how_much() {
         .cny_per_hour;
     let src = T4.replace("hours = 10", "hours = 10\n[budget]\ntotal_cny = 1\nper_hour_cny = 0.5");
     let p = plan(&spec_of(&src), cat, &[], TODAY);
+    // Each node with its 100 GB CLOUD_SSD system disk at 0.0025 CNY/GB-hour: 0.25 CNY/hour more.
+    let per_hour = per_hour + 0.25;
     assert_eq!(
         p.over_budget,
         vec![
