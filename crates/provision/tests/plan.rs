@@ -351,3 +351,73 @@ fn an_unfinished_release_is_finished_and_its_slot_filled() {
         vec![(0, ResourceState::Releasing)]
     );
 }
+
+/// Disks and snapshots in the plan (issue 15): a prepaid pool's disks at the prepaid GB-month price
+/// for the terms bought, an unknown class left out with a warning, the system-disk rule cited, and
+/// the snapshots `snapshot.before_release` leaves priced per month outside the totals.
+#[test]
+fn disks_and_snapshots_are_priced_with_their_sources() {
+    let cat = Catalog::shipped();
+    let src = r#"
+deployment = "d"
+[[pool]]
+name = "a"
+count = 2
+provider = "alibaba"
+region = "cn-hangzhou"
+zone = "cn-hangzhou-i"
+instance_type = "ecs.gn7i-c8g1.2xlarge"
+billing = "monthly"
+term = 2
+image = "img-1"
+public_ip = false
+snapshot = { before_release = true }
+data_disks = [{ category = "premium", size_gb = 200 }]
+"#;
+    let p = plan(&spec_of(src), cat, &[], TODAY);
+    let pool = &p.pools[0];
+    let monthly =
+        cat.price(Provider::Alibaba, "gn7i-c8g1.2xlarge", "cn-hangzhou", BillingMode::Monthly).unwrap();
+    // System disk: ssd → cloud_essd (PL1), 1.00 CNY/GiB-month prepaid × 100 GB × 2 months × 2 nodes = 400.
+    let sys = &pool.disks[0];
+    assert_eq!((sys.role, sys.class), ("system", Some("cloud_essd")));
+    assert!((sys.total_cny.unwrap() - 400.0).abs() < 1e-9, "{sys:?}");
+    assert!((sys.cny_per_hour.unwrap() - 100.0 / 730.0).abs() < 1e-9, "{sys:?}");
+    assert!(
+        sys.basis.contains("prepaid") && sys.source.as_deref().unwrap().contains("块存储计费.md"),
+        "{sys:?}"
+    );
+    // Data disk: premium → cloud_efficiency, no published figure: out of the totals, said so.
+    let data = &pool.disks[1];
+    assert_eq!((data.class, data.total_cny), (Some("cloud_efficiency"), None));
+    assert!(data.basis.starts_with("price unknown"), "{data:?}");
+    assert!(
+        p.warnings.iter().any(|w| w.contains("data disk") && w.contains("not in the totals")),
+        "{:?}",
+        p.warnings
+    );
+    // The pool's total: two months of both instances plus the priced disk; its mode line agrees.
+    assert!((pool.total_cny.unwrap() - (2.0 * 2.0 * monthly.cny + 400.0)).abs() < 1e-6, "{pool:?}");
+    let own = pool.by_mode.iter().find(|m| m.mode == BillingMode::Monthly).unwrap();
+    assert!((own.total_cny - pool.total_cny.unwrap()).abs() < 1e-9);
+    // Per-hour modes price the same disks at the pay-as-you-go GB-hour rate (0.0021 × 100 GB × 1 h × 2).
+    let hourly = pool.by_mode.iter().find(|m| m.mode == BillingMode::Hourly).unwrap();
+    let hourly_price =
+        cat.price(Provider::Alibaba, "gn7i-c8g1.2xlarge", "cn-hangzhou", BillingMode::Hourly).unwrap();
+    assert!((hourly.total_cny - 2.0 * (hourly_price.cny + 0.21)).abs() < 1e-9, "{hourly:?}");
+    // Prepaid: Alibaba bills the system disk in the instance's mode, not bundled; cited.
+    let rule = pool.system_disk_rule.as_deref().unwrap();
+    assert!(rule.contains("not bundled") && rule.contains("随ECS实例创建的云盘"), "{rule}");
+    // Snapshots: up to (100 + 200) GB × 2 nodes at 0.12 CNY/GiB-month = 72 CNY a month after release.
+    let sn = pool.snapshots.as_ref().unwrap();
+    assert_eq!(sn.gb, 600);
+    assert!((sn.cny_per_month.unwrap() - 72.0).abs() < 1e-9, "{sn:?}");
+    // A pay-as-you-go pool states no system-disk rule.
+    let p = plan(
+        &spec_of(&src.replace("billing = \"monthly\"\nterm = 2", "billing = \"hourly\"")),
+        cat,
+        &[],
+        TODAY,
+    );
+    assert_eq!(p.pools[0].system_disk_rule, None);
+}
