@@ -391,8 +391,9 @@ pub fn assumption(a: &gpuctl_core::Assumption, lang: Lang) -> String {
         InferenceMemory { precision, bytes_per_param, seq_len, batch, devices } => {
             let tp = if *devices > 1 { format!("，{devices} 张 GPU 张量并行") } else { String::new() };
             format!(
-                "推理：{} 权重（每参数 {bytes_per_param} B），16 位 KV 缓存，{seq_len} token × 批量 {batch}{tp}",
-                precision.as_str()
+                "推理：{} 权重（每参数 {bytes_per_param} B{}），16 位 KV 缓存，{seq_len} token × 批量 {batch}{tp}",
+                precision.as_str(),
+                if precision.is_quantized() { "；嵌入层和输出层保持 16 位" } else { "" }
             )
         }
         Activations { seq_len, micro_batch, checkpointing } => format!(
@@ -446,6 +447,9 @@ pub fn assumption(a: &gpuctl_core::Assumption, lang: Lang) -> String {
         OneInstancePerOffer => "每个方案一台实例，注明 N 个节点的除外；每种实例规格和计费方式取有实测价格的最便宜地域，没有时取最便宜的估算".into(),
         Clusters { link_low_pct, link_high_pct, rdma_low_pct, rdma_high_pct, sequences_per_step, slow_link_gbps } => format!(
             "N 个节点：同一可用区、同一子网内 N 台同规格实例，按同一方式计费。一个节点放得下时，ZeRO/FSDP 在节点内切分、每个节点一份副本（混合切分）：只有可训练参数的梯度走网络，每个优化步（至少 {sequences_per_step:.0} 条序列，靠梯度累积）一次 all-reduce。放不下时，ZeRO/FSDP 在所有节点的所有 GPU 上切分，阶段 3 时每次前向和反向都经网络 all-gather 权重。目录给出 RDMA 端口速率的规格，节点间按其 {rdma_low_pct:.0}–{rdma_high_pct:.0} % 计，其余按公开的内网带宽的 {link_low_pct:.0}–{link_high_pct:.0} % 计（NCCL 走 TCP）；最快：网络时间全部被计算掩盖，最慢：完全不掩盖。低于 {slow_link_gbps:.0} Gbit/s 的方案会标出"
+        ),
+        SpotRestarts { reclaims_per_day, checkpoint_every_hours, restart_hours } => format!(
+            "竞价实例：每台实例每运行一天被回收 {reclaims_per_day} 次（输入值：各云均未公布回收率），每次损失半个检查点间隔（{checkpoint_every_hours} 小时 ÷ 2）加 {restart_hours} 小时重启；预期重启次数 = 小时数 × 回收率 × 节点数，计入竞价方案的小时数和费用"
         ),
         ValidateShare { pct } => format!("验证阶段用 QLoRA-4、按量计费跑 {pct:.0} % 的 token"),
         ProduceDays { days } => format!("生产阶段每天 24 小时部署 {days} 天，16 位权重；不用竞价实例"),
@@ -684,6 +688,7 @@ mod tests {
                 sequences_per_step: 64.0,
                 slow_link_gbps: 10.0,
             },
+            SpotRestarts { reclaims_per_day: 0.25, checkpoint_every_hours: 1.0, restart_hours: 0.25 },
             ValidateShare { pct: 1.0 },
             ProduceDays { days: 30.0 },
             BuySameConfig,

@@ -82,6 +82,10 @@ pub enum Assumption {
         sequences_per_step: f64,
         slow_link_gbps: f64,
     },
+    /// Spot offers (issue 15): the time to finish counts the expected reclaims — hours × the rate
+    /// (× the nodes), each losing half a checkpoint interval plus a restart. No cloud publishes the
+    /// rate: it is an input with a default ([`crate::SpotRisk`]).
+    SpotRestarts { reclaims_per_day: f64, checkpoint_every_hours: f64, restart_hours: f64 },
     /// Staged plan: validate runs `pct` % of the tokens with QLoRA-4 on pay-as-you-go.
     ValidateShare { pct: f64 },
     /// Staged plan: produce serves for `days` days.
@@ -140,8 +144,9 @@ impl fmt::Display for Assumption {
             InferenceMemory { precision, bytes_per_param, seq_len, batch, devices } => {
                 write!(
                     f,
-                    "inference: {} weights ({bytes_per_param} B/param), 16-bit KV cache for {seq_len} tokens × batch {batch}",
-                    precision.as_str()
+                    "inference: {} weights ({bytes_per_param} B/param{}), 16-bit KV cache for {seq_len} tokens × batch {batch}",
+                    precision.as_str(),
+                    if precision.is_quantized() { "; the embeddings and output head stay 16-bit" } else { "" }
                 )?;
                 if *devices > 1 {
                     write!(f, ", tensor parallel over {devices} GPUs")?;
@@ -207,6 +212,10 @@ impl fmt::Display for Assumption {
             Clusters { link_low_pct, link_high_pct, rdma_low_pct, rdma_high_pct, sequences_per_step, slow_link_gbps } => write!(
                 f,
                 "N nodes: N instances of one type in one zone and subnet, billed alike. When one node holds the job, ZeRO/FSDP shards inside each node and each node keeps a replica (hybrid sharding): only the trainable gradients cross the network, one all-reduce per optimizer step of at least {sequences_per_step:.0} sequences (gradient accumulation). When it does not, ZeRO/FSDP shards over every GPU of every node, and at stage 3 the weights are all-gathered over the network at every forward and backward. The nodes talk over the type's RDMA fabric where the catalog gives its ports' speed, at {rdma_low_pct:.0}–{rdma_high_pct:.0} % of it, else over its published private-network bandwidth at {link_low_pct:.0}–{link_high_pct:.0} % (NCCL over TCP); fastest time: the network hidden behind compute, slowest: not hidden at all. Below {slow_link_gbps:.0} Gbit/s an offer is marked"
+            ),
+            SpotRestarts { reclaims_per_day, checkpoint_every_hours, restart_hours } => write!(
+                f,
+                "spot: {reclaims_per_day} reclaims per instance per day of running (an input: none of the clouds publishes a reclaim rate), each losing half the checkpoint interval ({checkpoint_every_hours} h ÷ 2) plus {restart_hours} h to restart; expected restarts = hours × rate × nodes, added to a spot offer's hours and cost"
             ),
             ValidateShare { pct } => write!(f, "validate runs {pct:.0} % of the tokens with QLoRA-4 on pay-as-you-go"),
             ProduceDays { days } => write!(f, "produce serves for {days} days, 24 h/day, 16-bit weights; spot excluded"),
@@ -396,6 +405,11 @@ mod tests {
             ProduceDays { days: 30.0 },
             "produce serves for 30 days, 24 h/day, 16-bit weights; spot excluded",
             r#"{"code":"produce-days","days":30.0}"#,
+        );
+        check(
+            SpotRestarts { reclaims_per_day: 0.25, checkpoint_every_hours: 1.0, restart_hours: 0.25 },
+            "spot: 0.25 reclaims per instance per day of running (an input: none of the clouds publishes a reclaim rate), each losing half the checkpoint interval (1 h ÷ 2) plus 0.25 h to restart; expected restarts = hours × rate × nodes, added to a spot offer's hours and cost",
+            r#"{"code":"spot-restarts","reclaims_per_day":0.25,"checkpoint_every_hours":1.0,"restart_hours":0.25}"#,
         );
         check(
             DefaultPue,

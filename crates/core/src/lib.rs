@@ -67,6 +67,6 @@ pub use rank::{hardware, rank, Infeasible, Offer, Question, Ranking, STALE_PRICE
 pub use stages::{stages, Stage, StagePlan};
 pub use suggest::{suggest, UnknownName};
 pub use tco::{tco, CloudOption, SelfBuilt, TcoInput, TcoPoint, TcoReport};
-pub use time::{estimate_time, mfu_band, MfuBand, TimeEstimate};
+pub use time::{estimate_time, mfu_band, MfuBand, SpotRisk, TimeEstimate};
 pub use units::{parse_count, parse_hours};
 pub use warning::Warning;

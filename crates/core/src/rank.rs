@@ -11,7 +11,7 @@ use crate::compat::{check as check_compat, CompatQuery, Severity};
 use crate::explain::{self, Assumption, PriceAge, Reason};
 use crate::fit::{fit_explained, FitReport, Hardware, Job, Method};
 use crate::price::{cost_of, Usage};
-use crate::time::{estimate_time_explained, TimeEstimate};
+use crate::time::{estimate_time_explained, SpotRisk, TimeEstimate};
 use crate::warning::Warning;
 use jiff::civil::Date;
 
@@ -61,6 +61,10 @@ pub struct Question {
     /// the fewest instances (up to [`MAX_AUTO_NODES`]) that can.
     #[serde(default)]
     pub nodes: Option<u32>,
+    /// What spot offers' time to finish assumes about reclaims (issue 15): rate, checkpoint
+    /// interval, restart time. Its defaults are assumptions ([`SpotRisk`]).
+    #[serde(default)]
+    pub spot: SpotRisk,
 }
 
 impl Question {
@@ -80,6 +84,7 @@ impl Question {
             compat: CompatQuery::default(),
             include_restricted: false,
             nodes: None,
+            spot: SpotRisk::default(),
         }
     }
 
@@ -133,6 +138,10 @@ pub struct Offer {
     /// A multi-node offer's sharding and network figures (absent for one instance).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cluster: Option<Cluster>,
+    /// Spot offers with a time estimate (issue 15): the expected reclaims over the work (high
+    /// estimate), already counted in `hours_*` and `cost_*` (see the `spot-restarts` assumption).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spot_restarts: Option<f64>,
 }
 
 fn one_node() -> u32 {
@@ -380,6 +389,28 @@ pub fn rank(catalog: &Catalog, q: &Question) -> Ranking {
         }
         let tokens = q.job.total_tokens();
         for p in prices {
+            // A spot offer's time to finish counts the expected reclaims (issue 15), when the hours
+            // are the job's own estimate (not a rental's fixed total).
+            let spot = p.mode == BillingMode::Spot && q.job.tokens > 0.0;
+            let (hours, spot_restarts) = if spot {
+                let h = (q.spot.hours(hours.0, nodes), q.spot.hours(hours.1, nodes));
+                (h, Some(q.spot.restarts(hours.1, nodes)))
+            } else {
+                (hours, None)
+            };
+            if let Some(r) = q.misses_deadline(hours).filter(|_| spot) {
+                let why = vec![r];
+                infeasible.push(Infeasible {
+                    provider: inst.provider,
+                    instance: inst.id.clone(),
+                    gpu: inst.gpu.clone(),
+                    gpu_count: inst.gpu_count,
+                    mode: Some(p.mode),
+                    reasons: explain::texts(&why),
+                    reason_codes: why,
+                });
+                continue;
+            }
             let mut c = cost_of(p, hours, &q.usage, tokens);
             c.for_nodes(nodes);
             let mut w = Vec::new();
@@ -455,6 +486,7 @@ pub fn rank(catalog: &Catalog, q: &Question) -> Ranking {
                 warning_codes: w,
                 nodes,
                 cluster: cluster.clone(),
+                spot_restarts,
             });
         }
     }
@@ -483,6 +515,9 @@ pub fn rank(catalog: &Catalog, q: &Question) -> Ranking {
     );
     note(&mut assumptions, Assumption::TermBilling);
     note(&mut assumptions, Assumption::OneInstancePerOffer);
+    if offers.iter().any(|o| o.spot_restarts.is_some()) {
+        note(&mut assumptions, q.spot.assumption());
+    }
     if offers.iter().any(|o| o.nodes > 1) {
         note(
             &mut assumptions,

@@ -199,6 +199,67 @@ pub(crate) fn estimate_time_explained(
     (estimate, assumptions)
 }
 
+/// What a spot offer's time to finish assumes about reclaims (issue 15). None of the three clouds
+/// publishes how often it reclaims spot instances (Tencent, Alibaba and JD document the notice, not a
+/// rate: docs/research/cost-control.md §3), so the rate is an input, with a stated default; so are
+/// the checkpoint interval and the time a restart takes.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct SpotRisk {
+    /// Expected reclaims per instance per day of running. **Assumption**, default
+    /// [`SpotRisk::DEFAULT_RECLAIMS_PER_DAY`]: no cloud publishes one.
+    pub reclaims_per_day: f64,
+    /// Hours between checkpoints: a reclaim loses half of it on average.
+    pub checkpoint_every_hours: f64,
+    /// Hours from a reclaim to work resuming: a replacement's boot and the checkpoint's reload.
+    pub restart_hours: f64,
+}
+
+impl SpotRisk {
+    /// One reclaim per instance every four days of running: an assumption (no cloud publishes a rate).
+    pub const DEFAULT_RECLAIMS_PER_DAY: f64 = 0.25;
+    /// A checkpoint every hour.
+    pub const DEFAULT_CHECKPOINT_EVERY_HOURS: f64 = 1.0;
+    /// A quarter of an hour to restart (boot, environment, reload).
+    pub const DEFAULT_RESTART_HOURS: f64 = 0.25;
+
+    /// Work lost to one reclaim: half a checkpoint interval plus the restart.
+    pub fn lost_per_restart(&self) -> f64 {
+        self.checkpoint_every_hours / 2.0 + self.restart_hours
+    }
+
+    /// Expected reclaims over `hours` of work on `nodes` instances: hours × the rate per hour × the
+    /// nodes (a reclaim of any node stops a job that runs on all of them).
+    pub fn restarts(&self, hours: f64, nodes: u32) -> f64 {
+        hours * self.reclaims_per_day / 24.0 * f64::from(nodes.max(1))
+    }
+
+    /// `hours` of work on spot: the work plus the expected restarts × the work each loses (a
+    /// first-order estimate: restarts are counted over the work's own hours).
+    pub fn hours(&self, hours: f64, nodes: u32) -> f64 {
+        hours + self.restarts(hours, nodes) * self.lost_per_restart()
+    }
+
+    /// The assumption this risk states.
+    pub fn assumption(&self) -> Assumption {
+        Assumption::SpotRestarts {
+            reclaims_per_day: self.reclaims_per_day,
+            checkpoint_every_hours: self.checkpoint_every_hours,
+            restart_hours: self.restart_hours,
+        }
+    }
+}
+
+impl Default for SpotRisk {
+    fn default() -> Self {
+        SpotRisk {
+            reclaims_per_day: Self::DEFAULT_RECLAIMS_PER_DAY,
+            checkpoint_every_hours: Self::DEFAULT_CHECKPOINT_EVERY_HOURS,
+            restart_hours: Self::DEFAULT_RESTART_HOURS,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -309,5 +370,21 @@ mod tests {
         );
         assert!(matches!(Runtime::parse("vLLM"), Ok(Runtime::Serving)));
         assert_eq!(Runtime::parse("onnx").unwrap_err().kind, "runtime");
+    }
+
+    #[test]
+    fn spot_time_adds_the_expected_restarts() {
+        let r = SpotRisk::default();
+        // 96 hours on one node at 0.25 reclaims a day: 1 restart, losing 0.5 + 0.25 h.
+        assert!((r.restarts(96.0, 1) - 1.0).abs() < 1e-12);
+        assert!((r.hours(96.0, 1) - 96.75).abs() < 1e-12);
+        // Four nodes: four times the restarts.
+        assert!((r.hours(96.0, 4) - 99.0).abs() < 1e-12);
+        // No reclaims: the work's own hours.
+        let none = SpotRisk { reclaims_per_day: 0.0, ..r };
+        assert_eq!(none.hours(96.0, 8), 96.0);
+        // Checkpointing every 4 h loses 2 h + the restart per reclaim.
+        let rare = SpotRisk { checkpoint_every_hours: 4.0, ..r };
+        assert!((rare.hours(96.0, 1) - 98.25).abs() < 1e-12);
     }
 }

@@ -16,12 +16,13 @@ pub fn parse_count(s: &str) -> Result<f64, String> {
     }
 }
 
-/// Parse a duration into hours: `48h`, `3d`, `2w`, `1mo` (730 h), or a bare number of hours.
+/// Parse a duration into hours: `30min`, `48h`, `3d`, `2w`, `1mo` (730 h), or a bare number of hours.
 pub fn parse_hours(s: &str) -> Result<f64, String> {
     let t = s.trim().to_ascii_lowercase();
     let split = t.find(|c: char| c.is_ascii_alphabetic()).unwrap_or(t.len());
     let (num, unit) = t.split_at(split);
     let mult = match unit {
+        "min" | "mins" | "minute" | "minutes" => 1.0 / 60.0,
         "" | "h" | "hr" | "hour" | "hours" => 1.0,
         "d" | "day" | "days" => 24.0,
         "w" | "week" | "weeks" => 168.0,

@@ -84,6 +84,16 @@ pub struct EstimateArgs {
     /// Leave out spot offers.
     #[arg(long)]
     pub no_spot: bool,
+    /// Spot offers: expected reclaims per instance per day of running, counted into their time and
+    /// cost (no cloud publishes a rate; default 0.25)
+    #[arg(long, value_name = "RATE")]
+    pub spot_reclaims_per_day: Option<f64>,
+    /// Spot offers: how often the job checkpoints, e.g. 1h or 30min (default 1h); a reclaim loses half of it
+    #[arg(long, value_name = "DURATION")]
+    pub checkpoint_every: Option<String>,
+    /// Spot offers: from a reclaim to work resuming (new instance, environment, reload), e.g. 15min (default 0.25h)
+    #[arg(long, value_name = "DURATION")]
+    pub restart_time: Option<String>,
     /// Also rank instance types the clouds sell only by invitation or through sales (marked † in
     /// `gpuctl catalog`); left out by default.
     #[arg(long)]
@@ -271,6 +281,7 @@ pub fn question(args: &EstimateArgs, cat: &Catalog, today: Date) -> Result<Quest
     };
     q.budget_cny = args.budget.map(|b| bound("budget", b, input::budget_cny(b))).transpose()?;
     q.no_spot = args.no_spot;
+    q.spot = spot_risk(&args)?;
     if args.nodes.is_some_and(|n| n > 1) && q.job.method == Method::Inference {
         return Err(CliError::usage(
             "--nodes is for training: an inference estimate serves from one instance (tensor parallel over its GPUs)",
@@ -683,4 +694,32 @@ fn count(v: f64) -> String {
         }
     }
     format!("{v:.0}")
+}
+
+/// The spot-reclaim inputs (issue 15), each held to a range that still means something.
+fn spot_risk(args: &EstimateArgs) -> Result<gpuctl_core::SpotRisk, CliError> {
+    let mut r = gpuctl_core::SpotRisk::default();
+    if let Some(rate) = args.spot_reclaims_per_day {
+        if !(rate.is_finite() && (0.0..=48.0).contains(&rate)) {
+            return Err(CliError::usage(format!(
+                "--spot-reclaims-per-day: {rate} is not between 0 and 48 reclaims a day"
+            )));
+        }
+        r.reclaims_per_day = rate;
+    }
+    let duration = |flag: &str, given: &Option<String>, max: f64| -> Result<Option<f64>, CliError> {
+        let Some(text) = given else { return Ok(None) };
+        let h = parse_hours(text).map_err(|e| CliError::usage(format!("--{flag}: {e}")))?;
+        if h > max {
+            return Err(CliError::usage(format!("--{flag}: {text} is more than {max} hours")));
+        }
+        Ok(Some(h))
+    };
+    if let Some(h) = duration("checkpoint-every", &args.checkpoint_every, 720.0)? {
+        r.checkpoint_every_hours = h;
+    }
+    if let Some(h) = duration("restart-time", &args.restart_time, 48.0)? {
+        r.restart_hours = h;
+    }
+    Ok(r)
 }
