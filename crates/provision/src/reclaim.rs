@@ -246,7 +246,7 @@ pub(crate) fn restore_data_disks(
 pub(crate) fn replaced(engine: &Engine, r: &ReclaimRecord, token: &str) -> Result<(), ApplyError> {
     let boot =
         engine.store(|s| s.resource(token))?.and_then(|n| n.running_at.map(|at| hours(n.created_at, at)));
-    engine.store(|s| s.set_reclaim_replaced(&r.client_token, token, boot, Timestamp::now()))?;
+    engine.store(|s| s.set_reclaim_replaced(&r.client_token, token, boot, crate::clock::now()))?;
     Ok(())
 }
 

@@ -244,7 +244,7 @@ pub const MIGRATIONS: &[Migration] = &[
     );
     "#,
     ),
-    // 8 (issue 15): spot instances the cloud reclaimed without gpuctl asking, one row per reclaimed
+    // 7 (issue 15): spot instances the cloud reclaimed without gpuctl asking, one row per reclaimed
     // record (its client token): when gpuctl saw it gone, the notice when one was seen, the last
     // checkpoint gpuctl knows of, the hours lost and billed (`state/reclaim.rs` holds the rule), and
     // the replacement once made. The resource row itself goes to state `reclaimed`.
@@ -407,7 +407,7 @@ pub enum ResourceState {
     BilledUntil,
     /// A spot instance the cloud took back without gpuctl asking (issue 15): gone, billed no more,
     /// its slot free for a replacement under the next token generation. The `reclaims` table
-    /// (migration 8) says when and what it cost.
+    /// (migration 7) says when and what it cost.
     Reclaimed,
 }
 
@@ -433,8 +433,8 @@ impl ResourceState {
             Self::BilledUntil,
             Self::Reclaimed,
         ]
-            .into_iter()
-            .find(|v| v.name() == s)
+        .into_iter()
+        .find(|v| v.name() == s)
     }
     /// Whether the cloud may be billing for it.
     pub fn is_live(self) -> bool {

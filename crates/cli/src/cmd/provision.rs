@@ -105,7 +105,7 @@ pub fn run(args: ProvisionArgs) -> Result<ExitCode, CliError> {
     if !args.dry_run {
         let found = session
             .runtime
-            .block_on(job.find_reclaims(&catalog, today()?, jiff::Timestamp::now()))
+            .block_on(job.find_reclaims(&catalog, today()?, gpuctl_provision::clock::now()))
             .map_err(workflow_error)?;
         if !args.cloud.json {
             super::recover::print_found(&job.plan().deployment, &found);

@@ -63,7 +63,7 @@ pub fn run(args: RecoverArgs) -> Result<ExitCode, CliError> {
         let mut job = session.engine.begin_provision(spec, &catalog, today()?).map_err(state_error)?;
         let found = session
             .runtime
-            .block_on(job.find_reclaims(&catalog, today()?, jiff::Timestamp::now()))
+            .block_on(job.find_reclaims(&catalog, today()?, gpuctl_provision::clock::now()))
             .map_err(workflow_error)?;
         job.only_replacements().map_err(state_error)?;
         if !args.cloud.json {
@@ -81,7 +81,8 @@ pub fn run(args: RecoverArgs) -> Result<ExitCode, CliError> {
             &format!("replace {} reclaimed instance(s) of {deployment}?", job.plan().creates()),
             args.yes,
         )?;
-        let report = session.runtime.block_on(job.apply(jiff::Timestamp::now())).map_err(workflow_error)?;
+        let report =
+            session.runtime.block_on(job.apply(gpuctl_provision::clock::now())).map_err(workflow_error)?;
         session.bars.finish();
         if !args.cloud.json {
             print_report(&report);

@@ -1,4 +1,4 @@
-//! Spot reclaims as the store keeps them (migration 8, issue 15): one row per reclaimed record, keyed
+//! Spot reclaims as the store keeps them (migration 7, issue 15): one row per reclaimed record, keyed
 //! by the reclaimed instance's client token. How the hours are worked out is the engine's
 //! (`crate::reclaim`); the store only keeps them and marks the resource `reclaimed` in the same commit.
 
