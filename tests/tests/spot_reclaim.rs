@@ -1,0 +1,206 @@
+//! Issue 15's spot reclaim, end to end against `gpuctl sim`: a 3-node spot cluster pool with shared
+//! storage runs; the checkpoint convention's hook writes a checkpoint into the shared folder (a
+//! temporary folder stands for the NFS share); the cloud reclaims node 1 (`POST /_sim/reclaim`, with
+//! a notice, then the sim clock passes the termination time and the cloud takes the instance);
+//! `gpuctl recover` records the reclaim and replaces exactly that node under a new client token, its
+//! boot config telling it its rank, node 0's address, what it replaces and — run against the share —
+//! the checkpoint the hook wrote; a re-run of `recover` or `provision` buys nothing more; `status
+//! --json` shows the reclaim with its hours lost and billed and its replacement.
+
+use std::path::Path;
+use std::process::Command;
+
+use base64::Engine as _;
+
+use gpuctl_e2e::e2e::{self, SimProcess};
+
+const SPEC: &str = r#"deployment = "spotrun"
+hours = 10
+
+[budget]
+total_cny = 1000000
+
+[[pool]]
+name = "train"
+count = 3
+cluster = true
+billing = "spot"
+provider = "alibaba"
+region = "cn-hangzhou"
+zone = "cn-hangzhou-i"
+instance_type = "ecs.gn7i-c8g1.2xlarge"
+image = "ubuntu_22_04_x64_20G_alibase_20240926.vhd"
+network = "auto"
+ssh_from = ["203.0.113.7/32"]
+shared_storage = { mount = "/mnt/shared", size_gb = 100 }
+"#;
+
+fn user_data(i: &serde_json::Value) -> String {
+    let b64 = i["UserData"].as_str().unwrap_or_else(|| panic!("no UserData in {i}"));
+    String::from_utf8(base64::engine::general_purpose::STANDARD.decode(b64).expect("base64")).unwrap()
+}
+
+/// The `latest_checkpoint` function of a rendered boot script, as written there.
+fn latest_checkpoint_fn(script: &str) -> String {
+    let start =
+        script.find("latest_checkpoint() {").unwrap_or_else(|| panic!("no latest_checkpoint in {script}"));
+    let rest = &script[start..];
+    // The function ends at the first line that is a lone closing brace (indented as the cloud-config
+    // block indents the script).
+    let end = rest.lines().position(|l| l.trim() == "}").expect("the function ends");
+    let lines: Vec<&str> = rest.lines().take(end + 1).collect();
+    lines.iter().map(|l| l.strip_prefix("      ").unwrap_or(l)).collect::<Vec<_>>().join("\n")
+}
+
+fn node(status: &serde_json::Value, index: u64, state: &str) -> serde_json::Value {
+    status
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["pool"] == "train" && r["index"] == index && r["state"] == state)
+        .cloned()
+        .unwrap_or_else(|| panic!("no {state} node {index} in {status}"))
+}
+
+#[test]
+fn a_reclaimed_node_is_replaced_once_and_resumes_from_the_hooks_checkpoint() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let sim = SimProcess::start(d, "seed = 15\n[knobs]\nboot_seconds = 1\n", &["--empty-account"]);
+    let spec = d.join("spot.toml");
+    std::fs::write(&spec, SPEC).unwrap();
+    let spec = spec.to_str().unwrap();
+
+    let o = e2e::gpuctl(&sim.url, d, &["provision", spec, "--yes"]);
+    let out = format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+    assert!(o.status.success(), "{out}");
+    let before = sim.live("alibaba", Some("spotrun"));
+    assert_eq!(before.len(), 3, "{out}");
+    let status = e2e::ok_json(&sim.url, d, &["status", "--json"]);
+    let (node0, node1) = (node(&status, 0, "running"), node(&status, 1, "running"));
+    let reclaimed_id = node1["instance_id"].as_str().unwrap().to_string();
+    let reclaimed_token = node1["client_token"].as_str().unwrap().to_string();
+
+    // The hook, by the checkpoint convention: checkpoints in `checkpoints/` of the shared folder, the
+    // newest named in `latest`. An older checkpoint written later in time must not be taken for it.
+    let share = d.join("share");
+    let ckpt = share.join("checkpoints");
+    std::fs::create_dir_all(&ckpt).unwrap();
+    std::fs::write(ckpt.join("step-300.pt"), b"weights at step 300").unwrap();
+    std::fs::write(ckpt.join("latest"), "step-300.pt\n").unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    std::fs::write(ckpt.join("step-200.pt"), b"an older step, copied in late").unwrap();
+
+    // The cloud reclaims node 1: a 120 s notice, then the sim clock passes the termination time.
+    let (code, body) = sim.admin(
+        "POST",
+        "/_sim/reclaim",
+        &format!(r#"{{"provider": "alibaba", "instance_id": "{reclaimed_id}", "notice_s": 120}}"#),
+    );
+    assert_eq!(code, 200, "{body}");
+    let (code, body) = sim.admin("POST", "/_sim/clock", r#"{"advance_seconds": 180}"#);
+    assert_eq!(code, 200, "{body}");
+    let left = sim.live("alibaba", Some("spotrun"));
+    assert_eq!(left.len(), 2, "the cloud took node 1: {left:?}");
+
+    // From here gpuctl's records follow the sim clock, 180 s ahead of the wall clock.
+    let gpuctl = |args: &[&str]| {
+        e2e::gpuctl_cmd(&sim.url, d, args).env("GPUCTL_CLOCK_OFFSET_S", "180").output().expect("gpuctl runs")
+    };
+    let ok_json = |args: &[&str]| -> serde_json::Value {
+        let o = gpuctl(args);
+        assert!(o.status.success(), "{args:?}: {}", String::from_utf8_lossy(&o.stderr));
+        serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{args:?}: {e}"))
+    };
+    let rec = ok_json(&["recover", "spotrun", "--yes", "--json"]);
+    let found = rec[0]["found"].as_array().unwrap_or_else(|| panic!("{rec}"));
+    assert_eq!(found.len(), 1, "{rec}");
+    assert_eq!(
+        (found[0]["index"].as_u64(), found[0]["instance_id"].as_str()),
+        (Some(1), Some(&*reclaimed_id))
+    );
+    // The report lists the kept nodes too (adopted); one unit is made.
+    let units: Vec<&serde_json::Value> = rec[0]["report"]["units"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{rec}"))
+        .iter()
+        .filter(|u| u["adopted"] == false)
+        .collect();
+    assert_eq!(units.len(), 1, "exactly the reclaimed node is made again: {rec}");
+    assert_eq!((units[0]["index"].as_u64(), units[0]["state"].as_str()), (Some(1), Some("running")), "{rec}");
+    let new_token = units[0]["client_token"].as_str().unwrap().to_string();
+    assert_ne!(new_token, reclaimed_token, "the replacement has its own (next-generation) token");
+
+    let after = sim.live("alibaba", Some("spotrun"));
+    assert_eq!(after.len(), 3, "{after:?}");
+    let replacement = after
+        .iter()
+        .find(|i| !before.iter().any(|b| e2e::instance_id(b) == e2e::instance_id(i)))
+        .expect("one new instance");
+    assert_eq!(e2e::tag_value(replacement, "gpuctl-token").as_deref(), Some(&*new_token));
+    // Its boot config: node 1 of 3, node 0's address, what it replaces, and the resume point found
+    // on the share at boot.
+    let text = user_data(replacement);
+    assert!(text.contains("'GPUCTL_NODE_RANK=1'") && text.contains("'GPUCTL_NODES=3'"), "{text}");
+    let master = node0["private_ip"].as_str().unwrap();
+    assert!(text.contains(&format!("'MASTER_ADDR={master}'")), "{text}");
+    assert!(text.contains(&format!("'GPUCTL_REPLACES={reclaimed_id}'")), "{text}");
+    assert!(text.contains("'GPUCTL_CHECKPOINT_DIR=/mnt/shared/checkpoints'"), "{text}");
+    assert!(text.contains("\"GPUCTL_RESUME_FROM=$(latest_checkpoint '/mnt/shared/checkpoints')\""), "{text}");
+    // The rendered function, run on the folder standing for the share, names the hook's checkpoint.
+    let f = latest_checkpoint_fn(&text);
+    let run = |dir: &Path| {
+        let o = Command::new("bash")
+            .arg("-c")
+            .arg(format!("{f}\nlatest_checkpoint \"$1\"",))
+            .arg("bash")
+            .arg(dir)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8(o.stdout).unwrap().trim().to_string()
+    };
+    assert_eq!(run(&ckpt), ckpt.join("step-300.pt").to_str().unwrap());
+    // Without the pointer, the newest entry; with nothing there, nothing.
+    std::fs::remove_file(ckpt.join("latest")).unwrap();
+    assert_eq!(run(&ckpt), ckpt.join("step-200.pt").to_str().unwrap());
+    assert_eq!(run(&share.join("none")), "");
+    // The other nodes were not touched.
+    for b in &before {
+        if e2e::instance_id(b) != reclaimed_id {
+            assert!(after.iter().any(|a| e2e::instance_id(a) == e2e::instance_id(b)));
+        }
+    }
+
+    // Again, and provision again: nothing more is bought.
+    let rec = ok_json(&["recover", "spotrun", "--yes", "--json"]);
+    assert_eq!(rec[0]["found"].as_array().map(Vec::len), Some(0), "{rec}");
+    assert!(rec[0]["report"].is_null(), "{rec}");
+    let o = gpuctl(&["provision", spec, "--yes"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(sim.live("alibaba", Some("spotrun")).len(), 3);
+
+    // status: the reclaim, with its hours, and what replaced it.
+    let status = ok_json(&["status", "--json"]);
+    let gone = node(&status, 1, "reclaimed");
+    let r = &gone["reclaim"];
+    assert_eq!(r["instance_id"].as_str(), Some(&*reclaimed_id), "{gone}");
+    assert_eq!(r["replaced_by"].as_str(), Some(&*new_token), "{gone}");
+    assert_eq!(r["replaced_by_instance"], replacement["InstanceId"], "{gone}");
+    let (lost, work, billed) = (
+        r["lost_hours"].as_f64().unwrap(),
+        r["lost_work_hours"].as_f64().unwrap(),
+        r["billed_hours"].as_f64().unwrap(),
+    );
+    // No checkpoint gpuctl knows of (no hook in this spec, no snapshot): the work since node 1 ran is
+    // lost — the 180 s the clock moved, plus the seconds the commands took — and billed.
+    assert!((180.0 / 3600.0..240.0 / 3600.0).contains(&work), "{r}");
+    assert!((billed - work).abs() < 1e-9, "{r}");
+    assert!(lost > work, "the replacement's boot is lost too: {r}");
+    assert!(r["checkpoint_from"].as_str().unwrap().starts_with("none known"), "no hook in this spec: {r}");
+    assert!(r["billed_cny"].as_f64().unwrap() > 0.0, "{r}");
+    assert_eq!(node(&status, 1, "running")["client_token"].as_str(), Some(&*new_token));
+    let text = String::from_utf8_lossy(&gpuctl(&["status"]).stdout).to_string();
+    assert!(text.contains(&format!("reclaimed: spotrun/train #1 {reclaimed_id}")), "{text}");
+    assert!(text.contains("replaced by"), "{text}");
+}
