@@ -196,7 +196,14 @@ fn tencent_spot_without_max_price_bids_the_hourly_price() {
 
     let plan = ok_json(&sim, dir.path(), &["plan", spec_s, "--json"]);
     let bid = plan["pools"][0]["choices"][0]["spot_bid"].as_f64().unwrap_or_else(|| panic!("no bid: {plan}"));
-    // The pay-as-you-go price of the same type: the plan's hourly total over its 4 hours, 1 instance.
+    // The pay-as-you-go price of the same type: the plan's hourly total over its 4 hours, 1 instance,
+    // less its disks (priced per GB-hour beside the instance, the same in spot and hourly mode).
+    let disks: f64 = plan["pools"][0]["disks"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no disks: {plan}"))
+        .iter()
+        .map(|d| d["cny_per_hour"].as_f64().unwrap_or_else(|| panic!("an unpriced disk: {d}")))
+        .sum();
     let hourly = plan["pools"][0]["by_mode"]
         .as_array()
         .unwrap()
@@ -204,7 +211,8 @@ fn tencent_spot_without_max_price_bids_the_hourly_price() {
         .find(|m| m["mode"] == "hourly")
         .and_then(|m| m["total_cny"].as_f64())
         .unwrap_or_else(|| panic!("no hourly mode: {plan}"))
-        / 4.0;
+        / 4.0
+        - disks;
     assert!((bid - hourly).abs() < 1e-9, "bid {bid} vs hourly {hourly}");
     let warnings = plan["warnings"].to_string();
     assert!(warnings.contains("spot bid") && warnings.contains("the pay-as-you-go price"), "{warnings}");
