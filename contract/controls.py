@@ -32,7 +32,8 @@ UA = {"user-agent": "gpuctl/controls"}  # checked as client traffic
 
 # ---------------------------------------------------------------- Tencent (request models' JSON)
 # CFS is 2019-07-19 (tencentcloud-sdk-python-cfs 3.1.178); the other services 2017-03-12.
-TC_VERSIONS = {"billing": ("v20180709", "2018-07-09"), "cfs": ("v20190719", "2019-07-19")}
+TC_VERSIONS = {"billing": ("v20180709", "2018-07-09"), "cfs": ("v20190719", "2019-07-19"),
+               "monitor": ("v20180724", "2018-07-24")}
 
 
 def tencent(action, service, body):
@@ -118,6 +119,11 @@ TC = [
     ("DescribeCfsFileSystems", "cfs", {"FileSystemId": "cfs-ocakq8tt", "Offset": 0}),
     ("DescribeMountTargets", "cfs", {"FileSystemId": "cfs-ocakq8tt"}),
     ("DeleteCfsFileSystem", "cfs", {"FileSystemId": "cfs-ocakq8tt"}),
+    # GPU utilization (issue 15): what providers/tencent/src/client/monitor.rs asks Cloud Monitor.
+    ("GetMonitorData", "monitor", {"Namespace": "QCE/CVM", "MetricName": "GpuUtil", "Period": 60,
+                                   "Instances": [{"Dimensions": [{"Name": "InstanceId", "Value": "ins-1"}]},
+                                                 {"Dimensions": [{"Name": "InstanceId", "Value": "ins-2"}]}],
+                                   "StartTime": "2026-12-05T02:00:00+08:00", "EndTime": "2026-12-05T08:00:00+08:00"}),
     ("CreateSecurityGroupPolicies", "vpc", {"SecurityGroupId": "sg-1", "SecurityGroupPolicySet": {"Ingress": [
         {"Protocol": "TCP", "Port": "22", "CidrBlock": "203.0.113.0/24", "Action": "ACCEPT"}]}}),
     # gpuctl cost (issue 15): a month's bill lines, 300 a page (tencentcloud-sdk-python-billing 3.1.177).
@@ -134,12 +140,17 @@ ALI_VPC = {"DescribeVSwitches", "CreateVpc", "DescribeVpcs", "DeleteVpc", "Creat
 ALI_NAS = {"CreateFileSystem", "DescribeFileSystems", "CreateMountTarget", "DescribeMountTargets",
            "DeleteMountTarget", "DeleteFileSystem"}
 
+# CloudMonitor (alibabacloud_cms20190101 4.0.10 client.py: version 2019-01-01, host metrics.<region>.aliyuncs.com).
+ALI_CMS = {"DescribeMetricList"}
 
 def alibaba(action, wire_map):
     from alibabacloud_tea_openapi.utils import Utils
     if action in ALI_VPC:
         from alibabacloud_vpc20160428 import models
         version = "2016-04-28"
+    elif action in ALI_CMS:
+        from alibabacloud_cms20190101 import models
+        version = "2019-01-01"
     elif action in ALI_NAS:
         from alibabacloud_nas20170626 import models
         version = "2017-06-26"
@@ -236,6 +247,12 @@ ALI = [
     ("DeleteMountTarget", {"FileSystemId": "0b5c24a1b2",
                            "MountTargetDomain": "0b5c24a1b2-wxy12.cn-hangzhou.nas.aliyuncs.com"}),
     ("DeleteFileSystem", {"FileSystemId": "0b5c24a1b2"}),
+    # GPU utilization (issue 15): what providers/alibaba/src/client/monitor.rs asks CloudMonitor, a page at a time.
+    ("DescribeMetricList", {"RegionId": "cn-hangzhou", "Namespace": "acs_ecs_dashboard",
+                            "MetricName": "instance_gpu_gpu_usedutilization",
+                            "Dimensions": '[{"instanceId":"i-1"},{"instanceId":"i-2"}]', "Period": "60",
+                            "StartTime": "1796436000000", "EndTime": "1796457600000", "Length": "1440",
+                            "NextToken": "1440"}),
 ]
 
 
@@ -365,6 +382,12 @@ def jd_cases():
                                                                    "mountTargetId": "mt-0dk5lnh2rv"})),
         ("deleteFileSystem", jdcloud("zfs", "deleteFileSystem", {"regionId": "cn-north-1",
                                                                  "fileSystemId": "fs-5dhzqbe8fq"})),
+        # GPU utilization (issue 15): what providers/jdcloud/src/client/monitor.rs asks 云监控, per VM.
+        ("describeMetricData", jdcloud("monitor", "describeMetricData",
+                                       {"regionId": "cn-north-1", "metric": "vm.gpu.util.gpu", "resourceId": "i-1"},
+                                       {"serviceCode": "vm", "startTime": "2026-12-05T02:00:00+0800",
+                                        "endTime": "2026-12-05T08:00:00+0800", "aggrType": "avg",
+                                        "downSampleType": "avg"})),
     ]
 
 
@@ -453,6 +476,17 @@ def planted(sdk):
         ("jdcloud file system without its description", with_json(sdk[("jdcloud", "createFileSystem")],
                                                                   lambda b: b.pop("description")),
          "jdcloud createFileSystem description: required parameter missing (jdcloud_sdk/services/zfs/apis/CreateFileSystemRequest.py CreateFileSystemParameters.description)"),
+        # GPU utilization (issue 15): a query without its namespace, a period CloudMonitor does not offer,
+        # a time interval 云监控 does not know.
+        ("tencent monitor query without its namespace", with_json(sdk[("tencent", "GetMonitorData")],
+                                                                  lambda b: b.pop("Namespace")),
+         "tencent GetMonitorData Namespace: required parameter missing (tccli/services/monitor/v20180724/api.json objects.GetMonitorDataRequest)"),
+        ("alibaba a 5-minute CloudMonitor period", with_query(sdk[("alibaba", "DescribeMetricList")],
+                                                              lambda q: q.update(Period="300")),
+         "alibaba DescribeMetricList Period: is '300', allowed: 15, 60, 900, 3600 (alibabacloud_cms20190101/models/_describe_metric_list_request.py DescribeMetricListRequest.period)"),
+        ("jdcloud a 2-hour time interval", with_query(sdk[("jdcloud", "describeMetricData")],
+                                                      lambda q: q.update(timeInterval="2h")),
+         "jdcloud describeMetricData timeInterval: is '2h', allowed: 1h, 6h, 12h, 1d, 3d, 7d, 14d (jdcloud_sdk/services/monitor/apis/DescribeMetricDataRequest.py DescribeMetricDataParameters.timeInterval)"),
         ("tencent bill page over 300", with_json(sdk[("tencent", "DescribeBillDetail")], lambda b: b.update(Limit=301)),
          "tencent DescribeBillDetail Limit: is 301, out of range [1, 300] (tccli/services/billing/v20180709/api.json objects.DescribeBillDetailRequest.Limit)"),
         ("alibaba auto-release on a subscription", with_query(ali, lambda q: q.update(AutoReleaseTime="2026-12-01T10:00:00Z")),

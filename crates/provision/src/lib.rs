@@ -37,6 +37,7 @@ pub mod spec;
 pub mod state;
 pub mod sweep;
 pub mod token;
+pub mod usage;
 pub mod workflow;
 
 // The trait, the transport and the clouds' facts live in gpuctl-cloud (the provider crates depend on it,

@@ -7,6 +7,7 @@ use std::process::ExitCode;
 
 use clap::Args;
 use gpuctl_provision::state::{ClusterResource, ReclaimRecord, Resource, ResourceState};
+use gpuctl_provision::usage::{GpuUtilization, UsageAsk};
 
 use super::provisioning::{state_error, CloudArgs, Session};
 use super::CliError;
@@ -19,6 +20,12 @@ pub struct StatusArgs {
     /// Include released and failed instances
     #[arg(long)]
     pub all: bool,
+    /// GPU utilization over this last window, from each cloud's monitoring (e.g. 30m, 2h; 5m to 24h)
+    #[arg(long, default_value = "30m", value_parser = parse_window)]
+    pub window: jiff::SignedDuration,
+    /// An instance is idle when every point in the window is below this GPU utilization (e.g. 5%)
+    #[arg(long = "idle-below", default_value = "5%", value_parser = parse_percent)]
+    pub idle_below: f64,
     #[command(flatten)]
     pub cloud: CloudArgs,
 }
@@ -35,6 +42,9 @@ struct Row<'a> {
     /// A spot instance the cloud reclaimed (issue 15): when, the hours lost and billed, the replacement.
     #[serde(skip_serializing_if = "Option::is_none")]
     reclaim: Option<ReclaimView<'a>>,
+    /// GPU utilization over the window, from the cloud's monitoring (issue 15); live instances only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    gpu: Option<&'a GpuUtilization>,
 }
 
 /// A reclaim as `status` shows it: the record plus what it adds up to (docs/json.md).
@@ -142,6 +152,7 @@ pub fn run(args: StatusArgs) -> Result<ExitCode, CliError> {
     let cluster =
         session.engine.store(|s| s.cluster_resources_of(args.deployment.as_deref())).map_err(state_error)?;
     let reclaims = session.engine.store(|s| s.reclaims(args.deployment.as_deref())).map_err(state_error)?;
+    let gpu = gpu_utilization(&session, &all, &args);
     let mut views = reclaim_views(&reclaims, &all);
     // A reclaimed instance is shown without --all: what it cost is part of what gpuctl holds to account.
     let shown: Vec<&Resource> =
@@ -151,7 +162,13 @@ pub fn run(args: StatusArgs) -> Result<ExitCode, CliError> {
         .map(|r| {
             let hours = hours_between(r.running_at.unwrap_or(r.created_at), r.released_at);
             let reclaim = views.iter().position(|(t, _)| *t == r.client_token).map(|i| views.remove(i).1);
-            Row { resource: r, hours, spend_cny_estimate: r.price_cny_per_hour.map(|p| p * hours), reclaim }
+            Row {
+                resource: r,
+                hours,
+                spend_cny_estimate: r.price_cny_per_hour.map(|p| p * hours),
+                reclaim,
+                gpu: gpu.get(&r.client_token),
+            }
         })
         .collect();
     if args.cloud.json {
@@ -203,6 +220,7 @@ pub fn run(args: StatusArgs) -> Result<ExitCode, CliError> {
     }
     crate::outln!("{t}");
     print_reclaims(rows.iter().filter_map(|r| r.reclaim.as_ref()));
+    print_gpu(&rows, &args);
     let per_hour: f64 = rows
         .iter()
         .filter(|r| r.resource.state.is_live())
@@ -214,4 +232,88 @@ pub fn run(args: StatusArgs) -> Result<ExitCode, CliError> {
     );
     print_cluster_resources(&cluster);
     Ok(ExitCode::SUCCESS)
+}
+
+/// `--window`: a duration such as `30m` or `2h` (jiff's friendly form), from 5 minutes to a day: at
+/// least a few of the clouds' 1-minute points, at most what one monitoring request of every cloud holds.
+fn parse_window(s: &str) -> Result<jiff::SignedDuration, String> {
+    let secs = s
+        .trim()
+        .parse::<jiff::Span>()
+        .ok()
+        .and_then(|sp| sp.total((jiff::Unit::Second, jiff::SpanRelativeTo::days_are_24_hours())).ok());
+    match secs {
+        Some(x) if (300.0..=86_400.0).contains(&x) => Ok(jiff::SignedDuration::from_secs(x as i64)),
+        _ => Err(format!("'{s}' is not a window from 5m to 24h; write e.g. 30m or 2h")),
+    }
+}
+
+/// `--idle-below`: a GPU utilization such as `5%` (or `5`), above 0 and below 100.
+fn parse_percent(s: &str) -> Result<f64, String> {
+    let t = s.trim();
+    match t.strip_suffix('%').unwrap_or(t).trim().parse::<f64>() {
+        Ok(p) if p > 0.0 && p < 100.0 => Ok(p),
+        _ => Err(format!("'{s}' is not a GPU utilization above 0 % and below 100 %; write e.g. 5%")),
+    }
+}
+
+/// Each live instance's GPU utilization over the window, by client token (issue 15): one monitoring
+/// query per cloud and region, on the engine's clock.
+fn gpu_utilization(
+    session: &Session,
+    all: &[Resource],
+    args: &StatusArgs,
+) -> std::collections::BTreeMap<String, GpuUtilization> {
+    let ask =
+        UsageAsk { window: args.window, idle_below: args.idle_below, now: gpuctl_provision::clock::now() };
+    session.runtime.block_on(session.engine.gpu_utilization(all, &ask))
+}
+
+/// One line per live instance: its GPU utilization over the window, and for an idle one since when
+/// and what it has cost idle.
+fn print_gpu(rows: &[Row], args: &StatusArgs) {
+    let with: Vec<(&Resource, &GpuUtilization)> =
+        rows.iter().filter_map(|r| r.gpu.map(|g| (r.resource, g))).collect();
+    if with.is_empty() {
+        return;
+    }
+    crate::outln!(
+        "GPU utilization over the last {} (idle: every point below {} %):",
+        window_text(args.window),
+        args.idle_below
+    );
+    for (r, g) in with {
+        let who =
+            format!("{}/{} #{} {}", r.deployment, r.pool, r.index, r.instance_id.as_deref().unwrap_or("—"));
+        let Some(avg) = g.average_percent else {
+            let why = g.note.as_deref().unwrap_or("no data (monitoring agent?)");
+            let rid = g.request_id.as_deref().map(|id| format!(", request id {id}")).unwrap_or_default();
+            crate::outln!("  {who}: {why}{rid}");
+            continue;
+        };
+        let latest = g.latest_percent.map(|l| format!(", latest {l:.1} %")).unwrap_or_default();
+        let idle = if g.idle {
+            let cost = match g.idle_cost_cny {
+                Some(c) => format!(" ≈ {} at the recorded ¥/hour", cny(c)),
+                None => ", price unknown".into(),
+            };
+            format!(
+                " — IDLE since {} ({:.2} h{cost})",
+                g.idle_since.map(|t| t.to_string()).unwrap_or_else(|| "?".into()),
+                g.idle_hours.unwrap_or(0.0)
+            )
+        } else {
+            String::new()
+        };
+        crate::outln!("  {who}: average {avg:.1} %{latest} ({} points){idle}", g.points);
+    }
+}
+
+fn window_text(w: jiff::SignedDuration) -> String {
+    let m = w.as_secs() / 60;
+    if m % 60 == 0 {
+        format!("{} h", m / 60)
+    } else {
+        format!("{m} min")
+    }
 }
