@@ -177,6 +177,12 @@ impl Precision {
     }
 
     /// Bytes per weight (int4 includes blockwise scale constants: 4.127 bits/param as in NF4 + double quant).
+    /// 8- or 4-bit weights: the decoder layers' linear weights only (GPTQ, AWQ, bitsandbytes leave
+    /// the embeddings and the output head in 16 bits).
+    pub fn is_quantized(self) -> bool {
+        matches!(self, Precision::Int8 | Precision::Int4)
+    }
+
     pub fn weight_bytes(self) -> f64 {
         match self {
             Precision::Fp32 => 4.0,
