@@ -204,3 +204,70 @@ fn a_reclaimed_node_is_replaced_once_and_resumes_from_the_hooks_checkpoint() {
     assert!(text.contains(&format!("reclaimed: spotrun/train #1 {reclaimed_id}")), "{text}");
     assert!(text.contains("replaced by"), "{text}");
 }
+
+/// `gpuctl recover` killed anywhere (SIGKILL: no flush, no unlock but the kernel's), again and again,
+/// then run to its end: the reclaimed node is replaced exactly once, every instance the cloud runs is
+/// one the state records, and the reclaim names its replacement.
+#[test]
+fn a_killed_recover_never_makes_a_second_replacement() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // 25 ms on every cloud call: a recover takes long enough for kills to land inside it.
+    let sim =
+        SimProcess::start(d, "seed = 16\n[knobs]\nboot_seconds = 1\nlatency_ms = 25\n", &["--empty-account"]);
+    let spec = d.join("spot.toml");
+    std::fs::write(&spec, SPEC).unwrap();
+    let spec = spec.to_str().unwrap();
+    let o = e2e::gpuctl(&sim.url, d, &["provision", spec, "--yes"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let status = e2e::ok_json(&sim.url, d, &["status", "--json"]);
+    let reclaimed_id = node(&status, 2, "running")["instance_id"].as_str().unwrap().to_string();
+    let (code, body) = sim.admin(
+        "POST",
+        "/_sim/reclaim",
+        &format!(r#"{{"provider": "alibaba", "instance_id": "{reclaimed_id}", "notice_s": 60}}"#),
+    );
+    assert_eq!(code, 200, "{body}");
+    sim.admin("POST", "/_sim/clock", r#"{"advance_seconds": 90}"#);
+    assert_eq!(sim.live("alibaba", Some("spotrun")).len(), 2);
+
+    let mut landed = 0;
+    for at in [100u64, 300, 600, 900, 1300, 1800] {
+        let mut child = e2e::gpuctl_cmd(&sim.url, d, &["recover", "spotrun", "--yes", "--json"])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(at));
+        if child.try_wait().unwrap().is_none() {
+            landed += 1;
+        }
+        child.kill().unwrap();
+        child.wait().unwrap();
+        assert!(sim.live("alibaba", Some("spotrun")).len() <= 3, "killed at {at} ms: a second replacement");
+    }
+    assert!(landed >= 3, "most kills should land while recover runs ({landed} of 6)");
+    let rec = e2e::ok_json(&sim.url, d, &["recover", "spotrun", "--yes", "--json"]);
+    let live = sim.live("alibaba", Some("spotrun"));
+    assert_eq!(live.len(), 3, "{rec}");
+    let all = e2e::ok_json(&sim.url, d, &["status", "--json", "--all"]);
+    let recorded: Vec<&str> =
+        all.as_array().unwrap().iter().filter_map(|r| r["client_token"].as_str()).collect();
+    for i in &live {
+        let token = e2e::tag_value(i, "gpuctl-token").unwrap_or_default();
+        assert!(recorded.contains(&token.as_str()), "untracked instance {i}");
+    }
+    // Every other instance the cloud made for the deployment is gone: nothing made twice.
+    let st = sim.state();
+    let made: Vec<&serde_json::Value> = st["providers"]["alibaba"]["instances"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|i| e2e::tag_value(i, "gpuctl-deployment").as_deref() == Some("spotrun"))
+        .filter(|i| e2e::is_live(i))
+        .collect();
+    assert_eq!(made.len(), 3, "{made:?}");
+    let gone = node(&all, 2, "reclaimed");
+    let now = node(&all, 2, "running");
+    assert_eq!(gone["reclaim"]["replaced_by"], now["client_token"], "{gone}");
+}

@@ -219,6 +219,34 @@ impl Engine {
     }
 }
 
+impl Engine {
+    /// Reclaims whose replacement runs but was never recorded as theirs — a run killed between the
+    /// replacement running and that record — get it now: the slot's running record made after the
+    /// reclaim was seen. Without this the plan keeps the replacement and the reclaim would show
+    /// "not replaced" for good.
+    pub fn settle_replacements(&self, deployment: &str) -> Result<Vec<ReclaimRecord>, StateError> {
+        let resources = self.store(|s| s.resources(Some(deployment)))?;
+        let mut settled = Vec::new();
+        for r in self.store(|s| s.reclaims(Some(deployment)))?.into_iter().filter(|r| r.replaced_by.is_none())
+        {
+            let by = resources.iter().find(|x| {
+                x.pool == r.pool
+                    && x.index == r.index
+                    && x.state == ResourceState::Running
+                    && x.client_token != r.client_token
+                    && x.created_at >= r.seen_gone_at
+            });
+            if let Some(x) = by {
+                let boot = x.running_at.map(|at| hours(x.created_at, at));
+                let at = x.running_at.unwrap_or(x.created_at);
+                self.store(|s| s.set_reclaim_replaced(&r.client_token, &x.client_token, boot, at))?;
+                settled.push(r);
+            }
+        }
+        Ok(settled)
+    }
+}
+
 /// A replacement without shared storage restores the reclaimed instance's data from its newest
 /// snapshot, when gpuctl took one in the place the replacement lands (snapshots stay in their
 /// region): the spec's data disk is made from it. Only for a pool with exactly one data disk, whose
@@ -310,6 +338,82 @@ mod tests {
             ..known()
         };
         assert_eq!(lost(&k).checkpoint_from, "snapshot snap-2");
+    }
+
+    /// A run killed after the replacement ran but before it was recorded as the reclaim's: the next
+    /// run settles it from the slot's running record made after the reclaim, and nothing else.
+    #[test]
+    fn a_replacement_whose_record_a_kill_cut_short_is_settled() {
+        use crate::state::{Intent, Resource, Store};
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("s.db")).unwrap();
+        let res = |token: &str, created: &str| Resource {
+            client_token: token.into(),
+            deployment: "d".into(),
+            pool: "p".into(),
+            index: 1,
+            provider: Provider::Alibaba,
+            region: "cn-hangzhou".into(),
+            zone: "cn-hangzhou-i".into(),
+            instance_type: "ecs.gn7i-c8g1.2xlarge".into(),
+            billing: BillingMode::Spot,
+            instance_id: None,
+            state: ResourceState::Creating,
+            public_ip: None,
+            private_ip: None,
+            price_cny_per_hour: Some(2.0),
+            price_source: None,
+            price_as_of: None,
+            auto_release_at: None,
+            created_at: t(created),
+            running_at: None,
+            released_at: None,
+            last_error: None,
+            billed_until: None,
+        };
+        let intent = |token: &str| Intent {
+            deployment: Some("d".into()),
+            kind: "create",
+            provider: Provider::Alibaba,
+            region: "cn-hangzhou".into(),
+            client_token: token.into(),
+            target: None,
+            params: "{}".into(),
+        };
+        for (token, created) in [("old", "2026-12-01T00:00:00Z"), ("new", "2026-12-01T10:07:00Z")] {
+            store.record_create_intent(&intent(token), &res(token, created)).unwrap();
+            store.set_running(token, None, None).unwrap();
+        }
+        let gone = ReclaimRecord {
+            client_token: "old".into(),
+            deployment: "d".into(),
+            pool: "p".into(),
+            index: 1,
+            provider: Provider::Alibaba,
+            region: "cn-hangzhou".into(),
+            instance_id: "i-old".into(),
+            instance_type: "ecs.gn7i-c8g1.2xlarge".into(),
+            seen_gone_at: t("2026-12-01T10:06:00Z"),
+            notice_at: None,
+            running_since: None,
+            checkpoint_at: None,
+            checkpoint_from: "none".into(),
+            lost_work_hours: 1.0,
+            billed_hours: 1.0,
+            price_cny_per_hour: None,
+            replaced_by: None,
+            replacement_boot_hours: None,
+            replaced_at: None,
+        };
+        store.record_reclaim(&gone).unwrap();
+        let progress: crate::apply::Progress = std::sync::Arc::new(|_: &crate::apply::Event| {});
+        let engine = Engine::new(vec![], store, Default::default(), progress);
+        assert_eq!(engine.settle_replacements("d").unwrap().len(), 1);
+        let r = engine.store(|s| s.reclaims(None)).unwrap().pop().unwrap();
+        assert_eq!(r.replaced_by.as_deref(), Some("new"));
+        assert!(r.replacement_boot_hours.is_some());
+        // Settled once.
+        assert!(engine.settle_replacements("d").unwrap().is_empty());
     }
 
     #[test]

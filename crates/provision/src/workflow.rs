@@ -261,6 +261,7 @@ impl<L> Provisioning<'_, L> {
         let spec = &self.spec;
         let hook = |pool: &str| crate::reclaim::pool_has_hook(spec, pool);
         let found = self.engine.find_reclaims(&spec.deployment.value, &hook, now).await?;
+        self.engine.settle_replacements(&spec.deployment.value)?;
         if !found.is_empty() {
             self.plan = self.engine.plan(&self.spec, catalog, today)?;
         }
