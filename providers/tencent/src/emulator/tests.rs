@@ -59,6 +59,8 @@ fn call(emu: &Tencent, ctx: &SimCtx, action: &str, body: Value) -> Value {
         "vpc"
     } else if super::api::CFS_ACTIONS.contains(&action) {
         "cfs"
+    } else if super::api::MONITOR_ACTIONS.contains(&action) {
+        "monitor"
     } else {
         "cvm"
     };

@@ -6,18 +6,11 @@ use gpuctl_simkit::{Emulator, Knobs, SimCtx};
 use jiff::{SignedDuration, Timestamp};
 use serde_json::{json, Value};
 
-use super::{call, code, run, setup, signed, Tencent};
+use super::{call, code, run, setup, Tencent};
 
+/// GetMonitorData through the tests' `call` (signed for Cloud Monitor's scope and version).
 fn monitor(emu: &Tencent, ctx: &SimCtx, body: Value) -> Value {
-    let mut req = signed("monitor", "GetMonitorData", &body);
-    for h in req.headers.iter_mut().filter(|(k, _)| k == "x-tc-version") {
-        h.1 = "2018-07-24".into();
-    }
-    assert!(emu.claims(&req));
-    emu.tick(ctx);
-    let resp = emu.handle(&req, ctx);
-    assert_eq!(resp.status, 200);
-    resp.json_body()["Response"].clone()
+    call(emu, ctx, "GetMonitorData", body)
 }
 
 fn ask(ids: &[&str], period: u32, start: Timestamp, end: Timestamp) -> Value {
