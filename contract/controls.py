@@ -129,12 +129,23 @@ TC = [
     # gpuctl cost (issue 15): a month's bill lines, 300 a page (tencentcloud-sdk-python-billing 3.1.177).
     ("DescribeBillDetail", "billing", {"Offset": 300, "Limit": 300, "Month": "2026-12",
                                        "Context": "2026-12-300"}),
+    # gpuctl sweep (issue 15): what providers/tencent/src/client/leftover.rs lists and deletes.
+    ("DescribeDisks", "cbs", {"Filters": [{"Name": "disk-state", "Values": ["UNATTACHED"]}],
+                              "Offset": 100, "Limit": 100}),
+    ("TerminateDisks", "cbs", {"DiskIds": ["disk-1"]}),
+    ("DescribeAddresses", "vpc", {"Filters": [{"Name": "address-status", "Values": ["UNBIND"]}],
+                                  "Offset": 0, "Limit": 100}),
+    ("ReleaseAddresses", "vpc", {"AddressIds": ["eip-1"]}),
+    ("DescribeSnapshots", "cbs", {"Offset": 100, "Limit": 100}),
+    ("DeleteSnapshots", "cbs", {"SnapshotIds": ["snap-1"]}),
+    ("DescribeCfsFileSystems", "cfs", {"Offset": 10, "Limit": 10}),
 ]
 
 
 # ---------------------------------------------------------------- Alibaba (to_map + Utils.query)
 # The VPC actions come from their own SDK and carry its API version (alibabacloud_vpc20160428 client.py).
-ALI_VPC = {"DescribeVSwitches", "CreateVpc", "DescribeVpcs", "DeleteVpc", "CreateVSwitch", "DeleteVSwitch"}
+ALI_VPC = {"DescribeVSwitches", "CreateVpc", "DescribeVpcs", "DeleteVpc", "CreateVSwitch", "DeleteVSwitch",
+           "DescribeEipAddresses", "ReleaseEipAddress"}
 # The NAS actions likewise (alibabacloud_nas20170626 3.7.5 client.py: version 2017-06-26); no NAS request
 # model has a RegionId (the region travels in the host nas.<region>.aliyuncs.com).
 ALI_NAS = {"CreateFileSystem", "DescribeFileSystems", "CreateMountTarget", "DescribeMountTargets",
@@ -253,6 +264,14 @@ ALI = [
                             "Dimensions": '[{"instanceId":"i-1"},{"instanceId":"i-2"}]', "Period": "60",
                             "StartTime": "1796436000000", "EndTime": "1796457600000", "Length": "1440",
                             "NextToken": "1440"}),
+    # gpuctl sweep (issue 15): what providers/alibaba/src/client/leftover.rs lists and deletes.
+    ("DescribeDisks", {"RegionId": "cn-hangzhou", "Status": "Available", "MaxResults": 100, "NextToken": "n"}),
+    ("DeleteDisk", {"DiskId": "d-1"}),
+    ("DescribeEipAddresses", {"RegionId": "cn-hangzhou", "Status": "Available", "PageNumber": 1, "PageSize": 100}),
+    ("ReleaseEipAddress", {"RegionId": "cn-hangzhou", "AllocationId": "eip-1"}),
+    ("DescribeSnapshots", {"RegionId": "cn-hangzhou", "MaxResults": 100}),
+    ("DeleteSnapshot", {"SnapshotId": "s-1"}),
+    ("DescribeFileSystems", {"PageNumber": 2, "PageSize": 100}),
 ]
 
 
@@ -388,6 +407,21 @@ def jd_cases():
                                        {"serviceCode": "vm", "startTime": "2026-12-05T02:00:00+0800",
                                         "endTime": "2026-12-05T08:00:00+0800", "aggrType": "avg",
                                         "downSampleType": "avg"})),
+        # gpuctl sweep (issue 15): what providers/jdcloud/src/client/leftover.rs lists and deletes.
+        ("describeDisks", jdcloud("disk", "describeDisks", {"regionId": "cn-north-1"},
+                                  {"filters": [jd_model("common.Filter", name="status", values=["available"])],
+                                   "pageNumber": 1, "pageSize": 100})),
+        ("deleteDisk", jdcloud("disk", "deleteDisk", {"regionId": "cn-north-1", "diskId": "vol-1"})),
+        ("describeElasticIps", jdcloud("vpc", "describeElasticIps", {"regionId": "cn-north-1"},
+                                       {"filters": [jd_model("common.Filter", name="status",
+                                                             values=["NOT_ASSOCIATED"])],
+                                        "pageNumber": 2, "pageSize": 100})),
+        ("deleteElasticIp", jdcloud("vpc", "deleteElasticIp", {"regionId": "cn-north-1", "elasticIpId": "fip-1"})),
+        ("describeSnapshots", jdcloud("disk", "describeSnapshots", {"regionId": "cn-north-1"},
+                                      {"pageNumber": 1, "pageSize": 100})),
+        ("deleteSnapshot", jdcloud("disk", "deleteSnapshot", {"regionId": "cn-north-1", "snapshotId": "snapshot-1"})),
+        ("describeFileSystems", jdcloud("zfs", "describeFileSystems", {"regionId": "cn-north-1"},
+                                        {"pageNumber": 1, "pageSize": 100})),
     ]
 
 
@@ -491,6 +525,13 @@ def planted(sdk):
          "tencent DescribeBillDetail Limit: is 301, out of range [1, 300] (tccli/services/billing/v20180709/api.json objects.DescribeBillDetailRequest.Limit)"),
         ("alibaba auto-release on a subscription", with_query(ali, lambda q: q.update(AutoReleaseTime="2026-12-01T10:00:00Z")),
          f"alibaba RunInstances AutoReleaseTime: applies only when InstanceChargeType is PostPaid, sent with InstanceChargeType=PrePaid ({asrc}/_run_instances_request.py RunInstancesRequest.auto_release_time)"),
+        # gpuctl sweep (issue 15): a disk return names its disks, EIP and elastic-IP pages have their ceilings.
+        ("tencent disk return without its disks", with_json(sdk[("tencent", "TerminateDisks")], lambda b: b.pop("DiskIds")),
+         "tencent TerminateDisks DiskIds: required parameter missing (tccli/services/cbs/v20170312/api.json objects.TerminateDisksRequest)"),
+        ("alibaba EIPs 101 a page", with_query(sdk[("alibaba", "DescribeEipAddresses")], lambda q: q.update(PageSize="101")),
+         "alibaba DescribeEipAddresses PageSize: is 101, out of range [1, 100] (alibabacloud_vpc20160428/models/_describe_eip_addresses_request.py DescribeEipAddressesRequest.page_size)"),
+        ("jdcloud elastic IPs 200 a page", with_query(sdk[("jdcloud", "describeElasticIps")], lambda q: q.update(pageSize="200")),
+         "jdcloud describeElasticIps pageSize: is 200, out of range [10, 100] (jdcloud_sdk/services/vpc/apis/DescribeElasticIpsRequest.py DescribeElasticIpsParameters.pageSize)"),
     ]
 
 

@@ -43,11 +43,15 @@ TENCENT = {
             # the node agent's idle stop (issue 15), signed with the instance role's credentials.
             "StopInstances"],
     "cbs": ["CreateSnapshot", "DescribeSnapshots", "DeleteSnapshots", "DescribeDisks",
-            "CreateAutoSnapshotPolicy", "BindAutoSnapshotPolicy"],
+            "CreateAutoSnapshotPolicy", "BindAutoSnapshotPolicy",
+            # `gpuctl sweep` (issue 15): a leftover disk's return.
+            "TerminateDisks"],
     # network = "auto" (issue 13): the VPC, subnet and security group gpuctl makes and deletes.
     "vpc": ["CreateVpc", "DescribeVpcs", "DeleteVpc", "CreateSubnet", "DescribeSubnets", "DeleteSubnet",
             "CreateSecurityGroup", "DescribeSecurityGroups", "DeleteSecurityGroup",
-            "CreateSecurityGroupPolicies", "DescribeSecurityGroupPolicies"],
+            "CreateSecurityGroupPolicies", "DescribeSecurityGroupPolicies",
+            # `gpuctl sweep` (issue 15): elastic IPs bound to nothing, and their release.
+            "DescribeAddresses", "ReleaseAddresses"],
     # a cluster's shared file system (issue 14); the mount target is made with it.
     "cfs": ["CreateCfsFileSystem", "DescribeCfsFileSystems", "DescribeMountTargets", "DeleteCfsFileSystem"],
     # GPU utilization (issue 15): Cloud Monitor, host monitor.tencentcloudapi.com.
@@ -66,10 +70,14 @@ ALIBABA = ["RunInstances", "DescribeInstances", "DescribeInstanceStatus", "Delet
            "CreateSecurityGroup", "AuthorizeSecurityGroup", "DescribeSecurityGroupAttribute", "DeleteSecurityGroup",
            # a cluster's low-latency deployment set (issue 14).
            "CreateDeploymentSet", "DescribeDeploymentSets", "DeleteDeploymentSet",
-           "DescribeDeploymentSetSupportedInstanceTypeFamily"]
+           "DescribeDeploymentSetSupportedInstanceTypeFamily",
+           # `gpuctl sweep` (issue 15): a leftover disk's release.
+           "DeleteDisk"]
 # The VPC API (its own host and version 2016-04-28): the zone's default vSwitch for network = "default",
 # and the VPC and vSwitch gpuctl makes and deletes for network = "auto".
-ALIBABA_VPC = ["DescribeVSwitches", "CreateVpc", "DescribeVpcs", "DeleteVpc", "CreateVSwitch", "DeleteVSwitch"]
+ALIBABA_VPC = ["DescribeVSwitches", "CreateVpc", "DescribeVpcs", "DeleteVpc", "CreateVSwitch", "DeleteVSwitch",
+               # `gpuctl sweep` (issue 15): elastic IPs bound to nothing, and their release.
+               "DescribeEipAddresses", "ReleaseEipAddress"]
 # The NAS API (its own host nas.<region>.aliyuncs.com and version 2017-06-26): a cluster's shared file
 # system and its mount target (issue 14).
 ALIBABA_NAS = ["CreateFileSystem", "DescribeFileSystems", "CreateMountTarget", "DescribeMountTargets",
@@ -81,13 +89,17 @@ JDCLOUD = {
            "modifyInstanceReleaseTime", "createImage", "describeInstancesCustomData", "importKeypair",
            "describeKeypairs", "describeImages"],
     "disk": ["createSnapshot", "describeSnapshots", "deleteSnapshot", "createSnapshotPolicy",
-             "applySnapshotPolicies"],
+             "applySnapshotPolicies",
+             # `gpuctl sweep` (issue 15): disks attached to nothing, and their deletion.
+             "describeDisks", "deleteDisk"],
     "billing": ["calculateTotalPrice"],
     "renewal": ["setRenewal"],
     # network = "auto" (issue 13): the VPC, subnet and security group gpuctl makes and deletes.
     "vpc": ["createVpc", "describeVpcs", "deleteVpc", "createSubnet", "describeSubnets", "deleteSubnet",
             "createNetworkSecurityGroup", "describeNetworkSecurityGroups", "describeNetworkSecurityGroup",
-            "addNetworkSecurityGroupRules", "deleteNetworkSecurityGroup"],
+            "addNetworkSecurityGroupRules", "deleteNetworkSecurityGroup",
+            # `gpuctl sweep` (issue 15): elastic IPs bound to nothing, and their deletion.
+            "describeElasticIps", "deleteElasticIp"],
     # A cluster's shared file system (issue 14): 云文件服务, host zfs.jdcloud-api.com.
     "zfs": ["createFileSystem", "describeFileSystems", "describeFileSystem", "deleteFileSystem",
             "createMountTarget", "describeMountTargets", "deleteMountTarget"],
@@ -103,6 +115,7 @@ CLIENT_ACTIONS = {
                 "DeleteSecurityGroup", "CreateSecurityGroupPolicies", "DescribeSecurityGroupPolicies",
                 "CreateImage", "CreateHpcCluster", "DescribeHpcClusters", "DeleteHpcClusters",
                 "CreateCfsFileSystem", "DescribeCfsFileSystems", "DescribeMountTargets", "DeleteCfsFileSystem",
+                "TerminateDisks", "DescribeAddresses", "ReleaseAddresses", "DeleteSnapshots",
                 "GetMonitorData", "DescribeBillDetail"],
     "alibaba": ["RunInstances", "DescribeInstances", "DescribeDisks", "DeleteInstances", "CreateSnapshot",
                 "DescribeSnapshots", "DescribePrice", "DescribeAvailableResource", "ModifyInstanceChargeType",
@@ -112,7 +125,8 @@ CLIENT_ACTIONS = {
                 "DeleteSecurityGroup", "CreateImage", "CreateDeploymentSet", "DescribeDeploymentSets",
                 "DeleteDeploymentSet", "DescribeDeploymentSetSupportedInstanceTypeFamily", "CreateFileSystem",
                 "DescribeFileSystems", "CreateMountTarget", "DescribeMountTargets", "DeleteMountTarget",
-                "DeleteFileSystem", "DescribeMetricList"],
+                "DeleteFileSystem", "DeleteDisk", "DescribeEipAddresses", "ReleaseEipAddress", "DeleteSnapshot",
+                "DescribeMetricList"],
     "jdcloud": ["describeInstanceTypes", "createInstances", "modifyInstanceReleaseTime", "describeInstances",
                 "describeInstance", "deleteInstance", "createSnapshot", "describeSnapshots",
                 "calculateTotalPrice", "setRenewal", "importKeypair", "describeKeypairs", "describeImages",
@@ -120,7 +134,8 @@ CLIENT_ACTIONS = {
                 "createNetworkSecurityGroup", "describeNetworkSecurityGroups", "describeNetworkSecurityGroup",
                 "addNetworkSecurityGroupRules", "deleteNetworkSecurityGroup", "createImage", "createFileSystem",
                 "describeFileSystems", "describeFileSystem", "deleteFileSystem", "createMountTarget",
-                "describeMountTargets", "deleteMountTarget", "describeMetricData"],
+                "describeMountTargets", "deleteMountTarget", "describeDisks", "deleteDisk", "describeElasticIps",
+                "deleteElasticIp", "deleteSnapshot", "describeMetricData"],
 }
 
 

@@ -135,6 +135,39 @@ pub struct BillLine {
     pub billed_cny: String,
 }
 
+/// A creation time as the clouds' listings write it: RFC 3339 (`2026-11-30T08:00:00Z`, JD's
+/// `2026-11-30T16:00:00+08:00`), Alibaba's minute form (`2026-11-30T08:00Z`, ECS `CreationTime`), or
+/// Tencent's CBS/CFS local form (`2026-11-30 16:00:00`, UTC+8 as those APIs answer). `None` for anything
+/// else: an age the cloud did not say stays unknown.
+pub fn listed_time(s: &str) -> Option<jiff::Timestamp> {
+    let s = s.trim();
+    if let Ok(t) = s.parse::<jiff::Timestamp>() {
+        return Some(t);
+    }
+    if let Some(minute) = s.strip_suffix('Z').filter(|m| m.len() == 16) {
+        return format!("{minute}:00Z").parse().ok();
+    }
+    let dt = jiff::civil::DateTime::strptime("%Y-%m-%d %H:%M:%S", s).ok()?;
+    dt.to_zoned(jiff::tz::TimeZone::fixed(jiff::tz::offset(8))).ok().map(|z| z.timestamp())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn listed_times_in_each_clouds_form() {
+        let want: jiff::Timestamp = "2026-11-30T08:00:00Z".parse().unwrap();
+        for s in
+            ["2026-11-30T08:00:00Z", "2026-11-30T16:00:00+08:00", "2026-11-30T08:00Z", "2026-11-30 16:00:00"]
+        {
+            assert_eq!(listed_time(s), Some(want), "{s}");
+        }
+        assert_eq!(listed_time(""), None);
+        assert_eq!(listed_time("yesterday"), None);
+    }
+}
+
 /// An exact amount of CNY, in units of 10⁻⁸ (the finest any of the three clouds' bills writes:
 /// Tencent's eight decimals). Integers, not floats, so a month of lines sums to the bill's total to the
 /// last digit; not a decimal crate, because parsing, adding and printing fixed-point text is all the

@@ -11,6 +11,8 @@
 //! takes the deployment's lock and reads the store again before each terminate, so an instance a run
 //! adopted meanwhile is left alone.
 
+pub mod leftovers;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 

@@ -16,6 +16,10 @@
 //!   (a step function, a later setting replacing what was set after its `from`), as that cloud's
 //!   monitoring API answers it (`gpuctl_simkit::usage`: no data before the first setting or while the
 //!   instance is not running)
+//! - `POST /_sim/plant`             → `{"provider", "kind": "disk"|"public_ip"|"snapshot"|"file_system",
+//!   "region", "zone"?, "name"?, "size_gb"?, "class"?, "tags"?: {k: v}, "created"?, "attached_to"?,
+//!   "disk_id"?}` → `{"id"}`: a leftover no gpuctl run made (untagged, foreign, backdated), held by that
+//!   cloud's emulator as if the cloud had made it (`gpuctl_simkit::plant`)
 //! - `POST /_sim/reclaim`           → `{"provider": "alibaba", "instance_id": "...", "notice_s": 300}`:
 //!   the cloud reclaims a spot instance: its metadata service serves the termination time (now +
 //!   `notice_s`, default the cloud's documented notice) and the instance is terminated once the sim
@@ -67,6 +71,10 @@ pub(crate) fn handle(sim: &Sim, req: &SimRequest) -> SimResponse {
             Ok(u) => u.apply(sim),
             Err(e) => bad(&e),
         },
+        ("POST", "/_sim/plant") => match body::<gpuctl_simkit::Plant>(req) {
+            Ok(p) => plant(sim, &p),
+            Err(e) => bad(&e),
+        },
         ("POST", "/_sim/reclaim") => match body::<Reclaim>(req) {
             Ok(r) => r.apply(sim),
             Err(e) => bad(&e),
@@ -76,8 +84,23 @@ pub(crate) fn handle(sim: &Sim, req: &SimRequest) -> SimResponse {
             &json!({"error": format!("no admin endpoint {} {}", req.method, req.path),
                     "endpoints": ["GET /_sim/health", "GET /_sim/state", "POST /_sim/reset", "GET|POST /_sim/clock",
                                   "GET|PUT /_sim/knobs", "POST /_sim/faults", "POST /_sim/stock_outs", "POST /_sim/rate_limits",
-                                  "POST /_sim/public_address", "POST /_sim/gpu_usage"]}),
+                                  "POST /_sim/public_address", "POST /_sim/gpu_usage", "POST /_sim/reclaim", "POST /_sim/plant"]}),
         ),
+    }
+}
+
+/// Plants one leftover in the named cloud's emulator (after a tick, so "now" is current).
+fn plant(sim: &Sim, p: &gpuctl_simkit::Plant) -> SimResponse {
+    sim.tick();
+    let Some(emu) = sim.emulators().iter().find(|e| e.provider() == p.provider) else {
+        return SimResponse::json(404, &json!({"error": format!("no {} emulator in this sim", p.provider)}));
+    };
+    if p.created.is_some_and(|t| t > sim.ctx().now()) {
+        return bad("created: must not be in the sim's future");
+    }
+    match emu.plant(p, sim.ctx()) {
+        Ok(id) => SimResponse::json(200, &json!({ "id": id })),
+        Err(e) => SimResponse::json(409, &json!({ "error": e })),
     }
 }
 

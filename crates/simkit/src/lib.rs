@@ -26,6 +26,7 @@ pub mod nonce;
 pub mod offers;
 pub mod page;
 pub mod params;
+pub mod plant;
 pub mod pubip;
 pub mod reader;
 pub mod request;
@@ -48,6 +49,7 @@ pub use knobs::{
 pub use nonce::NonceStore;
 pub use offers::{Offer, Prices};
 pub use page::Window;
+pub use plant::{Plant, PlantKind};
 pub use pubip::AddressPool;
 pub use reader::{ParamErrors, Params};
 pub use request::{SimRequest, SimResponse};
@@ -115,6 +117,13 @@ pub trait Emulator: Send + Sync {
         _percent: f64,
     ) -> Result<bool, String> {
         Ok(false)
+    }
+
+    /// The admin API's `POST /_sim/plant` (issue 15): make `p` (a disk, public IP, snapshot or file
+    /// system) in this cloud's model as if the cloud had made it; answers its id. `Err`: this
+    /// emulator cannot (a kind it does not model, an unknown instance to attach to).
+    fn plant(&self, p: &Plant, _ctx: &SimCtx) -> Result<String, String> {
+        Err(format!("{} cannot plant a {:?}", self.provider(), p.kind))
     }
 
     /// The admin API's `POST /_sim/reclaim`: the cloud marks spot instance `instance_id` for reclaim

@@ -1,7 +1,10 @@
 //! `gpuctl sweep`: finds instances that carry gpuctl's deployment tag but that no live record in the
 //! state store owns — the state was lost, or another machine's run made them — with ¥/hour from the
-//! catalog, and with `--release` releases them after asking. The rule and the cloud calls are
-//! gpuctl-provision's `sweep` module; this file picks the regions, prices the rows and prints.
+//! catalog, and the leftovers that bill without an instance (unattached disks, unbound public IPs,
+//! snapshots older than `--snapshot-age`, file systems no recorded deployment uses) with ¥/month from
+//! core's cited storage prices; with `--release` it releases the instances and the leftovers that are
+//! gpuctl's after asking. The rules and the cloud calls are gpuctl-provision's `sweep` module (and
+//! `sweep::leftovers`); this file picks the regions, prices the instance rows and prints.
 
 use std::collections::BTreeMap;
 use std::process::ExitCode;
@@ -11,7 +14,7 @@ use gpuctl_cloud::cloud::InstanceState;
 use gpuctl_core::{Catalog, Confidence, PriceOrigin, UnknownName};
 use gpuctl_provision::plan::PriceFact;
 use gpuctl_provision::state::ResourceState;
-use gpuctl_provision::sweep::{still_billed, Found, Orphan, Place, PlaceError, StillBilled};
+use gpuctl_provision::sweep::{leftovers, still_billed, Found, Orphan, Place, PlaceError, StillBilled};
 use gpuctl_provision::{BillingMode, Provider};
 
 use super::provisioning::{confirm, state_error, CloudArgs, Session, EXIT_PARTIAL};
@@ -35,6 +38,9 @@ pub struct SweepArgs {
     /// How many regions to search at once (each call is still paced by --calls-per-second)
     #[arg(long, default_value_t = 4)]
     pub concurrency: usize,
+    /// A snapshot is a leftover once the cloud says it is at least this old: days (`30d`) or hours (`12h`)
+    #[arg(long, value_name = "AGE", default_value = "30d", value_parser = parse_age)]
+    pub snapshot_age: jiff::SignedDuration,
     #[command(flatten)]
     pub cloud: CloudArgs,
 }
@@ -88,6 +94,68 @@ struct Out<'a> {
     billing_until: Vec<StillBilled>,
     /// The sum of `billing_until`'s known `cost_to_expiry_cny`.
     billing_until_cny: f64,
+    /// What bills without an instance (issue 15): disks, public IPs, snapshots, file systems.
+    leftovers: LeftoversOut<'a>,
+}
+
+/// `sweep --json`'s `leftovers`.
+#[derive(serde::Serialize)]
+struct LeftoversOut<'a> {
+    /// Every leftover found, gpuctl's or not, grouped by kind (disk, public_ip, snapshot, file_system).
+    items: &'a [leftovers::Found],
+    /// Per kind: how many, their known ¥/month, how many of unknown price.
+    by_kind: BTreeMap<&'static str, KindTotal>,
+    /// The sum of the known ¥/month of every leftover (gpuctl's or not).
+    total_cny_per_month: f64,
+    unpriced: usize,
+    /// Leftovers that are not gpuctl's (listed, never released).
+    not_gpuctls: usize,
+    /// The retention age: older snapshots are leftovers.
+    snapshot_age_days: f64,
+    young_snapshots: usize,
+    snapshots_of_unknown_age: usize,
+    file_systems_in_use: usize,
+    /// Listings that failed: the search is incomplete there.
+    errors: &'a [PlaceError],
+    /// With `--release`: the ids released (gone from the clouds' listings); `null` without it.
+    released: Option<Vec<String>>,
+    release_errors: Vec<String>,
+}
+
+#[derive(serde::Serialize, Default)]
+struct KindTotal {
+    count: usize,
+    cny_per_month: f64,
+    unpriced: usize,
+}
+
+fn kind_totals(items: &[leftovers::Found]) -> BTreeMap<&'static str, KindTotal> {
+    let mut out: BTreeMap<&'static str, KindTotal> = BTreeMap::new();
+    for f in items {
+        let t = out.entry(f.leftover.kind.as_str()).or_default();
+        t.count += 1;
+        match f.cost.cny_per_month {
+            Some(c) => t.cny_per_month += c,
+            None => t.unpriced += 1,
+        }
+    }
+    out
+}
+
+/// `30d` or `12h` (a whole number of days or hours, at most ten years).
+fn parse_age(s: &str) -> Result<jiff::SignedDuration, String> {
+    let bad = || format!("`{s}`: give a whole number of days or hours, like 30d or 12h");
+    let (n, unit) = s.split_at(s.len().saturating_sub(1));
+    let n: i64 = n.parse().map_err(|_| bad())?;
+    let hours = match unit {
+        "d" => n.checked_mul(24).ok_or_else(bad)?,
+        "h" => n,
+        _ => return Err(bad()),
+    };
+    if !(0..=24 * 3660).contains(&hours) {
+        return Err(bad());
+    }
+    Ok(jiff::SignedDuration::from_hours(hours))
 }
 
 fn state_name(s: &InstanceState) -> String {
@@ -216,6 +284,11 @@ pub fn run(args: SweepArgs) -> Result<ExitCode, CliError> {
         .runtime
         .block_on(session.engine.find_orphans(&places, args.concurrency))
         .map_err(state_error)?;
+    let left = session
+        .runtime
+        .block_on(session.engine.find_leftovers(&places, args.concurrency, args.snapshot_age))
+        .map_err(state_error)?;
+    let mine: Vec<leftovers::Found> = left.leftovers.iter().filter(|f| f.is_gpuctls()).cloned().collect();
     let now = jiff::Timestamp::now();
     let rows: Vec<Row> = found.orphans.iter().map(|o| row(o, &catalog, now)).collect();
     // Folded from +0.0: f64's `Sum` starts at -0.0, which `--json` would print when nothing is priced.
@@ -243,18 +316,36 @@ pub fn run(args: SweepArgs) -> Result<ExitCode, CliError> {
     }
     if !args.cloud.json {
         print_billing_until(&billing_until);
+        print_leftovers(&left, args.snapshot_age);
     }
-    if args.release && !found.orphans.is_empty() {
-        let ids: Vec<String> = found.orphans.iter().map(|o| printable(&o.instance.instance_id)).collect();
-        confirm(
-            &format!(
-                "release {} instance(s) no recorded deployment owns ({}/hour): {}?",
+    if args.release && (!found.orphans.is_empty() || !mine.is_empty()) {
+        let mut parts = Vec::new();
+        if !found.orphans.is_empty() {
+            let ids: Vec<String> = found.orphans.iter().map(|o| printable(&o.instance.instance_id)).collect();
+            parts.push(format!(
+                "{} instance(s) no recorded deployment owns ({}/hour): {}",
                 ids.len(),
                 cny(total),
                 ids.join(", ")
-            ),
-            args.yes,
-        )?;
+            ));
+        }
+        if !mine.is_empty() {
+            let ids: Vec<String> = mine
+                .iter()
+                .map(|f| format!("{} {}", f.leftover.kind.as_str(), printable(&f.leftover.id)))
+                .collect();
+            let month: f64 = mine.iter().filter_map(|f| f.cost.cny_per_month).fold(0.0, |a, b| a + b);
+            parts.push(format!(
+                "{} leftover(s) gpuctl made ({}/month known): {}",
+                ids.len(),
+                cny(month),
+                ids.join(", ")
+            ));
+        }
+        confirm(&format!("release {}?", parts.join("; and ")), args.yes)?;
+    }
+    if args.release && !found.orphans.is_empty() {
+        let ids: Vec<String> = found.orphans.iter().map(|o| printable(&o.instance.instance_id)).collect();
         if !args.cloud.json {
             eprintln!(
                 "releasing {} instance(s) and waiting until the clouds no longer list them…",
@@ -275,7 +366,34 @@ pub fn run(args: SweepArgs) -> Result<ExitCode, CliError> {
     } else if args.release {
         released.get_or_insert_with(Vec::new);
     }
-    let code = exit_code(&found, released.as_deref(), &release_errors);
+    let (mut left_released, mut left_errors) = (None, Vec::new());
+    if args.release && !mine.is_empty() {
+        if !args.cloud.json {
+            eprintln!(
+                "deleting {} leftover(s) gpuctl made and waiting until the clouds no longer list them…",
+                mine.len()
+            );
+        }
+        let (done, errors) = session.runtime.block_on(session.engine.release_leftovers(&mine));
+        if !args.cloud.json {
+            for id in &done {
+                crate::outln!("released {}", printable(id));
+            }
+            for e in &errors {
+                crate::outln!("error: {}", printable(e));
+            }
+        }
+        left_released = Some(done);
+        left_errors = errors;
+    } else if args.release {
+        left_released = Some(Vec::new());
+    }
+    let code = exit_code(&found, released.as_deref(), &release_errors).max_with(leftover_code(
+        &left,
+        &mine,
+        left_released.as_deref(),
+        &left_errors,
+    ));
     if args.cloud.json {
         print_json(&Out {
             orphans: rows,
@@ -292,6 +410,24 @@ pub fn run(args: SweepArgs) -> Result<ExitCode, CliError> {
                 .filter_map(|b| b.cost_to_expiry_cny)
                 .fold(0.0, |a, b| a + b),
             billing_until,
+            leftovers: LeftoversOut {
+                items: &left.leftovers,
+                by_kind: kind_totals(&left.leftovers),
+                total_cny_per_month: left
+                    .leftovers
+                    .iter()
+                    .filter_map(|f| f.cost.cny_per_month)
+                    .fold(0.0, |a, b| a + b),
+                unpriced: left.leftovers.iter().filter(|f| f.cost.cny_per_month.is_none()).count(),
+                not_gpuctls: left.leftovers.iter().filter(|f| !f.is_gpuctls()).count(),
+                snapshot_age_days: args.snapshot_age.as_secs_f64() / 86_400.0,
+                young_snapshots: left.young_snapshots,
+                snapshots_of_unknown_age: left.snapshots_of_unknown_age,
+                file_systems_in_use: left.file_systems_in_use,
+                errors: &left.errors,
+                released: left_released,
+                release_errors: left_errors,
+            },
         })?;
     }
     Ok(code)
@@ -313,16 +449,132 @@ fn print_billing_until(billed: &[StillBilled]) {
     }
 }
 
+/// The exit status for the leftovers, by the same rule as [`exit_code`]'s.
+fn leftover_code(
+    left: &leftovers::Search,
+    mine: &[leftovers::Found],
+    released: Option<&[String]>,
+    errors: &[String],
+) -> Severity {
+    let released_none = released.is_some_and(|r| r.is_empty()) && !mine.is_empty() && !errors.is_empty();
+    if released_none {
+        Severity::Failed
+    } else if !left.errors.is_empty() || !errors.is_empty() {
+        Severity::Partial
+    } else {
+        Severity::Ok
+    }
+}
+
+/// How a part of the command ended; the worse of the parts is the exit status.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Severity {
+    Ok,
+    Partial,
+    Failed,
+}
+
+impl Severity {
+    fn max_with(self, other: Severity) -> ExitCode {
+        match self.max(other) {
+            Severity::Ok => ExitCode::SUCCESS,
+            Severity::Partial => ExitCode::from(EXIT_PARTIAL),
+            Severity::Failed => ExitCode::FAILURE,
+        }
+    }
+}
+
+/// "¥12.50/month (source, as of)" or "price unknown: why".
+fn month_text(c: &leftovers::LeftoverCost) -> String {
+    match c.cny_per_month {
+        Some(m) => format!("{}/month ({}; {})", cny(m), c.basis, c.source.as_deref().unwrap_or("no source")),
+        None => c.basis.clone(),
+    }
+}
+
+/// The leftovers, one table per kind with its total, then the grand total.
+fn print_leftovers(left: &leftovers::Search, age: jiff::SignedDuration) {
+    let days = age.as_secs_f64() / 86_400.0;
+    if left.leftovers.is_empty() {
+        crate::outln!(
+            "no leftovers: no unattached disk, unbound public IP, snapshot older than {days} days or unused file system ({} younger snapshot(s), {} file system(s) in use)",
+            left.young_snapshots,
+            left.file_systems_in_use
+        );
+    }
+    for kind in gpuctl_cloud::cost::LeftoverKind::ALL {
+        let rows: Vec<&leftovers::Found> =
+            left.leftovers.iter().filter(|f| f.leftover.kind == kind).collect();
+        if rows.is_empty() {
+            continue;
+        }
+        let mut t = table(["where", "id", "name", "size/class", "age", "whose", "¥/month"]);
+        for f in &rows {
+            let l = &f.leftover;
+            let size = match (l.size_gb, l.class.as_deref()) {
+                (Some(g), Some(c)) => format!("{} GB {}", gpuctl_core::money(g), printable(c)),
+                (Some(g), None) => format!("{} GB", gpuctl_core::money(g)),
+                (None, Some(c)) => printable(c),
+                (None, None) => "—".into(),
+            };
+            let whose = match (f.owner, f.deployment.as_deref()) {
+                (leftovers::Owner::NotGpuctl, _) => "not gpuctl's, left alone".to_string(),
+                (_, Some(d)) => format!("gpuctl: {}", printable(d)),
+                (_, None) => "gpuctl".to_string(),
+            };
+            t.add_row([
+                format!("{} {}", f.provider, l.region),
+                printable(&l.id),
+                printable(l.name.as_deref().unwrap_or("")),
+                size,
+                f.age_days.map(|d| format!("{d:.0} d")).unwrap_or_else(|| "unknown".into()),
+                whose,
+                month_text(&f.cost),
+            ]);
+        }
+        let known: f64 = rows.iter().filter_map(|f| f.cost.cny_per_month).fold(0.0, |a, b| a + b);
+        let unknown = rows.iter().filter(|f| f.cost.cny_per_month.is_none()).count();
+        crate::outln!("{}s:", kind.as_str().replace('_', " "));
+        crate::outln!("{t}");
+        crate::outln!(
+            "  {} {}(s): {}/month{}",
+            rows.len(),
+            kind.as_str().replace('_', " "),
+            cny(known),
+            if unknown > 0 { format!(" + {unknown} of unknown price") } else { String::new() }
+        );
+    }
+    if !left.leftovers.is_empty() {
+        let total: f64 = left.leftovers.iter().filter_map(|f| f.cost.cny_per_month).fold(0.0, |a, b| a + b);
+        let theirs = left.leftovers.iter().filter(|f| !f.is_gpuctls()).count();
+        crate::outln!(
+            "{} leftover(s) billing without an instance: {}/month (storage list prices; the cloud's bill is authoritative); {theirs} not gpuctl's (left alone), snapshots count from {days} days, {} younger, {} file system(s) in use",
+            left.leftovers.len(),
+            cny(total),
+            left.young_snapshots,
+            left.file_systems_in_use
+        );
+    }
+    for e in &left.errors {
+        crate::outln!(
+            "error: {} {}: {} — the search is incomplete there",
+            e.place.provider,
+            e.place.region,
+            e.error
+        );
+    }
+}
+
 /// 0: searched everywhere (and released everything asked); 4: part of it failed; 1: all of it failed.
-fn exit_code(found: &Found, released: Option<&[String]>, release_errors: &[String]) -> ExitCode {
+fn exit_code(found: &Found, released: Option<&[String]>, release_errors: &[String]) -> Severity {
     let searched_none = found.searched.is_empty() && !found.errors.is_empty();
     let released_none = released.is_some_and(|r| r.is_empty()) && !release_errors.is_empty();
     if searched_none || released_none {
-        ExitCode::FAILURE
+        Severity::Failed
     } else if !found.errors.is_empty() || !release_errors.is_empty() {
-        ExitCode::from(EXIT_PARTIAL)
+        Severity::Partial
     } else {
-        ExitCode::SUCCESS
+        Severity::Ok
     }
 }
 

@@ -42,6 +42,11 @@ pub mod codes {
     pub const INSTANCE_NOT_FOUND: &str = "InvalidInstanceId.NotFound";
     pub const DISK_NOT_FOUND: &str = "InvalidDiskId.NotFound";
     pub const SNAPSHOT_NOT_FOUND: &str = "InvalidSnapshotId.NotFound";
+    /// DeleteDisk of an attached disk (ECS error centre; *unverified*: the models carry no codes).
+    pub const INCORRECT_DISK_STATUS: &str = "IncorrectDiskStatus";
+    /// ReleaseEipAddress of a bound EIP / of none (VPC error centre; *unverified* as above).
+    pub const INCORRECT_EIP_STATUS: &str = "IncorrectEipStatus";
+    pub const EIP_NOT_FOUND: &str = "InvalidAllocationId.NotFound";
     pub const MISSING_PARAMETER: &str = "MissingParameter";
     pub const INVALID_PARAMETER: &str = "InvalidParameter";
     pub const ACTION_NOT_FOUND: &str = "InvalidAction.NotFound";

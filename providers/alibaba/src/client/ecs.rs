@@ -145,7 +145,7 @@ fn describe_params(filter: &Filter, token: Option<&str>) -> Vec<(String, String)
 }
 
 /// The paging parameters of a next-token listing: `MaxResults`, and `NextToken` from the second page on.
-fn tokened(max_results: u32, token: Option<&str>) -> Vec<(String, String)> {
+pub(super) fn tokened(max_results: u32, token: Option<&str>) -> Vec<(String, String)> {
     let mut p = vec![kv("MaxResults", max_results)];
     if let Some(t) = token {
         p.push(kv("NextToken", t));

@@ -19,7 +19,7 @@ use crate::emulator::Ecs;
 
 const TYPE: &str = "ecs.gn7e-c16g1.4xlarge";
 
-fn ctx() -> Arc<SimCtx> {
+pub(super) fn ctx() -> Arc<SimCtx> {
     let offer = Offer {
         provider: gpuctl_simkit::Provider::Alibaba,
         region: "cn-hangzhou".into(),
@@ -40,7 +40,7 @@ fn ctx() -> Arc<SimCtx> {
 }
 
 /// Serves `ecs` on a free loopback port; answers the base URL.
-fn serve(ecs: Arc<Ecs>, ctx: Arc<SimCtx>) -> String {
+pub(super) fn serve(ecs: Arc<Ecs>, ctx: Arc<SimCtx>) -> String {
     let listener = TcpListener::bind("127.0.0.1:0").expect("a loopback port");
     let url = format!("http://{}", listener.local_addr().expect("bound"));
     std::thread::spawn(move || {
@@ -92,7 +92,7 @@ fn serve(ecs: Arc<Ecs>, ctx: Arc<SimCtx>) -> String {
     url
 }
 
-fn client(url: &str) -> Client {
+pub(super) fn client(url: &str) -> Client {
     let (_, ak, sk) = gpuctl_simkit::creds::TEST_KEY_PAIRS
         .iter()
         .find(|(p, _, _)| *p == gpuctl_simkit::Provider::Alibaba)
@@ -106,11 +106,11 @@ fn client(url: &str) -> Client {
     )
 }
 
-fn block_on<F: std::future::Future>(f: F) -> F::Output {
+pub(super) fn block_on<F: std::future::Future>(f: F) -> F::Output {
     tokio::runtime::Builder::new_current_thread().enable_all().build().expect("a runtime").block_on(f)
 }
 
-fn request(placement: Option<String>, billing: BillingMode) -> CreateRequest {
+pub(super) fn request(placement: Option<String>, billing: BillingMode) -> CreateRequest {
     CreateRequest {
         client_token: format!("t-{}", uuid::Uuid::new_v4()),
         name: "e2e-train-0".into(),

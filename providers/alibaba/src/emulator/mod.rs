@@ -24,7 +24,9 @@ use serde_json::{json, Value};
 use crate::api::codes;
 pub use error::EcsError;
 use error::{auth_error, render_error};
-use ops::{cms, deployment_sets, disks, images, instances, keypairs, nas, policies, prices, snapshots, vpc};
+use ops::{
+    cms, deployment_sets, disks, images, instances, keypairs, leftover, nas, policies, prices, snapshots, vpc,
+};
 use state::{EcsState, Timings};
 
 pub(crate) const PROVIDER: Provider = Provider::Alibaba;
@@ -112,6 +114,8 @@ impl Ecs {
             "CreateVSwitch" => vpc::create_vswitch(&c, &mut st),
             "DescribeVSwitches" => vpc::describe_vswitches(&c, &st),
             "DeleteVSwitch" => vpc::delete_vswitch(&c, &mut st),
+            "DescribeEipAddresses" => leftover::describe_eip_addresses(&c, &st),
+            "ReleaseEipAddress" => leftover::release_eip_address(&c, &mut st),
             other => Err(EcsError::new(
                 404,
                 codes::ACTION_NOT_FOUND,
@@ -181,6 +185,7 @@ impl Ecs {
             "DescribePrice" => prices::describe_price(&c),
             "DescribeAvailableResource" => prices::describe_available_resource(&c),
             "DescribeDisks" => disks::describe_disks(&c, &st),
+            "DeleteDisk" => leftover::delete_disk(&c, &mut st),
             "CreateSnapshot" => snapshots::create_snapshot(&c, &mut st),
             "DescribeSnapshots" => snapshots::describe_snapshots(&c, &st),
             "DeleteSnapshot" => snapshots::delete_snapshot(&c, &mut st),
@@ -409,6 +414,10 @@ impl Emulator for Ecs {
         st.addresses.release(ip);
         *ip = address.to_string();
         Ok(true)
+    }
+
+    fn plant(&self, p: &gpuctl_simkit::Plant, ctx: &SimCtx) -> Result<String, String> {
+        leftover::plant(&mut lock(&self.state), p, ctx)
     }
 
     fn reclaim(

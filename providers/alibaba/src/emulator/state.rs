@@ -159,6 +159,8 @@ pub struct Disk {
     pub auto_snapshot_policy_id: Option<String>,
     pub charge_type: String,
     pub name: String,
+    /// RunInstances' `Tag.N` ("The tag information of the instance, cloud disks, and primary ENI").
+    pub tags: Vec<(String, String)>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -248,6 +250,9 @@ pub struct FileSystem {
     pub created: Timestamp,
     /// Set by DeleteFileSystem: `Pending` until [`Timings::file_system`] later, then gone.
     pub deleted: Option<Timestamp>,
+    /// `MeteredSize` (bytes stored): 0 for one gpuctl made (nothing writes to it here), what a test
+    /// planted otherwise.
+    pub metered_bytes: i64,
     pub mount_targets: Vec<MountTarget>,
 }
 
@@ -299,6 +304,8 @@ pub struct EcsState {
     /// GPU utilization settings and power transitions (issue 15): what DescribeMetricList answers.
     #[serde(skip)]
     pub gpu: gpuctl_simkit::GpuBook,
+    /// VPC's elastic IPs (planted: gpuctl allocates none on Alibaba), `ops/leftover.rs`.
+    pub eips: BTreeMap<String, crate::emulator::ops::leftover::Eip>,
 }
 
 /// Beijing time, which ECS automatic-snapshot time points are written in.
@@ -325,6 +332,10 @@ impl EcsState {
         }
         for d in gone {
             self.disks.remove(&d);
+        }
+        // An EIP outlives its instance, unbound and still billed.
+        for e in self.eips.values_mut().filter(|e| e.instance_id.as_deref() == Some(id)) {
+            e.instance_id = None;
         }
         Some(inst)
     }

@@ -118,10 +118,21 @@ impl Client {
         region: &str,
         filters: &[(&str, Vec<String>)],
     ) -> Result<Vec<FileSystem>, CloudError> {
+        self.file_systems_as(region, filters, |f, _| fs_of(f)).await
+    }
+
+    /// The same listing, each item read by `of` (the leftover listing, `leftover.rs`, reads the sizes
+    /// and types `fs_of` does not).
+    pub(super) async fn file_systems_as<T: Send>(
+        &self,
+        region: &str,
+        filters: &[(&str, Vec<String>)],
+        of: fn(&Field, &str) -> T,
+    ) -> Result<Vec<T>, CloudError> {
         page::all(Style::PageNumber, |at| async move {
             let q = paged(filter_query(filters), at.number());
             let a = self.call(zfs("describeFileSystems", "GET", "fileSystems"), region, q, None).await?;
-            let items = a.get("fileSystems").items().iter().map(fs_of).collect();
+            let items = a.get("fileSystems").items().iter().map(|f| of(f, region)).collect();
             Ok(Page::counted(items, a.get("totalCount").u64().unwrap_or(0)))
         })
         .await

@@ -25,7 +25,7 @@ use serde_json::Value;
 use crate::api::status;
 use error::render;
 pub use error::JdError;
-use ops::{billing, disk, image, keypair, monitor, renewal, vm, vpc, zfs};
+use ops::{billing, disk, image, keypair, leftover, monitor, renewal, vm, vpc, zfs};
 pub use route::{route, Route};
 use state::JdState;
 
@@ -130,6 +130,10 @@ impl JdCloud {
             "createSnapshot" => disk::create_snapshot(&c, &mut st),
             "describeSnapshots" => disk::describe_snapshots(&c, &st),
             "deleteSnapshot" => disk::delete_snapshot(&c, &mut st),
+            "describeDisks" => leftover::describe_disks(&c, &st),
+            "deleteDisk" => leftover::delete_disk(&c, &mut st),
+            "describeElasticIps" => leftover::describe_elastic_ips(&c, &st),
+            "deleteElasticIp" => leftover::delete_elastic_ip(&c, &mut st),
             "createSnapshotPolicy" => disk::create_snapshot_policy(&c, &mut st),
             "applySnapshotPolicies" => disk::apply_snapshot_policies(&c, &mut st),
             "calculateTotalPrice" => billing::calculate_total_price(&c),
@@ -318,6 +322,10 @@ impl Emulator for JdCloud {
         }
         st.gpu.set(instance_id, from, percent);
         Ok(true)
+    }
+
+    fn plant(&self, p: &gpuctl_simkit::Plant, ctx: &SimCtx) -> Result<String, String> {
+        leftover::plant(&mut lock(&self.state), p, ctx)
     }
 }
 

@@ -92,6 +92,8 @@ pub struct Disk {
     pub created: Timestamp,
     pub policy_ids: Vec<String>,
     pub charge_mode: String,
+    /// Disk.py `tags` (a planted disk's; createInstances gives its disks none here).
+    pub tags: Vec<(String, String)>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -154,6 +156,7 @@ impl SnapshotPolicy {
 #[derive(Clone, Debug, Serialize)]
 pub struct ElasticIp {
     pub id: String,
+    pub region: String,
     pub address: String,
     pub bandwidth_mbps: i64,
     pub provider: String,
@@ -162,6 +165,8 @@ pub struct ElasticIp {
     /// The instance it is bound to; `None` once that instance is gone without it.
     pub instance_id: Option<String>,
     pub created: Timestamp,
+    /// ElasticIp.py `tags` (a planted one's; ElasticIpSpec takes none).
+    pub tags: Vec<(String, String)>,
 }
 
 #[derive(Debug, Default, Serialize)]

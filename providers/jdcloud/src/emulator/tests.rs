@@ -10,9 +10,6 @@ use serde_json::{json, Value};
 use super::state::ERROR_VISIBLE;
 use super::*;
 
-/// 云监控's describeMetricData (issue 15).
-mod monitor;
-
 const TYPE: &str = "p.n1p40.3xlarge";
 const AZ: &str = "cn-north-1a";
 
@@ -58,6 +55,12 @@ fn create(jd: &JdCloud, ctx: &SimCtx, extra: Value) -> Result<Vec<String>, JdErr
     let r = call(jd, ctx, "POST", "instances", body)?;
     Ok(r["instanceIds"].as_array().unwrap().iter().map(|v| v.as_str().unwrap().to_string()).collect())
 }
+
+/// Disks, elastic IPs, snapshots and file systems that outlive instances (issue 15).
+mod leftover;
+
+/// 云监控's describeMetricData (issue 15).
+mod monitor;
 
 fn status_of(jd: &JdCloud, ctx: &SimCtx, id: &str) -> String {
     match call(jd, ctx, "GET", &format!("instances/{id}"), json!({})) {

@@ -8,4 +8,6 @@ pub const CBS_ACTIONS: &[&str] = &[
     "DescribeDisks",
     "CreateAutoSnapshotPolicy",
     "BindAutoSnapshotPolicy",
+    // issue 15: a leftover disk's return.
+    "TerminateDisks",
 ];

@@ -141,6 +141,12 @@ pub mod codes {
     pub const DUPLICATE: &str = "InvalidParameterValue.Duplicate";
     // CBS.
     pub const INVALID_DISK_ID_NOT_FOUND: &str = "InvalidDiskId.NotFound";
+    /// 云硬盘已挂载至其他云服务器上 (cbs errorcodes.py): TerminateDisks of an attached disk.
+    pub const DISK_ATTACHED: &str = "ResourceUnavailable.Attached";
+    /// 指定的EIP不存在 (vpc errorcodes.py).
+    pub const INVALID_ADDRESS_ID_NOT_FOUND: &str = "InvalidAddressId.NotFound";
+    /// 该地址状态不支持此操作 (vpc errorcodes.py): ReleaseAddresses of an address that is not UNBIND.
+    pub const ADDRESS_STATUS_NOT_PERMIT: &str = "UnsupportedOperation.AddressStatusNotPermit";
     pub const DISK_NOT_SUPPORT_SNAPSHOT: &str = "InvalidDisk.NotSupportSnapshot";
     pub const INVALID_SNAPSHOT_ID_NOT_FOUND: &str = "InvalidSnapshotId.NotFound";
     pub const SNAPSHOT_NOT_SUPPORTED: &str = "InvalidSnapshot.NotSupported";

@@ -14,4 +14,7 @@ pub const VPC_ACTIONS: &[&str] = &[
     "DeleteSecurityGroup",
     "CreateSecurityGroupPolicies",
     "DescribeSecurityGroupPolicies",
+    // issue 15: elastic IPs bound to nothing, and their release.
+    "DescribeAddresses",
+    "ReleaseAddresses",
 ];

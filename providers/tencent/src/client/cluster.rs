@@ -150,6 +150,22 @@ impl Client {
         })
         .await
     }
+
+    /// Every file system of the region (DescribeCfsFileSystems with no filter, paged as above), each
+    /// read by `of` (the leftover listing, `leftover.rs`, reads sizes and classes `fs_of` does not).
+    pub(super) async fn file_systems_as<T: Send>(
+        &self,
+        region: &str,
+        of: fn(&Field, &str) -> T,
+    ) -> Result<Vec<T>, CloudError> {
+        page::all(Style::Offset, |at| async move {
+            let body = json!({ "Offset": at.number(), "Limit": 10 });
+            let a = self.call(CFS, region, "DescribeCfsFileSystems", body).await?;
+            let items = a.get("FileSystems").items().iter().map(|f| of(f, region)).collect();
+            Ok(Page::counted(items, a.get("TotalCount").u64().unwrap_or(0)))
+        })
+        .await
+    }
 }
 
 impl Clusters for Client {

@@ -24,7 +24,7 @@ use serde_json::Value;
 use crate::api::{self, codes};
 pub use error::TcError;
 use error::{auth_error, envelope, Result};
-use ops::{billing, cbs, cfs, cvm, hpc, keypair, monitor, vpc};
+use ops::{billing, cbs, cfs, cvm, hpc, keypair, leftover, monitor, vpc};
 use p::P;
 use state::State;
 
@@ -167,6 +167,9 @@ impl Tencent {
             "DescribeSnapshots" => cbs::describe_snapshots(&state, &call),
             "DeleteSnapshots" => cbs::delete_snapshots(&mut state, &call),
             "DescribeDisks" => cbs::describe_disks(&state, &call),
+            "TerminateDisks" => leftover::terminate_disks(&mut state, &call),
+            "DescribeAddresses" => leftover::describe_addresses(&state, &call),
+            "ReleaseAddresses" => leftover::release_addresses(&mut state, &call),
             "CreateAutoSnapshotPolicy" => cbs::create_auto_snapshot_policy(&mut state, &call),
             "BindAutoSnapshotPolicy" => cbs::bind_auto_snapshot_policy(&mut state, &call),
             _ => Err(TcError::new(codes::INVALID_ACTION, format!("The action `{action}` is not supported."))),
@@ -316,6 +319,10 @@ impl Emulator for Tencent {
         }
         st.gpu.set(instance_id, from, percent);
         Ok(true)
+    }
+
+    fn plant(&self, p: &gpuctl_simkit::Plant, ctx: &SimCtx) -> std::result::Result<String, String> {
+        leftover::plant(&mut self.state(), p, ctx)
     }
 
     fn reclaim(

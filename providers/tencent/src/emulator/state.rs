@@ -14,6 +14,7 @@ use serde_json::{json, Value};
 use crate::api::{charge, states};
 use crate::emulator::ops::cfs::{CfsFileSystem, CfsToken};
 use crate::emulator::ops::hpc::HpcCluster;
+use crate::emulator::ops::leftover::Eip;
 use crate::emulator::ops::vpc::{Group, Subnet, Vpc};
 
 #[derive(Default)]
@@ -44,6 +45,8 @@ pub(crate) struct State {
     pub cfs_tokens: HashMap<String, CfsToken>,
     /// GPU utilization settings and power transitions (issue 15): what GetMonitorData answers.
     pub gpu: gpuctl_simkit::GpuBook,
+    /// VPC's elastic public IPs (planted: gpuctl allocates none on Tencent), in creation order.
+    pub eips: Vec<Eip>,
 }
 
 /// An instance's public IP (RunInstances InternetAccessible): it lives and is released with the
@@ -137,6 +140,8 @@ pub(crate) struct Disk {
     pub created: Timestamp,
     pub policy_ids: Vec<String>,
     pub name: String,
+    /// `Disk.Tags` (`[{Key, Value}]`).
+    pub tags: Vec<(String, String)>,
 }
 
 impl Disk {
@@ -160,6 +165,8 @@ pub(crate) struct Snapshot {
     pub policy_id: Option<String>,
     pub deadline: Option<Timestamp>,
     pub image_ids: Vec<String>,
+    /// CreateSnapshot's `Tags`, answered as `Snapshot.Tags`.
+    pub tags: Vec<(String, String)>,
 }
 
 #[derive(Clone, Debug)]
@@ -266,6 +273,10 @@ impl State {
             for d in self.disks.iter_mut().filter(|d| d.instance_id == *id) {
                 d.instance_id.clear();
             }
+            // An EIP outlives its instance, unbound and still billed.
+            for e in self.eips.iter_mut().filter(|e| e.instance_id.as_deref() == Some(id.as_str())) {
+                e.instance_id = None;
+            }
         }
         // A deleted file system leaves, with its mount target, a boot time after the delete.
         self.file_systems
@@ -304,6 +315,7 @@ impl State {
                         policy_id: Some(policy.id.clone()),
                         deadline: None,
                         image_ids: Vec::new(),
+                        tags: Vec::new(),
                     };
                     self.snapshots.push(snap);
                 }
@@ -382,10 +394,13 @@ impl State {
             "disks": self.disks.iter().map(|d| json!({
                 "DiskId": d.id, "Zone": d.zone, "DiskUsage": d.usage, "DiskType": d.disk_type,
                 "DiskSize": d.size_gb, "InstanceId": d.instance_id, "AutoSnapshotPolicyIds": d.policy_ids,
+                "Tags": d.tags.iter().cloned().collect::<std::collections::BTreeMap<_, _>>(),
             })).collect::<Vec<_>>(),
+            "eips": crate::emulator::ops::leftover::eips_json(self),
             "snapshots": self.snapshots.iter().map(|s| json!({
                 "SnapshotId": s.id, "DiskId": s.disk_id, "SnapshotName": s.name, "CreateTime": ts(&s.created),
                 "AutoSnapshotPolicyId": s.policy_id, "Images": s.image_ids,
+                "Tags": s.tags.iter().cloned().collect::<std::collections::BTreeMap<_, _>>(),
             })).collect::<Vec<_>>(),
             "images": self.images.iter().map(|i| json!({
                 "ImageId": i.id, "ImageName": i.name, "SnapshotIds": i.snapshot_ids, "SourceInstanceId": i.source_instance,

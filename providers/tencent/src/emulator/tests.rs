@@ -7,14 +7,17 @@ use serde_json::{json, Value};
 
 use super::Tencent;
 
-/// DescribeBillDetail (issue 15).
-mod billing;
-
 /// GetMonitorData (issue 15).
 mod monitor;
 
+/// DescribeBillDetail (issue 15).
+mod billing;
+
 /// The metadata service, spot reclaims, role credentials and StopInstances (issue 15).
 mod metadata;
+
+/// Disks, EIPs, snapshots and file systems that outlive instances (issue 15).
+mod leftover;
 
 const TYPE: &str = "GN7.2XLARGE32";
 const ZONE: &str = "ap-guangzhou-3";

@@ -300,6 +300,7 @@ pub fn run_instances(c: &Call, st: &mut EcsState) -> Answer {
             auto_snapshot_policy_id: sys.text("AutoSnapshotPolicyId"),
             charge_type: disk_charge.into(),
             name: sys.text("DiskName").unwrap_or_default(),
+            tags: c.p.tags("Tag"),
         }];
         for (n, dd) in c.p.items("DataDisk").iter().enumerate() {
             let delete = match dd.get("DeleteWithInstance") {
@@ -322,6 +323,7 @@ pub fn run_instances(c: &Call, st: &mut EcsState) -> Answer {
                 auto_snapshot_policy_id: dd.text("AutoSnapshotPolicyId"),
                 charge_type: disk_charge.into(),
                 name: dd.text("DiskName").unwrap_or_default(),
+                tags: c.p.tags("Tag"),
             });
         }
         for d in disks {

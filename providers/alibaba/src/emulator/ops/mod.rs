@@ -12,6 +12,7 @@ pub(crate) mod disks;
 pub(crate) mod images;
 pub(crate) mod instances;
 pub(crate) mod keypairs;
+pub(crate) mod leftover;
 pub(crate) mod nas;
 pub(crate) mod policies;
 pub(crate) mod prices;
@@ -153,6 +154,7 @@ pub fn state_json(st: &EcsState, now: Timestamp, t: &Timings) -> Value {
         "deployment_sets": st.deployment_sets.values().collect::<Vec<_>>(),
         "file_systems": st.file_systems.values().map(|f| nas::file_system_json(f, now, t)).collect::<Vec<_>>(),
         "key_pairs": st.key_pairs.view(),
+        "eips": leftover::eips_json(st),
         // Every public IP held (and billed) now; empty once every instance asking for one is gone.
         "public_ips": st.instances.values().filter_map(|i| i.public_ip.as_ref().map(|ip| json!({
             "IpAddress": ip, "InstanceId": i.id,

@@ -158,6 +158,7 @@ pub fn create_file_system(c: &Call, st: &mut EcsState, host_region: Option<&str>
             created: c.now,
             deleted: None,
             mount_targets: Vec::new(),
+            metered_bytes: 0,
         },
     );
     let answer = json!({ "FileSystemId": id });
@@ -201,7 +202,7 @@ pub(crate) fn file_system_json(f: &FileSystem, now: jiff::Timestamp, t: &Timings
         "StorageType": f.storage_type,
         "ChargeType": "PayAsYouGo",
         "CreateTime": format_time(f.created),
-        "MeteredSize": 0,
+        "MeteredSize": f.metered_bytes,
         "Capacity": 0,
         "EncryptType": 0,
         "MountTargets": { "MountTarget": f.mount_targets.iter().map(|m| mount_target_json(m, now, t, true)).collect::<Vec<_>>() },

@@ -118,6 +118,7 @@ pub fn describe_snapshots(c: &Call, st: &EcsState) -> Answer {
     let instance = c.p.text("InstanceId");
     let kind = c.p.text("SnapshotType").filter(|k| k != "all");
     let status = c.p.text("Status").filter(|k| k != "all");
+    let tags = c.p.tags("Tag");
     let pg = c.p.listing(100, 100)?;
     let instance_disks: Option<Vec<&String>> = instance
         .as_ref()
@@ -133,6 +134,7 @@ pub fn describe_snapshots(c: &Call, st: &EcsState) -> Answer {
         .filter(|s| {
             status.as_ref().is_none_or(|want| (want == "accomplished") == s.accomplished(c.now, &c.timings))
         })
+        .filter(|s| super::tags_match(&s.tags, &tags))
         .collect();
     let (total, items) = pg.apply(matching);
     Ok(json!({

@@ -32,7 +32,7 @@ pub(crate) fn disk_json(d: &Disk, st: &JdState) -> Value {
         "enabled": true,
         "createTime": format_time(d.created),
         "charge": charge_json(&d.charge_mode, d.created, None, d.created),
-        "tags": [],
+        "tags": d.tags.iter().map(|(k, v)| json!({ "key": k, "value": v })).collect::<Vec<_>>(),
         "snapshotPolicies": d.policy_ids.iter().map(|p| json!({"id": p})).collect::<Vec<_>>(),
     })
 }

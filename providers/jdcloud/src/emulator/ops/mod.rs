@@ -10,6 +10,7 @@ pub(crate) mod billing;
 pub(crate) mod disk;
 pub(crate) mod image;
 pub(crate) mod keypair;
+pub(crate) mod leftover;
 pub(crate) mod monitor;
 pub(crate) mod renewal;
 pub(crate) mod vm;
@@ -134,6 +135,7 @@ pub fn state_json(st: &JdState, now: Timestamp, boot: SignedDuration) -> Value {
         "public_ips": st.elastic_ips.values().map(|e| json!({
             "elasticIpId": e.id, "elasticIpAddress": e.address, "instanceId": e.instance_id,
             "bandwidthMbps": e.bandwidth_mbps, "provider": e.provider, "chargeMode": e.charge_mode,
+            "region": e.region, "tags": e.tags.iter().cloned().collect::<std::collections::BTreeMap<_, _>>(),
         })).collect::<Vec<_>>(),
         "snapshots": st.snapshots.values().map(|s| snapshot_json(s, now)).collect::<Vec<_>>(),
         "images": st.images.values().map(|i| json!({

@@ -264,12 +264,14 @@ pub fn create_instances(c: &Call, st: &mut JdState) -> Answer {
                 eip_id.clone(),
                 ElasticIp {
                     id: eip_id,
+                    region: c.region.clone(),
                     address,
                     bandwidth_mbps: *bw,
                     provider: provider.clone(),
                     charge_mode: mode.clone(),
                     instance_id: Some(id.clone()),
                     created: c.now,
+                    tags: Vec::new(),
                 },
             );
         }
@@ -310,6 +312,7 @@ pub(crate) fn new_disk(
         created: c.now,
         policy_ids: Vec::new(),
         charge_mode: charge.to_string(),
+        tags: Vec::new(),
     })
 }
 

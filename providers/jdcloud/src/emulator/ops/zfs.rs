@@ -50,6 +50,10 @@ pub struct FileSystem {
     pub created: Timestamp,
     /// When deleteFileSystem was asked: `deleting` until [`FS_DELETE_TAKES`] later, then gone.
     pub deleting: Option<Timestamp>,
+    /// A planted file system's tags (createFileSystem takes none).
+    pub tags: Vec<(String, String)>,
+    /// SizeByte.py "最近一次统计的文件系统的使用量": 0 for one gpuctl made, what a test planted otherwise.
+    pub used_bytes: i64,
 }
 
 #[derive(Clone, Debug)]
@@ -144,6 +148,8 @@ pub fn create_file_system(c: &Call, st: &mut JdState) -> Answer {
         fs_type,
         created: c.now,
         deleting: None,
+        tags: Vec::new(),
+        used_bytes: 0,
     };
     let result = json!({ "fileSystemId": fs.id });
     st.file_systems.insert(fs.id.clone(), fs);
@@ -158,15 +164,15 @@ fn fs_json(f: &FileSystem, st: &JdState, now: Timestamp) -> Value {
         "description": f.description,
         "numberOfMountTargets": st.mount_targets.values().filter(|m| m.fs_id == f.id).count(),
         // SizeByte.py: "最近一次统计的文件系统的使用量" — the local cloud stores no data.
-        "sizeByte": { "timestamp": now.as_millisecond(), "value": 0 },
+        "sizeByte": { "timestamp": now.as_millisecond(), "value": f.used_bytes },
         "status": f.status(st, now),
         "fileSystemType": f.fs_type,
         "az": f.az,
         "createTime": format_time(f.created),
         // JD documents no form of the name; the address to mount is the mount target's ipAddress.
         "dnsName": null,
-        // createFileSystem takes no tags.
-        "tags": [],
+        // createFileSystem takes no tags: only a planted one has some.
+        "tags": f.tags.iter().map(|(k, v)| json!({ "key": k, "value": v })).collect::<Vec<_>>(),
     })
 }
 

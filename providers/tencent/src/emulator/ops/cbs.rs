@@ -42,6 +42,11 @@ pub(crate) fn create_snapshot(state: &mut State, call: &Call) -> Result<Value> {
             )
         })?),
     };
+    // CreateSnapshotRequest.Tags: "快照绑定的标签" ([{Key, Value}], both required).
+    let mut tags = Vec::new();
+    for t in v.obj_list("Tags")? {
+        tags.push((t.req_str("Key")?, t.req_str("Value")?));
+    }
     let now = call.ctx.now();
     let id = call.ctx.new_id("snap-", 8);
     state.snapshots.push(Snapshot {
@@ -57,6 +62,7 @@ pub(crate) fn create_snapshot(state: &mut State, call: &Call) -> Result<Value> {
         policy_id: None,
         deadline,
         image_ids: Vec::new(),
+        tags,
     });
     Ok(json!({ "SnapshotId": id }))
 }
@@ -119,7 +125,7 @@ pub(crate) fn describe_snapshots(state: &State, call: &Call) -> Result<Value> {
             "DiskUsage": s.disk_usage,
             "SnapshotId": s.id,
             "TimeStartShare": Value::Null,
-            "Tags": [],
+            "Tags": s.tags.iter().map(|(k, v)| json!({ "Key": k, "Value": v })).collect::<Vec<_>>(),
             "IsLocked": false,
             "AutoSnapshotPolicyId": s.policy_id,
             "SnapshotMode": "",
@@ -164,7 +170,18 @@ pub(crate) fn describe_disks(state: &State, call: &Call) -> Result<Value> {
     let ids = v.str_list("DiskIds")?;
     let fs = filters(
         &v,
-        &["disk-id", "instance-id", "disk-usage", "zone", "disk-type", "disk-state", "disk-charge-type"],
+        &[
+            "disk-id",
+            "instance-id",
+            "disk-usage",
+            "zone",
+            "disk-type",
+            "disk-state",
+            "disk-charge-type",
+            "tag-key",
+            "tag-value",
+            "tag:",
+        ],
     )?;
     if !ids.is_empty() && !fs.is_empty() {
         return Err(TcError::new(codes::INVALID_PARAMETER, "DiskIds and Filters cannot be given together."));
@@ -186,7 +203,7 @@ pub(crate) fn describe_disks(state: &State, call: &Call) -> Result<Value> {
                     "disk-type" => any(&d.disk_type),
                     "disk-state" => any(disk_state(!d.instance_id.is_empty())),
                     "disk-charge-type" => any(&disk_charge(&d.charge_type)),
-                    _ => false,
+                    n => crate::emulator::ops::leftover::tags_pass(n, vs, &d.tags).unwrap_or(false),
                 }
             })
         })
@@ -207,7 +224,7 @@ pub(crate) fn describe_disks(state: &State, call: &Call) -> Result<Value> {
                 "Encrypt": false,
                 "DiskName": d.name,
                 "BackupDisk": false,
-                "Tags": [],
+                "Tags": d.tags.iter().map(|(k, v)| json!({ "Key": k, "Value": v })).collect::<Vec<_>>(),
                 "InstanceId": d.instance_id,
                 "AttachMode": "PF",
                 "AutoSnapshotPolicyIds": if with_policies { json!(d.policy_ids) } else { Value::Null },

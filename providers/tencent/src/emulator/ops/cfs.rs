@@ -45,6 +45,9 @@ pub(crate) struct CfsFileSystem {
     pub deleting_since: Option<Timestamp>,
     /// CreateCfsFileSystem's `ClientToken`, answered as `CreationToken` (the name when there is none).
     pub token: Option<String>,
+    /// `SizeByte` ("文件系统已使用容量"): 0 for one gpuctl made (nothing writes to it here), what a
+    /// test planted otherwise.
+    pub used_bytes: i64,
 }
 
 impl CfsFileSystem {
@@ -218,7 +221,7 @@ fn fs_json(f: &CfsFileSystem, now: Timestamp) -> Value {
         "CreationToken": f.token.clone().unwrap_or_else(|| f.name.clone()),
         "FileSystemId": f.id,
         "LifeCycleState": f.state(now),
-        "SizeByte": 0,
+        "SizeByte": f.used_bytes,
         "SizeLimit": 1_000_000,
         "Zone": f.zone,
         "Protocol": f.protocol,
@@ -344,6 +347,7 @@ pub(crate) fn create_cfs_file_system(state: &mut State, call: &Call) -> Result<V
         mount_ready_at: ready_at.checked_add(boot / 2).unwrap_or(ready_at),
         deleting_since: None,
         token: token.clone(),
+        used_bytes: 0,
     };
     if let Some(k) = key {
         state.cfs_tokens.insert(k, CfsToken { params, fs_id: f.id.clone(), at: now });
@@ -470,4 +474,36 @@ pub(crate) fn delete_cfs_file_system(state: &mut State, call: &Call) -> Result<V
             Ok(json!({}))
         }
     }
+}
+
+/// A planted file system (the admin API's `POST /_sim/plant`): in the zone's default network, with
+/// `size_gb` of data stored, available at once.
+pub(crate) fn plant(
+    state: &mut State,
+    p: &gpuctl_simkit::Plant,
+    zone: &str,
+    created: Timestamp,
+    ctx: &gpuctl_simkit::SimCtx,
+) -> std::result::Result<String, String> {
+    let id = ctx.new_id("cfs-", 8);
+    state.file_systems.push(CfsFileSystem {
+        id: id.clone(),
+        region: p.region.clone(),
+        zone: zone.to_string(),
+        name: p.name.clone().unwrap_or_default(),
+        protocol: "NFS".into(),
+        storage_type: p.class.clone().unwrap_or_else(|| "SD".into()),
+        vpc_id: String::new(),
+        subnet_id: String::new(),
+        tags: p.tag_pairs(),
+        created,
+        ready_at: created,
+        mount_id: ctx.new_id("mount-", 8),
+        mount_ip: String::new(),
+        mount_ready_at: created,
+        deleting_since: None,
+        token: None,
+        used_bytes: p.size_or(10) << 30,
+    });
+    Ok(id)
 }

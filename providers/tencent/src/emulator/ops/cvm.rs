@@ -391,6 +391,9 @@ pub(crate) fn run_instances(state: &mut State, call: &Call) -> Result<Value> {
             created: now,
             policy_ids: Vec::new(),
             name: String::new(),
+            // TagSpecification.ResourceType names no disk ("云服务器为“instance”…"): a disk made
+            // with its instance carries no tag.
+            tags: Vec::new(),
         };
         let sys = disk("SYSTEM_DISK", (spec.system_disk.0.clone(), spec.system_disk.1, true));
         let data: Vec<Disk> = spec.data_disks.iter().map(|d| disk("DATA_DISK", d.clone())).collect();
@@ -874,6 +877,7 @@ pub(crate) fn create_image(state: &mut State, call: &Call) -> Result<Value> {
                 policy_id: None,
                 deadline: None,
                 image_ids: Vec::new(),
+                tags: Vec::new(),
             });
             made.push(sid);
         }

@@ -9,5 +9,6 @@ pub(crate) mod cfs;
 pub(crate) mod cvm;
 pub(crate) mod hpc;
 pub(crate) mod keypair;
+pub(crate) mod leftover;
 pub(crate) mod monitor;
 pub(crate) mod vpc;
