@@ -49,6 +49,11 @@ pub struct CreateRequest {
     pub auto_release_at: Option<jiff::Timestamp>,
     pub tags: BTreeMap<String, String>,
     pub user_data: Option<String>,
+    /// The instance role whose temporary credentials the node agent reads from the metadata service
+    /// (issue 15): Tencent `CamRoleName`, Alibaba `RamRoleName`; JD has none. Left out of the request's
+    /// serialized form when absent, so the client tokens of pools without one stay as they were.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub instance_role: Option<String>,
     /// Ask the cloud to check (stock, quota, parameters) without creating.
     pub dry_run: bool,
 }

@@ -233,6 +233,90 @@ pub fn boot_facts(p: Provider) -> &'static BootFacts {
     BOOT_FACTS.iter().find(|c| c.provider == p).unwrap_or(&BOOT_FACTS[0])
 }
 
+/// What the node agent (issue 15, gpuctl-provision `agent`) needs to know of a cloud: where the
+/// instance's metadata service is, which API hosts it calls, which monitoring series is the GPU
+/// utilization, and which official SDKs (pinned) it signs with, from which PyPI mirror. `None` for a
+/// cloud the agent cannot run on (JD: no instance-role credentials, no reclaim notice).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AgentFacts {
+    pub provider: Provider,
+    /// The metadata service's base URL; the agent appends `/latest/meta-data/…`.
+    pub metadata_base: &'static str,
+    /// Path (after the base) of the spot termination time: 404 until the instance is marked.
+    pub notice_path: &'static str,
+    /// Path of the role credentials (the role name is appended).
+    pub credentials_path: &'static str,
+    /// Path of the region id.
+    pub region_path: &'static str,
+    /// The compute API's host (`{region}` is replaced with the instance's region).
+    pub compute_endpoint: &'static str,
+    /// The monitoring API's host (`{region}` likewise).
+    pub monitor_endpoint: &'static str,
+    /// The GPU utilization series: (namespace, metric, dimension naming the instance, period s).
+    pub metric: (&'static str, &'static str, &'static str, u32),
+    /// pip requirement lines, pinned as `scripts/pyenv` pins them for the contract.
+    pub sdk: &'static [&'static str],
+    /// The cloud's PyPI mirror, reached from inside its network.
+    pub pypi_index: &'static str,
+    /// What still bills while an instance is stopped in the no-charge mode (docs/research/cost-control.md §2).
+    pub stopped_still_bills: &'static str,
+}
+
+const AGENT_FACTS: [AgentFacts; 2] = [
+    // Metadata: http://metadata.tencentyun.com/latest/meta-data/ (tencentcloud-sdk-python-common 3.1.195
+    // credential.py CVMRoleCredential; spot/termination-time: tencentcloud.com/document/product/213/32487).
+    // GpuUtil in QCE/CVM with dimension InstanceId and 60 s periods: as gpuctl-tencent api/monitor.rs.
+    // PyPI: Tencent's software-source page (product/213/8623) lists mirrors.tencentyun.com's pypi for CVMs.
+    AgentFacts {
+        provider: Provider::Tencent,
+        metadata_base: "http://metadata.tencentyun.com",
+        notice_path: "/latest/meta-data/spot/termination-time",
+        credentials_path: "/latest/meta-data/cam/security-credentials/",
+        region_path: "/latest/meta-data/placement/region",
+        compute_endpoint: "cvm.tencentcloudapi.com",
+        monitor_endpoint: "monitor.tencentcloudapi.com",
+        metric: ("QCE/CVM", "GpuUtil", "InstanceId", 60),
+        sdk: &[
+            "tencentcloud-sdk-python-common==3.1.195",
+            "tencentcloud-sdk-python-cvm==3.1.178",
+            "tencentcloud-sdk-python-monitor==3.1.189",
+        ],
+        pypi_index: "http://mirrors.tencentyun.com/pypi/simple",
+        // tencentcloud.com/document/product/213/19922: CPU and memory stop billing; cloud disks, public
+        // bandwidth and images still bill; the public IP is released on shutdown.
+        stopped_still_bills: "its system and data disks, public bandwidth and images still bill, and its public IP is released",
+    },
+    // Metadata: http://100.100.100.200 (alibabacloud-credentials 1.0.12 provider/ecs_ram_role.py);
+    // instance/spot/termination-time: the ECS preemptible-instance best practices (cost-control.md §3).
+    // ECS's regional host ecs.<region>.aliyuncs.com; CloudMonitor's metrics.<region>.aliyuncs.com; the
+    // metric as gpuctl-alibaba api/cms.rs. PyPI: mirrors.cloud.aliyuncs.com, the VPC-internal
+    // mirror of mirrors.aliyun.com (as BOOT_FACTS' apt mirror).
+    AgentFacts {
+        provider: Provider::Alibaba,
+        metadata_base: "http://100.100.100.200",
+        notice_path: "/latest/meta-data/instance/spot/termination-time",
+        credentials_path: "/latest/meta-data/ram/security-credentials/",
+        region_path: "/latest/meta-data/region-id",
+        compute_endpoint: "ecs.{region}.aliyuncs.com",
+        monitor_endpoint: "metrics.{region}.aliyuncs.com",
+        metric: ("acs_ecs_dashboard", "instance_gpu_gpu_usedutilization", "instanceId", 60),
+        sdk: &[
+            "alibabacloud-tea-openapi==0.4.6",
+            "alibabacloud-ecs20140526==7.11.8",
+            "alibabacloud-cms20190101==4.0.10",
+        ],
+        pypi_index: "http://mirrors.cloud.aliyuncs.com/pypi/simple/",
+        // alibabacloud-ecs20140526 7.11.8 models/_stop_instances_request.py StoppedMode: vCPU, memory, GPU,
+        // image licence and fixed bandwidth stop billing; system and data disks and EIP bandwidth do not.
+        stopped_still_bills: "its system and data disks and any EIP's bandwidth still bill, and its static public IP may change",
+    },
+];
+
+/// The node agent's facts for `p`, or `None` where it cannot run.
+pub fn agent_facts(p: Provider) -> Option<&'static AgentFacts> {
+    AGENT_FACTS.iter().find(|c| c.provider == p)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

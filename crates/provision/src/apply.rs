@@ -508,6 +508,7 @@ impl Engine {
             tags,
             // The pool's `env` rendered in this cloud's boot format, else its raw user data.
             user_data: crate::boot::user_data(pool, c.provider, None),
+            instance_role: crate::agent::role(pool),
             dry_run: false,
         })
     }

@@ -97,6 +97,21 @@ pub const CLUSTER_ENV: &str = "/etc/gpuctl/cluster.env";
 /// What a pool's instances on `p` boot with: its `env` rendered (with a cluster node's facts and
 /// shared mount when `node` is given), else its raw `user_data`, else nothing.
 pub fn user_data(pool: &Pool, p: Provider, node: Option<&NodeFacts>) -> Option<String> {
+    // The node agent (issue 15) rides in gpuctl's own `#cloud-config` (the parser refuses it with raw
+    // user data and on JD, whose launch script is not one): with or without `env`.
+    if crate::agent::wanted(pool) && boot_facts(p).format == Format::CloudConfig {
+        let env = pool.env.clone().unwrap_or(Env {
+            loc: pool.loc,
+            container: false,
+            container_image: None,
+            mount: None,
+            setup: None,
+            cuda: None,
+            driver: None,
+        });
+        let text = render_node(&pool.name.value, &env, p, node).text;
+        return Some(crate::agent::add_to_cloud_config(&text, pool, p));
+    }
     match (&pool.env, node) {
         (Some(env), node) => Some(render_node(&pool.name.value, env, p, node).text),
         // A cluster node without `env` still mounts its shared storage and learns its facts (the
@@ -115,6 +130,21 @@ pub fn user_data(pool: &Pool, p: Provider, node: Option<&NodeFacts>) -> Option<S
         }
         (None, _) => pool.user_data.clone(),
     }
+}
+
+/// What a pool's instances on `p` boot with, when gpuctl renders it (`env`, the node agent, or both):
+/// `plan` shows it. `None` for raw user data or nothing.
+pub fn rendered(pool: &Pool, p: Provider) -> Option<Rendered> {
+    if !(crate::agent::wanted(pool) && boot_facts(p).format == Format::CloudConfig) {
+        return pool.env.as_ref().map(|env| render(&pool.name.value, env, p));
+    }
+    let text = user_data(pool, p, None)?;
+    let base = match &pool.env {
+        Some(env) => render(&pool.name.value, env, p).summary,
+        None => "no env".to_string(),
+    };
+    let summary = format!("{base}; with the node agent, {} bytes in all", text.len());
+    Some(Rendered { provider: p, format: boot_facts(p).format, summary, text })
 }
 
 /// Renders `env` for pool `pool` on `p`.

@@ -19,6 +19,7 @@
 //!
 //! Knows no provider's wire format: each provider crate implements gpuctl-cloud's trait.
 
+pub mod agent;
 pub mod apply;
 pub mod boot;
 pub mod clock;

@@ -126,6 +126,10 @@ pub struct PoolPlan {
     /// instance boots with, shown in one line each, in full by `plan --show-boot`.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub boot: Vec<crate::boot::Rendered>,
+    /// With `idle` or `spot.on_notice` (issue 15): what the node agent does on the instances and what
+    /// still bills while one is stopped.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -815,14 +819,17 @@ fn pool_plan(
     // Still cheapest first once the disks are in (they weigh differently per mode).
     by_mode.sort_by(|a, b| a.total_cny.total_cmp(&b.total_cny).then(a.mode.cmp(&b.mode)));
     let mut boot = Vec::new();
-    if let Some(env) = &pool.env {
-        for c in &choices {
-            if !boot.iter().any(|b: &crate::boot::Rendered| b.provider == c.provider) {
-                boot.push(crate::boot::render(&pool.name.value, env, c.provider));
-            }
+    for c in &choices {
+        if !boot.iter().any(|b: &crate::boot::Rendered| b.provider == c.provider) {
+            boot.extend(crate::boot::rendered(pool, c.provider));
         }
+    }
+    if let Some(env) = &pool.env {
         env_checks(pool, env, &choices, catalog, warnings);
     }
+    let mut providers: Vec<Provider> = choices.iter().map(|c| c.provider).collect();
+    providers.dedup();
+    let agent = crate::agent::plan_line(pool, &providers);
     PoolPlan {
         pool: pool.clone(),
         name: pool.name.value.clone(),
@@ -843,6 +850,7 @@ fn pool_plan(
         system_disk_rule,
         snapshots,
         boot,
+        agent,
     }
 }
 

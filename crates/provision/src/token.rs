@@ -93,6 +93,7 @@ mod tests {
             auto_release_at: None,
             tags: Default::default(),
             user_data: None,
+            instance_role: None,
             dry_run: false,
         }
     }

@@ -255,3 +255,84 @@ fn every_variant_passes_cloud_init_schema_bash_n_and_shellcheck() {
     );
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// The node agent (issue 15) inside the cloud-config: with and without `env`, idle and spot hook, on
+/// both clouds that run it — `cloud-init schema` on the whole config, `python3 -m py_compile` on the
+/// program as it comes back out of the config (gzip + base64), `bash -n`/shellcheck on the boot script.
+#[test]
+fn the_node_agent_passes_cloud_init_schema_and_py_compile() {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("boot-agent");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let pool = |provider: &str, billing: &str, extra: &str| {
+        let place = match provider {
+            "tencent" => "provider = \"tencent\"\nregion = \"ap-guangzhou\"\nzone = \"ap-guangzhou-3\"\ninstance_type = \"GN7.2XLARGE32\"\n",
+            _ => "provider = \"alibaba\"\nregion = \"cn-hangzhou\"\nzone = \"cn-hangzhou-i\"\ninstance_type = \"ecs.gn7i-c8g1.2xlarge\"\n",
+        };
+        format!("deployment = \"d\"\n[[pool]]\nname = \"train\"\n{place}billing = \"{billing}\"\nimage = \"img-1\"\ndata_disks = [{{ size_gb = 50 }}]\n{extra}")
+    };
+    let idle = "idle = { below = \"5%\", for = \"30m\", then = \"stop\", role = \"my-agent\" }\n";
+    let hook =
+        "spot = { on_notice = \"python3 /data/save.py --now 'quoted \\\"x\\\"'\", timeout = \"90s\" }\n";
+    let env = "[pool.env]\ncontainer = true\nmount = \"/data\"\nsetup = \"echo ready\"\n";
+    let mut failures = Vec::new();
+    let mut checked = 0;
+    for provider in ["tencent", "alibaba"] {
+        for (name, billing, extra) in [
+            ("idle", "hourly", idle.to_string()),
+            ("idle-env", "hourly", format!("{idle}{env}")),
+            ("hook", "spot", hook.to_string()),
+            ("both-env", "spot", format!("{idle}{hook}{env}")),
+        ] {
+            let s = gpuctl_provision::spec::parse(
+                "s.toml",
+                &pool(provider, billing, &extra),
+                None,
+                &Default::default(),
+            )
+            .unwrap_or_else(|e| panic!("{provider} {name}: {e}"));
+            let p: Provider = provider.parse().unwrap();
+            let text = boot::user_data(&s.pools[0], p, None).unwrap();
+            assert!(text.len() <= 12 * 1024, "{provider} {name}: {} bytes", text.len());
+            let yaml = dir.join(format!("{provider}-{name}.yaml"));
+            std::fs::write(&yaml, &text).unwrap();
+            if let Some((ok, out)) = run("cloud-init", &["schema", "--config-file"], &yaml) {
+                checked += 1;
+                if !ok || !out.contains("Valid cloud-config") {
+                    failures.push(format!("cloud-init schema {provider} {name}: {out}"));
+                }
+            }
+            let files = gpuctl_provision::agent::written_files(&text);
+            let program = &files.iter().find(|(f, _)| f == gpuctl_provision::agent::PROGRAM_PATH).unwrap().1;
+            assert_eq!(program, gpuctl_provision::agent::PROGRAM);
+            let config = &files.iter().find(|(f, _)| f == gpuctl_provision::agent::CONFIG_PATH).unwrap().1;
+            let cfg: serde_json::Value = serde_json::from_str(config).unwrap();
+            assert_eq!(cfg["provider"], provider);
+            assert_eq!(cfg["role"].as_str(), extra.contains("idle").then_some("my-agent"));
+            if extra.contains("spot") {
+                assert_eq!(cfg["notice"]["command"], "python3 /data/save.py --now 'quoted \"x\"'");
+            }
+            let sh = dir.join(format!("{provider}-{name}.sh"));
+            std::fs::write(&sh, embedded_script(&text)).unwrap();
+            for (tool, args) in
+                [("bash", &["-n"][..]), ("shellcheck", &["--shell=bash", "--severity=style"][..])]
+            {
+                if let Some((ok, out)) = run(tool, args, &sh) {
+                    if !ok {
+                        failures.push(format!("{tool} {provider} {name}: {out}"));
+                    }
+                }
+            }
+        }
+    }
+    let py = dir.join("agent.py");
+    std::fs::write(&py, gpuctl_provision::agent::PROGRAM).unwrap();
+    let (ok, out) = run("python3", &["-m", "py_compile"], &py).expect("python3 is installed");
+    assert!(ok, "py_compile: {out}");
+    std::fs::write(&py, "def broken(:\n").unwrap();
+    assert!(!run("python3", &["-m", "py_compile"], &py).unwrap().0, "py_compile passed a syntax error");
+    eprintln!(
+        "node agent: {checked} cloud-configs through cloud-init schema, the program through py_compile"
+    );
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

@@ -144,7 +144,7 @@ fn unknown_keys_name_the_closest() {
         &format!("deployment = \"d\"\n{POOL}instnace_type = \"x\"\nzzz = 1\n"),
         expect![[r#"
             s.toml:11:1: unknown key `instnace_type` in [[pool]] #1; did you mean instance_type?
-            s.toml:12:1: unknown key `zzz` in [[pool]] #1; allowed keys: name, count, provider, region, zone, instance_type, candidates, require, billing, term, spot_max_price, image, system_disk, data_disks, network, ssh_from, login_key, public_ip, auto_release, snapshot, cluster, engine, shared_storage, tags, user_data, user_data_file, env"#]],
+            s.toml:12:1: unknown key `zzz` in [[pool]] #1; allowed keys: name, count, provider, region, zone, instance_type, candidates, require, billing, term, spot_max_price, image, system_disk, data_disks, network, ssh_from, login_key, public_ip, auto_release, snapshot, cluster, engine, shared_storage, tags, user_data, user_data_file, env, idle, spot"#]],
     );
     check(
         &format!("deployment = \"d\"\n{POOL}system_disk = {{ size_gb = 50, categroy = \"ssd\" }}\n"),
@@ -706,4 +706,72 @@ image = "img-1"
 network = { vpc = "vpc-1", subnet = "subnet-1", security_groups = ["sg-1"] }
 "#;
     check(&format!("deployment = \"d\"\n{jd}env = {{ container = true }}\n"), expect!["ok"]);
+}
+
+#[test]
+fn idle_and_spot_notice_say_what_they_need() {
+    let ok =
+        format!("deployment = \"d\"\n{POOL}idle = {{ below = \"5%\", for = \"30m\", then = \"stop\" }}\n");
+    check(&ok, expect!["ok"]);
+    let s = spec::parse("s.toml", &ok, None, &Limits::default()).unwrap();
+    let i = s.pools[0].idle.as_ref().unwrap();
+    assert_eq!(
+        (i.below_percent, i.for_s, i.then, i.role.as_str()),
+        (5.0, 1800, spec::IdleAction::Stop, "gpuctl-node-agent")
+    );
+    // The agent rides in gpuctl's own boot config, with the role's name and the real clouds' hosts.
+    let ud = gpuctl_provision::boot::user_data(&s.pools[0], Provider::Tencent, None).unwrap();
+    assert!(
+        ud.starts_with("#cloud-config\n") && ud.contains("gz+b64") && ud.contains("gpuctl-node-agent"),
+        "{ud}"
+    );
+    let files = gpuctl_provision::agent::written_files(&ud);
+    let program = files.iter().find(|(p, _)| p == gpuctl_provision::agent::PROGRAM_PATH).unwrap();
+    assert_eq!(
+        program.1,
+        gpuctl_provision::agent::PROGRAM,
+        "the program comes back from the gzip as shipped"
+    );
+    check(
+        &format!("deployment = \"d\"\n{POOL}idle = {{ below = \"150%\", for = \"1m\", then = \"hibernate\", role = \"no spaces\" }}\n"),
+        expect![[r#"
+            s.toml:11:18: `below` of `idle` of pool `a` is a GPU utilization such as "5%" (above 0 %, below 100 %), found "150%"
+            s.toml:11:32: `for` of `idle` of pool `a` is how long the GPUs must stay idle, from 10m to 24h (e.g. for = "30m"), found "1m"
+            s.toml:11:45: `then` of `idle` of pool `a` must be "stop" (stopped without charge; its disks still bill) or "release", found "hibernate"
+            s.toml:11:65: `role` of `idle` of pool `a` is an instance role's name: 1 to 64 letters, digits or + = , . @ - _, found "no spaces""#]],
+    );
+    check(
+        &format!("deployment = \"d\"\n{POOL}idle = {{ below = \"5%\" }}\n"),
+        expect![[r#"
+            s.toml:11:8: `idle` of pool `a` needs `for`, how long the GPUs must stay idle (e.g. for = "30m")
+            s.toml:11:8: `idle` of pool `a` needs `then`: "stop" (stopped without charge; its disks still bill) or "release""#]],
+    );
+    let jd = POOL
+        .replace("provider = \"tencent\"", "provider = \"jdcloud\"")
+        .replace("region = \"ap-guangzhou\"", "region = \"cn-north-1\"")
+        .replace("zone = \"ap-guangzhou-3\"", "zone = \"cn-north-1a\"")
+        .replace("GN7.2XLARGE32", "p.n1v100.2xlarge");
+    let e = errors(&format!("deployment = \"d\"\n{jd}network = {{ vpc = \"v\", subnet = \"s\", security_groups = [\"g\"] }}\nidle = {{ below = \"5%\", for = \"30m\", then = \"stop\" }}\n"));
+    assert!(e.contains("which gpuctl cannot run on jdcloud: JD Cloud documents no instance-role credentials, so the agent would need a long-lived access key on the node"), "{e}");
+    check(
+        &format!("deployment = \"d\"\n{POOL}user_data = \"#!/bin/bash\\necho hi\\n\"\nidle = {{ below = \"5%\", for = \"30m\", then = \"release\" }}\n"),
+        expect!["s.toml:11:13: pool `a` sets `idle` and raw user data: the node agent is part of gpuctl's boot config, which would replace yours; put your commands in env.setup"],
+    );
+    check(
+        &format!("deployment = \"d\"\n{POOL}spot = {{ on_notice = \"sync\" }}\n"),
+        expect!["s.toml:11:8: `spot` of pool `a` is for spot billing (the cloud's reclaim notice); this pool is billed `hourly`"],
+    );
+    let spot = POOL.replace("billing = \"hourly\"", "billing = \"spot\"");
+    check(
+        &format!(
+            "deployment = \"d\"\n{spot}spot = {{ on_notice = \"python save.py\", timeout = \"90s\" }}\n"
+        ),
+        expect!["ok"],
+    );
+    check(
+        &format!("deployment = \"d\"\n{spot}spot = {{ on_notice = \"python save.py\", timeout = \"2h\", when = 1 }}\n"),
+        expect![[r#"
+            s.toml:11:50: `timeout` of `spot` of pool `a` is from 5s to 10m (the hook is also stopped before the reclaim time), found "2h"
+            s.toml:11:56: unknown key `when` in `spot` of pool `a`; allowed keys: on_notice, timeout"#]],
+    );
 }

@@ -103,6 +103,9 @@ pub fn print_plan(p: &Plan) {
         for b in &pool.boot {
             crate::outln!("{} boots on {}: {}", pool.name, b.provider, b.summary);
         }
+        if let Some(a) = &pool.agent {
+            crate::outln!("{} {a}", pool.name);
+        }
     }
     for k in &p.key_imports {
         crate::outln!(

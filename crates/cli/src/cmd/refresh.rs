@@ -338,6 +338,7 @@ fn request(a: &Ask, tencent_image: &str) -> CreateRequest {
         auto_release_at: None,
         tags: BTreeMap::new(),
         user_data: None,
+        instance_role: None,
         dry_run: false,
     }
 }

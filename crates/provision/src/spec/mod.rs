@@ -162,6 +162,56 @@ pub struct Pool {
     pub user_data: Option<String>,
     /// The boot environment gpuctl renders into the user data (`crate::boot`); never with `user_data`.
     pub env: Option<Env>,
+    /// `idle = { … }` (issue 15): the node agent stops or releases an instance whose GPUs stay idle,
+    /// with the instance role's credentials, while gpuctl itself is not running (`crate::agent`).
+    pub idle: Option<IdlePolicy>,
+    /// `spot = { on_notice = "…" }` (issue 15): the node agent runs this once when the cloud marks
+    /// the spot instance for reclaim.
+    pub spot_notice: Option<SpotNotice>,
+}
+
+/// A pool's idle policy: below `below_percent` GPU utilization for `for_s` seconds, then `then`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct IdlePolicy {
+    pub loc: Loc,
+    pub below_percent: f64,
+    pub for_s: u64,
+    pub then: IdleAction,
+    /// The instance role (Tencent CAM role, Alibaba RAM role) the agent's credentials come from; the
+    /// user attaches the policy docs/idle-agent.md gives.
+    pub role: String,
+}
+
+/// What the node agent does with an idle instance.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum IdleAction {
+    /// Stop in the no-charge mode (Tencent `STOP_CHARGING`, Alibaba `StopCharging`): disks still bill.
+    Stop,
+    /// Release (terminate) the instance.
+    Release,
+}
+
+impl IdleAction {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            IdleAction::Stop => "stop",
+            IdleAction::Release => "release",
+        }
+    }
+}
+
+/// The role name a pool's `idle.role` defaults to.
+pub const DEFAULT_AGENT_ROLE: &str = "gpuctl-node-agent";
+
+/// A spot pool's reclaim-notice hook.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SpotNotice {
+    pub loc: Loc,
+    /// Run once, as root, by `bash -c`.
+    pub command: String,
+    /// How long the hook may run (also cut to the time left before the reclaim).
+    pub timeout_s: u64,
 }
 
 /// A pool's `env` table: what gpuctl's rendered boot script sets up on each instance.

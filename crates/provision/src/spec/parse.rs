@@ -77,7 +77,16 @@ const POOL_KEYS: &[&str] = &[
     "user_data",
     "user_data_file",
     "env",
+    "idle",
+    "spot",
 ];
+const IDLE_KEYS: &[&str] = &["below", "for", "then", "role"];
+const SPOT_KEYS: &[&str] = &["on_notice", "timeout"];
+/// `idle.for` bounds: 10 minutes (two of the monitoring's 5-minute periods) to a day.
+const IDLE_MIN_S: f64 = 600.0;
+const IDLE_MAX_S: f64 = 86_400.0;
+/// `spot.timeout` when not given.
+const DEFAULT_NOTICE_TIMEOUT_S: u64 = 60;
 const CANDIDATE_KEYS: &[&str] = &["provider", "region", "zone", "instance_type"];
 const REQUIRE_KEYS: &[&str] = &["gpu", "gpus", "min_vram_gb", "providers", "regions"];
 const DISK_KEYS: &[&str] = &["category", "size_gb", "snapshot_id"];
@@ -392,6 +401,8 @@ impl Parser<'_> {
             Some(item) => self.env(r, item, &t.what).map(Some),
             None => Some(None),
         };
+        let idle = self.idle(r, &t);
+        let spot_notice = self.spot_notice(r, &t, billing.value);
 
         // Cross-field checks need the pieces above.
         let (placement, image, network) = (placement?, image?, network?);
@@ -407,6 +418,7 @@ impl Parser<'_> {
             }
         }
         let providers = self.placement_providers(&placement, &image);
+        self.check_agent(r, &t.what, &idle, &spot_notice, &user_data, &providers);
         if let Some(Some(env)) = &env {
             let pool_name = name.as_ref().map_or("", |n| n.value.as_str());
             self.check_env(r, pool_name, env, data_disks.as_ref(), &user_data, &providers);
@@ -482,7 +494,7 @@ impl Parser<'_> {
                 _ => {}
             }
         }
-        Some(Pool {
+        let pool = Pool {
             name: name?,
             loc,
             count: count?,
@@ -505,7 +517,193 @@ impl Parser<'_> {
             tags: tags?,
             user_data: user_data?.map(|u| u.value),
             env: env?,
-        })
+            idle: idle?,
+            spot_notice: spot_notice?,
+        };
+        if crate::agent::wanted(&pool) {
+            for (p, _) in &providers {
+                let len = crate::boot::user_data(&pool, *p, None).map_or(0, |u| u.len());
+                if crate::agent::supported(*p) && len > self.limits.max_user_data {
+                    r.error_at(loc, format!("{} renders to {len} bytes of user data for {p} with the node agent; at most {} are accepted (16 KiB once base64-encoded, Tencent's limit): shorten env.setup or `on_notice`", t.what, self.limits.max_user_data));
+                    return None;
+                }
+            }
+        }
+        Some(pool)
+    }
+
+    /// `idle = { below = "5%", for = "30m", then = "stop" | "release", role = "…" }` (issue 15).
+    fn idle(&self, r: &mut Reader<'_>, t: &Table<'_>) -> Option<Option<IdlePolicy>> {
+        let Some(item) = t.get("idle") else { return Some(None) };
+        let loc = r.loc(t.value_span("idle"));
+        let what = format!("`idle` of {}", t.what);
+        let it = Table::open(r, item, what.clone(), IDLE_KEYS)?;
+        let mut ok = true;
+        let below = match it.str(r, "below") {
+            Some(b) => match b.value.trim().strip_suffix('%').and_then(|n| n.trim().parse::<f64>().ok()) {
+                Some(n) if n > 0.0 && n < 100.0 => n,
+                _ => {
+                    r.error_at(b.loc, format!("`below` of {what} is a GPU utilization such as \"5%\" (above 0 %, below 100 %), found \"{}\"", self.clip(&b.value)));
+                    ok = false;
+                    0.0
+                }
+            },
+            None => {
+                if it.get("below").is_none() {
+                    r.error_at(loc, format!("{what} needs `below`, the utilization under which the GPUs count as idle (e.g. below = \"5%\")"));
+                }
+                ok = false;
+                0.0
+            }
+        };
+        let for_s = match it.str(r, "for") {
+            Some(f) => {
+                match f.value.parse::<jiff::Span>().ok().and_then(|s| {
+                    s.total((jiff::Unit::Second, jiff::SpanRelativeTo::days_are_24_hours())).ok()
+                }) {
+                    // At least two of the monitoring's 5-minute periods; at most a day (Tencent's
+                    // GetMonitorData answers at most 7200 points a request: a day at 60 s is 1440).
+                    Some(secs) if (IDLE_MIN_S..=IDLE_MAX_S).contains(&secs) => secs as u64,
+                    _ => {
+                        r.error_at(f.loc, format!("`for` of {what} is how long the GPUs must stay idle, from 10m to 24h (e.g. for = \"30m\"), found \"{}\"", self.clip(&f.value)));
+                        ok = false;
+                        0
+                    }
+                }
+            }
+            None => {
+                if it.get("for").is_none() {
+                    r.error_at(
+                        loc,
+                        format!("{what} needs `for`, how long the GPUs must stay idle (e.g. for = \"30m\")"),
+                    );
+                }
+                ok = false;
+                0
+            }
+        };
+        let then = match it.str(r, "then") {
+            Some(a) => match a.value.as_str() {
+                "stop" => IdleAction::Stop,
+                "release" => IdleAction::Release,
+                other => {
+                    r.error_at(a.loc, format!("`then` of {what} must be \"stop\" (stopped without charge; its disks still bill) or \"release\", found \"{}\"", self.clip(other)));
+                    ok = false;
+                    IdleAction::Stop
+                }
+            },
+            None if it.get("then").is_some() => {
+                ok = false;
+                IdleAction::Stop
+            }
+            None => {
+                r.error_at(loc, format!("{what} needs `then`: \"stop\" (stopped without charge; its disks still bill) or \"release\""));
+                ok = false;
+                IdleAction::Stop
+            }
+        };
+        let role = match it.str(r, "role") {
+            // CAM and RAM role names: letters, digits and `+=,.@-_`, at most 64 characters
+            // (assumption: the clouds' consoles state these rules; no API definition does).
+            Some(n)
+                if !n.value.is_empty()
+                    && n.value.len() <= 64
+                    && n.value.bytes().all(|b| b.is_ascii_alphanumeric() || b"+=,.@-_".contains(&b)) =>
+            {
+                n.value
+            }
+            Some(n) => {
+                r.error_at(n.loc, format!("`role` of {what} is an instance role's name: 1 to 64 letters, digits or + = , . @ - _, found \"{}\"", self.clip(&n.value)));
+                ok = false;
+                String::new()
+            }
+            None if it.get("role").is_some() => {
+                ok = false;
+                String::new()
+            }
+            None => DEFAULT_AGENT_ROLE.to_string(),
+        };
+        ok.then_some(Some(IdlePolicy { loc, below_percent: below, for_s, then, role }))
+    }
+
+    /// `spot = { on_notice = "…command…", timeout = "60s" }` (issue 15): spot pools only.
+    fn spot_notice(
+        &self,
+        r: &mut Reader<'_>,
+        t: &Table<'_>,
+        billing: BillingMode,
+    ) -> Option<Option<SpotNotice>> {
+        let Some(item) = t.get("spot") else { return Some(None) };
+        let loc = r.loc(t.value_span("spot"));
+        let what = format!("`spot` of {}", t.what);
+        let st = Table::open(r, item, what.clone(), SPOT_KEYS)?;
+        if billing != BillingMode::Spot {
+            r.error_at(loc, format!("{what} is for spot billing (the cloud's reclaim notice); this pool is billed `{billing}`"));
+            return None;
+        }
+        let command = match st.str(r, "on_notice") {
+            Some(c) if !c.value.trim().is_empty() && c.value.len() <= 4096 && !c.value.contains('\0') => {
+                c.value
+            }
+            Some(c) => {
+                r.error_at(
+                    c.loc,
+                    format!("`on_notice` of {what} is a shell command of 1 to 4096 characters"),
+                );
+                return None;
+            }
+            None => {
+                if st.get("on_notice").is_none() {
+                    r.error_at(loc, format!("{what} needs `on_notice`, the command run when the cloud gives notice (e.g. on_notice = \"python save_checkpoint.py\")"));
+                }
+                return None;
+            }
+        };
+        let timeout_s = match st.str(r, "timeout") {
+            Some(d) => {
+                match d.value.parse::<jiff::Span>().ok().and_then(|s| {
+                    s.total((jiff::Unit::Second, jiff::SpanRelativeTo::days_are_24_hours())).ok()
+                }) {
+                    Some(secs) if (5.0..=600.0).contains(&secs) => secs as u64,
+                    _ => {
+                        r.error_at(d.loc, format!("`timeout` of {what} is from 5s to 10m (the hook is also stopped before the reclaim time), found \"{}\"", self.clip(&d.value)));
+                        return None;
+                    }
+                }
+            }
+            None if st.get("timeout").is_some() => return None,
+            None => DEFAULT_NOTICE_TIMEOUT_S,
+        };
+        Some(Some(SpotNotice { loc, command, timeout_s }))
+    }
+
+    /// The node agent (issue 15) is rendered into gpuctl's own boot config and signs with an instance
+    /// role's credentials: neither raw `user_data` nor a cloud without instance roles can carry it.
+    fn check_agent(
+        &self,
+        r: &mut Reader<'_>,
+        what: &str,
+        idle: &Option<Option<IdlePolicy>>,
+        spot: &Option<Option<SpotNotice>>,
+        user_data: &Option<Option<Spanned<String>>>,
+        providers: &[(Provider, Loc)],
+    ) {
+        let (idle, spot) = (idle.as_ref().and_then(|i| i.as_ref()), spot.as_ref().and_then(|s| s.as_ref()));
+        let Some(at) = idle.map(|i| i.loc).or(spot.map(|s| s.loc)) else { return };
+        let key = if idle.is_some() { "idle" } else { "spot" };
+        if let Some(Some(u)) = user_data {
+            r.error_at(u.loc, format!("{what} sets `{key}` and raw user data: the node agent is part of gpuctl's boot config, which would replace yours; put your commands in env.setup"));
+        }
+        for (p, _) in providers {
+            if !crate::agent::supported(*p) {
+                let why = if idle.is_some() {
+                    "JD Cloud documents no instance-role credentials, so the agent would need a long-lived access key on the node, and gpuctl never puts one there"
+                } else {
+                    "JD Cloud documents no spot reclaim notice to watch"
+                };
+                r.error_at(at, format!("{what} sets `{key}`, which gpuctl cannot run on {p}: {why}; use a tencent or alibaba candidate"));
+            }
+        }
     }
 
     /// The providers a pool may land on, each with where it was named (for errors about it).

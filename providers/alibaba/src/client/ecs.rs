@@ -123,6 +123,11 @@ fn run_params(r: &CreateRequest) -> Vec<(String, String)> {
     if let Some(u) = &r.user_data {
         p.push(kv("UserData", base64::engine::general_purpose::STANDARD.encode(u)));
     }
+    // The node agent's instance role (issue 15): alibabacloud-ecs20140526 7.11.8
+    // models/_run_instances_request.py `ram_role_name` ("The name of the instance RAM role").
+    if let Some(role) = &r.instance_role {
+        p.push(kv("RamRoleName", role));
+    }
     if r.dry_run {
         p.push(kv("DryRun", "true"));
     }

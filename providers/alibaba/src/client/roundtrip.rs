@@ -130,6 +130,7 @@ pub(super) fn request(placement: Option<String>, billing: BillingMode) -> Create
         auto_release_at: None,
         tags: Default::default(),
         user_data: None,
+        instance_role: None,
         dry_run: false,
     }
 }

@@ -225,6 +225,15 @@ impl Instances for Client {
     const PROVIDER: Provider = Provider::JdCloud;
 
     async fn create(&self, req: &CreateRequest) -> Result<Created, CloudError> {
+        // No instance role in JD's createInstances (jdcloud_sdk 1.6.354 services/vm/models/InstanceSpec.py):
+        // the spec parser refuses `idle` on JD; refused here too rather than dropped.
+        if req.instance_role.is_some() {
+            return Err(CloudError::unsupported(
+                Provider::JdCloud,
+                "createInstances",
+                "JD Cloud has no instance role to give the node agent credentials",
+            ));
+        }
         if req.dry_run {
             // createInstances has no dry run: ask for the stock of this type in this zone instead.
             let (in_stock, request_id) = stock(self, &req.region, &req.zone, &req.instance_type).await?;
@@ -483,6 +492,7 @@ mod tests {
             auto_release_at: None,
             tags: BTreeMap::new(),
             user_data: Some("#!/bin/bash\necho hi\n".into()),
+            instance_role: None,
             dry_run: false,
         };
         for (term, unit, n) in

@@ -94,6 +94,11 @@ pub(super) fn run_body(r: &CreateRequest) -> Value {
     if let Some(u) = &r.user_data {
         b["UserData"] = json!(base64::engine::general_purpose::STANDARD.encode(u));
     }
+    // The node agent's instance role (issue 15): tccli 3.1.189.1 cvm api.json
+    // RunInstancesRequest.CamRoleName ("实例绑定的角色名称").
+    if let Some(role) = &r.instance_role {
+        b["CamRoleName"] = json!(role);
+    }
     b
 }
 

@@ -1213,6 +1213,7 @@ fn the_client_makes_finds_joins_and_deletes_an_hpc_cluster() {
         auto_release_at: None,
         tags: Default::default(),
         user_data: None,
+        instance_role: None,
         dry_run: false,
     };
     block_on(async {
