@@ -574,6 +574,8 @@ pub fn stop_instances(c: &Call, st: &mut EcsState, ids: Vec<String>) -> Answer {
     for id in &ids {
         if let Some(i) = st.instances.get_mut(id) {
             i.stopped_at = Some(c.now);
+            // A stopped instance reports no GPU data (gpuctl_simkit::usage), whatever starts it again.
+            st.gpu.power(id, c.now, false);
             let applies = i.charge_type == "PostPaid";
             i.stopped_mode = Some(if applies { asked.clone() } else { "KeepCharging".into() });
         }
