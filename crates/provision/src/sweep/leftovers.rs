@@ -220,28 +220,30 @@ impl Engine {
     ) -> Result<Search, StateError> {
         let permits = Arc::new(tokio::sync::Semaphore::new(concurrency.max(1)));
         let mut tasks = tokio::task::JoinSet::new();
+        let mut by_task = std::collections::HashMap::new();
         for place in places {
             for kind in LeftoverKind::ALL {
-                let (engine, permits, place) = (self.clone(), permits.clone(), place.clone());
-                tasks.spawn(async move {
+                let (engine, permits, p) = (self.clone(), permits.clone(), place.clone());
+                let task = tasks.spawn(async move {
                     let _permit = permits.acquire_owned().await;
-                    let got = engine.list_leftovers(&place, kind).await;
-                    (place, got)
+                    engine.list_leftovers(&p, kind).await
                 });
+                by_task.insert(task.id(), place.clone());
             }
         }
         let (mut listed, mut errors) = (Vec::new(), Vec::new());
-        while let Some(res) = tasks.join_next().await {
-            match res {
-                Ok((place, Ok(found))) => listed.extend(found.into_iter().map(|l| (place.provider, l))),
-                Ok((place, Err(e))) => errors.push(PlaceError::new(place, e)),
+        while let Some(res) = tasks.join_next_with_id().await {
+            let (place, res) = match res {
+                Ok((id, r)) => (by_task.remove(&id), r),
                 // A panicked task is a bug; it must not pass for an empty listing.
-                Err(e) => errors.push(PlaceError {
-                    place: Place { provider: Provider::Tencent, region: String::new() },
-                    error: format!("the search stopped: {e}"),
-                    code: None,
-                    request_id: None,
-                }),
+                Err(e) => {
+                    (by_task.remove(&e.id()), Err(ApplyError::Other(format!("the search stopped: {e}"))))
+                }
+            };
+            let Some(place) = place else { continue };
+            match res {
+                Ok(found) => listed.extend(found.into_iter().map(|l| (place.provider, l))),
+                Err(e) => errors.push(PlaceError::new(place, e)),
             }
         }
         let snapshots = self.store(|s| s.snapshots(None))?;
