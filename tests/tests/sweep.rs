@@ -91,6 +91,7 @@ fn foreign_instance(sim: &SimProcess, provider: &str) -> String {
         auto_release_at: None,
         tags: [("team".to_string(), "ml".to_string())].into(),
         user_data: None,
+        instance_role: None,
         dry_run: false,
     };
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
