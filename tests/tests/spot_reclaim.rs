@@ -203,6 +203,44 @@ fn a_reclaimed_node_is_replaced_once_and_resumes_from_the_hooks_checkpoint() {
     let text = String::from_utf8_lossy(&gpuctl(&["status"]).stdout).to_string();
     assert!(text.contains(&format!("reclaimed: spotrun/train #1 {reclaimed_id}")), "{text}");
     assert!(text.contains("replaced by"), "{text}");
+
+    // Node 0 under a reclaim notice, still running: the cloud describes it `Recycling`, so recover
+    // records the reclaim now (the notice seen, the end 5 minutes on) and node 0 is made again while
+    // the old one runs out its notice. The new node 0 reads its own address at boot.
+    let node0_id = node0["instance_id"].as_str().unwrap().to_string();
+    let (code, body) = sim.admin(
+        "POST",
+        "/_sim/reclaim",
+        &format!(r#"{{"provider": "alibaba", "instance_id": "{node0_id}", "notice_s": 300}}"#),
+    );
+    assert_eq!(code, 200, "{body}");
+    let rec = ok_json(&["recover", "spotrun", "--yes", "--json"]);
+    let found = rec[0]["found"].as_array().unwrap_or_else(|| panic!("{rec}"));
+    assert_eq!(found.len(), 1, "{rec}");
+    assert_eq!(found[0]["instance_id"].as_str(), Some(&*node0_id), "{rec}");
+    let (noticed, gone) =
+        (found[0]["notice_at"].as_str().unwrap(), found[0]["seen_gone_at"].as_str().unwrap());
+    let lead =
+        gone.parse::<jiff::Timestamp>().unwrap().duration_since(noticed.parse::<jiff::Timestamp>().unwrap());
+    assert_eq!(lead.as_secs(), 300, "the end is the notice lead after the notice: {rec}");
+    let ids: Vec<String> = sim.live("alibaba", Some("spotrun")).iter().map(e2e::instance_id).collect();
+    assert_eq!(ids.len(), 4, "the old node 0 runs out its notice beside its replacement: {ids:?}");
+    let status = ok_json(&["status", "--json"]);
+    let new0 = node(&status, 0, "running");
+    let new0_id = new0["instance_id"].as_str().unwrap();
+    assert_ne!(new0_id, node0_id);
+    let i =
+        sim.live("alibaba", Some("spotrun")).into_iter().find(|i| e2e::instance_id(i) == new0_id).unwrap();
+    let text = user_data(&i);
+    assert!(text.contains("'GPUCTL_NODE_RANK=0'") && text.contains("\"MASTER_ADDR=$(hostname -I"), "{text}");
+    assert!(text.contains(&format!("'GPUCTL_REPLACES={node0_id}'")), "{text}");
+    assert_eq!(node(&status, 0, "reclaimed")["reclaim"]["replaced_by"], new0["client_token"]);
+    // The cloud takes it at its termination time; nothing more is bought.
+    sim.admin("POST", "/_sim/clock", r#"{"advance_seconds": 400}"#);
+    assert_eq!(sim.live("alibaba", Some("spotrun")).len(), 3);
+    let rec = ok_json(&["recover", "spotrun", "--yes", "--json"]);
+    assert_eq!(rec[0]["found"].as_array().map(Vec::len), Some(0), "{rec}");
+    assert_eq!(sim.live("alibaba", Some("spotrun")).len(), 3);
 }
 
 /// `gpuctl recover` killed anywhere (SIGKILL: no flush, no unlock but the kernel's), again and again,

@@ -139,6 +139,10 @@ pub struct Instance {
     /// cloud does not say. A term that cannot be ended early bills until then.
     pub expires_at: Option<String>,
     pub tags: BTreeMap<String, String>,
+    /// The cloud says this spot instance is being reclaimed (issue 15): Alibaba's `Recycling`
+    /// operation lock. Tencent's and JD's describe answers carry no such sign (their notice is only
+    /// in the instance's metadata service), so there it stays `false` until the instance is gone.
+    pub reclaim_notice: bool,
 }
 
 /// A public image as the cloud's image API lists it (issue 13: `image = "ubuntu-22.04"`). The clouds

@@ -6,13 +6,15 @@
 //! **How gpuctl tells a reclaim.** A describe of the deployment's running spot records, by id: one
 //! the cloud no longer lists, or lists terminated or terminating, when gpuctl never asked for its
 //! release (no terminate intent, the record not `releasing`) and no release time gpuctl set has
-//! passed, was reclaimed. That is what a reclaim leaves on every cloud: Tencent terminates a
+//! passed, was reclaimed; so was one the cloud describes as being reclaimed (Alibaba's `Recycling`
+//! operation lock, `Instance::reclaim_notice`): then the notice is the time gpuctl saw it, the end
+//! the notice lead after, and the replacement starts while the old instance runs out its notice. That is what a reclaim leaves on every cloud: Tencent terminates a
 //! reclaimed spot instance (`SpotInstanceType` is only `one-time`, TC-CLI `SpotMarketOptions`),
 //! Alibaba releases it (`SpotInterruptionBehavior` `Terminate`, the default, AL-ECS
 //! `_run_instances_request.py`; gpuctl never asks for `Stop`), and JD's `Instance.spotStatus` has no
-//! documented values (JD `vm/models/Instance.py`), so JD's sign is the same absence. Alibaba's
-//! `OperationLocks.LockReason = Recycling` and the metadata termination time come *before* the
-//! reclaim, inside the instance; the node agent acts on those (the hook), the engine on the outcome.
+//! documented values (JD `vm/models/Instance.py`), so JD's sign is the same absence. The metadata
+//! termination time comes before the reclaim, inside the instance: the node agent acts on it (the
+//! hook); the engine on what the API describes.
 //!
 //! **The hours lost (the rule).** Work ends at the reclaim: when a notice was seen, the notice time
 //! plus [`NOTICE_LEAD`]; else the moment gpuctl saw the instance gone (the latest it can have been:
@@ -169,11 +171,18 @@ impl Engine {
                     None | Some(InstanceState::Terminated | InstanceState::Terminating) => true,
                     Some(_) => false,
                 };
+                // The cloud's own sign that it is taking the instance back (Alibaba's `Recycling`):
+                // as good as gone, and the replacement starts now instead of after the reclaim.
+                let notice = !gone && inst.is_some_and(|i| i.reclaim_notice);
                 // Released at the time gpuctl set: the cloud did what gpuctl asked, not a reclaim.
                 let timed_out = r.auto_release_at.is_some_and(|t| t <= now);
-                if !gone || timed_out || asked.contains(&id) {
+                if !(gone || notice) || timed_out || asked.contains(&id) {
                     continue;
                 }
+                // Under a notice the instance still runs, and bills, until the reclaim: at the latest
+                // the notice lead from now.
+                let (seen_gone_at, notice_at) =
+                    if notice { (now + NOTICE_LEAD, Some(now)) } else { (now, None) };
                 let snapshot = self
                     .store(|s| s.snapshots(Some(&id)))?
                     .into_iter()
@@ -182,9 +191,8 @@ impl Engine {
                 let known = Known {
                     created_at: r.created_at,
                     running_since: r.running_at,
-                    seen_gone_at: now,
-                    // No describe answer says when a notice came (see the header): seen only inside.
-                    notice_at: None,
+                    seen_gone_at,
+                    notice_at,
                     snapshot,
                     hook: hook(&r.pool),
                 };
@@ -198,8 +206,8 @@ impl Engine {
                     region: r.region.clone(),
                     instance_id: id.clone(),
                     instance_type: r.instance_type.clone(),
-                    seen_gone_at: now,
-                    notice_at: known.notice_at,
+                    seen_gone_at,
+                    notice_at,
                     running_since: r.running_at,
                     checkpoint_at: l.checkpoint_at,
                     checkpoint_from: l.checkpoint_from,
@@ -234,7 +242,8 @@ impl Engine {
                     && x.index == r.index
                     && x.state == ResourceState::Running
                     && x.client_token != r.client_token
-                    && x.created_at >= r.seen_gone_at
+                    // Made after the reclaim was recorded: when it was seen gone, or under its notice.
+                    && x.created_at >= r.notice_at.unwrap_or(r.seen_gone_at).min(r.seen_gone_at)
             });
             if let Some(x) = by {
                 let boot = x.running_at.map(|at| hours(x.created_at, at));

@@ -370,6 +370,7 @@ mod tests {
             launched_at: None,
             expires_at: None,
             tags: tags.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
+            reclaim_notice: false,
         }
     }
 

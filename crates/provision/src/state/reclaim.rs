@@ -22,9 +22,10 @@ pub struct ReclaimRecord {
     pub instance_id: String,
     pub instance_type: String,
     /// When gpuctl saw it gone (the cloud no longer listed it, or listed it terminated): the latest
-    /// the reclaim can have happened. No cloud's describe says when a reclaimed instance went.
+    /// the reclaim can have happened. No cloud's describe says when a reclaimed instance went. Seen
+    /// under a reclaim notice instead: the latest it goes, the notice lead after `notice_at`.
     pub seen_gone_at: Timestamp,
-    /// When the cloud's reclaim notice was seen, when one was.
+    /// When gpuctl saw the cloud's reclaim notice (Alibaba's `Recycling` lock), when it did.
     pub notice_at: Option<Timestamp>,
     /// When it was recorded running (its billed hours count from there).
     pub running_since: Option<Timestamp>,

@@ -229,6 +229,15 @@ fn instance_of(i: &Field) -> Instance {
             .and_then(|t| crate::api::parse_time(&t))
             .map(|t| t.to_string()),
         tags,
+        // A spot instance about to be reclaimed carries the `Recycling` lock (alibabacloud_ecs20140526
+        // 7.11.8, models/_describe_instances_response_body.py `operation_locks.lock_reason[].lock_reason`;
+        // the value: ECS's best practices for preemptible instances, docs/research/cost-control.md §3).
+        reclaim_notice: i
+            .get("OperationLocks")
+            .get("LockReason")
+            .items()
+            .iter()
+            .any(|l| l.get("LockReason").text() == "Recycling"),
     }
 }
 

@@ -198,6 +198,9 @@ pub(super) fn instance_of(i: &Field, region: &str) -> Instance {
             .and_then(|t| t.parse::<jiff::Timestamp>().ok())
             .map(|t| t.to_string()),
         tags,
+        // `Instance.spotStatus` (jdcloud_sdk 1.6.354 vm/models/Instance.py) documents no values, so no
+        // sign is read from it; a reclaimed JD instance is known once it is gone.
+        reclaim_notice: false,
     }
 }
 

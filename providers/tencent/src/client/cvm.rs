@@ -177,6 +177,9 @@ pub(super) fn instance_of(i: &Field, region: &str) -> Instance {
             .and_then(|t| t.parse::<jiff::Timestamp>().ok())
             .map(|t| t.to_string()),
         tags,
+        // No reclaim sign in tccli 3.1.189.1 objects.Instance: the termination time is only in the
+        // instance's metadata service (spot/termination-time).
+        reclaim_notice: false,
     }
 }
 
