@@ -58,7 +58,11 @@ TC = [
                                   "SpotOptions": {"MaxPrice": "9.5", "SpotInstanceType": "one-time"}},
         "ActionTimer": {"TimerAction": "TerminateInstances", "ActionTime": "2026-12-01T10:00:00Z"},
         "TagSpecification": [{"ResourceType": "instance", "Tags": [{"Key": "k", "Value": "v"}]}],
-        "VirtualPrivateCloud": {"VpcId": "vpc-1", "SubnetId": "subnet-1"}, "SecurityGroupIds": ["sg-1"]}),
+        "VirtualPrivateCloud": {"VpcId": "vpc-1", "SubnetId": "subnet-1"}, "SecurityGroupIds": ["sg-1"],
+        # the node agent's instance role (issue 15)
+        "CamRoleName": "gpuctl-node-agent"}),
+    # the node agent's idle stop (issue 15), sent with the role's credentials
+    ("StopInstances", "cvm", {"InstanceIds": ["ins-1"], "StoppedMode": "STOP_CHARGING"}),
     ("InquiryPriceRunInstances", "cvm", {
         "Placement": {"Zone": "ap-guangzhou-3"}, "InstanceType": "GN7.2XLARGE32", "ImageId": "img-pi0ii46r",
         "InstanceChargeType": "PREPAID",
@@ -183,7 +187,10 @@ ALI = [
         "SystemDisk": {"Category": "cloud_essd", "Size": "50"},
         "DataDisk": [{"Category": "cloud_essd", "Size": 50, "DeleteWithInstance": True}],
         "InstanceChargeType": "PrePaid", "Period": 1, "PeriodUnit": "Week",
-        "Tag": [{"Key": "k", "Value": "v"}]}),
+        "Tag": [{"Key": "k", "Value": "v"}], "RamRoleName": "gpuctl-node-agent"}),
+    # the node agent (issue 15): stop without charge, or release
+    ("StopInstances", {"RegionId": "cn-hangzhou", "InstanceId": ["i-1"], "StoppedMode": "StopCharging"}),
+    ("DeleteInstance", {"InstanceId": "i-1", "Force": True}),
     ("DescribeInstances", {"RegionId": "cn-hangzhou", "InstanceIds": "[\"i-1\"]", "MaxResults": 100,
                            "Tag": [{"Key": "k", "Value": "v"}]}),
     ("DescribeDisks", {"RegionId": "cn-hangzhou", "InstanceId": "i-1"}),
@@ -530,6 +537,11 @@ def planted(sdk):
          "tencent TerminateDisks DiskIds: required parameter missing (tccli/services/cbs/v20170312/api.json objects.TerminateDisksRequest)"),
         ("alibaba EIPs 101 a page", with_query(sdk[("alibaba", "DescribeEipAddresses")], lambda q: q.update(PageSize="101")),
          "alibaba DescribeEipAddresses PageSize: is 101, out of range [1, 100] (alibabacloud_vpc20160428/models/_describe_eip_addresses_request.py DescribeEipAddressesRequest.page_size)"),
+        # The node agent (issue 15): a stop mode the definitions do not list.
+        ("tencent stop mode misspelt", with_json(sdk[("tencent", "StopInstances")], lambda b: b.update(StoppedMode="STOP")),
+         "tencent StopInstances StoppedMode: is 'STOP', allowed: KEEP_CHARGING, STOP_CHARGING (tccli/services/cvm/v20170312/api.json objects.StopInstancesRequest.StoppedMode)"),
+        ("alibaba stop mode misspelt", with_query(sdk[("alibaba", "StopInstances")], lambda q: q.update(StoppedMode="Economical")),
+         "alibaba StopInstances StoppedMode: is 'Economical', allowed: StopCharging, KeepCharging (alibabacloud_ecs20140526/models/_stop_instances_request.py StopInstancesRequest.stopped_mode)"),
         ("jdcloud elastic IPs 200 a page", with_query(sdk[("jdcloud", "describeElasticIps")], lambda q: q.update(pageSize="200")),
          "jdcloud describeElasticIps pageSize: is 200, out of range [10, 100] (jdcloud_sdk/services/vpc/apis/DescribeElasticIpsRequest.py DescribeElasticIpsParameters.pageSize)"),
     ]
