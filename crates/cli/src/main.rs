@@ -42,6 +42,8 @@ enum Command {
     Provision(cmd::provision::ProvisionArgs),
     /// What gpuctl holds now across the clouds, with ¥/hour and spend so far
     Status(cmd::status::StatusArgs),
+    /// The month's bill against gpuctl's estimate per instance, settled or not, and monthly budgets (exit 3 over one)
+    Cost(cmd::cost::CostArgs),
     /// Replace the spot instances the clouds reclaimed (recorded with the hours lost), resuming from the last checkpoint
     Recover(cmd::recover::RecoverArgs),
     /// Snapshot the system and data disks of an instance or a deployment/pool
@@ -82,6 +84,7 @@ fn run(cli: Cli) -> anyhow_free::Result {
         Command::Plan(args) => cmd::plan::run(args),
         Command::Provision(args) => cmd::provision::run(args),
         Command::Status(args) => cmd::status::run(args),
+        Command::Cost(args) => cmd::cost::run(args),
         Command::Recover(args) => cmd::recover::run(args),
         Command::Snapshot(args) => cmd::snapshot::run(args),
         Command::Clone(args) => cmd::clone::run(args),

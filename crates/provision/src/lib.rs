@@ -24,6 +24,7 @@ pub mod apply;
 pub mod boot;
 pub mod clock;
 pub mod cluster;
+pub mod cost;
 pub mod image;
 pub mod k3s;
 pub mod name;

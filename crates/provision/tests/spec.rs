@@ -182,6 +182,16 @@ fn wrong_types_and_ranges() {
         &format!("deployment = \"d\"\n[budget]\ntotal_cny = -5\n{POOL}"),
         expect![[r#"s.toml:3:13: `total_cny` must not be negative"#]],
     );
+    // The monthly budget (issue 15) is held to the bill; the same rules, its own place.
+    check(
+        &format!("deployment = \"d\"\n[budget]\nmonthly_cny = -1\n{POOL}"),
+        expect![[r#"s.toml:3:15: `monthly_cny` must not be negative"#]],
+    );
+    check(
+        &format!("deployment = \"d\"\n[budget]\nmonthly = 3000\n{POOL}"),
+        expect![[r#"s.toml:3:1: unknown key `monthly` in [budget]; did you mean monthly_cny?"#]],
+    );
+    check(&format!("deployment = \"d\"\nbudget = {{ monthly_cny = 3000 }}\n{POOL}"), expect!["ok"]);
     check(
         &format!("deployment = \"d\"\n{POOL}system_disk = {{ size_gb = 5 }}\n"),
         expect!["s.toml:11:27: `size_gb` of `system_disk` of pool `a` must be from 20 to 2048, found 5"],

@@ -11,6 +11,8 @@ pub mod tco;
 pub mod web;
 // provisioning (issue 5)
 pub mod clone;
+// the bill against the estimate, and monthly budgets (issue 15)
+pub mod cost;
 pub mod destroy;
 pub mod plan;
 pub mod provision;

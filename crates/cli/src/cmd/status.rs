@@ -148,6 +148,8 @@ fn print_cluster_resources(rows: &[ClusterResource]) {
 
 pub fn run(args: StatusArgs) -> Result<ExitCode, CliError> {
     let session = Session::open(&args.cloud, &[])?;
+    // Monthly budgets (issue 15): warnings on stderr; exit 3 when one is exceeded.
+    let budget_exit = super::cost::status_budget(&session, args.deployment.as_deref())?;
     let all = session.engine.store(|s| s.resources(args.deployment.as_deref())).map_err(state_error)?;
     let cluster =
         session.engine.store(|s| s.cluster_resources_of(args.deployment.as_deref())).map_err(state_error)?;
@@ -173,7 +175,7 @@ pub fn run(args: StatusArgs) -> Result<ExitCode, CliError> {
         .collect();
     if args.cloud.json {
         print_json(&rows)?;
-        return Ok(ExitCode::SUCCESS);
+        return Ok(budget_exit);
     }
     if rows.is_empty() {
         crate::outln!(
@@ -182,7 +184,7 @@ pub fn run(args: StatusArgs) -> Result<ExitCode, CliError> {
             args.deployment.as_ref().map(|d| format!(" in {d}")).unwrap_or_default()
         );
         print_cluster_resources(&cluster);
-        return Ok(ExitCode::SUCCESS);
+        return Ok(budget_exit);
     }
     let mut t = table([
         "deployment/pool",
@@ -231,7 +233,7 @@ pub fn run(args: StatusArgs) -> Result<ExitCode, CliError> {
         cny(per_hour)
     );
     print_cluster_resources(&cluster);
-    Ok(ExitCode::SUCCESS)
+    Ok(budget_exit)
 }
 
 /// `--window`: a duration such as `30m` or `2h` (jiff's friendly form), from 5 minutes to a day: at
