@@ -1,13 +1,17 @@
 //! Issue 15's spot reclaim, end to end against `gpuctl sim`: a 3-node spot cluster pool with shared
-//! storage runs; the checkpoint convention's hook writes a checkpoint into the shared folder (a
-//! temporary folder stands for the NFS share); the cloud reclaims node 1 (`POST /_sim/reclaim`, with
-//! a notice, then the sim clock passes the termination time and the cloud takes the instance);
-//! `gpuctl recover` records the reclaim and replaces exactly that node under a new client token, its
-//! boot config telling it its rank, node 0's address, what it replaces and — run against the share —
-//! the checkpoint the hook wrote; a re-run of `recover` or `provision` buys nothing more; `status
-//! --json` shows the reclaim with its hours lost and billed and its replacement.
+//! storage and a checkpoint hook (`spot = { on_notice = … }`) runs; the cloud reclaims node 1 (`POST
+//! /_sim/reclaim`, with a notice); node 1's own node agent — the program rendered into its user data,
+//! run against the local cloud's metadata service — runs the hook, which writes a checkpoint into the
+//! shared folder by the checkpoint convention (a temporary folder stands for the NFS share); the sim
+//! clock passes the termination time and the cloud takes the instance; `gpuctl recover` records the
+//! reclaim and replaces exactly that node under a new client token, its boot config telling it its
+//! rank, node 0's address, what it replaces and — run against the share — the checkpoint the hook
+//! wrote; a re-run of `recover` or `provision` buys nothing more; `status --json` shows the reclaim
+//! with its hours lost (the hook's 5 minutes and the replacement's boot) and billed, and its
+//! replacement. Then node 0 is reclaimed under a notice the API shows (Alibaba's `Recycling`) and is
+//! replaced before it goes. A second test kills `recover` again and again: one replacement.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use base64::Engine as _;
@@ -34,6 +38,54 @@ network = "auto"
 ssh_from = ["203.0.113.7/32"]
 shared_storage = { mount = "/mnt/shared", size_gb = 100 }
 "#;
+
+/// The node agent's Python (`.venv-contract`, the official SDKs): as `tests/tests/idle_agent.rs` finds it.
+fn python() -> Option<PathBuf> {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../.venv-contract/bin/python");
+    if p.exists() {
+        Some(p)
+    } else if std::env::var_os("CI").is_some() {
+        panic!("{} is missing: scripts/pyenv makes it", p.display());
+    } else {
+        None
+    }
+}
+
+/// Runs the node agent rendered into `user_data` for a few rounds, its metadata and API pointed at the
+/// local cloud (the instance `id`'s metadata), with no credential in its environment — as
+/// `tests/tests/idle_agent.rs` does. Returns its log.
+fn run_agent(py: &Path, dir: &Path, sim: &SimProcess, id: &str, user_data: &str) -> String {
+    let files = gpuctl_provision::agent::written_files(user_data);
+    let file = |path: &str| {
+        files.iter().find(|(p, _)| p == path).map(|(_, c)| c.clone()).unwrap_or_else(|| panic!("no {path}"))
+    };
+    let program = dir.join("agent.py");
+    std::fs::write(&program, file(gpuctl_provision::agent::PROGRAM_PATH)).unwrap();
+    let mut cfg: serde_json::Value =
+        serde_json::from_str(&file(gpuctl_provision::agent::CONFIG_PATH)).unwrap();
+    let host = sim.url.trim_start_matches("http://").to_string();
+    cfg["metadata_base"] = serde_json::json!(format!("{}/_metadata/alibaba/{id}", sim.url));
+    cfg["compute_endpoint"] = serde_json::json!(host);
+    cfg["monitor_endpoint"] = serde_json::json!(host);
+    cfg["scheme"] = serde_json::json!("http");
+    cfg["state_dir"] = serde_json::json!(dir.join("agent-state"));
+    cfg["poll"] = serde_json::json!({"notice_s": 0.2, "idle_s": 0});
+    let config = dir.join("agent.json");
+    std::fs::write(&config, cfg.to_string()).unwrap();
+    let o = Command::new(py)
+        .arg(&program)
+        .arg(&config)
+        .args(["--rounds", "6"])
+        .env_clear()
+        .env("PATH", "/usr/bin:/bin")
+        .env("HOME", dir)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("the agent runs");
+    let log = format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+    assert!(o.status.success(), "{log}");
+    log
+}
 
 fn user_data(i: &serde_json::Value) -> String {
     let b64 = i["UserData"].as_str().unwrap_or_else(|| panic!("no UserData in {i}"));
@@ -67,8 +119,17 @@ fn a_reclaimed_node_is_replaced_once_and_resumes_from_the_hooks_checkpoint() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let sim = SimProcess::start(d, "seed = 15\n[knobs]\nboot_seconds = 1\n", &["--empty-account"]);
+    // The checkpoint hook the node agent runs on the reclaim notice, by the checkpoint convention:
+    // checkpoints in `checkpoints/` of the shared folder, the newest named in `latest`. A temporary
+    // folder stands for the share (on a node: `$GPUCTL_CHECKPOINT_DIR` of /etc/gpuctl/cluster.env).
+    let share = d.join("share");
+    let ckpt = share.join("checkpoints");
+    let hook = format!(
+        "spot = {{ on_notice = \"mkdir -p {c} && echo weights-at-step-300 > {c}/step-300.pt && echo step-300.pt > {c}/latest\", timeout = \"30s\" }}\n",
+        c = ckpt.display()
+    );
     let spec = d.join("spot.toml");
-    std::fs::write(&spec, SPEC).unwrap();
+    std::fs::write(&spec, format!("{SPEC}{hook}")).unwrap();
     let spec = spec.to_str().unwrap();
 
     let o = e2e::gpuctl(&sim.url, d, &["provision", spec, "--yes"]);
@@ -81,31 +142,41 @@ fn a_reclaimed_node_is_replaced_once_and_resumes_from_the_hooks_checkpoint() {
     let reclaimed_id = node1["instance_id"].as_str().unwrap().to_string();
     let reclaimed_token = node1["client_token"].as_str().unwrap().to_string();
 
-    // The hook, by the checkpoint convention: checkpoints in `checkpoints/` of the shared folder, the
-    // newest named in `latest`. An older checkpoint written later in time must not be taken for it.
-    let share = d.join("share");
-    let ckpt = share.join("checkpoints");
-    std::fs::create_dir_all(&ckpt).unwrap();
-    std::fs::write(ckpt.join("step-300.pt"), b"weights at step 300").unwrap();
-    std::fs::write(ckpt.join("latest"), "step-300.pt\n").unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(20));
-    std::fs::write(ckpt.join("step-200.pt"), b"an older step, copied in late").unwrap();
-
-    // The cloud reclaims node 1: a 120 s notice, then the sim clock passes the termination time.
+    // The cloud reclaims node 1 with a 120 s notice; node 1's own agent (the program rendered into its
+    // user data) reads the notice from the metadata service and runs the hook.
     let (code, body) = sim.admin(
         "POST",
         "/_sim/reclaim",
         &format!(r#"{{"provider": "alibaba", "instance_id": "{reclaimed_id}", "notice_s": 120}}"#),
     );
     assert_eq!(code, 200, "{body}");
-    let (code, body) = sim.admin("POST", "/_sim/clock", r#"{"advance_seconds": 180}"#);
+    let gone_node = before.iter().find(|i| e2e::instance_id(i) == reclaimed_id).unwrap();
+    match python() {
+        Some(py) => {
+            let log = run_agent(&py, d, &sim, &reclaimed_id, &user_data(gone_node));
+            assert!(ckpt.join("latest").exists(), "the hook wrote its checkpoint: {log}");
+        }
+        None => {
+            // Without the agent's Python (a machine without scripts/pyenv), the hook's writes by hand.
+            eprintln!("no .venv-contract: the checkpoint is written as the hook would write it");
+            std::fs::create_dir_all(&ckpt).unwrap();
+            std::fs::write(ckpt.join("step-300.pt"), "weights-at-step-300\n").unwrap();
+            std::fs::write(ckpt.join("latest"), "step-300.pt\n").unwrap();
+        }
+    }
+    assert_eq!(std::fs::read_to_string(ckpt.join("step-300.pt")).unwrap(), "weights-at-step-300\n");
+    // An older checkpoint copied in later must not be taken for the newest: `latest` names it.
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    std::fs::write(ckpt.join("step-200.pt"), b"an older step, copied in late").unwrap();
+    // The sim clock passes the termination time: the cloud takes node 1.
+    let (code, body) = sim.admin("POST", "/_sim/clock", r#"{"advance_seconds": 400}"#);
     assert_eq!(code, 200, "{body}");
     let left = sim.live("alibaba", Some("spotrun"));
     assert_eq!(left.len(), 2, "the cloud took node 1: {left:?}");
 
-    // From here gpuctl's records follow the sim clock, 180 s ahead of the wall clock.
+    // From here gpuctl's records follow the sim clock, 400 s ahead of the wall clock.
     let gpuctl = |args: &[&str]| {
-        e2e::gpuctl_cmd(&sim.url, d, args).env("GPUCTL_CLOCK_OFFSET_S", "180").output().expect("gpuctl runs")
+        e2e::gpuctl_cmd(&sim.url, d, args).env("GPUCTL_CLOCK_OFFSET_S", "400").output().expect("gpuctl runs")
     };
     let ok_json = |args: &[&str]| -> serde_json::Value {
         let o = gpuctl(args);
@@ -192,12 +263,12 @@ fn a_reclaimed_node_is_replaced_once_and_resumes_from_the_hooks_checkpoint() {
         r["lost_work_hours"].as_f64().unwrap(),
         r["billed_hours"].as_f64().unwrap(),
     );
-    // No checkpoint gpuctl knows of (no hook in this spec, no snapshot): the work since node 1 ran is
-    // lost — the 180 s the clock moved, plus the seconds the commands took — and billed.
-    assert!((180.0 / 3600.0..240.0 / 3600.0).contains(&work), "{r}");
-    assert!((billed - work).abs() < 1e-9, "{r}");
+    // The pool's hook checkpointed at the notice, taken as 5 minutes before the end: those 5 minutes
+    // are the work lost; the 400 s the clock moved (and the seconds the commands took) are billed.
+    assert!((work - 5.0 / 60.0).abs() < 1e-9, "{r}");
+    assert!((400.0 / 3600.0..460.0 / 3600.0).contains(&billed), "{r}");
+    assert!(r["checkpoint_from"].as_str().unwrap().starts_with("the pool's on-notice hook"), "{r}");
     assert!(lost > work, "the replacement's boot is lost too: {r}");
-    assert!(r["checkpoint_from"].as_str().unwrap().starts_with("none known"), "no hook in this spec: {r}");
     assert!(r["billed_cny"].as_f64().unwrap() > 0.0, "{r}");
     assert_eq!(node(&status, 1, "running")["client_token"].as_str(), Some(&*new_token));
     let text = String::from_utf8_lossy(&gpuctl(&["status"]).stdout).to_string();

@@ -122,10 +122,8 @@ pub fn reclaims_in_month(
 
 /// Whether the spec's pool `pool` runs a checkpoint hook when its cloud gives the reclaim notice.
 pub fn pool_has_hook(spec: &crate::spec::Spec, pool: &str) -> bool {
-    // The spec key for the on-notice hook is the node agent's (issue 15); until a pool can name one,
-    // no pool has one, and the rule counts no hook checkpoint.
-    let _ = (spec, pool);
-    false
+    // `spot = { on_notice = "…" }`: the node agent runs it when the cloud's notice comes.
+    spec.pools.iter().any(|p| p.name.value == pool && p.spot_notice.is_some())
 }
 
 /// Whether `r` is a record a reclaim can take: a running spot instance with an id.
