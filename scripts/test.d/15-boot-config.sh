@@ -3,7 +3,9 @@
 # (Tencent, Alibaba), `bash -n` and `shellcheck` for each script (JD's launch script and the script
 # inside each cloud-config). The Rust test (crates/provision/tests/boot.rs) writes the variants to
 # target/tmp/boot-variants and runs the validators; GPUCTL_REQUIRE_TOOLS makes a missing validator a
-# failure, never a skip. Sourced by scripts/test (set -euo pipefail).
+# failure, never a skip. The node agent (issue 15) rides in the same cloud-configs: its variants (idle,
+# spot hook, with and without env, both clouds) through cloud-init schema, the program through
+# `python3 -m py_compile` (target/tmp/boot-agent). Sourced by scripts/test (set -euo pipefail).
 scripts/boot-tools
 # One validating test: its summary lines on success; on failure its log's tail, and the step fails.
 validated() { # TEST SUMMARY-PATTERN WHAT-FAILED
@@ -19,7 +21,7 @@ validated() { # TEST SUMMARY-PATTERN WHAT-FAILED
     grep -E "$2|test result" "$log"
     rm -f "$log"
 }
-validated boot '^boot variants' "a rendered boot config"
+validated boot '^boot variants|^node agent' "a rendered boot config"
 # The Kubernetes engine's renderings (issue 14, engine = "k3s"): every manifest through kubernetes-validate
 # and the TrainJob through Kubeflow Trainer's API models (scripts/validate-k8s.py in .venv-k8s, installed
 # by step 05), every node script through sh -n and shellcheck (crates/provision/tests/k3s.rs).

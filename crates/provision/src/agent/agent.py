@@ -32,7 +32,7 @@ class Metadata:
             with urllib.request.urlopen(req, timeout=3) as r:
                 self.token, self.token_until = r.read().decode(), time.time() + 21000
         except (urllib.error.URLError, OSError):
-            self.token = None  # the plain mode still answers where hardening is not enforced
+            self.token = None  # the plain mode answers unless hardening is enforced
         return self.token
 
     def get(self, path):
@@ -107,7 +107,7 @@ class Tencent:
             "Instances": [{"Dimensions": [{"Name": dim, "Value": self.instance}]}],
             "StartTime": dt.datetime.fromtimestamp(start, dt.timezone(dt.timedelta(hours=8))).isoformat()}))
         resp = monitor_client.MonitorClient(self._cred(), self.region, self._profile("monitor_endpoint")).GetMonitorData(req)
-        # The window is judged on the cloud's clock: EndTime defaults to the cloud's now.
+        # Judged on the cloud's clock: EndTime defaults to its now.
         end = dt.datetime.fromisoformat(resp.EndTime).timestamp()
         pts = []
         for d in resp.DataPoints or []:
@@ -146,7 +146,7 @@ class Alibaba:
         body = Client(self._conf("monitor_endpoint")).describe_metric_list(req).body
         rows = json.loads(body.datapoints or "[]")
         pts = sorted((r["timestamp"] / 1000.0, float(r.get("Maximum", r.get("Average")))) for r in rows)
-        # No end time in the answer: the newest point's period end stands for the cloud's now.
+        # No end time in the answer: the newest point's period end stands for it.
         end = pts[-1][0] + period if pts else time.time()
         return end, pts
 
@@ -163,8 +163,7 @@ class Alibaba:
 
 
 def idle_verdict(end, pts, idle, period):
-    """True: every point of the last `for_s` is below the threshold and they cover it without a gap;
-    False: some point is at or above it; None: not enough data (never taken as idle)."""
+    """True: all of the last for_s below the threshold, no gap; False: busy; None: too little data."""
     start = end - idle["for_s"]
     inside = [(t, v) for t, v in pts if start <= t < end]
     if any(v >= idle["below_percent"] for _, v in inside):
@@ -176,7 +175,7 @@ def idle_verdict(end, pts, idle, period):
 
 
 def error_text(e):
-    """An SDK error without anything but its code and message (no request, no keys)."""
+    """Code and message only (no request, no keys)."""
     code = getattr(e, "code", None) or getattr(e, "get_code", lambda: None)()
     msg = getattr(e, "message", None) or str(e)
     return "%s: %s" % (code, str(msg)[:300]) if code else type(e).__name__ + ": " + str(msg)[:300]
@@ -195,7 +194,7 @@ def run_hook(cfg, at):
     marker = os.path.join(cfg["state_dir"], "notice-handled")
     if os.path.exists(marker):
         return
-    with open(marker, "w") as f:  # before running: once, even if the agent dies mid-hook
+    with open(marker, "w") as f:  # first: once, even if the agent dies mid-hook
         f.write(str(int(at)) + "\n")
     left = at - time.time()
     timeout = max(1, min(notice["timeout_s"], left - 10))
@@ -243,7 +242,7 @@ def main(argv):
                     log("%s accepted, request %s" % (idle["then"], cloud.act(idle["then"])))
                     return 0
                 log("not idle" if verdict is False else "not enough utilization data yet: not idle")
-            except Exception as e:  # noqa: BLE001 -- any refusal: log it, drop the keys, try next round
+            except Exception as e:  # any refusal: log it, drop the keys, retry next round
                 creds.drop()
                 log("idle check failed: " + error_text(e))
         if rounds != 0:

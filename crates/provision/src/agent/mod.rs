@@ -86,7 +86,7 @@ pub fn config(pool: &Pool, p: Provider) -> Option<serde_json::Value> {
 
 /// The systemd unit: restarted when it fails (metadata service not up yet), not after it acted.
 const UNIT: &str = "[Unit]
-Description=gpuctl node agent (idle stop, spot notice)
+Description=gpuctl node agent
 After=network-online.target
 Wants=network-online.target
 
@@ -112,11 +112,12 @@ pub fn files(pool: &Pool, p: Provider) -> Vec<(&'static str, &'static str, Strin
 }
 
 /// The shell lines that install the SDKs and start the agent (run by `runcmd`, before the boot
-/// script, so a failing boot step does not leave the GPUs unwatched).
+/// script, so a failing boot step does not leave the GPUs unwatched). Ubuntu's cloud images lack
+/// `python3-venv`: it is installed when `venv` fails.
 pub fn install(p: Provider) -> Option<String> {
     let f = agent_facts(p)?;
     Some(format!(
-        "python3 -m venv {VENV} && {VENV}/bin/pip install --quiet --index-url {} {} && systemctl daemon-reload && systemctl enable --now gpuctl-agent.service",
+        "(python3 -m venv {VENV} || (apt-get update -qq && apt-get install -y -qq python3-venv && python3 -m venv {VENV})) && {VENV}/bin/pip install --quiet --index-url {} {} && systemctl daemon-reload && systemctl enable --now gpuctl-agent.service",
         f.pypi_index,
         f.sdk.join(" ")
     ))
