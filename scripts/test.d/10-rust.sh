@@ -18,6 +18,10 @@ cargo build --workspace --all-targets --locked 2>&1 | tail -n 20
 cargo test --workspace --benches --locked 2>&1 | grep -E '^(Testing|Success|test result|error)' | sort | uniq -c
 # Every sim the tests start records what it receives (crates/sim/src/record.rs); step 45 checks that
 # traffic against the clouds' definitions. Cleared first so a stale run never passes for this one.
+# tests/tests/idle_agent.rs runs the node agent gpuctl renders with the clouds' official SDKs of
+# .venv-contract (issue 15): made here, before the tests, by scripts/pyenv (idempotent; steps 30-45
+# call it again).
+scripts/pyenv
 rm -rf target/contract-traffic
 mkdir -p target/contract-traffic
 GPUCTL_SIM_RECORD=$PWD/target/contract-traffic cargo test --workspace --locked
