@@ -266,7 +266,9 @@ const AGENT_FACTS: [AgentFacts; 2] = [
     // Metadata: http://metadata.tencentyun.com/latest/meta-data/ (tencentcloud-sdk-python-common 3.1.195
     // credential.py CVMRoleCredential; spot/termination-time: tencentcloud.com/document/product/213/32487).
     // GpuUtil in QCE/CVM with dimension InstanceId and 60 s periods: as gpuctl-tencent api/monitor.rs.
-    // PyPI: Tencent's software-source page (product/213/8623) lists mirrors.tencentyun.com's pypi for CVMs.
+    // PyPI: the VPC-internal host of the apt mirror above, path /pypi/simple. Unverified (assumption):
+    // the page read (index, 2026-12-05) names only the public https://mirrors.cloud.tencent.com/pypi/simple,
+    // which an instance without a public IP cannot reach.
     AgentFacts {
         provider: Provider::Tencent,
         metadata_base: "http://metadata.tencentyun.com",
@@ -290,7 +292,8 @@ const AGENT_FACTS: [AgentFacts; 2] = [
     // instance/spot/termination-time: the ECS preemptible-instance best practices (cost-control.md §3).
     // ECS's regional host ecs.<region>.aliyuncs.com; CloudMonitor's metrics.<region>.aliyuncs.com; the
     // metric as gpuctl-alibaba api/cms.rs. PyPI: mirrors.cloud.aliyuncs.com, the VPC-internal
-    // mirror of mirrors.aliyun.com (as BOOT_FACTS' apt mirror).
+    // mirror of mirrors.aliyun.com (as BOOT_FACTS' apt mirror); its /pypi/simple/ path is an assumption
+    // (unverified: the pages read name the public https://mirrors.aliyun.com/pypi/simple/).
     AgentFacts {
         provider: Provider::Alibaba,
         metadata_base: "http://100.100.100.200",
