@@ -100,15 +100,7 @@ pub fn user_data(pool: &Pool, p: Provider, node: Option<&NodeFacts>) -> Option<S
     // The node agent (issue 15) rides in gpuctl's own `#cloud-config` (the parser refuses it with raw
     // user data and on JD, whose launch script is not one): with or without `env`.
     if crate::agent::wanted(pool) && boot_facts(p).format == Format::CloudConfig {
-        let env = pool.env.clone().unwrap_or(Env {
-            loc: pool.loc,
-            container: false,
-            container_image: None,
-            mount: None,
-            setup: None,
-            cuda: None,
-            driver: None,
-        });
+        let env = pool.env.clone().unwrap_or_else(|| bare_env(pool));
         let text = render_node(&pool.name.value, &env, p, node).text;
         return Some(crate::agent::add_to_cloud_config(&text, pool, p));
     }
@@ -117,18 +109,23 @@ pub fn user_data(pool: &Pool, p: Provider, node: Option<&NodeFacts>) -> Option<S
         // A cluster node without `env` still mounts its shared storage and learns its facts (the
         // parser refuses `shared_storage` with raw user data).
         (None, Some(node)) if pool.user_data.is_none() => {
-            let env = Env {
-                loc: pool.loc,
-                container: false,
-                container_image: None,
-                mount: None,
-                setup: None,
-                cuda: None,
-                driver: None,
-            };
-            Some(render_node(&pool.name.value, &env, p, Some(node)).text)
+            Some(render_node(&pool.name.value, &bare_env(pool), p, Some(node)).text)
         }
         (None, _) => pool.user_data.clone(),
+    }
+}
+
+/// An `env` that asks for nothing: the boot script of a pool without `env` that still gets one (a
+/// cluster node's facts, the node agent).
+fn bare_env(pool: &Pool) -> Env {
+    Env {
+        loc: pool.loc,
+        container: false,
+        container_image: None,
+        mount: None,
+        setup: None,
+        cuda: None,
+        driver: None,
     }
 }
 

@@ -29,6 +29,7 @@ pub mod params;
 pub mod plant;
 pub mod pubip;
 pub mod reader;
+pub mod reclaim;
 pub mod request;
 pub mod roles;
 pub mod sshkey;

@@ -42,13 +42,7 @@ pub(crate) fn reclaim(
     if i.spot_strategy == "NoSpot" {
         return Err(format!("{id} has SpotStrategy NoSpot: only spot instances are reclaimed"));
     }
-    if let Some(at) = i.reclaim_at {
-        return Ok(Some(at));
-    }
-    let now = ctx.now();
-    let at = now.checked_add(notice.unwrap_or(DEFAULT_NOTICE)).unwrap_or(now);
-    i.reclaim_at = Some(at);
-    Ok(Some(at))
+    Ok(Some(gpuctl_simkit::reclaim::mark(&mut i.reclaim_at, ctx.now(), notice, DEFAULT_NOTICE)))
 }
 
 pub(crate) fn serve(

@@ -42,13 +42,7 @@ pub(crate) fn reclaim(
     if i.terminating_since.is_some() || i.shutdown {
         return Err(format!("{id} is already terminating"));
     }
-    if let Some(at) = i.reclaim_at {
-        return Ok(Some(at));
-    }
-    let now = ctx.now();
-    let at = now.checked_add(notice.unwrap_or(DEFAULT_NOTICE)).unwrap_or(now);
-    i.reclaim_at = Some(at);
-    Ok(Some(at))
+    Ok(Some(gpuctl_simkit::reclaim::mark(&mut i.reclaim_at, ctx.now(), notice, DEFAULT_NOTICE)))
 }
 
 pub(crate) fn serve(st: &State, id: &str, path: &str, req: &SimRequest, ctx: &SimCtx) -> Option<SimResponse> {
