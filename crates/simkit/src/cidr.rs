@@ -48,6 +48,22 @@ impl Cidr {
     }
 }
 
+/// The first private address of an emulator's fixed pattern that no live instance holds. The
+/// emulators number addresses from a counter (`pattern(n)`); counting from the number of instances
+/// alone would hand a new instance the address of one still running once another instance has gone
+/// (a cluster's replacement node then shares a node's address). Starts at `start`, tries at most
+/// 65,536 numbers (more than an emulator ever holds), and falls back to `pattern(start)`.
+pub fn free_address<'a>(
+    start: usize,
+    pattern: impl Fn(usize) -> String,
+    held: impl Iterator<Item = &'a str> + Clone,
+) -> String {
+    (start..start + 65_536)
+        .map(&pattern)
+        .find(|a| !held.clone().any(|h| h == a))
+        .unwrap_or_else(|| pattern(start))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -63,5 +79,13 @@ mod tests {
         assert_eq!(Cidr::parse("10.0.0.0"), None);
         assert_eq!(Cidr::parse("0.0.0.0/0").map(|c| c.text()), Some("0.0.0.0/0".into()));
         assert_eq!(sub.size(), 4096);
+    }
+
+    #[test]
+    fn a_free_address_skips_the_ones_live_instances_hold() {
+        let pattern = |n: usize| format!("10.0.0.{}", n % 250 + 2);
+        let held = ["10.0.0.3", "10.0.0.4"];
+        assert_eq!(free_address(1, pattern, held.iter().copied()), "10.0.0.5");
+        assert_eq!(free_address(0, pattern, held.iter().copied()), "10.0.0.2");
     }
 }

@@ -236,7 +236,11 @@ pub fn run_instances(c: &Call, st: &mut EcsState) -> Answer {
     let mut ids = Vec::new();
     for _ in 0..amount {
         let id = c.ctx.new_id("i-", 20);
-        let ip_tail = st.instances.len() % 250 + 2;
+        let private_ip = gpuctl_simkit::cidr::free_address(
+            st.instances.len(),
+            |n| format!("172.16.{}.{}", (n / 250) % 250, n % 250 + 2),
+            st.instances.values().map(|i| i.private_ip.as_str()),
+        );
         let inst = Instance {
             id: id.clone(),
             region: region.clone(),
@@ -265,7 +269,7 @@ pub fn run_instances(c: &Call, st: &mut EcsState) -> Answer {
                 .collect(),
             vpc_id: super::vpc::vpc_of(c.ctx, st, &region, &c.p.text("VSwitchId").unwrap_or_default()),
             vswitch_id: c.p.text("VSwitchId").unwrap_or_default(),
-            private_ip: format!("172.16.{}.{}", ip_tail / 250, ip_tail),
+            private_ip,
             key_pair_name: key_pair_name.clone(),
             internet_max_bandwidth_out: bandwidth_out,
             internet_charge_type: internet_charge.clone(),

@@ -244,7 +244,11 @@ pub fn create_instances(c: &Call, st: &mut JdState) -> Answer {
             private_ip: if placement.made {
                 super::vpc::next_address(st, &subnet, &[]).unwrap_or_default()
             } else {
-                format!("10.0.{}.{}", st.instances.len() / 250, st.instances.len() % 250 + 2)
+                gpuctl_simkit::cidr::free_address(
+                    st.instances.len(),
+                    |n| format!("10.0.{}.{}", (n / 250) % 250, n % 250 + 2),
+                    st.instances.values().map(|i| i.private_ip.as_str()),
+                )
             },
             security_groups: groups.clone(),
             system_disk_id,

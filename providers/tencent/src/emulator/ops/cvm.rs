@@ -420,10 +420,10 @@ pub(crate) fn run_instances(state: &mut State, call: &Call) -> Result<Value> {
             tags: spec.tags.clone(),
             system_disk: sys.id.clone(),
             data_disks: data.iter().map(|d| d.id.clone()).collect(),
-            private_ip: format!(
-                "10.0.{}.{}",
-                (state.instances.len() / 250) % 250,
-                state.instances.len() % 250 + 2
+            private_ip: gpuctl_simkit::cidr::free_address(
+                state.instances.len(),
+                |n| format!("10.0.{}.{}", (n / 250) % 250, n % 250 + 2),
+                state.instances.iter().map(|i| i.private_ip.as_str()),
             ),
             vpc_id: spec.vpc_id.clone(),
             subnet_id: spec.subnet_id.clone(),
