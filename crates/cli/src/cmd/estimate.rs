@@ -281,7 +281,7 @@ pub fn question(args: &EstimateArgs, cat: &Catalog, today: Date) -> Result<Quest
     };
     q.budget_cny = args.budget.map(|b| bound("budget", b, input::budget_cny(b))).transpose()?;
     q.no_spot = args.no_spot;
-    q.spot = spot_risk(&args)?;
+    q.spot = spot_risk(args)?;
     if args.nodes.is_some_and(|n| n > 1) && q.job.method == Method::Inference {
         return Err(CliError::usage(
             "--nodes is for training: an inference estimate serves from one instance (tensor parallel over its GPUs)",
