@@ -157,12 +157,17 @@ ALI_NAS = {"CreateFileSystem", "DescribeFileSystems", "CreateMountTarget", "Desc
 
 # CloudMonitor (alibabacloud_cms20190101 4.0.10 client.py: version 2019-01-01, host metrics.<region>.aliyuncs.com).
 ALI_CMS = {"DescribeMetricList"}
+# BSS OpenAPI (alibabacloud_bssopenapi20171214 5.1.2 client.py: version 2017-12-14, host business.aliyuncs.com).
+ALI_BSS = {"DescribeInstanceBill"}
 
 def alibaba(action, wire_map):
     from alibabacloud_tea_openapi.utils import Utils
     if action in ALI_VPC:
         from alibabacloud_vpc20160428 import models
         version = "2016-04-28"
+    elif action in ALI_BSS:
+        from alibabacloud_bssopenapi20171214 import models
+        version = "2017-12-14"
     elif action in ALI_CMS:
         from alibabacloud_cms20190101 import models
         version = "2019-01-01"
@@ -271,6 +276,9 @@ ALI = [
                             "Dimensions": '[{"instanceId":"i-1"},{"instanceId":"i-2"}]', "Period": "60",
                             "StartTime": "1796436000000", "EndTime": "1796457600000", "Length": "1440",
                             "NextToken": "1440"}),
+    # gpuctl cost (issue 15): what providers/alibaba/src/client/bill.rs asks BSS, a page at a time.
+    ("DescribeInstanceBill", {"BillingCycle": "2026-12", "Granularity": "MONTHLY", "MaxResults": 300,
+                              "InstanceID": "i-1", "NextToken": "t"}),
     # gpuctl sweep (issue 15): what providers/alibaba/src/client/leftover.rs lists and deletes.
     ("DescribeDisks", {"RegionId": "cn-hangzhou", "Status": "Available", "MaxResults": 100, "NextToken": "n"}),
     ("DeleteDisk", {"DiskId": "d-1"}),
@@ -530,6 +538,9 @@ def planted(sdk):
          "jdcloud describeMetricData timeInterval: is '2h', allowed: 1h, 6h, 12h, 1d, 3d, 7d, 14d (jdcloud_sdk/services/monitor/apis/DescribeMetricDataRequest.py DescribeMetricDataParameters.timeInterval)"),
         ("tencent bill page over 300", with_json(sdk[("tencent", "DescribeBillDetail")], lambda b: b.update(Limit=301)),
          "tencent DescribeBillDetail Limit: is 301, out of range [1, 300] (tccli/services/billing/v20180709/api.json objects.DescribeBillDetailRequest.Limit)"),
+        ("alibaba bill page over 300", with_query(sdk[("alibaba", "DescribeInstanceBill")],
+                                                  lambda q: q.update(MaxResults="301")),
+         "alibaba DescribeInstanceBill MaxResults: is 301, out of range [1, 300] (alibabacloud_bssopenapi20171214/models/_describe_instance_bill_request.py DescribeInstanceBillRequest.max_results)"),
         ("alibaba auto-release on a subscription", with_query(ali, lambda q: q.update(AutoReleaseTime="2026-12-01T10:00:00Z")),
          f"alibaba RunInstances AutoReleaseTime: applies only when InstanceChargeType is PostPaid, sent with InstanceChargeType=PrePaid ({asrc}/_run_instances_request.py RunInstancesRequest.auto_release_time)"),
         # gpuctl sweep (issue 15): a disk return names its disks, EIP and elastic-IP pages have their ceilings.

@@ -84,6 +84,8 @@ ALIBABA_NAS = ["CreateFileSystem", "DescribeFileSystems", "CreateMountTarget", "
                "DeleteMountTarget", "DeleteFileSystem"]
 # CloudMonitor (its own host metrics.<region>.aliyuncs.com and version 2019-01-01): GPU utilization (issue 15).
 ALIBABA_CMS = ["DescribeMetricList"]
+# BSS OpenAPI (its own host business.aliyuncs.com and version 2017-12-14): the account's bill (issue 15).
+ALIBABA_BSS = ["DescribeInstanceBill"]
 JDCLOUD = {
     "vm": ["createInstances", "describeInstances", "describeInstance", "deleteInstance", "describeInstanceTypes",
            "modifyInstanceReleaseTime", "createImage", "describeInstancesCustomData", "importKeypair",
@@ -126,7 +128,7 @@ CLIENT_ACTIONS = {
                 "DeleteDeploymentSet", "DescribeDeploymentSetSupportedInstanceTypeFamily", "CreateFileSystem",
                 "DescribeFileSystems", "CreateMountTarget", "DescribeMountTargets", "DeleteMountTarget",
                 "DeleteFileSystem", "DeleteDisk", "DescribeEipAddresses", "ReleaseEipAddress", "DeleteSnapshot",
-                "DescribeMetricList"],
+                "DescribeMetricList", "DescribeInstanceBill"],
     "jdcloud": ["describeInstanceTypes", "createInstances", "modifyInstanceReleaseTime", "describeInstances",
                 "describeInstance", "deleteInstance", "createSnapshot", "describeSnapshots",
                 "calculateTotalPrice", "setRenewal", "importKeypair", "describeKeypairs", "describeImages",
@@ -263,12 +265,14 @@ def alibaba():
     from alibabacloud_vpc20160428 import models as vpc
     from alibabacloud_nas20170626 import models as nas
     from alibabacloud_cms20190101 import models as cms
+    from alibabacloud_bssopenapi20171214 import models as bss
     out = {}
     for pkg, service, version, models, actions in (
             ("alibabacloud_ecs20140526", "ecs", "2014-05-26", ecs, ALIBABA),
             ("alibabacloud_vpc20160428", "vpc", "2016-04-28", vpc, ALIBABA_VPC),
             ("alibabacloud_nas20170626", "nas", "2017-06-26", nas, ALIBABA_NAS),
-            ("alibabacloud_cms20190101", "cms", "2019-01-01", cms, ALIBABA_CMS)):
+            ("alibabacloud_cms20190101", "cms", "2019-01-01", cms, ALIBABA_CMS),
+            ("alibabacloud_bssopenapi20171214", "bss", "2017-12-14", bss, ALIBABA_BSS)):
         ver = pkg_version(pkg.replace("_", "-"))
         for a in actions:
             req_cls = getattr(models, a + "Request")

@@ -133,6 +133,9 @@ pub struct BillLine {
     pub list_cny: Option<String>,
     /// After discounts, what is owed (Tencent `RealCost`, Alibaba `PretaxAmount`, JD `realTotalFee`).
     pub billed_cny: String,
+    /// Seconds of use the line bills, where the cloud states a duration but no span (Alibaba's instance
+    /// bill: `ServicePeriod` with its unit); `None` where `start`/`end` say it, or nothing does.
+    pub billed_seconds: Option<u64>,
 }
 
 /// A creation time as the clouds' listings write it: RFC 3339 (`2026-11-30T08:00:00Z`, JD's

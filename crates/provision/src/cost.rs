@@ -279,10 +279,14 @@ pub fn reconcile(
             .iter()
             .map(|l| l.list_cny.as_deref().map_or_else(|| parse_or_zero(&l.billed_cny), parse_or_zero))
             .sum();
-        // Hours the lines cover, inside the month and the recorded life.
+        // Hours the lines cover, inside the month and the recorded life; a line that states only a
+        // duration (Alibaba's `ServicePeriod`: a cycle's or day's use, already inside the month) covers that.
         let covered: f64 = own
             .iter()
-            .filter_map(|l| Some(hours_within(l.start?, l.end?, from.max(m_start), to.min(m_end))))
+            .filter_map(|l| match (l.start, l.end) {
+                (Some(a), Some(b)) => Some(hours_within(a, b, from.max(m_start), to.min(m_end))),
+                _ => l.billed_seconds.map(|s| s as f64 / 3600.0),
+            })
             .sum();
         let term = matches!(
             r.billing,
@@ -542,6 +546,7 @@ mod tests {
                 end: Some(ts(end)),
                 list_cny: Some(list.into()),
                 billed_cny: billed.into(),
+                billed_seconds: None,
             },
         )
     }

@@ -7,6 +7,7 @@
 
 use serde::{Deserialize, Serialize};
 
+pub mod bss;
 pub mod cms;
 pub mod deployment_set;
 pub mod nas;

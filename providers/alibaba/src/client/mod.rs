@@ -22,6 +22,7 @@ use gpuctl_sign::{Algorithm, Credentials, SignableRequest, SigningParams};
 use serde::Deserialize as _;
 use serde_json::Value;
 
+use crate::api::bss::{BSS_API_VERSION, BSS_HOST};
 use crate::api::cms::{cms_host, CMS_API_VERSION};
 use crate::api::nas::{nas_host, NAS_API_VERSION};
 use crate::api::vpc::{vpc_host, VPC_API_VERSION};
@@ -43,6 +44,8 @@ enum Product {
     Nas,
     /// CloudMonitor (issue 15).
     Cms,
+    /// BSS OpenAPI, the account's bill (issue 15).
+    Bss,
 }
 
 /// Maps an ECS error code (and HTTP status) to what the engine does about it.
@@ -162,6 +165,12 @@ impl Client {
         self.send(Product::Cms, region, action, params, true).await
     }
 
+    /// Signs and sends one BSS OpenAPI action (host `business.aliyuncs.com`, version 2017-12-14). The
+    /// bill is the account's: no BSS request model gpuctl sends has a `RegionId`.
+    async fn call_bss(&self, action: &str, params: Vec<(String, String)>) -> Result<Answer, CloudError> {
+        self.send(Product::Bss, "", action, params, false).await
+    }
+
     /// Sends one action to `region`'s host, with a `RegionId` parameter only where the action's
     /// request model has one.
     async fn call_at(
@@ -187,6 +196,7 @@ impl Client {
             Product::Vpc => (vpc_host(region), VPC_API_VERSION),
             Product::Nas => (nas_host(region), NAS_API_VERSION),
             Product::Cms => (cms_host(region), CMS_API_VERSION),
+            Product::Bss => (BSS_HOST.to_string(), BSS_API_VERSION),
         };
         let endpoint = self.account.endpoint_or(|| host);
         let mut query = Vec::with_capacity(params.len() + 1);

@@ -25,7 +25,8 @@ use crate::api::codes;
 pub use error::EcsError;
 use error::{auth_error, render_error};
 use ops::{
-    cms, deployment_sets, disks, images, instances, keypairs, leftover, nas, policies, prices, snapshots, vpc,
+    bss, cms, deployment_sets, disks, images, instances, keypairs, leftover, nas, policies, prices,
+    snapshots, vpc,
 };
 use state::{EcsState, Timings};
 
@@ -171,6 +172,26 @@ impl Ecs {
         }
     }
 
+    /// BSS OpenAPI's operations (the account's bill, issue 15: see `ops/bss.rs`).
+    fn dispatch_bss(
+        &self,
+        account: &str,
+        action: &str,
+        params: &Value,
+        ctx: &SimCtx,
+    ) -> Result<Value, EcsError> {
+        let c = Self::call(account, params, ctx);
+        let st = lock(&self.state);
+        match action {
+            "DescribeInstanceBill" => bss::describe_instance_bill(&c, &st),
+            other => Err(EcsError::new(
+                404,
+                codes::ACTION_NOT_FOUND,
+                format!("Specified api \"{other}\" is not found in the local cloud's BSS OpenAPI, please check your url and method."),
+            )),
+        }
+    }
+
     fn dispatch(&self, account: &str, action: &str, params: &Value, ctx: &SimCtx) -> Result<Value, EcsError> {
         let c = Self::call(account, params, ctx);
         let mut st = lock(&self.state);
@@ -252,6 +273,7 @@ fn check_definition(req: &SimRequest, product: Product, action: &str) -> Result<
         Product::Vpc => "vpc",
         Product::Nas => "nas",
         Product::Cms => "cms",
+        Product::Bss => "bss",
     };
     let served = SCHEMA.action(action).and_then(|a| a.get("service")).and_then(Value::as_str);
     if served != Some(service) {
@@ -276,6 +298,8 @@ enum Product {
     Nas,
     /// CloudMonitor, 2019-01-01, host `metrics.<region>.aliyuncs.com` (issue 15).
     Cms,
+    /// BSS OpenAPI, 2017-12-14, host `business.aliyuncs.com` (issue 15).
+    Bss,
 }
 
 /// The region a NAS host names (`nas.cn-hangzhou.aliyuncs.com` → `cn-hangzhou`), where it is one the
@@ -296,15 +320,17 @@ fn product(req: &SimRequest, params: &Value) -> Result<Product, EcsError> {
         Some(v) if v == crate::api::vpc::VPC_API_VERSION => Ok(Product::Vpc),
         Some(v) if v == crate::api::nas::NAS_API_VERSION => Ok(Product::Nas),
         Some(v) if v == crate::api::cms::CMS_API_VERSION => Ok(Product::Cms),
+        Some(v) if v == crate::api::bss::BSS_API_VERSION => Ok(Product::Bss),
         Some(v) => Err(EcsError::new(
             400,
             "InvalidVersion",
             format!(
-                "Specified parameter Version \"{v}\" is not valid; ECS serves {}, VPC {}, NAS {}, CloudMonitor {}.",
+                "Specified parameter Version \"{v}\" is not valid; ECS serves {}, VPC {}, NAS {}, CloudMonitor {}, BSS OpenAPI {}.",
                 crate::api::API_VERSION,
                 crate::api::vpc::VPC_API_VERSION,
                 crate::api::nas::NAS_API_VERSION,
-                crate::api::cms::CMS_API_VERSION
+                crate::api::cms::CMS_API_VERSION,
+                crate::api::bss::BSS_API_VERSION
             ),
         )),
     }
@@ -339,6 +365,7 @@ impl Emulator for Ecs {
                     self.dispatch_nas(&account, &action, &params, ctx, host_region(req, ctx).as_deref())
                 }
                 Product::Cms => self.dispatch_cms(&account, &action, &params, ctx),
+                Product::Bss => self.dispatch_bss(&account, &action, &params, ctx),
             }
         });
         match result {

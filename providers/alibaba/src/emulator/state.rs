@@ -306,12 +306,21 @@ pub struct EcsState {
     pub gpu: gpuctl_simkit::GpuBook,
     /// VPC's elastic IPs (planted: gpuctl allocates none on Alibaba), `ops/leftover.rs`.
     pub eips: BTreeMap<String, crate::emulator::ops::leftover::Eip>,
+    /// What every instance was billed (issue 15): kept after the instance leaves, for DescribeInstanceBill.
+    #[serde(skip)]
+    pub bills: gpuctl_simkit::bill::Ledger,
 }
 
 /// Beijing time, which ECS automatic-snapshot time points are written in.
 const POLICY_OFFSET_HOURS: i64 = 8;
 
 impl EcsState {
+    /// Release an instance at `at`: its bill stops there (issue 15), then it goes as `remove_instance`.
+    pub fn release_instance(&mut self, id: &str, at: Timestamp) -> Option<Instance> {
+        self.bills.close(id, at);
+        self.remove_instance(id)
+    }
+
     /// Remove an instance with the disks that go with it (system disk and `DeleteWithInstance` data
     /// disks); other data disks are detached and stay, as on ECS.
     pub fn remove_instance(&mut self, id: &str) -> Option<Instance> {
@@ -363,7 +372,7 @@ impl EcsState {
         due.sort();
         for (at, id) in due {
             self.run_policies(at, new_id);
-            self.remove_instance(&id);
+            self.release_instance(&id, at);
         }
         self.run_policies(now, new_id);
     }

@@ -12,6 +12,8 @@ use super::*;
 /// The metadata service, spot reclaims and role credentials (issue 15).
 mod metadata;
 
+/// BSS OpenAPI's DescribeInstanceBill (issue 15).
+mod bss;
 /// CloudMonitor's DescribeMetricList (issue 15).
 mod monitor;
 

@@ -53,6 +53,7 @@ pub(crate) fn line_of(d: Field<'_>) -> Result<BillLine, CloudError> {
         end: time("FeeEndTime"),
         list_cny: Some(list.text(AMOUNT_DECIMALS)),
         billed_cny: billed.text(AMOUNT_DECIMALS),
+        billed_seconds: None,
     })
 }
 

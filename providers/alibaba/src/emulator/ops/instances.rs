@@ -336,6 +336,8 @@ pub fn run_instances(c: &Call, st: &mut EcsState) -> Answer {
         st.instances.insert(id.clone(), inst);
         // Monitoring data can exist once the instance runs (issue 15).
         st.gpu.power(&id, c.now + c.timings.pending + c.timings.starting, true);
+        // The bill charges from the launch at the price this call's quote gives (issue 15).
+        super::bss::open(st, &id, unit_price, c.now);
         ids.push(id);
     }
     let mut answer = json!({ "InstanceIdSets": { "InstanceIdSet": ids } });
@@ -532,7 +534,7 @@ pub fn delete_instances(c: &Call, st: &mut EcsState) -> Answer {
     }
     dry_run(c)?;
     for id in &ids {
-        st.remove_instance(id);
+        st.release_instance(id, c.now);
     }
     Ok(json!({}))
 }
@@ -547,7 +549,7 @@ pub fn delete_instance(c: &Call, st: &mut EcsState) -> Answer {
         c,
     )?;
     dry_run(c)?;
-    st.remove_instance(&id);
+    st.release_instance(&id, c.now);
     Ok(json!({}))
 }
 

@@ -6,6 +6,7 @@
 //! snapshot policies) and `prices` (DescribePrice, DescribeAvailableResource); this file holds what
 //! several of them share and the `/_sim/state` view.
 
+pub(crate) mod bss;
 pub(crate) mod cms;
 pub(crate) mod deployment_sets;
 pub(crate) mod disks;
