@@ -416,6 +416,11 @@ def jd_cases():
                                                                    "mountTargetId": "mt-0dk5lnh2rv"})),
         ("deleteFileSystem", jdcloud("zfs", "deleteFileSystem", {"regionId": "cn-north-1",
                                                                  "fileSystemId": "fs-5dhzqbe8fq"})),
+        # gpuctl cost (issue 15): what providers/jdcloud/src/client/bill.rs asks for a month, a page at a time.
+        ("queryBillDetail", jdcloud("billing", "queryBillDetail",
+                                    {"regionId": "cn-north-1", "startTime": "2026-12-01 00:00:00",
+                                     "endTime": "2026-12-31 23:59:59"},
+                                    {"pageIndex": 2, "pageSize": 1000, "resourceIds": ["i-1"]})),
         # GPU utilization (issue 15): what providers/jdcloud/src/client/monitor.rs asks 云监控, per VM.
         ("describeMetricData", jdcloud("monitor", "describeMetricData",
                                        {"regionId": "cn-north-1", "metric": "vm.gpu.util.gpu", "resourceId": "i-1"},
@@ -538,6 +543,9 @@ def planted(sdk):
          "jdcloud describeMetricData timeInterval: is '2h', allowed: 1h, 6h, 12h, 1d, 3d, 7d, 14d (jdcloud_sdk/services/monitor/apis/DescribeMetricDataRequest.py DescribeMetricDataParameters.timeInterval)"),
         ("tencent bill page over 300", with_json(sdk[("tencent", "DescribeBillDetail")], lambda b: b.update(Limit=301)),
          "tencent DescribeBillDetail Limit: is 301, out of range [1, 300] (tccli/services/billing/v20180709/api.json objects.DescribeBillDetailRequest.Limit)"),
+        ("jdcloud bill page over 1000", with_json(sdk[("jdcloud", "queryBillDetail")],
+                                                  lambda b: b.update(pageSize=1001)),
+         "jdcloud queryBillDetail pageSize: is 1001, out of range [1, 1000] (jdcloud_sdk/services/billing/apis/QueryBillDetailRequest.py QueryBillDetailParameters.pageSize)"),
         ("alibaba bill page over 300", with_query(sdk[("alibaba", "DescribeInstanceBill")],
                                                   lambda q: q.update(MaxResults="301")),
          "alibaba DescribeInstanceBill MaxResults: is 301, out of range [1, 300] (alibabacloud_bssopenapi20171214/models/_describe_instance_bill_request.py DescribeInstanceBillRequest.max_results)"),

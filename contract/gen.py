@@ -94,7 +94,8 @@ JDCLOUD = {
              "applySnapshotPolicies",
              # `gpuctl sweep` (issue 15): disks attached to nothing, and their deletion.
              "describeDisks", "deleteDisk"],
-    "billing": ["calculateTotalPrice"],
+    # the bill's lines (issue 15): queryBillDetail, POST /regions/{regionId}/billDetail:list.
+    "billing": ["calculateTotalPrice", "queryBillDetail"],
     "renewal": ["setRenewal"],
     # network = "auto" (issue 13): the VPC, subnet and security group gpuctl makes and deletes.
     "vpc": ["createVpc", "describeVpcs", "deleteVpc", "createSubnet", "describeSubnets", "deleteSubnet",
@@ -131,7 +132,7 @@ CLIENT_ACTIONS = {
                 "DescribeMetricList", "DescribeInstanceBill"],
     "jdcloud": ["describeInstanceTypes", "createInstances", "modifyInstanceReleaseTime", "describeInstances",
                 "describeInstance", "deleteInstance", "createSnapshot", "describeSnapshots",
-                "calculateTotalPrice", "setRenewal", "importKeypair", "describeKeypairs", "describeImages",
+                "calculateTotalPrice", "queryBillDetail", "setRenewal", "importKeypair", "describeKeypairs", "describeImages",
                 "createVpc", "describeVpcs", "deleteVpc", "createSubnet", "describeSubnets", "deleteSubnet",
                 "createNetworkSecurityGroup", "describeNetworkSecurityGroups", "describeNetworkSecurityGroup",
                 "addNetworkSecurityGroupRules", "deleteNetworkSecurityGroup", "createImage", "createFileSystem",

@@ -7,6 +7,7 @@
 
 use serde::{Deserialize, Serialize};
 
+pub mod bill;
 pub mod monitor;
 
 /// Path prefix of every call.

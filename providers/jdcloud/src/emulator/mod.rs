@@ -25,7 +25,7 @@ use serde_json::Value;
 use crate::api::status;
 use error::render;
 pub use error::JdError;
-use ops::{billing, disk, image, keypair, leftover, monitor, renewal, vm, vpc, zfs};
+use ops::{bill, billing, disk, image, keypair, leftover, monitor, renewal, vm, vpc, zfs};
 pub use route::{route, Route};
 use state::JdState;
 
@@ -137,6 +137,7 @@ impl JdCloud {
             "createSnapshotPolicy" => disk::create_snapshot_policy(&c, &mut st),
             "applySnapshotPolicies" => disk::apply_snapshot_policies(&c, &mut st),
             "calculateTotalPrice" => billing::calculate_total_price(&c),
+            "queryBillDetail" => bill::query_bill_detail(&c, &st),
             "setRenewal" => renewal::set_renewal(&c, &mut st),
             "describeMetricData" => monitor::describe_metric_data(&c, &st),
             "createVpc" => vpc::create_vpc(&c, &mut st),

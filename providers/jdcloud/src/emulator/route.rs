@@ -62,6 +62,9 @@ pub fn route(method: &str, path: &str) -> Option<Route> {
         ("POST", ["snapshotPolicy"]) => ("createSnapshotPolicy", "disk", None),
         ("POST", ["snapshotPolicies:apply"]) => ("applySnapshotPolicies", "disk", None),
         ("POST", ["calculateTotalPrice"]) => ("calculateTotalPrice", "billing", None),
+        // The bill's lines (issue 15: jdcloud_sdk 1.6.354 services/billing/apis/QueryBillDetailRequest.py
+        // '/regions/{regionId}/billDetail:list', POST).
+        ("POST", ["billDetail:list"]) => ("queryBillDetail", "billing", None),
         // The vpc service's collection paths end in `/` (jdcloud_sdk 1.6.354 services/vpc/apis/
         // CreateVpcRequest.py '/regions/{regionId}/vpcs/', and so on), which the SDK sends as is.
         ("POST", ["vpcs", ""]) => ("createVpc", "vpc", None),

@@ -207,11 +207,22 @@ pub struct JdState {
     /// Imported SSH key pairs (importKeypair); JD names them by `keyName`.
     #[serde(skip)]
     pub key_pairs: gpuctl_simkit::sshkey::KeyStore,
+    /// What every instance was billed (issue 15): kept after the instance leaves, for queryBillDetail.
+    #[serde(skip)]
+    pub bills: gpuctl_simkit::bill::Ledger,
 }
 
 impl JdState {
+    /// Delete an instance at `at`: its bill stops there (issue 15), then it goes as `remove_instance`.
+    pub fn release_instance(&mut self, id: &str, with_elastic_ip: bool, at: Timestamp) -> Option<Instance> {
+        // Billing stops at the deletion (issue 15); a prepaid term was paid up front.
+        self.bills.close(id, at);
+        self.remove_instance(id, with_elastic_ip)
+    }
+
     /// Delete an instance with the disks marked autoDelete; other disks are detached and stay. Its
     /// elastic IP is deleted when `with_elastic_ip`, else unbound and kept (deleteInstance's default).
+    /// The bill is not closed here: `release_instance` does both.
     pub fn remove_instance(&mut self, id: &str, with_elastic_ip: bool) -> Option<Instance> {
         let inst = self.instances.remove(id)?;
         self.gpu.forget(id);
@@ -275,7 +286,7 @@ impl JdState {
             self.run_policies(at, new_id);
             // A release time deletes the instance the way deleteInstance's default does: the elastic
             // IP stays (the definitions say nothing more; gpuctl's destroy deletes it explicitly).
-            self.remove_instance(&id, false);
+            self.release_instance(&id, false, at);
         }
         self.run_policies(now, new_id);
         // A deleted file system shows `deleting` for a while, then is gone.

@@ -62,6 +62,9 @@ mod leftover;
 /// 云监控's describeMetricData (issue 15).
 mod monitor;
 
+/// billing's queryBillDetail (issue 15).
+mod bill;
+
 fn status_of(jd: &JdCloud, ctx: &SimCtx, id: &str) -> String {
     match call(jd, ctx, "GET", &format!("instances/{id}"), json!({})) {
         Ok(v) => v["instance"]["status"].as_str().unwrap().to_string(),

@@ -6,6 +6,7 @@
 //! One file per service: `vm.rs` (with its key pairs in `keypair.rs`), `disk.rs`, `billing.rs`, `vpc.rs`, `zfs.rs`; this file holds the call, JD's reading
 //! of parameters over simkit's reader, the clientToken gate and the `/_sim/state` view.
 
+pub(crate) mod bill;
 pub(crate) mod billing;
 pub(crate) mod disk;
 pub(crate) mod image;

@@ -284,6 +284,8 @@ pub fn create_instances(c: &Call, st: &mut JdState) -> Answer {
             st.gpu.power(&id, c.now + c.boot, true);
         }
         st.instances.insert(id.clone(), inst);
+        // The bill charges from the creation at the catalog's price for the charge mode (issue 15).
+        super::bill::open(st, c, &id);
         ids.push(id);
     }
     let result = json!({ "instanceIds": ids });
@@ -476,7 +478,7 @@ pub fn delete_instance(c: &Call, st: &mut JdState) -> Answer {
     }
     let id = i.id.clone();
     let with_eip = get(c.p, "deletePrimaryNetworkInterfaceAllElasticIp").and_then(as_bool).unwrap_or(false);
-    st.remove_instance(&id, with_eip);
+    st.release_instance(&id, with_eip, c.now);
     Ok(json!({}))
 }
 
