@@ -138,6 +138,26 @@ pub struct BillLine {
     pub billed_seconds: Option<u64>,
 }
 
+/// A bill field's amount, exact: its text (a JSON string, or a number's own spelling) as an [`Amount`];
+/// missing or empty is zero; anything else — or more decimals than an `Amount` keeps — is the cloud's
+/// bad answer, never rounded silently.
+pub fn amount_of(
+    f: &crate::json::Field<'_>,
+    provider: crate::Provider,
+    action: &str,
+) -> Result<Amount, crate::cloud::CloudError> {
+    match f.opt_text() {
+        None => Ok(Amount::ZERO),
+        Some(t) => Amount::parse(&t).ok_or_else(|| {
+            crate::cloud::CloudError::bad_response(
+                provider,
+                action,
+                format!("{} is not an amount gpuctl can keep exact: {t:?}", f.path()),
+            )
+        }),
+    }
+}
+
 /// A creation time as the clouds' listings write it: RFC 3339 (`2026-11-30T08:00:00Z`, JD's
 /// `2026-11-30T16:00:00+08:00`), Alibaba's minute form (`2026-11-30T08:00Z`, ECS `CreationTime`), or
 /// Tencent's CBS/CFS local form (`2026-11-30 16:00:00`, UTC+8 as those APIs answer). `None` for anything

@@ -11,7 +11,7 @@
 //! decimals than an amount can have is refused as a bad answer, never rounded silently.
 
 use gpuctl_cloud::cloud::{CloudError, ErrorKind};
-use gpuctl_cloud::cost::{Amount, BillLine, BillQuery};
+use gpuctl_cloud::cost::{amount_of, Amount, BillLine, BillQuery};
 use gpuctl_cloud::json::Field;
 use gpuctl_cloud::services::Bills;
 use gpuctl_cloud::Provider;
@@ -63,17 +63,7 @@ fn text(a: Amount) -> String {
 }
 
 fn amount(d: &Field<'_>, name: &str) -> Result<Amount, CloudError> {
-    let f = d.get(name);
-    match f.opt_text() {
-        None => Ok(Amount::ZERO),
-        Some(t) => Amount::parse(&t).ok_or_else(|| {
-            CloudError::bad_response(
-                Provider::Alibaba,
-                DESCRIBE_INSTANCE_BILL,
-                format!("{} is not an amount gpuctl can keep exact: {t:?}", f.path()),
-            )
-        }),
-    }
+    amount_of(&d.get(name), Provider::Alibaba, DESCRIBE_INSTANCE_BILL)
 }
 
 impl Bills for Client {

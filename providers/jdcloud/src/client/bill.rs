@@ -5,7 +5,7 @@
 //! read exactly from their JSON text.
 
 use gpuctl_cloud::cloud::CloudError;
-use gpuctl_cloud::cost::{Amount, BillLine, BillQuery};
+use gpuctl_cloud::cost::{amount_of, Amount, BillLine, BillQuery};
 use gpuctl_cloud::json::Field;
 use gpuctl_cloud::services::Bills;
 use gpuctl_cloud::Provider;
@@ -65,17 +65,7 @@ pub(crate) fn line_of(d: Field<'_>) -> Result<BillLine, CloudError> {
 }
 
 fn amount(d: &Field<'_>, name: &str) -> Result<Amount, CloudError> {
-    let f = d.get(name);
-    match f.opt_text() {
-        None => Ok(Amount::ZERO),
-        Some(t) => Amount::parse(&t).ok_or_else(|| {
-            CloudError::bad_response(
-                Provider::JdCloud,
-                QUERY_BILL_DETAIL,
-                format!("{} is not an amount gpuctl can keep exact: {t:?}", f.path()),
-            )
-        }),
-    }
+    amount_of(&d.get(name), Provider::JdCloud, QUERY_BILL_DETAIL)
 }
 
 impl Bills for Client {

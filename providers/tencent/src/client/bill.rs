@@ -10,7 +10,7 @@
 use std::sync::Mutex;
 
 use gpuctl_cloud::cloud::CloudError;
-use gpuctl_cloud::cost::{Amount, BillLine, BillQuery};
+use gpuctl_cloud::cost::{amount_of, Amount, BillLine, BillQuery};
 use gpuctl_cloud::json::Field;
 use gpuctl_cloud::page::{self, Page, Style};
 use gpuctl_cloud::services::Bills;
@@ -58,18 +58,7 @@ pub(crate) fn line_of(d: Field<'_>) -> Result<BillLine, CloudError> {
 }
 
 fn amount(c: &Field<'_>, name: &str) -> Result<Amount, CloudError> {
-    let f = c.get(name);
-    match f.opt_text() {
-        None => Ok(Amount::ZERO),
-        Some(t) if t.is_empty() => Ok(Amount::ZERO),
-        Some(t) => Amount::parse(&t).ok_or_else(|| {
-            CloudError::bad_response(
-                Provider::Tencent,
-                "DescribeBillDetail",
-                format!("{} is not an amount: {t:?}", f.path()),
-            )
-        }),
-    }
+    amount_of(&c.get(name), Provider::Tencent, "DescribeBillDetail")
 }
 
 impl Bills for Client {
