@@ -255,29 +255,36 @@ fn a_month_of_use_reconciles_to_the_bill_and_a_budget_over_it_exits_3() {
     assert!(o.status.success(), "destroy: {}", String::from_utf8_lossy(&o.stderr));
 }
 
-/// The same month on Alibaba: BSS `DescribeInstanceBill` gives one MONTHLY item per instance, its
-/// settled hours as `ServicePeriod` and its amounts at the cent. Mid-month the day's lag is unbilled;
-/// settled, every recorded hour is billed, the discount is 10 % of list within a cent an hour, and the
-/// billed total is, to the cent, the sum of the cloud's items read apart through the client.
-#[test]
-fn a_month_on_alibaba_reconciles_to_its_instance_bill() {
+/// What a month of use on one cloud shows: the month (`YYYY-MM`), `cost --json` ten days in and two
+/// days after it ends, and the hours the deployment lived in it.
+struct MonthOfUse {
+    text: String,
+    mid: Value,
+    done: Value,
+    hours_lived: f64,
+}
+
+/// A deployment of `pools` on `provider` from a minute into the next month (UTC+8) until five hours
+/// before its end, with `cost` read ten days in (open, the day's lag unbilled, over its ¥100 budget) and
+/// two days after the month (settled). Asserts what holds on every cloud.
+fn a_month_on(provider: &str, pools: &[&str]) -> MonthOfUse {
     let dir = tempfile::tempdir().unwrap();
     let sim = SimProcess::start(dir.path(), CONFIG, &[]);
     let month = gpuctl_provision::cost::Month::of(sim_now(&sim));
     let next = gpuctl_provision::cost::Month::of(month.end());
     move_to(&sim, next.start() + jiff::SignedDuration::from_mins(1));
     let m = next.to_string();
-    let spec = dir.path().join("ali.toml");
-    std::fs::write(
-        &spec,
-        format!(
-            "deployment = \"ali\"\n[budget]\nmonthly_cny = 100\n\
-             [[pool]]\nname = \"payg\"\ncount = 1\nbilling = \"hourly\"\nauto_release = false\n{p}\
-             [[pool]]\nname = \"spot\"\ncount = 1\nbilling = \"spot\"\nauto_release = false\n{p}",
-            p = placement("alibaba")
-        ),
-    )
-    .unwrap();
+    let spec = dir.path().join("month.toml");
+    let pools: String = pools
+        .iter()
+        .map(|b| {
+            format!(
+                "[[pool]]\nname = \"{b}\"\ncount = 1\nbilling = \"{b}\"\nauto_release = false\n{}",
+                placement(provider)
+            )
+        })
+        .collect();
+    std::fs::write(&spec, format!("deployment = \"month\"\n[budget]\nmonthly_cny = 100\n{pools}")).unwrap();
     let o = run(&sim, dir.path(), &["provision", spec.to_str().unwrap(), "--yes", "--json"]);
     assert!(o.status.success(), "provision: {}", String::from_utf8_lossy(&o.stderr));
 
@@ -287,14 +294,13 @@ fn a_month_on_alibaba_reconciles_to_its_instance_bill() {
     let mid = json_of(&o, &args);
     assert_eq!(o.status.code(), Some(3), "over budget: {mid}\n{}", String::from_utf8_lossy(&o.stderr));
     assert_eq!(mid["settlement"], "open", "{mid}");
-    assert_eq!(mid["resources"].as_array().unwrap().len(), 2, "{mid}");
+    assert_eq!(mid["resources"].as_array().unwrap().len(), pools.matches("[[pool]]").count(), "{mid}");
     for r in mid["resources"].as_array().unwrap() {
         let unbilled = r["unbilled_hours"].as_f64().unwrap();
         assert!(
             (23.99..26.0).contains(&unbilled),
             "a day's lag (gpuctl's record and the cloud up to a second apart), and the hour not over: {r}"
         );
-        assert_eq!(r["lines"], 1, "one MONTHLY item: {r}");
     }
 
     move_to(&sim, next.end() - jiff::SignedDuration::from_hours(5));
@@ -305,8 +311,7 @@ fn a_month_on_alibaba_reconciles_to_its_instance_bill() {
     let done = json_of(&o, &args);
     assert_eq!(done["settlement"], "settled", "{done}");
     let hours_lived = (next.end().duration_since(next.start()).as_secs_f64() / 3600.0) - 5.0;
-    for billing in ["hourly", "spot"] {
-        let r = resource(&done, billing);
+    for r in done["resources"].as_array().unwrap() {
         assert_eq!(r["settled"], true, "{r}");
         assert_eq!(r["unbilled_hours"], 0.0, "{r}");
         let (est, billed, list) =
@@ -315,98 +320,56 @@ fn a_month_on_alibaba_reconciles_to_its_instance_bill() {
         // Each hour is billed at the cent: list is the estimate within a cent an hour and a few minutes.
         assert!(
             (list.as_f64() - est.as_f64()).abs() < price * 0.1 + hours_lived * 0.01,
-            "{billing}: list {list:?} vs estimate {est:?}"
+            "list {list:?} vs estimate {est:?}: {r}"
         );
         assert_eq!(amount(&r["discount_cny"]), list - billed, "{r}");
         assert!(
             ((list.as_f64() - billed.as_f64()) - list.as_f64() * 0.1).abs() <= hours_lived * 0.01,
-            "{billing}: 10 % off within a cent an hour: {r}"
+            "10 % off within a cent an hour: {r}"
         );
     }
-    let cloud = alibaba(&sim);
+    // The billed total is, to the last digit, the cloud's own lines read apart through the client.
+    let (cloud, region) = match provider {
+        "alibaba" => (alibaba(&sim), "cn-hangzhou"),
+        _ => (jdcloud(&sim), "cn-north-1"),
+    };
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     let lines = rt
         .block_on(cloud.bill_lines(&BillQuery {
             month: m.clone(),
-            region: "cn-hangzhou".into(),
+            region: region.into(),
             resource_ids: vec![],
         }))
         .unwrap();
-    assert_eq!(lines.len(), 2);
     let sum: Amount = lines.iter().map(|l| Amount::parse(&l.billed_cny).unwrap()).sum();
     assert_eq!(amount(&done["billed_cny"]), sum, "{done}");
     assert_eq!(amount(&done["tracked_billed_cny"]), sum, "{done}");
+    assert_eq!(done["lines"].as_u64().unwrap() as usize, lines.len());
+    MonthOfUse { text: m, mid, done, hours_lived }
 }
 
-/// The same month on JD: `queryBillDetail` (v1, per region) gives a line per settled hour with its
-/// span, so mid-month the day's lag is unbilled and settled every recorded hour is billed; the billed
-/// total is, to the cent, the sum of the region's lines read apart through the client.
+/// The same month on Alibaba: BSS `DescribeInstanceBill` gives one MONTHLY item per instance, its
+/// settled hours as `ServicePeriod` (what the engine counts as billed with no span) and its amounts at
+/// the cent.
+#[test]
+fn a_month_on_alibaba_reconciles_to_its_instance_bill() {
+    let month = a_month_on("alibaba", &["hourly", "spot"]);
+    for r in
+        month.mid["resources"].as_array().unwrap().iter().chain(month.done["resources"].as_array().unwrap())
+    {
+        assert_eq!(r["lines"], 1, "one MONTHLY item in {}: {r}", month.text);
+    }
+    assert!(resource(&month.done, "spot")["billed_cny"] != resource(&month.done, "hourly")["billed_cny"]);
+}
+
+/// The same month on JD: `queryBillDetail` (v1, per region) gives a line per settled hour with its span.
 #[test]
 fn a_month_on_jd_reconciles_to_its_bill_detail() {
-    let dir = tempfile::tempdir().unwrap();
-    let sim = SimProcess::start(dir.path(), CONFIG, &[]);
-    let month = gpuctl_provision::cost::Month::of(sim_now(&sim));
-    let next = gpuctl_provision::cost::Month::of(month.end());
-    move_to(&sim, next.start() + jiff::SignedDuration::from_mins(1));
-    let m = next.to_string();
-    let spec = dir.path().join("jd.toml");
-    std::fs::write(
-        &spec,
-        format!(
-            "deployment = \"jd\"\n[budget]\nmonthly_cny = 100\n\
-             [[pool]]\nname = \"payg\"\ncount = 1\nbilling = \"hourly\"\nauto_release = false\n{}",
-            placement("jdcloud")
-        ),
-    )
-    .unwrap();
-    let o = run(&sim, dir.path(), &["provision", spec.to_str().unwrap(), "--yes", "--json"]);
-    assert!(o.status.success(), "provision: {}", String::from_utf8_lossy(&o.stderr));
-
-    move_to(&sim, next.start() + jiff::SignedDuration::from_hours(240));
-    let args = ["cost", "--month", &m, "--json"];
-    let o = run(&sim, dir.path(), &args);
-    let mid = json_of(&o, &args);
-    assert_eq!(o.status.code(), Some(3), "over budget: {mid}\n{}", String::from_utf8_lossy(&o.stderr));
-    assert_eq!(mid["settlement"], "open", "{mid}");
-    let r = resource(&mid, "hourly");
-    let unbilled = r["unbilled_hours"].as_f64().unwrap();
+    let month = a_month_on("jdcloud", &["hourly"]);
+    let r = resource(&month.done, "hourly");
     assert!(
-        (23.99..26.0).contains(&unbilled),
-        "a day's lag (gpuctl's record and the cloud up to a second apart), and the hour not over: {r}"
+        r["lines"].as_f64().unwrap() >= month.hours_lived.floor(),
+        "a line per hour in {}: {r}",
+        month.text
     );
-
-    move_to(&sim, next.end() - jiff::SignedDuration::from_hours(5));
-    let o = run(&sim, dir.path(), &["destroy", spec.to_str().unwrap(), "--yes", "--json"]);
-    assert!(o.status.success(), "destroy: {}", String::from_utf8_lossy(&o.stderr));
-    move_to(&sim, next.end() + jiff::SignedDuration::from_hours(49));
-    let o = run(&sim, dir.path(), &args);
-    let done = json_of(&o, &args);
-    assert_eq!(done["settlement"], "settled", "{done}");
-    let hours_lived = (next.end().duration_since(next.start()).as_secs_f64() / 3600.0) - 5.0;
-    let r = resource(&done, "hourly");
-    assert_eq!(r["settled"], true, "{r}");
-    assert_eq!(r["unbilled_hours"], 0.0, "{r}");
-    let (est, billed, list) = (amount(&r["estimated_cny"]), amount(&r["billed_cny"]), amount(&r["list_cny"]));
-    let price = r["price_cny_per_hour"].as_f64().unwrap();
-    assert!(
-        (list.as_f64() - est.as_f64()).abs() < price * 0.1 + hours_lived * 0.01,
-        "list {list:?} vs estimate {est:?}"
-    );
-    assert_eq!(amount(&r["discount_cny"]), list - billed, "{r}");
-    assert!(
-        ((list.as_f64() - billed.as_f64()) - list.as_f64() * 0.1).abs() <= hours_lived * 0.01,
-        "10 % off within a cent an hour: {r}"
-    );
-    let cloud = jdcloud(&sim);
-    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-    let lines = rt
-        .block_on(cloud.bill_lines(&BillQuery {
-            month: m.clone(),
-            region: "cn-north-1".into(),
-            resource_ids: vec![],
-        }))
-        .unwrap();
-    assert!(lines.len() as f64 >= hours_lived.floor(), "a line per hour: {}", lines.len());
-    let sum: Amount = lines.iter().map(|l| Amount::parse(&l.billed_cny).unwrap()).sum();
-    assert_eq!(amount(&done["billed_cny"]), sum, "{done}");
 }
