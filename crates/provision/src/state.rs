@@ -516,11 +516,30 @@ pub struct ImageRecord {
     pub created_at: Timestamp,
 }
 
+/// Every kind of call the engine writes an [`Intent`] for. Reading the open operations back
+/// (`Store::open_operations`) refuses any other word as a corrupt store, so a writer that adds a kind
+/// adds it here: when the list lagged behind (networks, clusters, leftovers), the first open
+/// operation of such a kind — a run killed mid-call — made every later run of that deployment fail.
+pub const INTENT_KINDS: &[&str] = &[
+    "create",
+    "terminate",
+    "snapshot",
+    "import-key",
+    "create-image",
+    "create-network",
+    "delete-network",
+    "create-placement",
+    "delete-placement",
+    "create-file-system",
+    "delete-file-system",
+    "delete-leftover",
+];
+
 /// A billable call about to be made: written before the call, closed after it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Intent {
     pub deployment: Option<String>,
-    /// "create", "terminate", "snapshot", "import-key".
+    /// One of [`INTENT_KINDS`].
     pub kind: &'static str,
     pub provider: Provider,
     pub region: String,
@@ -1166,12 +1185,8 @@ impl Store {
         let mut out = Vec::new();
         for r in &rows {
             let kind = self.text(r, 2, "operations.kind")?;
-            let kind = match kind.as_str() {
-                "create" => "create",
-                "terminate" => "terminate",
-                "snapshot" => "snapshot",
-                "import-key" => "import-key",
-                _ => return Err(self.corrupt("operations.kind", kind)),
+            let Some(kind) = INTENT_KINDS.iter().copied().find(|k| *k == kind) else {
+                return Err(self.corrupt("operations.kind", kind));
             };
             let provider = self.provider(r, 3, "operations.provider")?;
             out.push(Operation {

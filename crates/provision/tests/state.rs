@@ -110,6 +110,21 @@ fn intent_survives_a_reopen_and_is_closed_after_the_answer(b) {
 }
 
 on_both! {
+fn an_open_operation_of_every_kind_reads_back(b) {
+    // A run killed mid-call leaves its intent open; the next run reads it back (reclaim checks,
+    // adoption). Every kind the engine writes must read back, or that deployment cannot be run again.
+    let s = b.open();
+    s.upsert_deployment("d", "stage1.toml", "abc").unwrap();
+    for kind in state::INTENT_KINDS {
+        s.record_intent(&Intent { kind, client_token: format!("tok-{kind}"), ..intent("x") }).unwrap();
+    }
+    let open = s.open_operations(Some("d")).unwrap();
+    let kinds: Vec<&str> = open.iter().map(|o| o.intent.kind).collect();
+    assert_eq!(kinds, state::INTENT_KINDS);
+}
+}
+
+on_both! {
 fn resources_come_back_in_pool_order(b) {
     let s = b.open();
     // "B" sorts after "a" in most natural-language collations, before it in byte order: the store
