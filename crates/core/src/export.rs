@@ -9,6 +9,7 @@
 
 use crate::catalog::{BillingMode, Catalog, Provider};
 use crate::rank::Offer;
+use crate::storage::{self, StorageKind};
 use crate::units::{count, grouped};
 
 /// What the exported file is for (names the deployment and pool, and is echoed in its header).
@@ -79,6 +80,9 @@ pub fn usual_public_key(provider: Provider) -> &'static str {
 const IMAGE: &str = "ubuntu-22.04";
 
 /// Prepaid terms to buy for the job, within what the spec accepts per mode.
+/// The exported pool's system disk and one data disk: (gpuctl's disk category, GB).
+const DISKS: [(&str, u32); 2] = [("ssd", 100), ("ssd", 200)];
+
 fn term(mode: BillingMode, terms_high: f64) -> Option<u32> {
     let max = match mode {
         BillingMode::Hourly | BillingMode::Spot => return None,
@@ -107,9 +111,26 @@ pub fn export(catalog: &Catalog, o: &Offer, ctx: &ExportContext<'_>) -> String {
     } else {
         term(o.mode, o.terms_high).unwrap_or(1) as f64 * o.price.cny
     };
+    // The disks written below bill beside the instance, and plan totals them at core's storage prices
+    // (pay-as-you-go per GB-hour over the hours, prepaid per GB-month over the terms bought): the budget
+    // holds them too, or the exported spec is refused by its own budget. A class with no published
+    // price counts nothing here, as in plan.
+    let disks: f64 = DISKS
+        .iter()
+        .filter_map(|(word, gb)| {
+            let row = storage::lookup(o.provider, StorageKind::Disk, word, &o.region).ok()?;
+            let per_gb = if o.mode.is_per_hour() {
+                row.usage_per_hour()?.cny * hours
+            } else {
+                let terms = f64::from(term(o.mode, o.terms_high).unwrap_or(1));
+                row.prepaid_per_month()?.cny * terms * o.mode.term_hours() / storage::HOURS_PER_MONTH
+            };
+            Some(per_gb * f64::from(*gb))
+        })
+        .sum();
     // A cluster bills every node (`cost_high` is already the whole cluster's).
     let nodes = o.nodes.max(1);
-    let budget = (o.cost_high.max(billed * f64::from(nodes)) * 1.1).ceil();
+    let budget = ((o.cost_high.max(billed * f64::from(nodes)) + disks * f64::from(nodes)) * 1.1).ceil();
     let p = &o.price;
 
     let mut s = String::new();
@@ -161,7 +182,7 @@ pub fn export(catalog: &Catalog, o: &Offer, ctx: &ExportContext<'_>) -> String {
     line(&format!("hours = {hours}  # high estimate of the work, rounded up"));
     line("");
     line("[budget]");
-    line(&format!("total_cny = {budget}  # what plan will total (whole hours or terms), + 10 %"));
+    line(&format!("total_cny = {budget}  # what plan will total (whole hours or terms, disks included), + 10 %"));
     line("");
     line("[[pool]]");
     line(&format!("name = {}", quoted(&deployment_name(ctx.pool, ""))));
@@ -189,8 +210,12 @@ pub fn export(catalog: &Catalog, o: &Offer, ctx: &ExportContext<'_>) -> String {
             line("# login_key = { public_key = \"~/.ssh/id_ed25519.pub\" }  # add your public key to log in")
         }
     }
-    line("system_disk = { category = \"ssd\", size_gb = 100 }");
-    line("data_disks = [{ category = \"ssd\", size_gb = 200 }]  # datasets and checkpoints");
+    let [(sys_class, sys_gb), (data_class, data_gb)] = DISKS;
+    line(&format!("system_disk = {{ category = {}, size_gb = {sys_gb} }}", quoted(sys_class)));
+    line(&format!(
+        "data_disks = [{{ category = {}, size_gb = {data_gb} }}]  # datasets and checkpoints",
+        quoted(data_class)
+    ));
     // gpuctl finds or makes the zone's VPC, subnet and security group on every cloud (issue 13): a
     // new account has no default network on JD Cloud at all, and may have none in a zone elsewhere.
     line("network = \"auto\"  # a VPC, subnet and security group gpuctl finds or makes in the zone");
