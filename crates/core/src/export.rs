@@ -182,7 +182,9 @@ pub fn export(catalog: &Catalog, o: &Offer, ctx: &ExportContext<'_>) -> String {
     line(&format!("hours = {hours}  # high estimate of the work, rounded up"));
     line("");
     line("[budget]");
-    line(&format!("total_cny = {budget}  # what plan will total (whole hours or terms, disks included), + 10 %"));
+    line(&format!(
+        "total_cny = {budget}  # what plan will total (whole hours or terms, disks included), + 10 %"
+    ));
     line("");
     line("[[pool]]");
     line(&format!("name = {}", quoted(&deployment_name(ctx.pool, ""))));
