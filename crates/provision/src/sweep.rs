@@ -310,16 +310,8 @@ impl Engine {
                 })
             });
         }
-        let mut done = Vec::new();
-        while let Some(res) = tasks.join_next().await {
-            match res {
-                Ok(Ok(id)) => done.push(id),
-                Ok(Err(e)) => errors.push(e),
-                Err(e) => errors.push(e.to_string()),
-            }
-        }
+        let done = join_releases(tasks, &mut errors).await;
         drop(locks);
-        done.sort();
         errors.sort();
         (done, errors)
     }
@@ -343,6 +335,24 @@ impl Engine {
         self.store(|s| s.finish_operation(op, "done", None, None))?;
         Ok(id.clone())
     }
+}
+
+/// Waits for every release task (instances and leftovers alike): the ids released, sorted; each failure
+/// (or a task that panicked) goes to `errors` in its own words.
+pub(crate) async fn join_releases(
+    mut tasks: tokio::task::JoinSet<Result<String, String>>,
+    errors: &mut Vec<String>,
+) -> Vec<String> {
+    let mut done = Vec::new();
+    while let Some(res) = tasks.join_next().await {
+        match res {
+            Ok(Ok(id)) => done.push(id),
+            Ok(Err(e)) => errors.push(e),
+            Err(e) => errors.push(e.to_string()),
+        }
+    }
+    done.sort();
+    done
 }
 
 #[cfg(test)]

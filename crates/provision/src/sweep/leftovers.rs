@@ -25,7 +25,7 @@ use gpuctl_cloud::cost::{Leftover, LeftoverKind};
 use gpuctl_core::storage::{self, Billing, StorageKind};
 use jiff::{SignedDuration, Timestamp};
 
-use super::{lock_name, Place, PlaceError};
+use super::{join_releases, lock_name, Place, PlaceError};
 use crate::apply::{ApplyError, Engine};
 use crate::cloud::{ErrorKind, SnapshotState, TAG_DEPLOYMENT};
 use crate::provider::Provider;
@@ -323,16 +323,8 @@ impl Engine {
                 })
             });
         }
-        let mut done = Vec::new();
-        while let Some(res) = tasks.join_next().await {
-            match res {
-                Ok(Ok(id)) => done.push(id),
-                Ok(Err(e)) => errors.push(e),
-                Err(e) => errors.push(e.to_string()),
-            }
-        }
+        let done = join_releases(tasks, &mut errors).await;
         drop(locks);
-        done.sort();
         errors.sort();
         (done, errors)
     }
