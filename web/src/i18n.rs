@@ -286,6 +286,9 @@ pub fn input_error(e: &gpuctl_core::InputError, lang: Lang) -> String {
         DeadlineNotPositive => "截止期限须大于 0 天".into(),
         BudgetNotPositive => "预算须为大于 0 的金额（¥）".into(),
         ParamsTooFew { .. } => "模型至少有 1M 参数（70 亿写作 7b）".into(),
+        OutputTokensOverSeqLen { seq_len } => {
+            format!("输出 token 数是序列的末尾部分：须为 0 到序列长度 {seq_len} 之间的整数")
+        }
     }
 }
 
@@ -388,10 +391,18 @@ pub fn assumption(a: &gpuctl_core::Assumption, lang: Lang) -> String {
                 adapter_params / 1e6
             )
         }
-        InferenceMemory { precision, bytes_per_param, seq_len, batch, devices } => {
+        InferenceMemory { precision, bytes_per_param, seq_len, batch, devices, output_tokens } => {
             let tp = if *devices > 1 { format!("，{devices} 张 GPU 张量并行") } else { String::new() };
+            let prefill = if *output_tokens > 0 {
+                format!(
+                    "；预填充对 {} token 的提示词逐层运行 MLP（此时缓存只有提示词；输出 {output_tokens} token）",
+                    seq_len.saturating_sub(*output_tokens)
+                )
+            } else {
+                format!("；预填充对全部 {seq_len} token 逐层运行 MLP（全部按提示词计）")
+            };
             format!(
-                "推理：{} 权重（每参数 {bytes_per_param} B{}），16 位 KV 缓存，{seq_len} token × 批量 {batch}{tp}",
+                "推理：{} 权重（每参数 {bytes_per_param} B{}），16 位 KV 缓存，{seq_len} token × 批量 {batch}{tp}{prefill}",
                 precision.as_str(),
                 if precision.is_quantized() { "；嵌入层和输出层保持 16 位" } else { "" }
             )
@@ -416,13 +427,22 @@ pub fn assumption(a: &gpuctl_core::Assumption, lang: Lang) -> String {
             layers,
             layer_us_low,
             layer_us_high,
+            experts,
+            expert_us_low,
+            expert_us_high,
         } => format!(
-            "推理：解码受显存带宽限制，每步以 {mem_bw_gbps} GB/s 的 {low_pct:.0}–{high_pct:.0} % 读取一遍 {} 权重，{}每层 {layer_us_low:.0}–{layer_us_high:.0} µs × {layers} 层的内核启动与调度时间（{}）；每步 {batch} 条序列；不计提示词处理",
+            "推理：解码受显存带宽限制，每步以 {mem_bw_gbps} GB/s 的 {low_pct:.0}–{high_pct:.0} % 读取一遍 {} 解码层权重和 16 位输出层，{}每层 {layer_us_low:.0}–{layer_us_high:.0} µs × {layers} 层的内核启动与调度时间（{}{}）{}；每步 {batch} 条序列；不计提示词处理",
             precision.as_str(),
             if runtime.launches_overlap_reads() { "与之并行、取两者中较长者：" } else { "另加" },
             match runtime {
                 gpuctl_core::Runtime::Serving => "vLLM、SGLang 等推理服务引擎；Hugging Face transformers 的 generate() 约慢十倍",
                 gpuctl_core::Runtime::Transformers => "Hugging Face transformers 的 generate()，PyTorch 即时执行：Python 启动内核与 GPU 读取权重同时进行，较慢者决定每步时间",
+            },
+            if precision.is_quantized() { "；量化内核在核内解包权重并二次归约，每层比 16 位更慢" } else { "" },
+            if *experts > 0 {
+                format!("，另加每个 MoE 层 {experts} 个专家各 {expert_us_low:.0}–{expert_us_high:.0} µs（transformers 的 MoE 模块在 Python 中逐个循环专家）")
+            } else {
+                String::new()
             }
         ),
         Flops6 => "FLOPs ≈ 6·N·D（每 token 前向 2·N·D + 反向 4·N·D）".into(),
@@ -653,6 +673,7 @@ mod tests {
                 seq_len: 2048,
                 batch: 4,
                 devices: 2,
+                output_tokens: 512,
             },
             Activations { seq_len: 2048, micro_batch: 1, checkpointing: true },
             Activations { seq_len: 2048, micro_batch: 1, checkpointing: false },
@@ -670,6 +691,23 @@ mod tests {
                 layers: 28,
                 layer_us_low: 30.0,
                 layer_us_high: 60.0,
+                experts: 0,
+                expert_us_low: 0.0,
+                expert_us_high: 0.0,
+            },
+            InferenceDecode {
+                precision: Precision::Int4,
+                low_pct: 30.0,
+                high_pct: 70.0,
+                mem_bw_gbps: 4000.0,
+                batch: 1,
+                runtime: gpuctl_core::Runtime::Transformers,
+                layers: 48,
+                layer_us_low: 500.0,
+                layer_us_high: 1400.0,
+                experts: 128,
+                expert_us_low: 60.0,
+                expert_us_high: 100.0,
             },
             Flops6,
             Flops4,

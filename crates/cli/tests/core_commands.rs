@@ -182,6 +182,46 @@ fn typos_get_closest_names_and_exit_2() {
     }
 }
 
+/// `--output-tokens` splits an inference sequence into prompt and output: the prefill runs over the
+/// prompt only, so the need falls; the header and the assumptions say so, and a count beyond the
+/// sequence or on a training method is refused with exit 2.
+#[test]
+fn inference_output_tokens_split_the_sequence() {
+    let inference = |extra: &[&'static str]| {
+        let mut args =
+            vec!["estimate", "--model", "qwen2.5-7b", "--method", "inference", "--seq-len", "32768"];
+        args.extend_from_slice(extra);
+        args
+    };
+    let need = |extra: &[&'static str]| {
+        let v = json(&inference(&[&["--gpus", "1", "--json"], extra].concat()));
+        let fit = &v["ranking"]["offers"][0]["fit"];
+        (fit["need_gb"].as_f64().unwrap(), v["ranking"]["assumptions"].to_string())
+    };
+    let (whole, said_whole) = need(&[]);
+    let (split, said_split) = need(&["--output-tokens", "2048"]);
+    assert!(split < whole - 0.3, "{split} vs {whole}");
+    assert!(said_whole.contains("counted as prompt"), "{said_whole}");
+    assert!(said_split.contains("prefill of the 30720-token prompt"), "{said_split}");
+    let o = gpuctl(&inference(&["--output-tokens", "2048"]), &[]);
+    assert!(o.status.success());
+    assert!(stdout(&o).contains("seq 32768 (30720 prompt + 2048 output)"), "{}", stdout(&o));
+    for (args, want) in [
+        (
+            vec!["estimate", "--model", "qwen2.5-7b", "--method", "inference", "--seq-len", "1000", "--output-tokens", "2048"],
+            "--output-tokens 2048: output tokens are the last part of the sequence: a whole number from 0 to the sequence length, 1000",
+        ),
+        (
+            vec!["estimate", "--model", "qwen2.5-7b", "--output-tokens", "20"],
+            "--output-tokens 20: output tokens are for --method inference",
+        ),
+    ] {
+        let o = gpuctl(&args, &[]);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        assert!(stderr(&o).contains(want), "{args:?}: {}", stderr(&o));
+    }
+}
+
 #[test]
 fn catalog_table_and_json() {
     let o = gpuctl(&["catalog", "--provider", "alibaba", "--gpu", "a10"], &[]);

@@ -27,7 +27,16 @@ pub enum Assumption {
     /// LoRA / QLoRA: the base's storage (by `method`) and the adapters' size.
     Adapters { method: Method, lora_rank: u32, adapter_params: f64 },
     /// Inference memory: weights at `precision` and a 16-bit KV cache (`devices` > 1: tensor parallel).
-    InferenceMemory { precision: Precision, bytes_per_param: f64, seq_len: u32, batch: u32, devices: u32 },
+    InferenceMemory {
+        precision: Precision,
+        bytes_per_param: f64,
+        seq_len: u32,
+        batch: u32,
+        devices: u32,
+        /// Tokens generated per sequence, the last part of `seq_len` (0: not given).
+        #[serde(default)]
+        output_tokens: u32,
+    },
     /// Training activations per layer (Korthikanti et al. 2022).
     Activations { seq_len: u32, micro_batch: u32, checkpointing: bool },
     /// FlashAttention-2 keeps no s² attention scores.
@@ -49,6 +58,13 @@ pub enum Assumption {
         layers: u32,
         layer_us_low: f64,
         layer_us_high: f64,
+        /// Experts an eager MoE block visits per layer (0: none, or a serving engine's fused kernel).
+        #[serde(default)]
+        experts: u32,
+        #[serde(default)]
+        expert_us_low: f64,
+        #[serde(default)]
+        expert_us_high: f64,
     },
     /// Training FLOPs ≈ 6·N·D.
     Flops6,
@@ -141,7 +157,7 @@ impl fmt::Display for Assumption {
                     adapter_params / 1e6
                 )
             }
-            InferenceMemory { precision, bytes_per_param, seq_len, batch, devices } => {
+            InferenceMemory { precision, bytes_per_param, seq_len, batch, devices, output_tokens } => {
                 write!(
                     f,
                     "inference: {} weights ({bytes_per_param} B/param{}), 16-bit KV cache for {seq_len} tokens × batch {batch}",
@@ -151,7 +167,12 @@ impl fmt::Display for Assumption {
                 if *devices > 1 {
                     write!(f, ", tensor parallel over {devices} GPUs")?;
                 }
-                Ok(())
+                let prompt = seq_len.saturating_sub(*output_tokens);
+                if *output_tokens > 0 {
+                    write!(f, "; prefill of the {prompt}-token prompt runs one layer's MLP over all of it (the cache then holds the prompt only; --output-tokens {output_tokens})")
+                } else {
+                    write!(f, "; prefill runs one layer's MLP over all {seq_len} tokens, counted as prompt (--output-tokens says how many are generated)")
+                }
             }
             Activations { seq_len, micro_batch, checkpointing } => write!(
                 f,
@@ -177,16 +198,29 @@ impl fmt::Display for Assumption {
                 layers,
                 layer_us_low,
                 layer_us_high,
-            } => write!(
-                f,
-                "inference: decode is memory-bound, each step reads the {} weights once at {low_pct:.0}–{high_pct:.0} % of {mem_bw_gbps} GB/s, {} {layer_us_low:.0}–{layer_us_high:.0} µs per layer × {layers} layers of kernel launches and scheduling ({}); batch {batch} sequences per step; prompt processing not counted",
-                precision.as_str(),
-                if runtime.launches_overlap_reads() { "or, when longer," } else { "plus" },
-                match runtime {
-                    Runtime::Serving => "a serving engine such as vLLM or SGLang; Hugging Face transformers' generate() takes about ten times that: --runtime transformers",
-                    Runtime::Transformers => "Hugging Face transformers' generate(), eager PyTorch: Python launches the kernels while the GPU reads, so the slower of the two sets the step",
+                experts,
+                expert_us_low,
+                expert_us_high,
+            } => {
+                write!(
+                    f,
+                    "inference: decode is memory-bound, each step reads the {} decoder weights and the 16-bit output head once at {low_pct:.0}–{high_pct:.0} % of {mem_bw_gbps} GB/s, {} {layer_us_low:.0}–{layer_us_high:.0} µs per layer × {layers} layers of kernel launches and scheduling ({}{})",
+                    precision.as_str(),
+                    if runtime.launches_overlap_reads() { "or, when longer," } else { "plus" },
+                    match runtime {
+                        Runtime::Serving => "a serving engine such as vLLM or SGLang; Hugging Face transformers' generate() takes about ten times that: --runtime transformers",
+                        Runtime::Transformers => "Hugging Face transformers' generate(), eager PyTorch: Python launches the kernels while the GPU reads, so the slower of the two sets the step",
+                    },
+                    if precision.is_quantized() { "; quantized kernels unpack the weights and reduce in a second pass, so more per layer than 16-bit" } else { "" }
+                )?;
+                if *experts > 0 {
+                    write!(
+                        f,
+                        ", and {expert_us_low:.0}–{expert_us_high:.0} µs for each of the {experts} experts of every MoE layer (transformers' MoE block loops over them in Python)"
+                    )?;
                 }
-            ),
+                write!(f, "; batch {batch} sequences per step; prompt processing not counted")
+            }
             Flops6 => f.write_str("FLOPs ≈ 6·N·D (forward 2·N·D + backward 4·N·D per token)"),
             Flops4 => f.write_str("FLOPs ≈ 4·N·D for LoRA-style training (forward 2·N·D + activation gradients 2·N·D; frozen weights need no weight-gradient GEMMs)"),
             Mfu { low_pct, high_pct, tflops, gpus, basis } => write!(
@@ -377,9 +411,28 @@ mod tests {
             r#"{"code":"adapters","method":"qlora4","lora_rank":8,"adapter_params":20190000.0}"#,
         );
         check(
-            InferenceMemory { precision: Precision::Bf16, bytes_per_param: 2.0, seq_len: 2048, batch: 1, devices: 2 },
-            "inference: bf16 weights (2 B/param), 16-bit KV cache for 2048 tokens × batch 1, tensor parallel over 2 GPUs",
-            r#"{"code":"inference-memory","precision":"bf16","bytes_per_param":2.0,"seq_len":2048,"batch":1,"devices":2}"#,
+            InferenceMemory {
+                precision: Precision::Bf16,
+                bytes_per_param: 2.0,
+                seq_len: 2048,
+                batch: 1,
+                devices: 2,
+                output_tokens: 0,
+            },
+            "inference: bf16 weights (2 B/param), 16-bit KV cache for 2048 tokens × batch 1, tensor parallel over 2 GPUs; prefill runs one layer's MLP over all 2048 tokens, counted as prompt (--output-tokens says how many are generated)",
+            r#"{"code":"inference-memory","precision":"bf16","bytes_per_param":2.0,"seq_len":2048,"batch":1,"devices":2,"output_tokens":0}"#,
+        );
+        check(
+            InferenceMemory {
+                precision: Precision::Int4,
+                bytes_per_param: 0.515875,
+                seq_len: 32768,
+                batch: 1,
+                devices: 1,
+                output_tokens: 2048,
+            },
+            "inference: int4 weights (0.515875 B/param; the embeddings and output head stay 16-bit), 16-bit KV cache for 32768 tokens × batch 1; prefill of the 30720-token prompt runs one layer's MLP over all of it (the cache then holds the prompt only; --output-tokens 2048)",
+            r#"{"code":"inference-memory","precision":"int4","bytes_per_param":0.515875,"seq_len":32768,"batch":1,"devices":1,"output_tokens":2048}"#,
         );
         check(
             Activations { seq_len: 512, micro_batch: 1, checkpointing: false },

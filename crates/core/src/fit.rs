@@ -35,6 +35,10 @@ pub struct Job {
     /// What runs an inference job's decode loop (its per-step overhead); training ignores it.
     #[serde(default)]
     pub runtime: Runtime,
+    /// Inference: tokens each sequence generates, the last part of `seq_len` (the rest is the
+    /// prompt). 0 = not given: the whole context is counted as prompt, the larger memory figure.
+    #[serde(default)]
+    pub output_tokens: u32,
 }
 
 impl Job {
@@ -54,6 +58,7 @@ impl Job {
             lora_rank: 8,
             freeze_trainable_layers: 2,
             runtime: Runtime::Serving,
+            output_tokens: 0,
         }
     }
 
@@ -247,16 +252,33 @@ fn fit_at(job: &Job, hw: &Hardware, devices: u32, stage: u8, text: bool) -> (Fit
             // is most of the difference.
             let sixteen_bit = if p.is_quantized() { m.embedding_params().min(n) } else { 0.0 };
             b.weights_gb = (p.weight_bytes() * (n - sixteen_bit) + 2.0 * sixteen_bit) / d / GB;
-            let kv = 2.0 * l * m.kv_heads as f64 * m.head_dim() * s * mb * 2.0;
-            b.kv_cache_gb = kv / d / GB;
-            // One layer's transient activations plus the logits of the last position per sequence.
-            b.activations_gb = (s * mb * h * 16.0 + mb * m.vocab as f64 * 4.0) / GB;
+            let kv_per_token = 2.0 * l * m.kv_heads as f64 * m.head_dim() * mb * 2.0;
+            b.kv_cache_gb = kv_per_token * s / d / GB;
+            // Prefill runs the whole prompt through one layer at a time, so its transient peak is
+            // one layer's widest step over every prompt token: the MLP's gate and up projections
+            // and their product (3 × ffn per token in 16-bit), or attention's query and output
+            // (2 × heads × head_dim), with the residual stream and its norm (2 × h) beside it.
+            // Qwen2.5's speed benchmark (data/validation.toml, Source 5) grows by 37, 63, 138 and
+            // 190 KB per prompt token beyond the KV cache for 0.5B/1.5B/7B/32B — 6·ffn + 4·h is 33,
+            // 60, 128 and 186 KB; the 16·h once used here gave 14–82 KB and read the 32k-token rows
+            // 0.67–0.80×. The generated tokens come later, one at a time: at prefill the cache holds
+            // the prompt only, so the peak is the larger of prompt cache + prefill transient and
+            // the whole cache at the end — counted here as the transient beyond the full cache.
+            // Under tensor parallelism each GPU runs its slice of the MLP and of the heads; the
+            // residual stream is whole on every one. Then the logits of the last position per
+            // sequence in FP32.
+            let prompt = (s - job.output_tokens.min(job.seq_len) as f64).max(0.0);
+            let step = (6.0 * m.prefill_mlp_width()).max(4.0 * m.heads as f64 * m.head_dim());
+            let prefill = prompt * mb * (step / d + 4.0 * h);
+            let cache_still_to_come = kv_per_token * (s - prompt) / d;
+            b.activations_gb = ((prefill - cache_still_to_come).max(0.0) + mb * m.vocab as f64 * 4.0) / GB;
             say!(Assumption::InferenceMemory {
                 precision: p,
                 bytes_per_param: p.weight_bytes(),
                 seq_len: job.seq_len,
                 batch: job.micro_batch,
                 devices,
+                output_tokens: job.output_tokens.min(job.seq_len),
             });
         }
     }
@@ -390,6 +412,38 @@ mod tests {
         // 2 (K,V) × 32 layers × 4096 dims × 4096 tokens × 8 seqs × 2 bytes = 17.2 GB.
         assert!((r.breakdown.kv_cache_gb - 17.18).abs() < 0.1, "{:?}", r.breakdown);
         assert!((r.breakdown.weights_gb - 13.48).abs() < 0.01);
+    }
+
+    /// A long prompt's prefill runs one layer's MLP over every prompt token (gate, up and their
+    /// product: 6 bytes × ffn a token, beside 4 × hidden of residual stream) — Qwen2.5-7B's speed
+    /// benchmark holds 21.4 GB at 30720 + 2048 tokens (data/validation.toml, Source 5). Generated
+    /// tokens join the cache after the prefill, so saying how many there are lowers the peak;
+    /// tensor parallelism splits the MLP's share.
+    #[test]
+    fn prefill_runs_one_layer_over_the_whole_prompt() {
+        let mut j = Job::new(preset("qwen2.5-7b").unwrap(), Method::Inference);
+        j.seq_len = 32768;
+        let whole = fit(&j, &single(80.0)).breakdown;
+        let m = &j.model;
+        let per_token = 6.0 * m.ffn as f64 + 4.0 * m.hidden as f64;
+        let logits = m.vocab as f64 * 4.0;
+        assert!((whole.activations_gb - (32768.0 * per_token + logits) / 1e9).abs() < 1e-9, "{whole:?}");
+        j.output_tokens = 2048;
+        let split = fit(&j, &single(80.0));
+        let kv_per_token = whole.kv_cache_gb * 1e9 / 32768.0;
+        let want = (30720.0 * per_token - 2048.0 * kv_per_token + logits) / 1e9;
+        assert!((split.breakdown.activations_gb - want).abs() < 1e-9, "{:?}", split.breakdown);
+        assert_eq!(split.breakdown.kv_cache_gb, whole.kv_cache_gb);
+        assert!(split.assumptions.iter().any(|a| a.contains("prefill of the 30720-token prompt")));
+        // A short prompt: the cache at the end is the peak, no prefill term left.
+        j.seq_len = 2049;
+        assert!((fit(&j, &single(80.0)).breakdown.activations_gb - logits / 1e9).abs() < 1e-9);
+        // Two GPUs in tensor parallel: each runs half the MLP, the residual stream whole.
+        j.seq_len = 32768;
+        j.output_tokens = 0;
+        let tp = fit(&j, &Hardware { devices: 2, ..single(80.0) }).breakdown;
+        let per_token_tp = 3.0 * m.ffn as f64 + 4.0 * m.hidden as f64;
+        assert!((tp.activations_gb - (32768.0 * per_token_tp + logits) / 1e9).abs() < 1e-9, "{tp:?}");
     }
 
     /// Quantized inference keeps the embeddings and the output head in 16 bits (GPTQ/AWQ quantize the

@@ -43,6 +43,8 @@ pub enum InputError {
     BudgetNotPositive,
     /// Fewer parameters than a model has.
     ParamsTooFew { min: f64 },
+    /// Inference output tokens more than the sequence length they are part of.
+    OutputTokensOverSeqLen { seq_len: u32 },
 }
 
 impl fmt::Display for InputError {
@@ -67,6 +69,10 @@ impl fmt::Display for InputError {
             InputError::ParamsTooFew { min } => {
                 write!(f, "a model has at least {} parameters (write 7b for 7 billion)", count(*min))
             }
+            InputError::OutputTokensOverSeqLen { seq_len } => write!(
+                f,
+                "output tokens are the last part of the sequence: a whole number from 0 to the sequence length, {seq_len}"
+            ),
         }
     }
 }
@@ -103,6 +109,16 @@ pub fn seq_len(v: f64) -> Result<u32, InputError> {
         Ok(v as u32)
     } else {
         Err(InputError::SeqLenOutOfRange { min: SEQ_LEN_MIN, max: SEQ_LEN_MAX })
+    }
+}
+
+/// Inference output tokens per sequence: a whole number from 0 to the sequence length (prompt +
+/// output), of which they are the last part.
+pub fn output_tokens(v: f64, seq_len: u32) -> Result<u32, InputError> {
+    if whole_in(v, 0.0, f64::from(seq_len)) {
+        Ok(v as u32)
+    } else {
+        Err(InputError::OutputTokensOverSeqLen { seq_len })
     }
 }
 

@@ -118,10 +118,36 @@ impl Runtime {
     /// (Qwen2.5 0.5B–3B: 21–33 ms over 24–36 layers), whatever the weights' size; the band holds both
     /// (it was 400–800 µs from the first alone, which the second's 0.9 ms fell outside). SGLang's steps
     /// fit weights ÷ (30–40 % of 4 TB/s) + ≈ 1.7 ms over 28–36 layers (≈ 50 µs per layer).
-    pub fn layer_overhead_us(self) -> (f64, f64) {
+    ///
+    /// Quantized checkpoints (`quantized`: GPTQ, AWQ) pay more per layer: their matmuls unpack and
+    /// scale the weights inside the kernel and, at batch 1, reduce split-K partial sums in a second
+    /// pass, so each of a layer's four GEMMs has a floor well above a 16-bit GEMV's. The same two
+    /// benchmarks' quantized rows (data/validation.toml, Sources 4 and 5) put it at 90–140 µs per
+    /// layer beyond the reads for vLLM/SGLang on the small models (Qwen2.5-0.5B: 3.8 ms a step against
+    /// 3.2 in 16-bit) — a 60–180 µs band — and at 0.8–1.35 ms per layer for eager transformers
+    /// (AutoGPTQ's 4-bit kernels as fast as 16-bit, auto_gptq/GPTQModel 8-bit and AutoAWQ slower):
+    /// 500–1400 µs. Fitted on those rows, not derived: a new kernel library moves it.
+    pub fn layer_overhead_us(self, quantized: bool) -> (f64, f64) {
+        match (self, quantized) {
+            (Runtime::Serving, false) => (30.0, 60.0),
+            (Runtime::Serving, true) => (60.0, 180.0),
+            (Runtime::Transformers, false) => (500.0, 1000.0),
+            (Runtime::Transformers, true) => (500.0, 1400.0),
+        }
+    }
+
+    /// Fixed time per routed expert per MoE layer per decode step, fastest–slowest, in microseconds:
+    /// eager transformers' MoE blocks loop over the experts in Python, one `torch.where` (a host
+    /// synchronisation) and a handful of launches each — in the releases that visit every expert, not
+    /// only those a token was routed to. Qwen3's speed benchmark shows it (data/validation.toml,
+    /// Source 4): Qwen3-30B-A3B under transformers 4.51.3 decodes at 1.89 tokens/s on an H20, 0.53 s
+    /// a step over 48 layers × 128 experts — ≈ 86 µs per expert, while SGLang runs the same model
+    /// at 137 tokens/s. One measurement: a 60–100 µs band around it. Serving engines run the experts
+    /// as one fused kernel (0 here).
+    pub fn expert_overhead_us(self) -> (f64, f64) {
         match self {
-            Runtime::Serving => (30.0, 60.0),
-            Runtime::Transformers => (500.0, 1000.0),
+            Runtime::Serving => (0.0, 0.0),
+            Runtime::Transformers => (60.0, 100.0),
         }
     }
 

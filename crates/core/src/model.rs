@@ -86,6 +86,21 @@ impl ModelShape {
         })
     }
 
+    /// The widest MLP one layer runs over every token of a prompt at once: a dense model's `ffn`;
+    /// in an MoE layer the shared experts (every token goes through them) or, where there are none,
+    /// one expert — transformers and the serving engines run the routed experts one after another,
+    /// each over its share of the tokens, and one expert taking them all is the worst case. Leading
+    /// dense layers count too.
+    pub fn prefill_mlp_width(&self) -> f64 {
+        let Some(m) = self.moe else { return self.ffn as f64 };
+        let experts = m.expert_ffn as f64 * m.shared_experts.max(1) as f64;
+        if m.dense_layers > 0 {
+            experts.max(self.ffn as f64)
+        } else {
+            experts
+        }
+    }
+
     /// One expert's MLP (gate, up and down projections).
     fn expert_mlp_params(&self) -> f64 {
         self.moe.map_or(0.0, |m| 3.0 * self.hidden as f64 * m.expert_ffn as f64)

@@ -125,16 +125,27 @@ pub(crate) fn estimate_time_explained(
     let (factor, rate_low, rate_high) = if job.method == Method::Inference {
         // Tokens/s per replica group = batch / (bytes of weights per device / achieved bandwidth).
         let p = job.precision.unwrap_or(if gpu.bf16 { Precision::Bf16 } else { Precision::Fp16 });
-        let bytes_per_device = p.weight_bytes() * n / gpus.max(1.0);
+        // A step reads the decoder layers in the weights' precision and the output head in 16 bits
+        // (GPTQ and AWQ leave it unquantized), but only one row of the input embedding per sequence:
+        // an untied model's input table is not read, and a quantized small model's 16-bit head is
+        // most of its reads (Qwen2.5-0.5B: 272 MB of head against 190 MB of 4-bit layers).
+        let m = &job.model;
+        let head = m.vocab as f64 * m.hidden as f64;
+        let body = (n - m.embedding_params()).max(0.0);
+        let bytes_per_device = (p.weight_bytes() * body + 2.0 * head) / gpus.max(1.0);
         let bw = gpu.mem_bw_gbps * 1e9 * gpus.min(1.0);
         // Each step also pays a fixed time per layer (kernel launches, scheduling), which at batch 1
         // on a small model is most of the step: after the reads in a serving engine, alongside them
-        // in eager PyTorch (`Runtime::launches_overlap_reads`).
-        let (us_fast, us_slow) = job.runtime.layer_overhead_us();
-        let layers = f64::from(job.model.layers);
+        // in eager PyTorch (`Runtime::launches_overlap_reads`). Eager MoE blocks add a cost per
+        // expert (`Runtime::expert_overhead_us`).
+        let (us_fast, us_slow) = job.runtime.layer_overhead_us(p.is_quantized());
+        let (expert_fast, expert_slow) = job.runtime.expert_overhead_us();
+        let experts_visited = m.moe.map_or(0.0, |e| f64::from(e.experts) * f64::from(m.moe_layers()));
+        let layers = f64::from(m.layers);
         let overlap = job.runtime.launches_overlap_reads();
-        let step = |eff: f64, us: f64| {
-            let (reads, fixed) = (bytes_per_device / (bw * eff), layers * us * 1e-6);
+        let step = |eff: f64, us: f64, expert_us: f64| {
+            let reads = bytes_per_device / (bw * eff);
+            let fixed = (layers * us + experts_visited * expert_us) * 1e-6;
             if overlap {
                 reads.max(fixed)
             } else {
@@ -153,9 +164,16 @@ pub(crate) fn estimate_time_explained(
                 layers: job.model.layers,
                 layer_us_low: us_fast,
                 layer_us_high: us_slow,
+                experts: if experts_visited > 0.0 && expert_slow > 0.0 {
+                    m.moe.map_or(0, |e| e.experts)
+                } else {
+                    0
+                },
+                expert_us_low: expert_fast,
+                expert_us_high: expert_slow,
             });
         }
-        (2.0, batch / step(band.low, us_slow), batch / step(band.high, us_fast))
+        (2.0, batch / step(band.low, us_slow, expert_slow), batch / step(band.high, us_fast, expert_fast))
     } else {
         let factor = if job.method.is_lora_style() { 4.0 } else { 6.0 };
         let peak = gpu.fp16_tflops * 1e12 * gpus;
@@ -333,7 +351,9 @@ mod tests {
         let mut j = job("qwen2.5-32b", Method::Inference, 1e6);
         j.runtime = Runtime::Transformers;
         let t = estimate_time(&j, a100, 1.0);
-        let reads_fast = 2.0 * j.model.params / (a100.mem_bw_gbps * 1e9 * 0.70);
+        // Qwen2.5-32B keeps separate input and output tables: a step reads the output head only.
+        let read_bytes = 2.0 * (j.model.params - j.model.vocab as f64 * j.model.hidden as f64);
+        let reads_fast = read_bytes / (a100.mem_bw_gbps * 1e9 * 0.70);
         let launches_fast = 64.0 * 500e-6;
         assert!(reads_fast > launches_fast);
         assert!((t.tokens_per_second_high - 1.0 / reads_fast).abs() < 1e-9, "{t:?}");
@@ -342,6 +362,47 @@ mod tests {
         let s = estimate_time(&j, a100, 1.0);
         assert!((s.tokens_per_second_high - 1.0 / (reads_fast + 64.0 * 30e-6)).abs() < 1e-9, "{s:?}");
         assert!(t.assumptions.iter().any(|a| a.contains("or, when longer, 500–1000 µs per layer")), "{t:?}");
+    }
+
+    /// A quantized checkpoint's step reads its layers at 4 bits but its output head at 16, and pays
+    /// the quantized kernels' higher floor per layer: vLLM decodes Qwen2.5-0.5B GPTQ-Int4 at 261
+    /// tokens/s on an A100, slower than the 16-bit model's 312 (data/validation.toml, Source 5), which
+    /// 4-bit reads of every parameter would put at well over 1,000.
+    #[test]
+    fn quantized_decode_reads_a_16_bit_head_and_pays_more_per_layer() {
+        let c = Catalog::shipped();
+        let a100 = c.gpu("a100-sxm4-80g").unwrap();
+        let mut j = job("qwen2.5-0.5b", Method::Inference, 1e6);
+        j.precision = Some(Precision::Int4);
+        let t = estimate_time(&j, a100, 1.0);
+        let m = &j.model;
+        let head = m.vocab as f64 * m.hidden as f64;
+        assert!(m.tied_embeddings);
+        let bytes = Precision::Int4.weight_bytes() * (m.params - head) + 2.0 * head;
+        let slow = bytes / (a100.mem_bw_gbps * 1e9 * 0.30) + f64::from(m.layers) * 180e-6;
+        let fast = bytes / (a100.mem_bw_gbps * 1e9 * 0.70) + f64::from(m.layers) * 60e-6;
+        assert!((t.tokens_per_second_low - 1.0 / slow).abs() < 1e-9, "{t:?}");
+        assert!((t.tokens_per_second_high - 1.0 / fast).abs() < 1e-9, "{t:?}");
+        assert!((t.tokens_per_second_low..=t.tokens_per_second_high).contains(&260.9), "{t:?}");
+        assert!(t.assumptions.iter().any(|a| a.contains("quantized kernels")), "{t:?}");
+    }
+
+    /// Eager transformers visits every expert of an MoE layer each step: Qwen3-30B-A3B decodes at
+    /// 1.89 tokens/s on an H20 under transformers (data/validation.toml, Source 4) though it reads
+    /// only 3.3B parameters; a serving engine's fused MoE kernel does not pay it.
+    #[test]
+    fn eager_moe_pays_a_time_per_expert() {
+        let c = Catalog::shipped();
+        let h20 = c.gpu("h20").unwrap();
+        let mut j = job("qwen3-30b-a3b", Method::Inference, 1e6);
+        j.runtime = Runtime::Transformers;
+        let t = estimate_time(&j, h20, 1.0);
+        assert!((t.tokens_per_second_low..=t.tokens_per_second_high).contains(&1.89), "{t:?}");
+        assert!(t.assumptions.iter().any(|a| a.contains("each of the 128 experts")), "{t:?}");
+        j.runtime = Runtime::Serving;
+        let s = estimate_time(&j, h20, 1.0);
+        assert!(s.tokens_per_second_low > 40.0 * t.tokens_per_second_high, "{s:?}");
+        assert!(!s.assumptions.iter().any(|a| a.contains("experts of every MoE layer")), "{s:?}");
     }
 
     /// Decode pays a fixed time per layer per step besides reading the weights: a small model at

@@ -37,8 +37,13 @@ pub struct EstimateArgs {
     pub tokens: Option<String>,
     #[arg(long, default_value_t = 1.0)]
     pub epochs: f64,
+    /// Tokens per sequence; for inference the whole context, prompt + output.
     #[arg(long, default_value_t = 2048)]
     pub seq_len: u32,
+    /// Inference: tokens generated per sequence, the last part of --seq-len. Sets the prompt the
+    /// prefill runs over (without it the whole sequence counts as prompt: the larger memory figure).
+    #[arg(long)]
+    pub output_tokens: Option<u32>,
     #[arg(long, default_value_t = 1)]
     pub micro_batch: u32,
     /// Turn gradient checkpointing off (more activation memory, a little faster).
@@ -220,6 +225,14 @@ pub fn question(args: &EstimateArgs, cat: &Catalog, today: Date) -> Result<Quest
     job.precision = args.precision.as_deref().map(Precision::parse).transpose().map_err(output::unknown)?;
     job.runtime = gpuctl_core::Runtime::parse(&args.runtime).map_err(output::unknown)?;
     job.seq_len = bound("seq-len", args.seq_len, input::seq_len(f64::from(args.seq_len)))?;
+    if let Some(o) = args.output_tokens {
+        if method != Method::Inference {
+            return Err(CliError::usage(format!(
+                "--output-tokens {o}: output tokens are for --method inference (training has no generation)"
+            )));
+        }
+        job.output_tokens = bound("output-tokens", o, input::output_tokens(f64::from(o), job.seq_len))?;
+    }
     job.micro_batch = args.micro_batch.max(1);
     job.grad_checkpointing = !args.no_grad_checkpointing;
     job.zero_stage = match args.zero_stage {
@@ -477,12 +490,17 @@ fn print_human(
         }
     };
     crate::outln!(
-        "{} ({:.2}B params) · {} · {} · seq {} · {} {}{}",
+        "{} ({:.2}B params) · {} · {} · seq {}{} · {} {}{}",
         j.model.name,
         j.model.params / 1e9,
         j.method.as_str(),
         tokens,
         j.seq_len,
+        if j.method == Method::Inference && j.output_tokens > 0 {
+            format!(" ({} prompt + {} output)", j.seq_len - j.output_tokens, j.output_tokens)
+        } else {
+            String::new()
+        },
         if j.method == Method::Inference { "batch" } else { "micro-batch" },
         j.micro_batch,
         match (j.method, j.grad_checkpointing) {
