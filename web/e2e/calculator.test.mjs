@@ -453,3 +453,35 @@ test("the GPU filter answers 'can a T4 run it' and ten rows fit a 1440×900 wind
   assert.match(await page.getByTestId("chosen").innerText(), /\d+ nodes × 1 × .*T4/);
   assert.deepEqual(page.errors, []);
 });
+
+// Inference's own settings (issue 16): what runs the decode loop and how much of the sequence is
+// output. They appear only for inference, reach the engine (its assumptions say so), land in the URL,
+// and output past the sequence is refused next to the field.
+test("inference takes a runtime and output tokens; training hides them", async () => {
+  const page = await openPage(browser);
+  await ready(page, "?model=qwen2.5-7b&method=inference&seq=32768&gpus=1");
+  await page.locator("footer details summary").click();
+  const said = () => page.getByTestId("assumptions").innerText();
+  assert.match(await said(), /counted as prompt/);
+  assert.match(await said(), /a serving engine such as vLLM or SGLang/);
+
+  const whole = await said();
+  await page.getByTestId("output-tokens").fill("2048");
+  assert.match(await changed(said, whole, "the assumptions after output tokens"), /prefill of the 30720-token prompt/);
+  await page.waitForURL(/[?&]out=2048(&|$)/);
+  // Eager transformers decodes ten times slower than a serving engine: the rows' times change.
+  const serving = await firstRowText(page);
+  await page.getByTestId("runtime").selectOption("transformers");
+  await changed(() => firstRowText(page), serving, "the first row after the runtime");
+  await page.waitForURL(/[?&]runtime=transformers(&|$)/);
+
+  await page.getByTestId("output-tokens").fill("40000");
+  await page.getByTestId("error-output-tokens").waitFor();
+  assert.match(await page.getByTestId("error-output-tokens").innerText(), /from 0 to the sequence length, 32768/);
+
+  await page.getByTestId("method").selectOption("lora");
+  await page.getByTestId("offer-row").first().waitFor();
+  assert.ok(await page.getByTestId("runtime").isHidden(), "no runtime choice for training");
+  assert.ok(await page.getByTestId("output-tokens").isHidden(), "no output tokens for training");
+  assert.deepEqual(page.errors, []);
+});

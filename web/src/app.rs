@@ -439,6 +439,21 @@ fn JobInputs(ctx: Ctx) -> impl IntoView {
         v.extend(Precision::ALL.iter().map(|p| (p.as_str().to_string(), p.as_str().to_ascii_uppercase())));
         v
     });
+    let runtimes = Signal::derive(move || {
+        let l = lang.get();
+        gpuctl_core::Runtime::ALL
+            .iter()
+            .map(|r| {
+                let name = match r {
+                    gpuctl_core::Runtime::Serving => i18n::RUNTIME_SERVING,
+                    gpuctl_core::Runtime::Transformers => i18n::RUNTIME_TRANSFORMERS,
+                };
+                (r.as_str().to_string(), name.get(l).to_string())
+            })
+            .collect()
+    });
+    // Inference's own settings appear only when the method is inference.
+    let inference = Memo::new(move |_| ctx.inputs.with(|i| i.method == Method::Inference.as_str()));
     let gpu_counts = Signal::derive(move || {
         let mut v = vec![(String::new(), i18n::ANY.get(lang.get()).to_string())];
         v.extend([1, 2, 4, 8].map(|n| (n.to_string(), n.to_string())));
@@ -479,6 +494,10 @@ fn JobInputs(ctx: Ctx) -> impl IntoView {
             <Choice ctx key="method" testid="method" label=i18n::METHOD options=methods />
             <Choice ctx key="precision" testid="precision" label=i18n::PRECISION options=precisions />
             <Field ctx key="seq" testid="seq" label=i18n::SEQ />
+            <div class:hidden=move || !inference.get()>
+                <Choice ctx key="runtime" testid="runtime" label=i18n::RUNTIME options=runtimes />
+                <Field ctx key="out" testid="output-tokens" label=i18n::OUTPUT_TOKENS hint=i18n::OUTPUT_TOKENS_HINT />
+            </div>
             <Field ctx key="tokens" testid="tokens" label=i18n::TOKENS hint=i18n::TOKENS_HINT />
             <Field ctx key="epochs" testid="epochs" label=i18n::EPOCHS />
             <h2>{move || ctx.t(i18n::USAGE)}</h2>

@@ -182,6 +182,26 @@ pub fn question(inputs: &Inputs, today: Date) -> Result<Question, Vec<FieldError
     };
     let seq =
         number("seq", &inputs.seq_len, &mut errors, ("a sequence length (e.g. 2048)", "序列长度（如 2048）"));
+    // Inference's own settings (the page shows them only for inference; a training method ignores
+    // them, as the CLI's --runtime does).
+    let inference = method == Some(Method::Inference);
+    let runtime = if inference {
+        gpuctl_core::Runtime::parse(&inputs.runtime)
+            .map_err(|e| errors.push(FieldError::unknown("runtime", &e)))
+            .ok()
+    } else {
+        None
+    };
+    let output = if inference {
+        number(
+            "output-tokens",
+            &inputs.output_tokens,
+            &mut errors,
+            ("a token count (e.g. 512)", "token 数（如 512）"),
+        )
+    } else {
+        None
+    };
     let tokens = number(
         "tokens",
         &inputs.tokens,
@@ -215,6 +235,11 @@ pub fn question(inputs: &Inputs, today: Date) -> Result<Question, Vec<FieldError
         }
     };
     let seq = seq.and_then(|s| check("seq", input::seq_len(s).map(f64::from)));
+    // Output tokens are the last part of the sequence: checked against the sequence as given.
+    let output = match (output, seq) {
+        (Some(o), Some(s)) => check("output-tokens", input::output_tokens(o, s as u32).map(f64::from)),
+        _ => None,
+    };
     let tokens = tokens.and_then(|t| check("tokens", input::tokens(t)));
     let epochs = epochs.and_then(|e| check("epochs", input::epochs(e)));
     let gpus = gpus.and_then(|g| check("gpus", input::gpus(g).map(f64::from)));
@@ -236,6 +261,12 @@ pub fn question(inputs: &Inputs, today: Date) -> Result<Question, Vec<FieldError
     job.precision = precision;
     if let Some(s) = seq {
         job.seq_len = s as u32;
+    }
+    if let Some(r) = runtime {
+        job.runtime = r;
+    }
+    if let Some(o) = output {
+        job.output_tokens = o as u32;
     }
     job.tokens = tokens.unwrap_or(0.0);
     if let Some(e) = epochs {
@@ -578,6 +609,45 @@ mod tests {
         assert_eq!(q.usage, Usage::daily(2.0, 10.0));
         assert_eq!(q.deadline_hours, Some(720.0));
         assert_eq!(q.providers, vec![Provider::Alibaba]);
+    }
+
+    /// Inference's runtime and output tokens reach the engine (the CLI's --runtime, --output-tokens);
+    /// output past the sequence is refused with core's code, in both languages; a training method
+    /// ignores the two fields, which the page then hides.
+    #[test]
+    fn inference_takes_a_runtime_and_output_tokens() {
+        let q = question(
+            &with(|i| {
+                i.method = "inference".into();
+                i.seq_len = "32768".into();
+                i.output_tokens = "2048".into();
+                i.runtime = "transformers".into();
+            }),
+            today(),
+        )
+        .unwrap();
+        assert_eq!((q.job.output_tokens, q.job.runtime), (2048, gpuctl_core::Runtime::Transformers));
+        let e = question(
+            &with(|i| {
+                i.method = "inference".into();
+                i.output_tokens = "4096".into();
+                i.runtime = "onnx".into();
+            }),
+            today(),
+        )
+        .unwrap_err();
+        assert_eq!(e.iter().map(|e| e.field).collect::<Vec<_>>(), ["runtime", "output-tokens"]);
+        assert!(e[1].text(Lang::En).contains("from 0 to the sequence length, 2048"), "{}", e[1].message);
+        assert!(e[1].text(Lang::Zh).contains("序列长度 2048"), "{}", e[1].zh);
+        let q = question(
+            &with(|i| {
+                i.output_tokens = "x".into();
+                i.runtime = "onnx".into();
+            }),
+            today(),
+        )
+        .unwrap();
+        assert_eq!((q.job.output_tokens, q.job.runtime), (0, gpuctl_core::Runtime::Serving));
     }
 
     #[test]

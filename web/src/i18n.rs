@@ -83,6 +83,11 @@ texts! {
     PRECISION: "Precision", "精度";
     AUTO: "automatic", "自动";
     SEQ: "Sequence length", "序列长度";
+    RUNTIME: "Runs on", "推理框架";
+    RUNTIME_SERVING: "a serving engine (vLLM, SGLang)", "推理服务引擎（vLLM、SGLang）";
+    RUNTIME_TRANSFORMERS: "Hugging Face transformers (eager)", "Hugging Face transformers（即时执行）";
+    OUTPUT_TOKENS: "Output tokens per sequence", "每条序列输出 token 数";
+    OUTPUT_TOKENS_HINT: "part of the sequence; empty = all prompt", "属于序列长度；留空 = 全部按提示词计";
     TOKENS: "Dataset tokens", "数据集 token 数";
     TOKENS_HINT: "per epoch, e.g. 50M, 1.5B; for inference: tokens to generate", "每轮，如 50M、1.5B；推理时为要处理的 token 数";
     EPOCHS: "Epochs", "训练轮数";
@@ -341,30 +346,6 @@ pub fn config_error(e: &gpuctl_core::hf_config::ConfigError, lang: Lang) -> Stri
     }
 }
 
-/// An MFU band's reason ([`gpuctl_core::MfuBand::basis`], English in the engine) in the page's language.
-fn mfu_basis(basis: &str, lang: Lang) -> String {
-    if lang == Lang::En {
-        return basis.to_string();
-    }
-    match basis {
-        "full fine-tune across PCIe-only GPUs: communication-bound" => {
-            "仅 PCIe 互联的多卡全量微调：受通信限制"
-        }
-        "full fine-tune with FSDP/ZeRO on one GPU or over NVLink" => {
-            "单卡或 NVLink 互联、FSDP/ZeRO 的全量微调"
-        }
-        "LoRA-style with HF PEFT + FlashAttention-2" => "LoRA 类微调，HF PEFT + FlashAttention-2",
-        "QLoRA: dequantization overhead" => "QLoRA：反量化开销",
-        "decode reads all weights per step; share of peak memory bandwidth achieved" => {
-            "解码每步读取全部权重；按实际达到的峰值显存带宽比例计"
-        }
-        "FP16 without FlashAttention-2 (T4/V100 class)" => "FP16、无 FlashAttention-2（T4/V100 一类）",
-        // A band added to the engine later: its own words rather than nothing.
-        other => other,
-    }
-    .to_string()
-}
-
 /// One of the engine's assumptions (by its stable code) in the page's language. English is the
 /// engine's own text.
 pub fn assumption(a: &gpuctl_core::Assumption, lang: Lang) -> String {
@@ -413,44 +394,11 @@ pub fn assumption(a: &gpuctl_core::Assumption, lang: Lang) -> String {
         ),
         FlashAttention => "注意力：GPU 支持时（Ampere 及更新）使用 FlashAttention-2，不占 s² 注意力分数显存".into(),
         NoFlashAttention => "注意力：Ampere 之前的 GPU（T4、V100、P4/P40）没有 FlashAttention-2，须保存 s² 注意力分数".into(),
-        DataParallel { devices, zero_stage } => format!("{devices} 张 GPU 数据并行，ZeRO 阶段 {zero_stage}"),
         Overhead { context_gb, fragmentation_pct } => {
             format!("开销：{context_gb} GB CUDA 上下文/工作区 + {fragmentation_pct:.0} % 显存分配碎片")
         }
-        InferenceDecode {
-            precision,
-            low_pct,
-            high_pct,
-            mem_bw_gbps,
-            batch,
-            runtime,
-            layers,
-            layer_us_low,
-            layer_us_high,
-            experts,
-            expert_us_low,
-            expert_us_high,
-        } => format!(
-            "推理：解码受显存带宽限制，每步以 {mem_bw_gbps} GB/s 的 {low_pct:.0}–{high_pct:.0} % 读取一遍 {} 解码层权重和 16 位输出层，{}每层 {layer_us_low:.0}–{layer_us_high:.0} µs × {layers} 层的内核启动与调度时间（{}{}）{}；每步 {batch} 条序列；不计提示词处理",
-            precision.as_str(),
-            if runtime.launches_overlap_reads() { "与之并行、取两者中较长者：" } else { "另加" },
-            match runtime {
-                gpuctl_core::Runtime::Serving => "vLLM、SGLang 等推理服务引擎；Hugging Face transformers 的 generate() 约慢十倍",
-                gpuctl_core::Runtime::Transformers => "Hugging Face transformers 的 generate()，PyTorch 即时执行：Python 启动内核与 GPU 读取权重同时进行，较慢者决定每步时间",
-            },
-            if precision.is_quantized() { "；量化内核在核内解包权重并二次归约，每层比 16 位更慢" } else { "" },
-            if *experts > 0 {
-                format!("，另加每个 MoE 层 {experts} 个专家各 {expert_us_low:.0}–{expert_us_high:.0} µs（transformers 的 MoE 模块在 Python 中逐个循环专家）")
-            } else {
-                String::new()
-            }
-        ),
         Flops6 => "FLOPs ≈ 6·N·D（每 token 前向 2·N·D + 反向 4·N·D）".into(),
         Flops4 => "LoRA 类训练 FLOPs ≈ 4·N·D（前向 2·N·D + 激活梯度 2·N·D；冻结的权重不需计算权重梯度）".into(),
-        Mfu { low_pct, high_pct, tflops, gpus, basis } => format!(
-            "MFU 为每张 GPU 稠密算力 {tflops} TFLOPS（16 位张量核、FP32 累加，即混合精度训练所用）的 {low_pct:.0}–{high_pct:.0} %，× {gpus} 张 GPU：{}",
-            mfu_basis(basis, lang)
-        ),
         AscendMfu => "假定昇腾的 MFU 与 CUDA GPU 相同（未找到公开的微调吞吐数据）".into(),
         ShapeInferred { params, layers, hidden } => format!(
             "模型结构由 {:.2}B 参数推断（类 Llama：{layers} 层，隐藏维度 {hidden}）；选择预设模型可得到准确的激活/KV 显存",
@@ -462,7 +410,11 @@ pub fn assumption(a: &gpuctl_core::Assumption, lang: Lang) -> String {
             active_params / 1e9
         ),
         MfuBands => "MFU 区间（占稠密 16 位峰值的比例；catalog-facts §5）：全量微调在单卡或 NVLink 上 35–50 %，仅 PCIe 互联的多卡 20–35 %；LoRA 25–35 %；QLoRA 15–25 %；没有 FlashAttention-2 的 Ampere 之前 GPU 10–25 %（QLoRA 10–20 %）；每个方案的区间见 time.mfu".into(),
-        InferenceTime => "推理耗时：解码受显存带宽限制，每步以峰值显存带宽的 30–70 % 读取一遍权重，另加每层固定时间（vLLM、SGLang 等推理服务引擎 30–60 µs，Hugging Face transformers 500–1000 µs，与读取权重并行，取两者中较长者）；不计提示词处理".into(),
+        // Per-offer figures the ranking folds into each offer's numbers (`time.mfu`, `fit.zero_stage`,
+        // the decode band) and never lists (gpuctl-core's `rank`; `page_lists_no_per_offer_assumption`
+        // holds it): the page has no place that shows them, so they carry no Chinese text here.
+        Mfu { .. } | DataParallel { .. } | InferenceDecode { .. } => a.to_string(),
+        InferenceTime => "推理耗时：解码受显存带宽限制，每步以峰值显存带宽的 30–70 % 读取一遍权重（输出层为 16 位），另加每层固定时间（vLLM、SGLang 等推理服务引擎 30–60 µs，GPTQ/AWQ 权重 60–180 µs；Hugging Face transformers 500–1000 µs，GPTQ/AWQ 500–1400 µs，MoE 层每个专家另加 60–100 µs，与读取权重并行，取两者中较长者）；不计提示词处理".into(),
         TermBilling => "包周期计费按任务跨越的日历时间（工作小时 ÷ 每天使用小时数）计整期；按量和竞价按工作小时计费".into(),
         OneInstancePerOffer => "每个方案一台实例，注明 N 个节点的除外；每种实例规格和计费方式取有实测价格的最便宜地域，没有时取最便宜的估算".into(),
         Clusters { link_low_pct, link_high_pct, rdma_low_pct, rdma_high_pct, sequences_per_step, slow_link_gbps } => format!(
@@ -657,6 +609,43 @@ mod tests {
 
     /// Every assumption, reason, verdict and price-age code reads in Chinese in the zh view and in the
     /// engine's own words in the en view (amounts in the en view in its CNY convention).
+    /// The per-offer assumptions (MFU band, data parallel stage, decode band) have no Chinese text:
+    /// the ranking folds them into each offer's figures and never lists them, and the page shows
+    /// only the ranking's, the staged plan's and the TCO's lists. Held here over questions that would
+    /// produce each of them (training on one and many GPUs, clusters, inference eager and served).
+    #[test]
+    fn page_lists_no_per_offer_assumption() {
+        use gpuctl_core::{parse_date, preset, rank, stages, Assumption, Job, Method, Question, Runtime};
+        let today = parse_date("2026-11-30").unwrap();
+        let catalog = gpuctl_core::Catalog::shipped();
+        let mut lists: Vec<Vec<Assumption>> = Vec::new();
+        for (model, method, runtime) in [
+            ("qwen2.5-7b", Method::Full, Runtime::Serving),
+            ("qwen2.5-72b", Method::Lora, Runtime::Serving),
+            ("qwen3-30b-a3b", Method::Inference, Runtime::Transformers),
+            ("qwen2.5-7b", Method::Inference, Runtime::Serving),
+        ] {
+            let mut job = Job::new(preset(model).unwrap(), method);
+            job.tokens = 1e9;
+            job.runtime = runtime;
+            let q = Question::new(job, today);
+            lists.push(rank(catalog, &q).assumption_codes);
+            lists.push(stages(catalog, &q).assumption_codes);
+        }
+        lists.push(gpuctl_core::TcoInput::default_assumption_codes());
+        for a in lists.iter().flatten() {
+            assert!(
+                !matches!(
+                    a,
+                    Assumption::Mfu { .. }
+                        | Assumption::DataParallel { .. }
+                        | Assumption::InferenceDecode { .. }
+                ),
+                "the page would show {a:?} in English"
+            );
+        }
+    }
+
     #[test]
     fn explanations_in_both_languages() {
         use gpuctl_core::{Assumption::*, Date, Method, Precision, PriceAge, Reason, Verdict};
@@ -679,36 +668,7 @@ mod tests {
             Activations { seq_len: 2048, micro_batch: 1, checkpointing: false },
             FlashAttention,
             NoFlashAttention,
-            DataParallel { devices: 8, zero_stage: 2 },
             Overhead { context_gb: 1.0, fragmentation_pct: 10.0 },
-            InferenceDecode {
-                precision: Precision::Bf16,
-                low_pct: 40.0,
-                high_pct: 70.0,
-                mem_bw_gbps: 600.0,
-                batch: 1,
-                runtime: gpuctl_core::Runtime::Serving,
-                layers: 28,
-                layer_us_low: 30.0,
-                layer_us_high: 60.0,
-                experts: 0,
-                expert_us_low: 0.0,
-                expert_us_high: 0.0,
-            },
-            InferenceDecode {
-                precision: Precision::Int4,
-                low_pct: 30.0,
-                high_pct: 70.0,
-                mem_bw_gbps: 4000.0,
-                batch: 1,
-                runtime: gpuctl_core::Runtime::Transformers,
-                layers: 48,
-                layer_us_low: 500.0,
-                layer_us_high: 1400.0,
-                experts: 128,
-                expert_us_low: 60.0,
-                expert_us_high: 100.0,
-            },
             Flops6,
             Flops4,
             AscendMfu,
@@ -745,17 +705,6 @@ mod tests {
         for a in &assumptions {
             assert_eq!(assumption(a, Lang::En), a.to_string());
             assert_chinese(&assumption(a, Lang::Zh));
-        }
-        // Every MFU band the engine gives has its Chinese reason.
-        let catalog = gpuctl_core::Catalog::shipped();
-        for gpu in catalog.gpus() {
-            for m in Method::ALL {
-                for n in [1.0, 8.0] {
-                    let band = gpuctl_core::mfu_band(m, gpu, n);
-                    let a = Mfu { low_pct: 25.0, high_pct: 35.0, tflops: 125.0, gpus: n, basis: band.basis };
-                    assert_chinese(&assumption(&a, Lang::Zh));
-                }
-            }
         }
 
         let reasons = [

@@ -50,6 +50,10 @@ pub struct Inputs {
     /// Precision code, or empty for automatic.
     pub precision: String,
     pub seq_len: String,
+    /// Inference: what runs the decode loop (`serving`, `transformers`: gpuctl-core's `Runtime`).
+    pub runtime: String,
+    /// Inference: tokens generated per sequence, the last part of `seq_len`; empty = not given.
+    pub output_tokens: String,
     pub tokens: String,
     pub epochs: String,
     /// GPUs per instance wanted, or empty for any.
@@ -93,6 +97,8 @@ impl Default for Inputs {
             method: "lora".into(),
             precision: String::new(),
             seq_len: "2048".into(),
+            runtime: "serving".into(),
+            output_tokens: String::new(),
             tokens: "50M".into(),
             epochs: "3".into(),
             gpus: String::new(),
@@ -133,6 +139,8 @@ pub const TEXT_FIELDS: &[Field] = &[
     ("method", |i| &i.method, |i| &mut i.method),
     ("precision", |i| &i.precision, |i| &mut i.precision),
     ("seq", |i| &i.seq_len, |i| &mut i.seq_len),
+    ("runtime", |i| &i.runtime, |i| &mut i.runtime),
+    ("out", |i| &i.output_tokens, |i| &mut i.output_tokens),
     ("tokens", |i| &i.tokens, |i| &mut i.tokens),
     ("epochs", |i| &i.epochs, |i| &mut i.epochs),
     ("gpus", |i| &i.gpus, |i| &mut i.gpus),
