@@ -62,6 +62,11 @@ impl Job {
         }
     }
 
+    /// Inference: the prompt's tokens, `seq_len` less the output tokens (all of it when none are given).
+    pub fn prompt_tokens(&self) -> u32 {
+        self.seq_len - self.output_tokens.min(self.seq_len)
+    }
+
     /// Tokens to process in total (tokens × epochs).
     pub fn total_tokens(&self) -> f64 {
         self.tokens * self.epochs
@@ -267,7 +272,7 @@ fn fit_at(job: &Job, hw: &Hardware, devices: u32, stage: u8, text: bool) -> (Fit
             // Under tensor parallelism each GPU runs its slice of the MLP and of the heads; the
             // residual stream is whole on every one. Then the logits of the last position per
             // sequence in FP32.
-            let prompt = (s - job.output_tokens.min(job.seq_len) as f64).max(0.0);
+            let prompt = f64::from(job.prompt_tokens());
             let step = (6.0 * m.prefill_mlp_width()).max(4.0 * m.heads as f64 * m.head_dim());
             let prefill = prompt * mb * (step / d + 4.0 * h);
             let cache_still_to_come = kv_per_token * (s - prompt) / d;
@@ -278,7 +283,7 @@ fn fit_at(job: &Job, hw: &Hardware, devices: u32, stage: u8, text: bool) -> (Fit
                 seq_len: job.seq_len,
                 batch: job.micro_batch,
                 devices,
-                output_tokens: job.output_tokens.min(job.seq_len),
+                output_tokens: job.seq_len - job.prompt_tokens(),
             });
         }
     }

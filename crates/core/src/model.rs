@@ -61,7 +61,13 @@ impl ModelShape {
     /// Parameters in the embedding and output layers (kept in 16-bit by QLoRA).
     pub fn embedding_params(&self) -> f64 {
         let copies = if self.tied_embeddings { 1.0 } else { 2.0 };
-        copies * self.vocab as f64 * self.hidden as f64
+        copies * self.head_params()
+    }
+
+    /// Parameters of the output head (vocabulary × hidden): what decode reads of the embeddings each
+    /// step, tied or not.
+    pub fn head_params(&self) -> f64 {
+        self.vocab as f64 * self.hidden as f64
     }
 
     pub fn head_dim(&self) -> f64 {

@@ -130,9 +130,8 @@ pub(crate) fn estimate_time_explained(
         // an untied model's input table is not read, and a quantized small model's 16-bit head is
         // most of its reads (Qwen2.5-0.5B: 272 MB of head against 190 MB of 4-bit layers).
         let m = &job.model;
-        let head = m.vocab as f64 * m.hidden as f64;
         let body = (n - m.embedding_params()).max(0.0);
-        let bytes_per_device = (p.weight_bytes() * body + 2.0 * head) / gpus.max(1.0);
+        let bytes_per_device = (p.weight_bytes() * body + 2.0 * m.head_params()) / gpus.max(1.0);
         let bw = gpu.mem_bw_gbps * 1e9 * gpus.min(1.0);
         // Each step also pays a fixed time per layer (kernel launches, scheduling), which at batch 1
         // on a small model is most of the step: after the reads in a serving engine, alongside them
@@ -376,7 +375,7 @@ mod tests {
         j.precision = Some(Precision::Int4);
         let t = estimate_time(&j, a100, 1.0);
         let m = &j.model;
-        let head = m.vocab as f64 * m.hidden as f64;
+        let head = m.head_params();
         assert!(m.tied_embeddings);
         let bytes = Precision::Int4.weight_bytes() * (m.params - head) + 2.0 * head;
         let slow = bytes / (a100.mem_bw_gbps * 1e9 * 0.30) + f64::from(m.layers) * 180e-6;

@@ -497,7 +497,7 @@ fn print_human(
         tokens,
         j.seq_len,
         if j.method == Method::Inference && j.output_tokens > 0 {
-            format!(" ({} prompt + {} output)", j.seq_len - j.output_tokens, j.output_tokens)
+            format!(" ({} prompt + {} output)", j.prompt_tokens(), j.seq_len - j.prompt_tokens())
         } else {
             String::new()
         },
